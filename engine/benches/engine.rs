@@ -1,0 +1,2 @@
+//! Engine micro-benchmarks (placeholder until written).
+fn main() {}

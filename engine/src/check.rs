@@ -1,0 +1,140 @@
+//! Integrity check: verifies every page reachable from the newest meta and accounts for
+//! every physical page.
+//!
+//! Each physical page in `[2, page_count)` must be exactly one of: a page-map page, a
+//! mapped data page, a page of the commit record, or listed free by the record. Every
+//! page is read from the file (not the pool) and its checksum and header verified.
+//! Problems are collected, not returned early, so one run names all of them.
+
+use crate::commit_record;
+use crate::db::Database;
+use crate::error::Result;
+use crate::meta::{META_PAGES, Meta};
+use crate::page::{self, PageKind, PhysId};
+use crate::txn::ReadTxn;
+
+/// What `check` found.
+#[derive(Debug, Default, Clone)]
+pub struct CheckReport {
+    /// The meta that was checked.
+    pub txn: u64,
+    /// Physical pages in the file's accounting.
+    pub page_count: u64,
+    /// Page-map pages.
+    pub map_pages: u64,
+    /// Mapped (logical) pages.
+    pub data_pages: u64,
+    /// Pages of the commit record.
+    pub record_pages: u64,
+    /// Free pages.
+    pub free_pages: u64,
+    /// Every problem found, as sentences.
+    pub problems: Vec<String>,
+    /// Whether opening had to fall back to the older meta page.
+    pub fell_back: bool,
+}
+
+impl CheckReport {
+    /// True when nothing is wrong.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+struct Walk<'a> {
+    txn: &'a ReadTxn<'a>,
+    meta: Meta,
+    seen: Vec<u8>,
+    buf: Vec<u8>,
+    report: CheckReport,
+}
+
+impl Walk<'_> {
+    fn claim(&mut self, phys: u64, what: &str) -> bool {
+        if phys < META_PAGES || phys >= self.meta.page_count {
+            self.report.problems.push(format!("{what} refers to page {phys} outside 2..{}", self.meta.page_count));
+            return false;
+        }
+        let slot = &mut self.seen[phys as usize];
+        *slot += 1;
+        if *slot > 1 {
+            self.report.problems.push(format!("page {phys} is used twice (second time as {what})"));
+            return false;
+        }
+        true
+    }
+
+    fn read(&mut self, phys: u64, kind: Option<PageKind>, logical: u64) -> bool {
+        let core = self.txn.core();
+        let result = core
+            .read_raw(PhysId(phys), &mut self.buf)
+            .and_then(|()| page::verify_expect(&self.buf, PhysId(phys), kind, logical, self.meta.txn));
+        match result {
+            Ok(_) => true,
+            Err(error) => {
+                self.report.problems.push(error.to_string());
+                false
+            }
+        }
+    }
+
+    fn map_level(&mut self, phys: u64, level: u32, first_logical: u64) {
+        if !self.claim(phys, "a page-map page") || !self.read(phys, Some(PageKind::MAP), u64::from(level)) {
+            return;
+        }
+        self.report.map_pages += 1;
+        let core = self.txn.core();
+        let fanout = core.fanout;
+        let entries: Vec<u64> = (0..fanout).map(|index| crate::core::Core::map_entry(&self.buf, index)).collect();
+        let span = fanout.pow(level - 1);
+        for (index, entry) in entries.into_iter().enumerate() {
+            let logical = first_logical + index as u64 * span;
+            if entry == 0 {
+                continue;
+            }
+            if level > 1 {
+                self.map_level(entry, level - 1, logical);
+            } else if self.claim(entry, &format!("logical page {logical}")) && self.read(entry, None, logical) {
+                self.report.data_pages += 1;
+            }
+        }
+    }
+}
+
+/// Runs the check on the newest committed snapshot of `db`.
+pub fn check(db: &Database) -> Result<CheckReport> {
+    let txn = db.begin_read()?;
+    let meta = *txn.meta();
+    let mut walk = Walk {
+        txn: &txn,
+        meta,
+        seen: vec![0; meta.page_count as usize],
+        buf: vec![0; db.page_size()],
+        report: CheckReport { txn: meta.txn.0, page_count: meta.page_count, fell_back: db.fell_back_to_older_meta(), ..CheckReport::default() },
+    };
+    if meta.map_depth > 0 {
+        walk.map_level(meta.map_root.0, meta.map_depth, 0);
+    }
+    match commit_record::read_record(txn.core(), &meta) {
+        Ok((record, pages)) => {
+            for phys in pages {
+                walk.claim(phys, "a commit-record page");
+                walk.report.record_pages += 1;
+            }
+            for phys in record.free {
+                walk.claim(phys, "a free page");
+                walk.report.free_pages += 1;
+            }
+        }
+        Err(error) => walk.report.problems.push(format!("commit record: {error}")),
+    }
+    if walk.report.data_pages != meta.live_pages {
+        walk.report.problems.push(format!("{} mapped pages, the meta says {}", walk.report.data_pages, meta.live_pages));
+    }
+    let lost: Vec<u64> = (META_PAGES..meta.page_count).filter(|&phys| walk.seen[phys as usize] == 0).collect();
+    if !lost.is_empty() {
+        let shown: Vec<String> = lost.iter().take(10).map(u64::to_string).collect();
+        walk.report.problems.push(format!("{} pages are neither used nor free: {}", lost.len(), shown.join(", ")));
+    }
+    Ok(walk.report)
+}

@@ -1,0 +1,196 @@
+//! The shared inner state of a database and the read path every transaction uses.
+//!
+//! `Core` holds the storage, the buffer pool, the published snapshot and the reader
+//! registry. Locks and what they guard (none is held across I/O):
+//! - `shared` (short): the newest committed [`Meta`], the reader registry, the slot
+//!   of the last durable meta.
+//! - `free` (writer only, plus `check`): the [`FreeSpace`].
+//! - `writer`: held by the one [`crate::WriteTxn`] for its whole life.
+//!
+//! Read next: `txn/read.rs`, `txn/write.rs`.
+
+use crate::error::{Error, Result};
+use crate::freespace::FreeSpace;
+use crate::meta::Meta;
+use crate::page::{self, HEADER_SIZE, PageKind, PhysId, TxnId, read_u64};
+use crate::pool::{Pool, ReadGuard};
+use crate::resultset::ResultSetPool;
+use crate::storage::Storage;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// State published by commits and read by `begin_read`.
+#[derive(Debug)]
+pub struct Shared {
+    /// The newest committed snapshot.
+    pub current: Meta,
+    /// Live readers: snapshot txn and how many readers hold it.
+    pub readers: Vec<(TxnId, u32)>,
+    /// Newest commit known durable.
+    pub last_synced: TxnId,
+    /// Meta slot (0 or 1) holding the last durable meta.
+    pub synced_slot: u64,
+}
+
+impl Shared {
+    /// Snapshot txn of the oldest live reader.
+    pub fn oldest_reader(&self) -> Option<TxnId> {
+        self.readers.iter().map(|(txn, _)| *txn).min()
+    }
+
+    /// Registers a reader of `txn`; allocation-free once the registry has grown.
+    pub fn add_reader(&mut self, txn: TxnId) {
+        match self.readers.iter_mut().find(|(held, _)| *held == txn) {
+            Some((_, count)) => *count += 1,
+            None => self.readers.push((txn, 1)),
+        }
+    }
+
+    /// Unregisters a reader of `txn`.
+    pub fn remove_reader(&mut self, txn: TxnId) {
+        let at = self.readers.iter().position(|(held, _)| *held == txn).expect("reader was registered");
+        self.readers[at].1 -= 1;
+        if self.readers[at].1 == 0 {
+            self.readers.swap_remove(at);
+        }
+    }
+}
+
+/// Everything a database handle shares between threads.
+pub struct Core {
+    /// The page file.
+    pub storage: Arc<dyn Storage>,
+    /// The buffer pool.
+    pub pool: Pool,
+    /// Bytes per page.
+    pub page_size: usize,
+    /// Entries per page-map page.
+    pub fanout: u64,
+    /// Published snapshot and readers.
+    pub shared: Mutex<Shared>,
+    /// Free space (used by the writer).
+    pub free: Mutex<FreeSpace>,
+    /// Serialises writers.
+    pub writer: Mutex<()>,
+    /// Set after an I/O error: writes are refused until reopen.
+    pub poisoned: AtomicBool,
+    /// Recycled query buffers.
+    pub result_sets: Arc<ResultSetPool>,
+    /// Whether pool misses copy from a memory map instead of `pread`.
+    pub mmap: Option<Mutex<Option<Arc<memmap2::Mmap>>>>,
+    /// Dirty pages a writer may hold before spilling.
+    pub spill_threshold: usize,
+    /// Display name of the file.
+    pub path: String,
+    /// Bytes the file is known to hold (grown ahead of use).
+    pub file_len: AtomicU64,
+    /// Opening rejected the newest meta page and used the older one.
+    pub fell_back: bool,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core").field("path", &self.path).field("page_size", &self.page_size).finish()
+    }
+}
+
+impl Core {
+    /// Refuses to write after an I/O error.
+    pub fn check_not_poisoned(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) { Err(Error::Poisoned) } else { Ok(()) }
+    }
+
+    /// Marks the handle unusable for writes if `result` is an I/O error.
+    pub fn poison_on_io<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(Error::Io { .. }) = &result {
+            self.poisoned.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    /// Reads a physical page from the file into `buf` (no verification).
+    pub fn read_raw(&self, phys: PhysId, buf: &mut [u8]) -> Result<()> {
+        let offset = phys.0 * self.page_size as u64;
+        self.pool.counters.read();
+        if let Some(map) = &self.mmap
+            && let Some(bytes) = self.mapped(map, offset + buf.len() as u64)
+        {
+            buf.copy_from_slice(&bytes[offset as usize..offset as usize + buf.len()]);
+            return Ok(());
+        }
+        self.storage.read_at(offset, buf).map_err(|error| Error::io(format!("read of page {phys}"), error))
+    }
+
+    /// The current memory map, remapped if it does not reach `end`.
+    fn mapped(&self, map: &Mutex<Option<Arc<memmap2::Mmap>>>, end: u64) -> Option<Arc<memmap2::Mmap>> {
+        let mut slot = map.lock();
+        if slot.as_ref().is_none_or(|mapped| (mapped.len() as u64) < end) {
+            *slot = self.storage.map()?.ok().map(Arc::new);
+        }
+        slot.clone().filter(|mapped| mapped.len() as u64 >= end)
+    }
+
+    /// Pins a committed page, reading and verifying it on a miss.
+    pub fn read_committed(
+        &self,
+        phys: PhysId,
+        kind: Option<PageKind>,
+        logical: u64,
+        newest: TxnId,
+    ) -> Result<ReadGuard<'_>> {
+        if phys.0 < crate::meta::META_PAGES {
+            return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {logical}")));
+        }
+        self.pool.get(phys, |buf| {
+            self.read_raw(phys, buf)?;
+            page::verify_expect(buf, phys, kind, logical, newest).map(|_| ())
+        })
+    }
+
+    /// Reads one entry of a page-map page.
+    pub fn map_entry(page: &[u8], index: u64) -> u64 {
+        read_u64(page, HEADER_SIZE + 8 * index as usize)
+    }
+
+    /// Logical ids a page map of `depth` levels can address.
+    pub fn map_capacity(&self, depth: u32) -> u64 {
+        self.fanout.saturating_pow(depth)
+    }
+
+    /// Index into the map page at `level` (1 = leaves) for `logical`.
+    pub fn map_index(&self, logical: u64, level: u32) -> u64 {
+        (logical / self.fanout.pow(level - 1)) % self.fanout
+    }
+
+    /// Translates a logical id through a committed snapshot's page map.
+    pub fn map_lookup(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
+        if meta.map_depth == 0 || logical >= self.map_capacity(meta.map_depth) {
+            return Ok(None);
+        }
+        let mut phys = meta.map_root;
+        for level in (1..=meta.map_depth).rev() {
+            let page = self.read_committed(phys, Some(PageKind::MAP), u64::from(level), meta.txn)?;
+            let entry = Self::map_entry(&page.bytes, self.map_index(logical, level));
+            if entry == 0 {
+                return Ok(None);
+            }
+            phys = PhysId(entry);
+        }
+        Ok(Some(phys))
+    }
+}
+
+impl Core {
+    /// Makes sure the file holds `page_count` pages (grows in preallocated chunks).
+    pub fn ensure_len(&self, page_count: u64) -> Result<()> {
+        let needed = page_count * self.page_size as u64;
+        if self.file_len.load(Ordering::Acquire) >= needed {
+            return Ok(());
+        }
+        self.storage.grow_to(needed).map_err(|error| Error::io("growing the file", error))?;
+        let len = self.storage.len().map_err(|error| Error::io("reading the file length", error))?;
+        self.file_len.store(len, Ordering::Release);
+        Ok(())
+    }
+}

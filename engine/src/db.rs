@@ -1,0 +1,297 @@
+//! [`Database`]: opening and creating the page file, and the entry points of
+//! transactions, statistics and maintenance.
+//!
+//! Opening reads the two meta pages and nothing else (the commit record is read by the
+//! first writer), so it costs the same whatever the size of the file. Read next:
+//! `core.rs`, `txn/`.
+
+use crate::core::{Core, Shared};
+use crate::error::{Error, Result};
+use crate::freespace::FreeSpace;
+use crate::meta::{self, Durability, META_PAGES, META_PROBE_BYTES, Meta};
+use crate::page::{self, PhysId};
+use crate::pool::Pool;
+use crate::resultset::{ResultSet, ResultSetPool};
+use crate::stats::Stats;
+use crate::storage::{FileStorage, OpenError, Storage};
+use crate::txn::{ReadTxn, WriteTxn};
+use parking_lot::Mutex;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+/// Default page size.
+pub const DEFAULT_PAGE_SIZE: u32 = 8192;
+
+/// How to open a database.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Page size for a new file; when opening, `Some` must match the file.
+    pub page_size: Option<u32>,
+    /// Bytes of the buffer pool (frames are preallocated up front).
+    pub cache_bytes: usize,
+    /// Serve pool misses by copying from a memory map instead of `pread`.
+    pub mmap_reads: bool,
+    /// Idle result sets the database keeps for reuse.
+    pub result_set_pool: usize,
+    /// Largest result set (in bytes of buffers) that is kept for reuse.
+    pub result_set_max_bytes: usize,
+    /// Fraction of the pool a write transaction may fill with dirty pages before it
+    /// writes some early (spills), in percent.
+    pub dirty_limit_percent: u8,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            page_size: None,
+            cache_bytes: 64 << 20,
+            mmap_reads: false,
+            result_set_pool: 64,
+            result_set_max_bytes: 4 << 20,
+            dirty_limit_percent: 50,
+        }
+    }
+}
+
+impl Options {
+    fn validate(&self, page_size: u32) -> Result<usize> {
+        if !page_size.is_power_of_two() || !(4096..=65536).contains(&page_size) {
+            return Err(Error::InvalidOptions(format!("page size {page_size} is not a power of two in 4096..=65536")));
+        }
+        let frames = self.cache_bytes / page_size as usize;
+        if frames < 64 {
+            return Err(Error::InvalidOptions(format!(
+                "cache of {} bytes holds {frames} pages; at least 64 are needed",
+                self.cache_bytes
+            )));
+        }
+        if !(1..=90).contains(&self.dirty_limit_percent) {
+            return Err(Error::InvalidOptions("dirty_limit_percent must be in 1..=90".into()));
+        }
+        Ok(frames)
+    }
+}
+
+/// An open database. `Send + Sync`: share it between threads by reference or `Arc`.
+#[derive(Debug)]
+pub struct Database {
+    core: Core,
+}
+
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Database>();
+};
+
+impl Database {
+    /// Creates a new database at `path`, or opens it if it already holds one.
+    pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let storage = open_file(path.as_ref(), true)?;
+        Self::with_storage(Arc::new(storage), options, &path.as_ref().display().to_string())
+    }
+
+    /// Opens an existing database at `path`.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let display = path.as_ref().display().to_string();
+        if !path.as_ref().exists() {
+            return Err(Error::io(format!("opening {display}"), std::io::ErrorKind::NotFound.into()));
+        }
+        let storage = open_file(path.as_ref(), false)?;
+        Self::open_storage(Arc::new(storage), options, &display)
+    }
+
+    /// Creates a database in `storage` if it is empty, else opens it.
+    pub fn with_storage(storage: Arc<dyn Storage>, options: Options, name: &str) -> Result<Database> {
+        let len = storage.len().map_err(|error| Error::io("reading the file length", error))?;
+        if len == 0 {
+            initialise(storage.as_ref(), options.page_size.unwrap_or(DEFAULT_PAGE_SIZE))?;
+        }
+        Self::open_storage(storage, options, name)
+    }
+
+    /// Opens the database held by `storage`.
+    pub fn open_storage(storage: Arc<dyn Storage>, options: Options, name: &str) -> Result<Database> {
+        let (meta, slot, fell_back) = choose_meta(storage.as_ref(), &options, name)?;
+        let frames = options.validate(meta.page_size)?;
+        let core = Core {
+            pool: Pool::new(meta.page_size as usize, frames),
+            page_size: meta.page_size as usize,
+            fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,
+            shared: Mutex::new(Shared { current: meta, readers: Vec::new(), last_synced: meta.txn, synced_slot: slot }),
+            free: Mutex::new(FreeSpace::default()),
+            writer: Mutex::new(()),
+            poisoned: AtomicBool::new(false),
+            result_sets: ResultSetPool::new(options.result_set_pool, options.result_set_max_bytes),
+            mmap: options.mmap_reads.then(|| Mutex::new(None)),
+            spill_threshold: frames * options.dirty_limit_percent as usize / 100,
+            path: name.to_owned(),
+            file_len: AtomicU64::new(0),
+            fell_back,
+            storage,
+        };
+        if meta.durability != Durability::Full {
+            core.storage.sync().map_err(|error| Error::io("sync at open", error))?;
+        }
+        Ok(Database { core })
+    }
+
+    /// Starts a snapshot reader. Never waits for the writer.
+    pub fn begin_read(&self) -> Result<ReadTxn<'_>> {
+        Ok(ReadTxn::begin(&self.core))
+    }
+
+    /// Starts the write transaction, waiting for the current writer to finish.
+    pub fn begin_write(&self) -> Result<WriteTxn<'_>> {
+        self.core.check_not_poisoned()?;
+        WriteTxn::begin(&self.core, self.core.writer.lock())
+    }
+
+    /// Starts the write transaction if no other writer is active.
+    pub fn try_begin_write(&self) -> Result<Option<WriteTxn<'_>>> {
+        self.core.check_not_poisoned()?;
+        match self.core.writer.try_lock() {
+            Some(guard) => WriteTxn::begin(&self.core, guard).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Pool and file counters.
+    pub fn stats(&self) -> Stats {
+        self.core.pool.counters.snapshot()
+    }
+
+    /// The newest committed meta.
+    pub fn meta(&self) -> Meta {
+        self.core.shared.lock().current
+    }
+
+    /// Page size in bytes.
+    pub fn page_size(&self) -> usize {
+        self.core.page_size
+    }
+
+    /// Frames in the buffer pool.
+    pub fn pool_frames(&self) -> usize {
+        self.core.pool.frame_count()
+    }
+
+    /// An empty result set from the recycling pool.
+    pub fn result_set(&self) -> ResultSet {
+        self.core.result_sets.take()
+    }
+
+    /// True when opening found the newest meta page invalid and used the older one.
+    pub fn fell_back_to_older_meta(&self) -> bool {
+        self.core.fell_back
+    }
+
+    /// Returns the free pages at the end of the file to the operating system.
+    /// Returns the file length before and after.
+    pub fn compact(&self) -> Result<(u64, u64)> {
+        let before = self.core.storage.len().map_err(|error| Error::io("reading the file length", error))?;
+        for _ in 0..2 {
+            let txn = self.begin_write()?;
+            txn.trim_tail();
+            txn.commit(Durability::Full)?;
+        }
+        let _writer = self.core.writer.lock();
+        let end = self.meta().page_count * self.core.page_size as u64;
+        let result = self.core.storage.truncate(end).map_err(|error| Error::io("truncating the file", error));
+        self.core.poison_on_io(result)?;
+        self.core.file_len.store(end, std::sync::atomic::Ordering::Release);
+        Ok((before, end))
+    }
+}
+
+fn open_file(path: &Path, create: bool) -> Result<FileStorage> {
+    FileStorage::open(path, create).map_err(|error| match error {
+        OpenError::Locked => Error::Locked { path: path.display().to_string() },
+        OpenError::Io(error) => Error::io(format!("opening {}", path.display()), error),
+    })
+}
+
+/// Writes the two meta pages of an empty database.
+fn initialise(storage: &dyn Storage, page_size: u32) -> Result<()> {
+    Options { page_size: Some(page_size), ..Options::default() }.validate(page_size)?;
+    let mut page = vec![0u8; page_size as usize];
+    for slot in 0..META_PAGES {
+        Meta::empty(page_size).encode(slot, &mut page);
+        storage.write_at(slot * u64::from(page_size), &page).map_err(|error| Error::io("creating the database", error))?;
+    }
+    storage.sync().map_err(|error| Error::io("creating the database", error))
+}
+
+/// Reads both meta pages and picks the one to trust. Returns it, its slot and whether
+/// the newer one had to be rejected.
+fn choose_meta(storage: &dyn Storage, options: &Options, name: &str) -> Result<(Meta, u64, bool)> {
+    let len = storage.len().map_err(|error| Error::io("reading the file length", error))?;
+    let not_db = || Error::NotADatabase { path: name.to_owned() };
+    if len < META_PROBE_BYTES as u64 {
+        return Err(not_db());
+    }
+    let mut probe = [0u8; META_PROBE_BYTES];
+    storage.read_at(0, &mut probe).map_err(|error| Error::io("reading the meta page", error))?;
+    let page_size = meta::probe_page_size(&probe).ok_or_else(not_db)?;
+    meta::check_identity(&probe, options.page_size.unwrap_or(page_size)).map_err(|error| match error {
+        Error::NotADatabase { .. } => not_db(),
+        other => other,
+    })?;
+    if len < META_PAGES * u64::from(page_size) {
+        return Err(Error::Truncated { found: len, expected: META_PAGES * u64::from(page_size) });
+    }
+    let mut candidates = Vec::new();
+    let mut first_error = None;
+    for slot in 0..META_PAGES {
+        let mut page = vec![0u8; page_size as usize];
+        storage.read_at(slot * u64::from(page_size), &mut page).map_err(|error| Error::io("reading a meta page", error))?;
+        match Meta::decode(slot, &page) {
+            Ok(meta) => candidates.push((meta, slot)),
+            Err(error) => first_error = first_error.or(Some(error)),
+        }
+    }
+    candidates.sort_by_key(|(meta, slot)| (std::cmp::Reverse(meta.txn), *slot));
+    let newest_valid = candidates.first().map(|(meta, _)| meta.txn);
+    for (meta, slot) in &candidates {
+        if meta.durability == Durability::Full || unsynced_pages_verify(storage, meta) {
+            let expected = meta.page_count * u64::from(page_size);
+            if len < expected {
+                return Err(Error::Truncated { found: len, expected });
+            }
+            let fell_back = first_error.is_some() || Some(meta.txn) != newest_valid;
+            return Ok((*meta, *slot, fell_back));
+        }
+    }
+    Err(first_error.unwrap_or_else(|| Error::corrupted(PhysId(0), "no meta page describes a complete commit")))
+}
+
+/// True if every page the meta's commit record lists as unsynced was fully written.
+fn unsynced_pages_verify(storage: &dyn Storage, meta: &Meta) -> bool {
+    let page_size = meta.page_size as usize;
+    let mut buf = vec![0u8; page_size];
+    let read = |phys: u64, buf: &mut [u8]| storage.read_at(phys * page_size as u64, buf).is_ok();
+    let mut stream = Vec::new();
+    let mut next = meta.record_head.0;
+    let mut index = 0u64;
+    while next != 0 {
+        if next >= meta.page_count || index > meta.page_count || !read(next, &mut buf) {
+            return false;
+        }
+        let ok = page::verify_expect(&buf, PhysId(next), Some(page::PageKind::RECORD), index, meta.txn).is_ok();
+        let Ok((following, bytes)) = crate::freespace::record_page_body(&buf, PhysId(next)) else { return false };
+        if !ok {
+            return false;
+        }
+        stream.extend_from_slice(bytes);
+        next = following;
+        index += 1;
+    }
+    let Ok(record) = crate::freespace::Record::decode(&stream, meta.record_head, meta.page_count) else {
+        return false;
+    };
+    record.unsynced.iter().all(|&phys| {
+        phys < meta.page_count
+            && read(phys, &mut buf)
+            && page::verify(&buf, PhysId(phys)).is_ok_and(|head| head.txn > meta.last_synced && head.txn <= meta.txn)
+    })
+}

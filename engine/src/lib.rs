@@ -1,0 +1,41 @@
+//! quiredb-engine: the storage core of QuireDB.
+//!
+//! Layers, bottom up (a lower layer never calls up):
+//! 1. [`storage`] — the I/O seam: real file, in-memory file, faulty file.
+//! 2. [`page`] and [`meta`] — page header, checksums, the two meta pages
+//!    (`FORMAT.md` has the whole on-disk format).
+//! 3. `pool` — the shared buffer pool of page frames (CLOCK eviction).
+//! 4. `core` — page map lookups (logical → physical, a copy-on-write radix tree).
+//! 5. [`txn`] — snapshot readers and the single writer (shadow paging, commit).
+//! 6. [`catalog`], [`resultset`], [`check`] — named structures, recycled query
+//!    buffers, integrity check.
+//!
+//! Structures use only logical pages: [`PageRead::page`] to read, and
+//! [`WriteTxn::page_mut`], [`WriteTxn::alloc_page`], [`WriteTxn::free_page`] to write.
+//! Each page has `page_size − 32` bytes of payload.
+
+pub mod catalog;
+pub mod check;
+mod core;
+pub mod db;
+pub mod error;
+pub mod freespace;
+pub mod meta;
+pub mod page;
+pub mod pool;
+pub mod resultset;
+pub mod stats;
+pub mod storage;
+pub mod txn;
+
+pub(crate) use txn::commit as commit_record;
+
+pub use catalog::{CatalogEntry, StructureKind};
+pub use check::{CheckReport, check};
+pub use db::{DEFAULT_PAGE_SIZE, Database, Options};
+pub use error::{Error, Result};
+pub use meta::Durability;
+pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
+pub use resultset::{ResultSet, ResultSetPool};
+pub use stats::Stats;
+pub use txn::{PageMut, PageRead, PageRef, ReadTxn, WriteTxn};

@@ -1,0 +1,205 @@
+//! The two meta pages at the head of the file, written alternately.
+//!
+//! A meta page is a normal page (header kind `META`, logical id = slot 0 or 1) whose
+//! body holds the roots of one committed snapshot:
+//!
+//! | offset | size | field           | meaning                                                    |
+//! |-------:|-----:|-----------------|------------------------------------------------------------|
+//! | 0      | 32   | page header     | see `page.rs`; checksum covers the whole page               |
+//! | 32     | 8    | magic           | `b"QUIREDB\0"`                                              |
+//! | 40     | 4    | format version  | [`FORMAT_VERSION`]                                          |
+//! | 44     | 4    | page size       | bytes, a power of two in 4096..=65536                       |
+//! | 48     | 8    | txn id          | the commit this meta describes                              |
+//! | 56     | 8    | map root        | physical page of the page-map root (0 = empty map)         |
+//! | 64     | 4    | map depth       | levels of the page map (0 = empty)                          |
+//! | 68     | 1    | durability      | 0 Full, 1 Checksummed, 2 None (how this commit was made)   |
+//! | 69     | 3    | reserved        | zero                                                        |
+//! | 72     | 8    | page count      | physical pages in use or free: `[0, page_count)`            |
+//! | 80     | 8    | logical next    | next never-used logical page id                              |
+//! | 88     | 8    | record head     | first page of the commit record (free space; 0 = none)     |
+//! | 96     | 8    | catalog root    | logical page of the catalog (0 = no catalog yet)           |
+//! | 104    | 8    | live pages      | number of mapped logical pages                              |
+//! | 112    | 8    | last synced txn | newest commit known durable when this one was written      |
+//!
+//! Choosing a meta at open: both are read; the valid one with the higher txn id wins,
+//! except that a meta written without `Full` durability is trusted only if every page
+//! its commit record lists as unsynced verifies; otherwise the other meta is used.
+
+use crate::error::{Error, Result};
+use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, write_u64};
+
+/// Magic number at offset 32 of both meta pages.
+pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
+/// The format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Physical pages reserved for the two meta pages.
+pub const META_PAGES: u64 = 2;
+/// Bytes of a meta page that must be present to learn the page size.
+pub const META_PROBE_BYTES: usize = 128;
+
+/// How a commit reaches the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Data, sync, meta, sync: survives power loss; the meta is trusted blindly.
+    Full,
+    /// Data and meta, one sync: survives power loss; the meta is trusted only if the
+    /// pages it lists verify.
+    #[default]
+    Checksummed,
+    /// No sync: recent commits may be lost after a power cut, the file stays consistent.
+    None,
+}
+
+impl Durability {
+    fn code(self) -> u8 {
+        match self {
+            Durability::Full => 0,
+            Durability::Checksummed => 1,
+            Durability::None => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Self> {
+        match code {
+            0 => Some(Durability::Full),
+            1 => Some(Durability::Checksummed),
+            2 => Some(Durability::None),
+            _ => None,
+        }
+    }
+}
+
+/// The roots of one committed snapshot (the decoded body of a meta page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// Page size of the file.
+    pub page_size: u32,
+    /// Commit id.
+    pub txn: TxnId,
+    /// Root of the page map (physical), 0 when empty.
+    pub map_root: PhysId,
+    /// Levels of the page map.
+    pub map_depth: u32,
+    /// How this commit was made durable.
+    pub durability: Durability,
+    /// Physical pages in use or free.
+    pub page_count: u64,
+    /// Next never-used logical id.
+    pub logical_next: u64,
+    /// First page of the commit record, 0 when none.
+    pub record_head: PhysId,
+    /// Logical page of the catalog, 0 when none.
+    pub catalog_root: u64,
+    /// Number of mapped logical pages.
+    pub live_pages: u64,
+    /// Newest commit known durable when this one was written.
+    pub last_synced: TxnId,
+}
+
+impl Meta {
+    /// The meta of a freshly created, empty database.
+    pub fn empty(page_size: u32) -> Meta {
+        Meta {
+            page_size,
+            txn: TxnId(0),
+            map_root: PhysId(0),
+            map_depth: 0,
+            durability: Durability::Full,
+            page_count: META_PAGES,
+            logical_next: 1,
+            record_head: PhysId(0),
+            catalog_root: 0,
+            live_pages: 0,
+            last_synced: TxnId(0),
+        }
+    }
+
+    /// Serialises into a full page buffer for `slot` and seals it.
+    pub fn encode(&self, slot: u64, page: &mut [u8]) {
+        page.fill(0);
+        page[32..40].copy_from_slice(MAGIC);
+        write_u32(page, 40, FORMAT_VERSION);
+        write_u32(page, 44, self.page_size);
+        write_u64(page, 48, self.txn.0);
+        write_u64(page, 56, self.map_root.0);
+        write_u32(page, 64, self.map_depth);
+        page[68] = self.durability.code();
+        write_u64(page, 72, self.page_count);
+        write_u64(page, 80, self.logical_next);
+        write_u64(page, 88, self.record_head.0);
+        write_u64(page, 96, self.catalog_root);
+        write_u64(page, 104, self.live_pages);
+        write_u64(page, 112, self.last_synced.0);
+        page::seal(page, PageKind::META, slot, self.txn);
+    }
+
+    /// Decodes and verifies a meta page read from `slot`.
+    pub fn decode(slot: u64, page: &[u8]) -> Result<Meta> {
+        let phys = PhysId(slot);
+        check_identity(page, page.len() as u32)?;
+        let head = page::verify(page, phys)?;
+        if head.kind != PageKind::META || head.logical != slot {
+            return Err(Error::corrupted(phys, "meta page header does not name its slot"));
+        }
+        let durability = Durability::from_code(page[68])
+            .ok_or_else(|| Error::corrupted(phys, format!("unknown durability code {}", page[68])))?;
+        let meta = Meta {
+            page_size: read_u32(page, 44),
+            txn: TxnId(read_u64(page, 48)),
+            map_root: PhysId(read_u64(page, 56)),
+            map_depth: read_u32(page, 64),
+            durability,
+            page_count: read_u64(page, 72),
+            logical_next: read_u64(page, 80),
+            record_head: PhysId(read_u64(page, 88)),
+            catalog_root: read_u64(page, 96),
+            live_pages: read_u64(page, 104),
+            last_synced: TxnId(read_u64(page, 112)),
+        };
+        if meta.txn != head.txn || meta.page_count < META_PAGES || meta.map_depth > 8 {
+            return Err(Error::corrupted(phys, "inconsistent meta fields"));
+        }
+        Ok(meta)
+    }
+}
+
+/// Checks magic, version and page size of the first bytes of a meta page.
+/// Returns the page size the file says it uses.
+pub fn check_identity(probe: &[u8], requested_page_size: u32) -> Result<u32> {
+    if probe.len() < META_PROBE_BYTES || &probe[32..40] != MAGIC {
+        return Err(Error::NotADatabase { path: String::new() });
+    }
+    let version = read_u32(probe, 40);
+    if version > FORMAT_VERSION {
+        return Err(Error::NewerFormat { found: version, supported: FORMAT_VERSION });
+    }
+    let found = read_u32(probe, 44);
+    if found != requested_page_size {
+        return Err(Error::PageSizeMismatch { found, requested: requested_page_size });
+    }
+    Ok(found)
+}
+
+/// Page size stored in a probe, if the probe looks like a meta page at all.
+pub fn probe_page_size(probe: &[u8]) -> Option<u32> {
+    (probe.len() >= META_PROBE_BYTES && &probe[32..40] == MAGIC).then(|| read_u32(probe, 44))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_round_trips_and_rejects_flips() {
+        let mut meta = Meta::empty(4096);
+        meta.txn = TxnId(7);
+        meta.last_synced = TxnId(6);
+        meta.durability = Durability::None;
+        let mut page = vec![0u8; 4096];
+        meta.encode(1, &mut page);
+        assert_eq!(Meta::decode(1, &page).unwrap(), meta);
+        assert!(Meta::decode(0, &page).is_err());
+        page[100] ^= 4;
+        assert!(Meta::decode(1, &page).is_err());
+    }
+}

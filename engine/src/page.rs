@@ -1,0 +1,225 @@
+//! Page identities and the header every page carries.
+//!
+//! Structures address *logical* pages ([`PageId`]); the page map translates them to
+//! *physical* pages ([`PhysId`], the page's position in the file). Every page starts
+//! with a 32-byte header that lets a reader catch torn, misdirected and stale writes:
+//!
+//! | offset | size | field      | meaning                                                  |
+//! |-------:|-----:|------------|----------------------------------------------------------|
+//! | 0      | 4    | checksum   | CRC-32C of bytes `4..page_size`, little-endian            |
+//! | 4      | 1    | kind       | [`PageKind`]                                              |
+//! | 5      | 3    | reserved   | zero                                                      |
+//! | 8      | 8    | logical id | logical page id (data pages), level (map pages), slot (meta) |
+//! | 16     | 8    | txn id     | transaction that wrote this version of the page           |
+//! | 24     | 8    | reserved   | zero (room for a version word)                            |
+//!
+//! The checksum is computed right before a page is written and verified right after
+//! it is read ([`seal`], [`verify`]). Read `engine/FORMAT.md` for the whole file.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Size of the header at the start of every page.
+pub const HEADER_SIZE: usize = 32;
+
+/// A logical page id: what structures store in their links. Stable across rewrites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PageId(pub u64);
+
+/// A physical page number: the page's offset in the file divided by the page size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PhysId(pub u64);
+
+/// A transaction id. Commits are numbered 1, 2, 3, … ; 0 is the empty database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct TxnId(pub u64);
+
+impl fmt::Display for PageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "L{}", self.0)
+    }
+}
+
+impl fmt::Display for PhysId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl fmt::Display for TxnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What a page holds. Codes below 16 belong to the engine; structures use the
+/// registered codes at 16 and above, so `quire check` can name every page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PageKind(pub u8);
+
+impl PageKind {
+    /// One of the two meta pages at the head of the file.
+    pub const META: PageKind = PageKind(1);
+    /// A page of the page map (radix tree from logical to physical ids).
+    pub const MAP: PageKind = PageKind(2);
+    /// A page of a commit record (free list and unsynced-page list).
+    pub const RECORD: PageKind = PageKind(3);
+    /// A page of the catalog of named structures.
+    pub const CATALOG: PageKind = PageKind(4);
+    /// B+tree leaf.
+    pub const BTREE_LEAF: PageKind = PageKind(16);
+    /// B+tree branch (inner node).
+    pub const BTREE_BRANCH: PageKind = PageKind(17);
+    /// B+tree header page (root pointer, length, parameters).
+    pub const BTREE_HEAD: PageKind = PageKind(18);
+    /// A page of a blob chain.
+    pub const BLOB: PageKind = PageKind(19);
+    /// R*-tree node.
+    pub const RTREE_NODE: PageKind = PageKind(20);
+    /// R*-tree header page.
+    pub const RTREE_HEAD: PageKind = PageKind(21);
+    /// Paged queue data page.
+    pub const QUEUE_DATA: PageKind = PageKind(22);
+    /// Paged queue header page.
+    pub const QUEUE_HEAD: PageKind = PageKind(23);
+    /// XML store pages.
+    pub const XML: PageKind = PageKind(24);
+
+    /// True for kinds that only the engine may allocate.
+    pub fn is_engine_internal(self) -> bool {
+        self.0 < 16
+    }
+}
+
+/// The decoded header of a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// What the page holds.
+    pub kind: PageKind,
+    /// Logical id (or level / slot, see the module table).
+    pub logical: u64,
+    /// Transaction that wrote the page.
+    pub txn: TxnId,
+}
+
+/// Checksum over everything but the checksum field.
+fn checksum(page: &[u8]) -> u32 {
+    crc32c::crc32c(&page[4..])
+}
+
+/// Writes the header fields and the checksum into `page`; call right before writing.
+pub fn seal(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
+    page[4] = kind.0;
+    page[5..8].fill(0);
+    page[8..16].copy_from_slice(&logical.to_le_bytes());
+    page[16..24].copy_from_slice(&txn.0.to_le_bytes());
+    page[24..32].fill(0);
+    reseal(page);
+}
+
+/// Recomputes the checksum of a page whose header is already set.
+pub fn reseal(page: &mut [u8]) {
+    let sum = checksum(page);
+    page[0..4].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Decodes the header without checking anything.
+pub fn header(page: &[u8]) -> Header {
+    Header {
+        kind: PageKind(page[4]),
+        logical: read_u64(page, 8),
+        txn: TxnId(read_u64(page, 16)),
+    }
+}
+
+/// Verifies the checksum of a page just read from `phys` and returns its header.
+pub fn verify(page: &[u8], phys: PhysId) -> Result<Header> {
+    let stored = read_u32(page, 0);
+    if stored != checksum(page) {
+        return Err(Error::corrupted(phys, "checksum mismatch"));
+    }
+    Ok(header(page))
+}
+
+/// Verifies a page and that its header says what the caller expects.
+pub fn verify_expect(
+    page: &[u8],
+    phys: PhysId,
+    kind: Option<PageKind>,
+    logical: u64,
+    newest: TxnId,
+) -> Result<Header> {
+    let head = verify(page, phys)?;
+    if let Some(kind) = kind
+        && head.kind != kind
+    {
+        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", head.kind.0, kind.0)));
+    }
+    if head.logical != logical {
+        return Err(Error::corrupted(
+            phys,
+            format!("holds logical id {} where {} was expected (misdirected write)", head.logical, logical),
+        ));
+    }
+    if head.txn > newest {
+        return Err(Error::corrupted(phys, format!("written by transaction {} after the snapshot {}", head.txn, newest)));
+    }
+    Ok(head)
+}
+
+/// Reads a little-endian u64 at `at`.
+pub fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("slice of 8 bytes"))
+}
+
+/// Reads a little-endian u32 at `at`.
+pub fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("slice of 4 bytes"))
+}
+
+/// Reads a little-endian u16 at `at`.
+pub fn read_u16(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes(bytes[at..at + 2].try_into().expect("slice of 2 bytes"))
+}
+
+/// Writes a little-endian u64 at `at`.
+pub fn write_u64(bytes: &mut [u8], at: usize, value: u64) {
+    bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
+
+/// Writes a little-endian u32 at `at`.
+pub fn write_u32(bytes: &mut [u8], at: usize, value: u32) {
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+/// Writes a little-endian u16 at `at`.
+pub fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
+    bytes[at..at + 2].copy_from_slice(&value.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seal_then_verify_round_trips_and_any_flip_is_caught() {
+        let mut page = vec![7u8; 4096];
+        seal(&mut page, PageKind::BTREE_LEAF, 42, TxnId(9));
+        let head = verify_expect(&page, PhysId(3), Some(PageKind::BTREE_LEAF), 42, TxnId(9)).unwrap();
+        assert_eq!(head.txn, TxnId(9));
+        for bit in (0..page.len() * 8).step_by(97) {
+            let mut bad = page.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert!(matches!(verify(&bad, PhysId(3)), Err(Error::Corrupted { .. })), "bit {bit}");
+        }
+    }
+
+    #[test]
+    fn misdirected_and_future_pages_are_rejected() {
+        let mut page = vec![0u8; 4096];
+        seal(&mut page, PageKind::MAP, 5, TxnId(4));
+        assert!(verify_expect(&page, PhysId(1), None, 6, TxnId(4)).is_err());
+        assert!(verify_expect(&page, PhysId(1), None, 5, TxnId(3)).is_err());
+        assert!(verify_expect(&page, PhysId(1), Some(PageKind::META), 5, TxnId(4)).is_err());
+    }
+}

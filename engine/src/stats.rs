@@ -1,0 +1,89 @@
+//! Counters of the buffer pool and the file, reported by `Database::stats`.
+//!
+//! Relaxed atomics: the figures are statistics, not synchronisation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A snapshot of the counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Page requests answered from the pool.
+    pub hits: u64,
+    /// Page requests that had to read the file.
+    pub misses: u64,
+    /// Frames reused for another page.
+    pub evictions: u64,
+    /// Pages read from the file.
+    pub reads: u64,
+    /// Pages written to the file.
+    pub writes: u64,
+    /// `fdatasync` calls.
+    pub syncs: u64,
+    /// Commits.
+    pub commits: u64,
+    /// Dirty pages written before their commit to free frames.
+    pub spills: u64,
+}
+
+/// The live counters.
+#[derive(Debug, Default)]
+pub struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evictions: AtomicU64,
+    reads: AtomicU64,
+    writes: AtomicU64,
+    syncs: AtomicU64,
+    commits: AtomicU64,
+    spills: AtomicU64,
+}
+
+impl Counters {
+    /// One page answered from the pool.
+    pub fn hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One page missed.
+    pub fn miss(&self) {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One frame evicted.
+    pub fn eviction(&self) {
+        self.evictions.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One page read from the file.
+    pub fn read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+    /// `pages` pages written to the file.
+    pub fn write(&self, pages: u64) {
+        self.writes.fetch_add(pages, Ordering::Relaxed);
+    }
+    /// One sync.
+    pub fn sync(&self) {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One commit.
+    pub fn commit(&self) {
+        self.commits.fetch_add(1, Ordering::Relaxed);
+    }
+    /// `pages` pages spilled.
+    pub fn spill(&self, pages: u64) {
+        self.spills.fetch_add(pages, Ordering::Relaxed);
+    }
+
+    /// Reads all counters.
+    pub fn snapshot(&self) -> Stats {
+        let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        Stats {
+            hits: get(&self.hits),
+            misses: get(&self.misses),
+            evictions: get(&self.evictions),
+            reads: get(&self.reads),
+            writes: get(&self.writes),
+            syncs: get(&self.syncs),
+            commits: get(&self.commits),
+            spills: get(&self.spills),
+        }
+    }
+}

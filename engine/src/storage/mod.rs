@@ -1,0 +1,40 @@
+//! The I/O seam: every byte the engine reads or writes goes through [`Storage`].
+//!
+//! Three implementations: [`FileStorage`] (the real file: positioned I/O, `fdatasync`,
+//! growth in preallocated chunks), [`MemStorage`] (a `Vec<u8>`), and [`FaultyStorage`]
+//! (for tests: tears writes at 512-byte granularity, forgets unsynced writes when it
+//! "crashes", fails the N-th operation with EIO or ENOSPC).
+//!
+//! Invariant: after `sync` returns `Ok`, every write issued before it survives a crash.
+//! Nothing else is promised — in particular unsynced writes may survive partially.
+
+mod faulty;
+mod file;
+mod mem;
+
+pub use faulty::{CrashMode, Fault, FaultKind, FaultyStorage};
+pub use file::{FileStorage, OpenError};
+pub use mem::MemStorage;
+
+use std::io;
+
+/// Page-file I/O. Offsets and lengths are in bytes; implementations are shared between
+/// threads, so every method takes `&self`.
+pub trait Storage: Send + Sync {
+    /// Fills `buf` from `offset`; reading past the end is an error.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// Writes all of `buf` at `offset`, growing the file if needed.
+    fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()>;
+    /// Makes every earlier write durable (`fdatasync`).
+    fn sync(&self) -> io::Result<()>;
+    /// Current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// Reserves space so that the file is at least `len` bytes long. Cheap if it already is.
+    fn grow_to(&self, len: u64) -> io::Result<()>;
+    /// Cuts the file to `len` bytes (used by `compact`).
+    fn truncate(&self, len: u64) -> io::Result<()>;
+    /// A read-only memory map of the file, for the optional mmap read path.
+    fn map(&self) -> Option<io::Result<memmap2::Mmap>> {
+        None
+    }
+}

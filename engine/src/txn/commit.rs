@@ -1,0 +1,254 @@
+//! Commit: persist the catalog and the commit record, write the dirty pages, sync and
+//! switch the meta page, then publish the new snapshot.
+//!
+//! Order of writes per durability (the meta goes to the slot that does *not* hold the
+//! last durable meta, so a torn meta write always leaves a good one behind):
+//! - `Full`: pages, sync, meta, sync.
+//! - `Checksummed`: pages, meta, sync; the record lists the pages written since the
+//!   last sync so that open can verify them before trusting this meta.
+//! - `None`: pages, meta; the same list; pages freed by this commit wait for a sync
+//!   before reuse (`FreeSpace::promote`).
+
+use super::write::{WriteState, WriteTxn};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::freespace::{RECORD_BODY, Record, record_page_body};
+use crate::meta::{Durability, Meta};
+use crate::page::{self, PageKind, PhysId, TxnId};
+use crate::pool::WriteGuard;
+
+/// Largest number of unsynced pages a `None` commit may leave to verify at open; beyond
+/// it the commit syncs (as `Checksummed`).
+const MAX_UNSYNCED_PAGES: usize = 1 << 16;
+
+/// Seals a dirty frame and writes it to its physical place.
+pub(super) fn write_page(core: &Core, guard: &mut WriteGuard<'_>, page_count: u64) -> Result<()> {
+    let phys = guard.phys;
+    debug_assert!(phys < page_count, "page {phys} beyond page count {page_count}");
+    page::reseal(&mut guard.bytes);
+    let offset = phys * core.page_size as u64;
+    core.storage.write_at(offset, &guard.bytes).map_err(|error| Error::io(format!("write of page {phys}"), error))?;
+    core.pool.counters.write(1);
+    Ok(())
+}
+
+fn sync(core: &Core) -> Result<()> {
+    core.pool.counters.sync();
+    core.storage.sync().map_err(|error| Error::io("sync", error))
+}
+
+/// Reads the commit record of `meta`: its contents and the pages holding it.
+pub(crate) fn read_record(core: &Core, meta: &Meta) -> Result<(Record, Vec<u64>)> {
+    let mut stream = Vec::new();
+    let mut pages = Vec::new();
+    let mut next = meta.record_head.0;
+    let mut buf = vec![0u8; core.page_size];
+    while next != 0 {
+        let phys = PhysId(next);
+        if next >= meta.page_count || pages.len() as u64 >= meta.page_count {
+            return Err(Error::corrupted(phys, "commit record chain leaves the file or loops"));
+        }
+        core.read_raw(phys, &mut buf)?;
+        page::verify_expect(&buf, phys, Some(PageKind::RECORD), pages.len() as u64, meta.txn)?;
+        let (following, bytes) = record_page_body(&buf, phys)?;
+        stream.extend_from_slice(bytes);
+        pages.push(next);
+        next = following;
+    }
+    if pages.is_empty() {
+        return Ok((Record::default(), pages));
+    }
+    Ok((Record::decode(&stream, meta.record_head, meta.page_count)?, pages))
+}
+
+/// What `write_record` prepared for `publish`.
+struct Written {
+    /// Committed pages this commit frees (old versions and the previous record).
+    freed: Vec<u64>,
+    /// Pages written since the last sync (empty for `Full`).
+    unsynced: Vec<u64>,
+    /// Pages of the new commit record.
+    record_pages: Vec<u64>,
+}
+
+impl WriteTxn<'_> {
+    pub(super) fn commit_inner(&self, durability: Durability) -> Result<()> {
+        self.persist_catalog()?;
+        let state = &mut *self.state.borrow_mut();
+        if state.fresh.is_empty() && state.freed.is_empty() && !state.trim_tail {
+            state.done = true;
+            return Ok(()); // nothing changed: no new snapshot
+        }
+        if cfg!(debug_assertions) {
+            self.assert_state(state);
+        }
+        let written = self.write_record(state, durability)?;
+        let durability =
+            if written.unsynced.len() > MAX_UNSYNCED_PAGES { Durability::Checksummed } else { durability };
+        self.core.ensure_len(state.meta.page_count)?;
+        self.write_dirty(state)?;
+        let slot = self.write_meta(state, durability)?;
+        self.publish(state, durability, slot, written);
+        Ok(())
+    }
+
+    fn persist_catalog(&self) -> Result<()> {
+        if !self.state.borrow().catalog_dirty {
+            return Ok(());
+        }
+        let catalog = self.state.borrow_mut().catalog.take().expect("a dirty catalog is loaded");
+        let root = catalog.store(self)?;
+        let state = &mut *self.state.borrow_mut();
+        state.meta.catalog_root = root;
+        state.catalog = Some(catalog);
+        state.catalog_dirty = false;
+        Ok(())
+    }
+
+    /// Builds the commit record and puts it into dirty frames.
+    fn write_record(&self, state: &mut WriteState, durability: Durability) -> Result<Written> {
+        let mut free = self.core.free.lock();
+        let mut freed_now = std::mem::take(&mut state.freed);
+        freed_now.extend(free.record_pages.iter().copied());
+        if state.trim_tail {
+            while state.meta.page_count > crate::meta::META_PAGES && free.free.last() == Some(&(state.meta.page_count - 1))
+            {
+                free.free.pop_last();
+                state.meta.page_count -= 1;
+            }
+        }
+        let mut logical = free.logical.clone();
+        logical.extend(state.logical_freed.iter().copied());
+        let mut unsynced = if durability == Durability::Full { Vec::new() } else { free.unsynced.clone() };
+        drop(free);
+        let per_page = Record::capacity_per_page(self.core.page_size);
+        let mut pages: Vec<PhysId> = Vec::new();
+        loop {
+            let record = self.record_now(state, &freed_now, &logical, &unsynced, durability);
+            let stream = record.encode();
+            let needed = stream.len().div_ceil(per_page).max(1);
+            if pages.len() >= needed {
+                self.fill_record_pages(state, &pages, &stream)?;
+                if durability != Durability::Full {
+                    unsynced = record.unsynced;
+                }
+                state.meta.record_head = pages[0];
+                let record_pages = pages.iter().map(|phys| phys.0).collect();
+                return Ok(Written { freed: freed_now, unsynced, record_pages });
+            }
+            while pages.len() < needed {
+                pages.push(self.alloc_phys(state));
+            }
+        }
+    }
+
+    /// The record as it stands: free + pending + freed now; unsynced + fresh pages.
+    fn record_now(
+        &self,
+        state: &WriteState,
+        freed_now: &[u64],
+        logical: &[u64],
+        unsynced: &[u64],
+        durability: Durability,
+    ) -> Record {
+        let free = self.core.free.lock();
+        let mut pages: Vec<u64> = free.free.iter().copied().collect();
+        pages.extend(free.pending.iter().flat_map(|(_, pages)| pages.iter().copied()));
+        pages.extend_from_slice(freed_now);
+        pages.sort_unstable();
+        let mut unsynced = unsynced.to_vec();
+        if durability != Durability::Full {
+            unsynced.extend(state.fresh.iter().copied());
+        }
+        Record { free: pages, logical: logical.to_vec(), unsynced }
+    }
+
+    fn fill_record_pages(&self, state: &mut WriteState, pages: &[PhysId], stream: &[u8]) -> Result<()> {
+        let per_page = Record::capacity_per_page(self.core.page_size);
+        for (index, phys) in pages.iter().enumerate() {
+            let chunk = stream.get(index * per_page..).unwrap_or(&[]);
+            let chunk = &chunk[..chunk.len().min(per_page)];
+            let (frame, mut guard) = self.core.pool.take_dirty(*phys)?;
+            guard.bytes.fill(0);
+            let next = pages.get(index + 1).map_or(0, |next| next.0);
+            page::write_u64(&mut guard.bytes, 32, next);
+            page::write_u32(&mut guard.bytes, 40, chunk.len() as u32);
+            guard.bytes[RECORD_BODY..RECORD_BODY + chunk.len()].copy_from_slice(chunk);
+            page::seal(&mut guard.bytes, PageKind::RECORD, index as u64, state.meta.txn);
+            state.dirty.insert(phys.0, frame);
+        }
+        Ok(())
+    }
+
+    /// Writes every dirty page in physical order.
+    fn write_dirty(&self, state: &mut WriteState) -> Result<()> {
+        let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
+        dirty.sort_unstable();
+        for (phys, index) in dirty {
+            let mut guard = self
+                .core
+                .pool
+                .dirty_mut(index, PhysId(phys))
+                .unwrap_or_else(|| panic!("page {phys} is still borrowed at commit"));
+            write_page(self.core, &mut guard, state.meta.page_count)?;
+        }
+        Ok(())
+    }
+
+    /// Syncs and writes the meta as the durability asks. Returns the slot written.
+    fn write_meta(&self, state: &WriteState, durability: Durability) -> Result<u64> {
+        let (slot, last_synced) = {
+            let shared = self.core.shared.lock();
+            (1 - shared.synced_slot, shared.last_synced)
+        };
+        if durability == Durability::Full {
+            sync(self.core)?;
+        }
+        let synced_after = durability != Durability::None;
+        let meta = Meta {
+            durability,
+            last_synced: if durability == Durability::Full { state.meta.txn } else { last_synced },
+            ..state.meta
+        };
+        let mut page = vec![0u8; self.core.page_size];
+        meta.encode(slot, &mut page);
+        self.core
+            .storage
+            .write_at(slot * self.core.page_size as u64, &page)
+            .map_err(|error| Error::io("write of the meta page", error))?;
+        self.core.pool.counters.write(1);
+        if synced_after {
+            sync(self.core)?;
+        }
+        Ok(slot)
+    }
+
+    /// Makes the commit visible: new snapshot, free-space bookkeeping, clean frames.
+    fn publish(&self, state: &mut WriteState, durability: Durability, slot: u64, written: Written) {
+        let txn: TxnId = state.meta.txn;
+        let synced = durability != Durability::None;
+        {
+            let mut free = self.core.free.lock();
+            free.pending.push_back((txn, written.freed));
+            free.unsynced = if synced { Vec::new() } else { written.unsynced };
+            free.logical.extend(state.logical_freed.drain(..));
+            free.record_pages = written.record_pages;
+        }
+        for (&phys, &index) in &state.dirty {
+            let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("dirty frame free after write");
+            self.core.pool.publish(guard, index);
+        }
+        let mut shared = self.core.shared.lock();
+        shared.current = Meta { durability, ..state.meta };
+        if synced {
+            shared.last_synced = txn;
+            shared.synced_slot = slot;
+        }
+        drop(shared);
+        self.core.pool.counters.commit();
+        state.dirty.clear();
+        state.fresh.clear();
+        state.logical_taken.clear();
+        state.done = true;
+    }
+}

@@ -1,0 +1,111 @@
+//! Transactions: snapshot readers ([`ReadTxn`]) and the single writer ([`WriteTxn`]),
+//! and the page handles they give out ([`PageRef`], [`PageMut`]).
+//!
+//! Life cycle of a write transaction:
+//!
+//! ```text
+//!   begin_write ──> Active ──commit──> Committed (snapshot published)
+//!                     │ └──I/O error──> Failed (handle poisoned, state as before)
+//!                     └──drop────────> Aborted (nothing reached the snapshot)
+//! ```
+//!
+//! Structures see only logical pages: [`PageRead::page`] for reading in either kind
+//! of transaction, and `WriteTxn::{page_mut, alloc_page, free_page}` for writing.
+
+pub(crate) mod commit;
+
+mod read;
+mod write;
+
+pub use read::ReadTxn;
+pub use write::WriteTxn;
+
+use crate::catalog::CatalogEntry;
+use crate::error::Result;
+use crate::page::{self, HEADER_SIZE, PageId, PageKind, TxnId};
+use crate::pool::{ReadGuard, WriteGuard};
+use crate::resultset::ResultSet;
+use std::ops::{Deref, DerefMut};
+
+/// Read access to the pages of a snapshot; implemented by both transaction kinds so a
+/// structure's read path is written once.
+pub trait PageRead {
+    /// Pins logical page `id` for reading. The slice is the page *payload* (the bytes
+    /// after the engine's 32-byte header), [`PageRead::payload_size`] long.
+    fn page(&self, id: PageId) -> Result<PageRef<'_>>;
+    /// Bytes of payload per page (page size − 32).
+    fn payload_size(&self) -> usize;
+    /// The snapshot's (or the writer's new) transaction id.
+    fn txn_id(&self) -> TxnId;
+    /// Looks up a named structure in the catalog.
+    fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>>;
+    /// Every catalog entry, in name order.
+    fn catalog_list(&self) -> Result<Vec<CatalogEntry>>;
+    /// An empty result set from the database's recycling pool.
+    fn result_set(&self) -> ResultSet;
+}
+
+/// A pinned page for reading. While it lives the frame cannot be evicted.
+pub struct PageRef<'a> {
+    guard: ReadGuard<'a>,
+    id: PageId,
+}
+
+impl<'a> PageRef<'a> {
+    pub(crate) fn new(guard: ReadGuard<'a>, id: PageId) -> Self {
+        PageRef { guard, id }
+    }
+
+    /// Logical id of the page.
+    pub fn id(&self) -> PageId {
+        self.id
+    }
+
+    /// Kind the page was allocated with.
+    pub fn kind(&self) -> PageKind {
+        page::header(&self.guard.bytes).kind
+    }
+}
+
+impl Deref for PageRef<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.guard.bytes[HEADER_SIZE..]
+    }
+}
+
+/// A page of the running write transaction, locked for writing. It cannot outlive its
+/// transaction; dropping it releases the lock (the page stays dirty).
+pub struct PageMut<'a> {
+    guard: WriteGuard<'a>,
+    id: PageId,
+}
+
+impl<'a> PageMut<'a> {
+    pub(crate) fn new(guard: WriteGuard<'a>, id: PageId) -> Self {
+        PageMut { guard, id }
+    }
+
+    /// Logical id of the page.
+    pub fn id(&self) -> PageId {
+        self.id
+    }
+
+    /// Kind the page was allocated with.
+    pub fn kind(&self) -> PageKind {
+        page::header(&self.guard.bytes).kind
+    }
+}
+
+impl Deref for PageMut<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.guard.bytes[HEADER_SIZE..]
+    }
+}
+
+impl DerefMut for PageMut<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.guard.bytes[HEADER_SIZE..]
+    }
+}

@@ -1,0 +1,69 @@
+//! [`ReadTxn`]: a snapshot reader. It copies the published meta under a short lock and
+//! registers itself so that the pages it can see are not reused; it never waits for
+//! the writer, for a commit's sync, or for other readers.
+
+use super::{PageRead, PageRef};
+use crate::catalog::{self, CatalogEntry};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::meta::Meta;
+use crate::page::{HEADER_SIZE, PageId, TxnId};
+use crate::resultset::ResultSet;
+
+/// A read-only snapshot of the database.
+pub struct ReadTxn<'db> {
+    core: &'db Core,
+    meta: Meta,
+}
+
+impl<'db> ReadTxn<'db> {
+    pub(crate) fn begin(core: &'db Core) -> Self {
+        let mut shared = core.shared.lock();
+        let meta = shared.current;
+        shared.add_reader(meta.txn);
+        ReadTxn { core, meta }
+    }
+
+    /// The meta this snapshot was taken from.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    pub(crate) fn core(&self) -> &'db Core {
+        self.core
+    }
+}
+
+impl Drop for ReadTxn<'_> {
+    fn drop(&mut self) {
+        self.core.shared.lock().remove_reader(self.meta.txn);
+    }
+}
+
+impl PageRead for ReadTxn<'_> {
+    fn page(&self, id: PageId) -> Result<PageRef<'_>> {
+        let phys = self.core.map_lookup(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        let guard = self.core.read_committed(phys, None, id.0, self.meta.txn)?;
+        Ok(PageRef::new(guard, id))
+    }
+
+    fn payload_size(&self) -> usize {
+        self.core.page_size - HEADER_SIZE
+    }
+
+    fn txn_id(&self) -> TxnId {
+        self.meta.txn
+    }
+
+    fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {
+        Ok(catalog::Catalog::load(self, self.meta.catalog_root)?.get(name).cloned())
+    }
+
+    fn catalog_list(&self) -> Result<Vec<CatalogEntry>> {
+        Ok(catalog::Catalog::load(self, self.meta.catalog_root)?.entries().cloned().collect())
+    }
+
+    fn result_set(&self) -> ResultSet {
+        self.core.result_sets.take()
+    }
+}

@@ -1,0 +1,426 @@
+//! [`WriteTxn`]: the single writer. Shadow paging happens here.
+//!
+//! The first `page_mut` of a committed logical page in this transaction copies it to a
+//! fresh physical page and remaps the logical id; later writes go to that copy in
+//! place. Page-map pages are copied the same way, top-down along the path (a
+//! copy-on-write radix tree). Committed physical pages are never overwritten, so a
+//! crash at any instant leaves the last durable meta intact.
+//!
+//! Invariants (checked by `assert_state` in debug builds):
+//! - every dirty page is fresh (allocated by this transaction);
+//! - a fresh page is either dirty or spilled (written, clean in the pool);
+//! - `freed` holds only committed pages, each once.
+//!
+//! All methods take `&self` (state in a `RefCell`) so a structure can hold several
+//! pages at once, e.g. both halves of a split. Read next: `commit.rs`.
+
+use super::{PageMut, PageRead, PageRef};
+use crate::catalog::{Catalog, CatalogEntry, StructureKind};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::meta::Meta;
+use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
+use crate::pool::{IdHasher, WriteGuard};
+use crate::resultset::ResultSet;
+use parking_lot::MutexGuard;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
+
+/// The mutable state of a write transaction.
+#[derive(Default)]
+pub(super) struct WriteState {
+    /// The working meta: roots as modified so far; `txn` is the id being committed.
+    pub meta: Meta,
+    /// Dirty pages: physical id → pool frame.
+    pub dirty: IdMap<u32>,
+    /// Physical pages allocated by this transaction.
+    pub fresh: IdSet,
+    /// Committed physical pages this transaction replaced or freed.
+    pub freed: Vec<u64>,
+    /// Logical ids taken from the free list (returned on abort).
+    pub logical_taken: Vec<u64>,
+    /// Logical ids freed (applied at commit).
+    pub logical_freed: Vec<u64>,
+    /// The catalog, once loaded; `catalog_dirty` when it must be rewritten.
+    pub catalog: Option<Catalog>,
+    pub catalog_dirty: bool,
+    /// Return free pages at the end of the file at commit (`compact`).
+    pub trim_tail: bool,
+    /// Set once the commit is published: dropping then gives nothing back.
+    pub done: bool,
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta::empty(4096)
+    }
+}
+
+/// The one write transaction. Dropping it aborts.
+pub struct WriteTxn<'db> {
+    pub(super) core: &'db Core,
+    pub(super) base: Meta,
+    pub(super) state: RefCell<WriteState>,
+    pub(super) _writer: MutexGuard<'db, ()>,
+}
+
+impl<'db> WriteTxn<'db> {
+    pub(crate) fn begin(core: &'db Core, writer: MutexGuard<'db, ()>) -> Result<Self> {
+        core.check_not_poisoned()?;
+        let (base, oldest, last_synced) = {
+            let shared = core.shared.lock();
+            (shared.current, shared.oldest_reader(), shared.last_synced)
+        };
+        let txn = TxnId(base.txn.0.checked_add(1).ok_or(Error::TxnIdOverflow(base.txn))?);
+        let txn_state = WriteTxn {
+            core,
+            base,
+            state: RefCell::new(WriteState { meta: Meta { txn, ..base }, ..WriteState::default() }),
+            _writer: writer,
+        };
+        txn_state.load_free_space()?;
+        core.free.lock().promote(oldest, last_synced);
+        Ok(txn_state)
+    }
+
+    /// Reads the commit record of the opened meta the first time a writer needs it.
+    fn load_free_space(&self) -> Result<()> {
+        let mut free = self.core.free.lock();
+        if free.loaded {
+            return Ok(());
+        }
+        let (record, pages) = super::commit::read_record(self.core, &self.base)?;
+        free.free.extend(record.free);
+        free.logical = record.logical;
+        free.record_pages = pages;
+        free.loaded = true;
+        Ok(())
+    }
+
+    /// Locks the dirty frame of fresh page `phys`, re-dirtying it if it was spilled.
+    fn fresh_frame(&self, state: &mut WriteState, phys: PhysId, logical: u64) -> Result<WriteGuard<'db>> {
+        let pool = &self.core.pool;
+        if let Some(&index) = state.dirty.get(&phys.0) {
+            return Ok(pool
+                .dirty_mut(index, phys)
+                .unwrap_or_else(|| panic!("page {logical} is already borrowed by this transaction")));
+        }
+        // Spilled earlier: bring the written copy back as a dirty frame.
+        let copy = self.core.read_committed(phys, None, logical, state.meta.txn)?;
+        let bytes = copy.bytes.clone();
+        drop(copy);
+        self.core.pool.invalidate(phys);
+        let (index, mut guard) = self.take_dirty(state, phys)?;
+        guard.bytes.copy_from_slice(&bytes);
+        state.dirty.insert(phys.0, index);
+        Ok(guard)
+    }
+
+    /// A pool frame for a new dirty page, spilling first if the writer holds too many.
+    fn take_dirty(&self, state: &mut WriteState, phys: PhysId) -> Result<(u32, WriteGuard<'db>)> {
+        if state.dirty.len() >= self.core.spill_threshold {
+            self.spill(state)?;
+        }
+        self.core.pool.take_dirty(phys)
+    }
+
+    /// Writes dirty pages not currently borrowed, making their frames evictable.
+    fn spill(&self, state: &mut WriteState) -> Result<()> {
+        let mut indices: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
+        indices.sort_unstable();
+        self.core.ensure_len(state.meta.page_count)?;
+        let mut written = 0;
+        for (phys, index) in indices {
+            let Some(mut guard) = self.core.pool.dirty_mut(index, PhysId(phys)) else { continue };
+            let result = super::commit::write_page(self.core, &mut guard, state.meta.page_count);
+            self.core.poison_on_io(result)?;
+            self.core.pool.publish(guard, index);
+            state.dirty.remove(&phys);
+            written += 1;
+        }
+        self.core.pool.counters.spill(written);
+        Ok(())
+    }
+
+    /// Allocates a physical page: the lowest free one, else one past the end.
+    pub(super) fn alloc_phys(&self, state: &mut WriteState) -> PhysId {
+        let phys = match self.core.free.lock().free.pop_first() {
+            Some(phys) => phys,
+            None => {
+                state.meta.page_count += 1;
+                state.meta.page_count - 1
+            }
+        };
+        self.core.pool.invalidate(PhysId(phys));
+        state.fresh.insert(phys);
+        PhysId(phys)
+    }
+
+    /// A new dirty page at a fresh physical location with the given header.
+    fn new_page(&self, state: &mut WriteState, kind: PageKind, logical: u64) -> Result<(PhysId, WriteGuard<'db>)> {
+        let phys = self.alloc_phys(state);
+        let (index, mut guard) = self.take_dirty(state, phys)?;
+        guard.bytes.fill(0);
+        page::seal(&mut guard.bytes, kind, logical, state.meta.txn);
+        state.dirty.insert(phys.0, index);
+        Ok((phys, guard))
+    }
+
+    /// Makes `phys` writable in this transaction: fresh pages in place, committed ones by
+    /// copying to a fresh page (the old one is freed at commit).
+    fn writable(&self, state: &mut WriteState, phys: PhysId, kind: Option<PageKind>, logical: u64)
+        -> Result<(PhysId, WriteGuard<'db>)> {
+        if state.fresh.contains(&phys.0) {
+            return Ok((phys, self.fresh_frame(state, phys, logical)?));
+        }
+        let old = self.core.read_committed(phys, kind, logical, self.base.txn)?;
+        let new = self.alloc_phys(state);
+        let (index, mut guard) = self.take_dirty(state, new)?;
+        guard.bytes.copy_from_slice(&old.bytes);
+        drop(old);
+        let head = page::header(&guard.bytes);
+        page::seal(&mut guard.bytes, head.kind, logical, state.meta.txn);
+        state.dirty.insert(new.0, index);
+        state.freed.push(phys.0);
+        Ok((new, guard))
+    }
+
+    /// Translates a logical id through the writer's own (possibly modified) page map.
+    fn lookup(&self, state: &mut WriteState, logical: u64) -> Result<Option<PhysId>> {
+        let meta = state.meta;
+        if meta.map_depth == 0 || logical >= self.core.map_capacity(meta.map_depth) {
+            return Ok(None);
+        }
+        let mut phys = meta.map_root;
+        for level in (1..=meta.map_depth).rev() {
+            let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
+            let entry = Core::map_entry(&page.guard_bytes(), self.core.map_index(logical, level));
+            if entry == 0 {
+                return Ok(None);
+            }
+            phys = PhysId(entry);
+        }
+        Ok(Some(phys))
+    }
+
+    /// Pins a physical page as this transaction sees it: dirty copy first, else committed.
+    fn read_any(&self, state: &WriteState, phys: PhysId, kind: Option<PageKind>, logical: u64) -> Result<AnyPage<'db>> {
+        if let Some(&index) = state.dirty.get(&phys.0) {
+            let guard = self.core.pool.dirty_ref(index, phys).unwrap_or_else(|| {
+                panic!("page {logical} is borrowed mutably while being read in the same transaction")
+            });
+            return Ok(AnyPage(guard));
+        }
+        Ok(AnyPage(self.core.read_committed(phys, kind, logical, state.meta.txn)?))
+    }
+
+    /// Points `logical` at `target` (0 = unmapped), copying map pages top-down.
+    fn map_set(&self, state: &mut WriteState, logical: u64, target: u64) -> Result<()> {
+        while logical >= self.core.map_capacity(state.meta.map_depth) {
+            let level = state.meta.map_depth + 1;
+            let old_root = state.meta.map_root.0;
+            let (root, mut guard) = self.new_page(state, PageKind::MAP, u64::from(level))?;
+            page::write_u64(&mut guard.bytes, HEADER_SIZE, old_root);
+            state.meta.map_root = root;
+            state.meta.map_depth = level;
+        }
+        let depth = state.meta.map_depth;
+        let (root, mut guard) = self.writable(state, state.meta.map_root, Some(PageKind::MAP), u64::from(depth))?;
+        state.meta.map_root = root;
+        for level in (1..=depth).rev() {
+            let slot = HEADER_SIZE + 8 * self.core.map_index(logical, level) as usize;
+            if level == 1 {
+                page::write_u64(&mut guard.bytes, slot, target);
+                return Ok(());
+            }
+            let child = page::read_u64(&guard.bytes, slot);
+            let (new_child, child_guard) = if child == 0 {
+                self.new_page(state, PageKind::MAP, u64::from(level - 1))?
+            } else {
+                self.writable(state, PhysId(child), Some(PageKind::MAP), u64::from(level - 1))?
+            };
+            page::write_u64(&mut guard.bytes, slot, new_child.0);
+            guard = child_guard;
+        }
+        unreachable!("the loop returns at level 1 of a map with depth {depth} >= 1")
+    }
+
+    /// Locks logical page `id` for writing (copy-on-write on first touch).
+    pub fn page_mut(&self, id: PageId) -> Result<PageMut<'db>> {
+        let state = &mut *self.state.borrow_mut();
+        let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        let (new, guard) = self.writable(state, phys, None, id.0)?;
+        if new != phys {
+            self.map_set(state, id.0, new.0)?;
+        }
+        Ok(PageMut::new(guard, id))
+    }
+
+    /// Allocates a new logical page of `kind`, zero-filled, locked for writing.
+    pub fn alloc_page(&self, kind: PageKind) -> Result<PageMut<'db>> {
+        let state = &mut *self.state.borrow_mut();
+        let logical = match self.core.free.lock().logical.pop() {
+            Some(logical) => {
+                state.logical_taken.push(logical);
+                logical
+            }
+            None => {
+                state.meta.logical_next += 1;
+                state.meta.logical_next - 1
+            }
+        };
+        let (phys, guard) = self.new_page(state, kind, logical)?;
+        self.map_set(state, logical, phys.0)?;
+        state.meta.live_pages += 1;
+        Ok(PageMut::new(guard, PageId(logical)))
+    }
+
+    /// Frees logical page `id`; its id and physical page become reusable.
+    pub fn free_page(&self, id: PageId) -> Result<()> {
+        let state = &mut *self.state.borrow_mut();
+        let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        self.map_set(state, id.0, 0)?;
+        if state.fresh.remove(&phys.0) {
+            if let Some(index) = state.dirty.remove(&phys.0) {
+                let guard = self.core.pool.dirty_mut(index, phys).expect("freed page is not borrowed");
+                self.core.pool.discard(guard);
+            }
+            self.core.pool.invalidate(phys);
+            self.core.free.lock().free.insert(phys.0);
+        } else {
+            state.freed.push(phys.0);
+        }
+        state.logical_freed.push(id.0);
+        state.meta.live_pages -= 1;
+        Ok(())
+    }
+
+    fn with_catalog<T>(&self, edit: impl FnOnce(&mut Catalog) -> Result<T>) -> Result<T> {
+        let loaded = self.state.borrow().catalog.is_some();
+        if !loaded {
+            let catalog = Catalog::load(self, self.state.borrow().meta.catalog_root)?;
+            self.state.borrow_mut().catalog = Some(catalog);
+        }
+        let state = &mut *self.state.borrow_mut();
+        edit(state.catalog.as_mut().expect("catalog loaded above"))
+    }
+
+    /// Registers a named structure. Its pages are the caller's; `root` is its entry page.
+    pub fn create_structure(&self, name: &str, kind: StructureKind, params: &[u8], root: PageId) -> Result<()> {
+        self.with_catalog(|catalog| catalog.insert(CatalogEntry::new(name, kind, params, root)?))?;
+        self.state.borrow_mut().catalog_dirty = true;
+        Ok(())
+    }
+
+    /// Changes the root page recorded for a structure.
+    pub fn set_structure_root(&self, name: &str, root: PageId) -> Result<()> {
+        self.with_catalog(|catalog| catalog.set_root(name, root))?;
+        self.state.borrow_mut().catalog_dirty = true;
+        Ok(())
+    }
+
+    /// Removes a structure from the catalog and returns its entry; the caller frees its
+    /// pages (the engine does not know their shape).
+    pub fn drop_structure(&self, name: &str) -> Result<CatalogEntry> {
+        let entry = self.with_catalog(|catalog| catalog.remove(name))?;
+        self.state.borrow_mut().catalog_dirty = true;
+        Ok(entry)
+    }
+
+    /// Asks the commit to return free pages at the end of the file (see `compact`).
+    pub(crate) fn trim_tail(&self) {
+        self.state.borrow_mut().trim_tail = true;
+    }
+
+    /// Commits with the given durability. On an I/O error the database is poisoned and
+    /// the committed state stays as it was before this transaction.
+    pub fn commit(self, durability: crate::meta::Durability) -> Result<()> {
+        self.core.check_not_poisoned()?;
+        let result = self.commit_inner(durability);
+        self.core.poison_on_io(result)
+    }
+
+    /// Aborts explicitly (the same as dropping).
+    pub fn abort(self) {}
+
+    /// Number of dirty pages held right now.
+    pub fn dirty_pages(&self) -> usize {
+        self.state.borrow().dirty.len()
+    }
+
+    /// Debug check of the state invariants in the module docs.
+    pub(super) fn assert_state(&self, state: &WriteState) {
+        for phys in state.dirty.keys() {
+            assert!(state.fresh.contains(phys), "dirty page {phys} was not allocated by this transaction");
+        }
+        let freed: IdSet = state.freed.iter().copied().collect();
+        assert_eq!(freed.len(), state.freed.len(), "a committed page was freed twice");
+        assert!(freed.iter().all(|phys| !state.fresh.contains(phys)), "a fresh page is in the freed list");
+    }
+}
+
+/// A pinned page as the writer sees it (dirty or committed).
+struct AnyPage<'a>(crate::pool::ReadGuard<'a>);
+
+impl AnyPage<'_> {
+    fn guard_bytes(&self) -> &[u8] {
+        &self.0.bytes
+    }
+}
+
+impl Drop for WriteTxn<'_> {
+    fn drop(&mut self) {
+        // Abort (or the tail of a commit): give back what this transaction took.
+        let state = &mut *self.state.borrow_mut();
+        if state.done {
+            return;
+        }
+        for (&phys, &index) in &state.dirty {
+            if let Some(guard) = self.core.pool.dirty_mut(index, PhysId(phys)) {
+                self.core.pool.discard(guard);
+            }
+        }
+        let mut free = self.core.free.lock();
+        for &phys in &state.fresh {
+            self.core.pool.invalidate(PhysId(phys));
+            if phys < self.base.page_count {
+                free.free.insert(phys);
+            }
+        }
+        free.logical.append(&mut state.logical_taken);
+        // Pages this transaction allocated past the old end and then freed.
+        free.free.split_off(&self.base.page_count);
+    }
+}
+
+impl PageRead for WriteTxn<'_> {
+    fn page(&self, id: PageId) -> Result<PageRef<'_>> {
+        let state = &mut *self.state.borrow_mut();
+        let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        Ok(PageRef::new(self.read_any(state, phys, None, id.0)?.0, id))
+    }
+
+    fn payload_size(&self) -> usize {
+        self.core.page_size - HEADER_SIZE
+    }
+
+    fn txn_id(&self) -> TxnId {
+        self.state.borrow().meta.txn
+    }
+
+    fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {
+        self.with_catalog(|catalog| Ok(catalog.get(name).cloned()))
+    }
+
+    fn catalog_list(&self) -> Result<Vec<CatalogEntry>> {
+        self.with_catalog(|catalog| Ok(catalog.entries().cloned().collect()))
+    }
+
+    fn result_set(&self) -> ResultSet {
+        self.core.result_sets.take()
+    }
+}

@@ -1,0 +1,83 @@
+//! `quire info`, `quire check`, `quire compact`: look at and maintain a database file.
+
+use anyhow::{Context, Result};
+use quiredb_engine::{Database, Options, PageRead};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `quire info`.
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    /// Database file.
+    pub path: PathBuf,
+}
+
+/// Arguments of `quire check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Database file.
+    pub path: PathBuf,
+}
+
+/// Arguments of `quire compact`.
+#[derive(clap::Args)]
+pub struct CompactArgs {
+    /// Database file.
+    pub path: PathBuf,
+}
+
+fn open(path: &PathBuf) -> Result<Database> {
+    Database::open(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// Prints the newest meta page and the catalog.
+pub fn info(args: InfoArgs) -> Result<ExitCode> {
+    let db = open(&args.path)?;
+    let meta = db.meta();
+    let file_bytes = std::fs::metadata(&args.path)?.len();
+    println!("file            {} ({file_bytes} bytes)", args.path.display());
+    println!("page size       {} bytes", meta.page_size);
+    println!("transaction     {}", meta.txn);
+    println!("durability      {:?}", meta.durability);
+    println!("physical pages  {}", meta.page_count);
+    println!("logical pages   {} live, next id {}", meta.live_pages, meta.logical_next);
+    println!("page map        root {} depth {}", meta.map_root, meta.map_depth);
+    let txn = db.begin_read()?;
+    let entries = txn.catalog_list()?;
+    println!("structures      {}", entries.len());
+    for entry in entries {
+        println!("  {:<24} {:<6} root {}", entry.name, entry.kind.name(), entry.root);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Verifies the file; exit status 0 only when clean.
+pub fn check(args: CheckArgs) -> Result<ExitCode> {
+    let db = open(&args.path)?;
+    let report = quiredb_engine::check(&db)?;
+    println!(
+        "checked transaction {}: {} pages = {} page-map + {} data + {} commit-record + {} free + 2 meta",
+        report.txn, report.page_count, report.map_pages, report.data_pages, report.record_pages, report.free_pages
+    );
+    if report.fell_back {
+        println!("warning: the newest meta page was invalid; the previous commit was used");
+    }
+    for problem in &report.problems {
+        println!("problem: {problem}");
+    }
+    if report.is_clean() {
+        println!("clean");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("{} problems", report.problems.len());
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// Returns free space at the end of the file to the OS.
+pub fn compact(args: CompactArgs) -> Result<ExitCode> {
+    let db = open(&args.path)?;
+    let (before, after) = db.compact()?;
+    println!("{}: {before} bytes -> {after} bytes", args.path.display());
+    Ok(ExitCode::SUCCESS)
+}

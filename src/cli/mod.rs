@@ -1,0 +1,5 @@
+//! The subcommands of `quire`, one module each. Every `run` returns the exit code or an
+//! error that `main` prints as one line.
+
+pub mod admin;
+pub mod demo;

@@ -1,0 +1,2 @@
+//! quiredb-structures: see ../shared/DESIGN.md.
+#![forbid(unsafe_code)]
