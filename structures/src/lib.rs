@@ -1,2 +1,9 @@
-//! quiredb-structures: see ../shared/DESIGN.md.
+//! quiredb-structures: the index structures of QuireDB, built only on the engine's
+//! logical page API (`quiredb_engine::{PageRead, WriteTxn}`): B+tree, blobs, paged
+//! queue and R*-tree. Each opens by name through the engine's catalog.
 #![forbid(unsafe_code)]
+
+pub mod check;
+pub mod error;
+
+pub use error::{Error, Result};

@@ -1,0 +1,34 @@
+//! The one error type of quiredb-structures. Engine errors convert into it; each
+//! structure adds the variants of its own bad input here (one enum for the crate).
+
+/// Result alias of the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything a structure operation can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An engine error (I/O, corruption, catalog, …).
+    #[error(transparent)]
+    Engine(#[from] quiredb_engine::Error),
+    /// A page of a structure does not hold what the structure wrote there.
+    #[error("structure {structure:?} is corrupted at logical page {page}: {reason}")]
+    Corrupted {
+        /// Catalog name of the structure (or its kind when unnamed).
+        structure: String,
+        /// Logical page.
+        page: u64,
+        /// What check failed.
+        reason: String,
+    },
+    /// The catalog entry has another kind or other parameters than the caller expects.
+    #[error("structure {name:?} is a {found}, not a {expected}")]
+    WrongKind {
+        /// Catalog name.
+        name: String,
+        /// Kind found in the catalog.
+        found: String,
+        /// Kind the caller asked for.
+        expected: String,
+    },
+}
