@@ -1,0 +1,60 @@
+//! The one error type of quiredb-xml.
+//!
+//! Every variant names *what* went wrong and *where*: XPath errors carry the 1-based
+//! character column in the query text, XML errors the file, line and column. Bad input
+//! is always reported through this type, never by a panic.
+//!
+//! Read next: `xpath/parser.rs` (who raises the XPath variants), `reference.rs` (who
+//! raises the XML and I/O variants).
+
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong in quiredb-xml.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The query is not well-formed XPath.
+    #[error("XPath syntax error at column {column}: expected {expected}, found {found}")]
+    XPathSyntax {
+        /// 1-based character column of the offending token.
+        column: usize,
+        /// What the parser expected there.
+        expected: String,
+        /// What it found instead.
+        found: String,
+    },
+    /// The query is XPath, but uses a construct outside the subset QuireDB answers.
+    #[error("XPath construct not supported at column {column}: {construct}")]
+    XPathUnsupported {
+        /// 1-based character column where the construct starts.
+        column: usize,
+        /// The construct, named as a user would look it up (e.g. "axis `ancestor::`").
+        construct: String,
+    },
+    /// A document is not well-formed XML.
+    #[error("malformed XML in {file} at line {line}, column {column}: {reason}")]
+    Xml {
+        /// The file (or a label such as `<memory>`).
+        file: PathBuf,
+        /// 1-based line.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// The parser's message.
+        reason: String,
+    },
+    /// A collection path holds no `.xml` file.
+    #[error("no .xml file in {0}")]
+    EmptyCollection(PathBuf),
+    /// Reading a document failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,326 @@
+//! The reference evaluator: XPath subset over `roxmltree` DOMs by a plain walk.
+//!
+//! It is the oracle for the store's tests and for the T5 benchmark, so it is written to
+//! be obviously right, not fast. Semantics are XPath 1.0's:
+//! - results are in document order without duplicates (ordered by document index in the
+//!   collection, then node id — roxmltree numbers nodes in document order — then
+//!   attribute index, attributes coming right after their element);
+//! - `a//b` is `a/descendant-or-self::node()/b`;
+//! - a path in a predicate is true when non-empty; `path = "s"` is true when *some*
+//!   selected node's string value equals `s` (`!=` likewise: some node differs);
+//!   `<`, `<=`, `>`, `>=` and every comparison with a number compare `number(string
+//!   value)` (XPath 1.0 number syntax, NaN never compares true except with `!=`);
+//! - whitespace-only text nodes are part of the data (as with BaseX `CHOP=false`).
+//!
+//! Two documented liberties: an unprefixed name test matches the element's *local*
+//! name in any namespace (the collections we generate have none), and an absolute path
+//! over a collection is evaluated in each document and the results concatenated.
+//!
+//! Read next: `xpath/ast.rs` for the tree evaluated here; `collection.rs` for loading.
+
+use roxmltree::{Document, Node, NodeType};
+
+use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator};
+
+/// One selected item: a node, or an attribute of an element.
+#[derive(Debug, Clone, Copy)]
+pub enum Item<'a, 'input> {
+    Node {
+        doc: usize,
+        node: Node<'a, 'input>,
+    },
+    Attribute {
+        doc: usize,
+        owner: Node<'a, 'input>,
+        index: usize,
+    },
+}
+
+type OrderKey = (usize, usize, usize);
+
+impl<'a, 'input> Item<'a, 'input> {
+    /// Position in collection document order.
+    fn key(&self) -> OrderKey {
+        match *self {
+            Item::Node { doc, node } => (doc, node.id().get_usize(), 0),
+            Item::Attribute { doc, owner, index } => (doc, owner.id().get_usize(), index + 1),
+        }
+    }
+
+    /// The XPath string value (element: all descendant text concatenated).
+    pub fn string_value(&self) -> String {
+        match *self {
+            Item::Node { node, .. } => node_string_value(node),
+            Item::Attribute { owner, index, .. } => owner
+                .attributes()
+                .nth(index)
+                .map(|a| a.value().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Index of the document in the collection this item comes from.
+    pub fn document(&self) -> usize {
+        match *self {
+            Item::Node { doc, .. } | Item::Attribute { doc, .. } => doc,
+        }
+    }
+
+    /// The node (for an attribute: its owner element).
+    pub fn node(&self) -> Node<'a, 'input> {
+        match *self {
+            Item::Node { node, .. } => node,
+            Item::Attribute { owner, .. } => owner,
+        }
+    }
+}
+
+fn node_string_value(node: Node<'_, '_>) -> String {
+    match node.node_type() {
+        NodeType::Text | NodeType::Comment => node.text().unwrap_or("").to_string(),
+        NodeType::PI => node
+            .pi()
+            .map(|pi| pi.value.unwrap_or("").to_string())
+            .unwrap_or_default(),
+        NodeType::Root | NodeType::Element => node
+            .descendants()
+            .filter(|n| n.is_text())
+            .filter_map(|n| n.text())
+            .collect(),
+    }
+}
+
+/// Evaluates `query` over a collection of documents, in collection document order.
+pub fn evaluate<'a, 'input>(query: &Query, docs: &'a [Document<'input>]) -> Vec<Item<'a, 'input>> {
+    let mut out = Vec::new();
+    for (index, doc) in docs.iter().enumerate() {
+        let root = vec![Item::Node {
+            doc: index,
+            node: doc.root(),
+        }];
+        for path in &query.paths {
+            out.extend(eval_path(path, &root));
+        }
+    }
+    sort_unique(&mut out);
+    out
+}
+
+/// Number of items `query` selects in the collection.
+pub fn count(query: &Query, docs: &[Document<'_>]) -> usize {
+    evaluate(query, docs).len()
+}
+
+fn sort_unique(items: &mut Vec<Item<'_, '_>>) {
+    items.sort_by_key(Item::key);
+    items.dedup_by_key(|item| item.key());
+}
+
+/// Evaluates a path from a context set (relative paths start at the context; absolute
+/// paths at the context's document root).
+fn eval_path<'a, 'i>(path: &LocationPath, context: &[Item<'a, 'i>]) -> Vec<Item<'a, 'i>> {
+    let mut current: Vec<Item<'a, 'i>> = if path.absolute {
+        let mut roots: Vec<_> = context
+            .iter()
+            .map(|item| Item::Node {
+                doc: item.document(),
+                node: item.node().document().root(),
+            })
+            .collect();
+        sort_unique(&mut roots);
+        roots
+    } else {
+        context.to_vec()
+    };
+    for step in &path.steps {
+        let bases = match step.separator {
+            Separator::Child => current,
+            Separator::Descendant => descendant_or_self(&current),
+        };
+        let mut next = Vec::new();
+        for base in &bases {
+            for candidate in apply_test(&step.test, *base) {
+                if step.predicates.iter().all(|p| holds(p, candidate)) {
+                    next.push(candidate);
+                }
+            }
+        }
+        sort_unique(&mut next);
+        current = next;
+    }
+    current
+}
+
+/// descendant-or-self::node() of a sorted, unique context set, sorted and unique.
+fn descendant_or_self<'a, 'i>(context: &[Item<'a, 'i>]) -> Vec<Item<'a, 'i>> {
+    let mut out = Vec::new();
+    let mut covered: Option<Node<'a, 'i>> = None; // last context whose subtree was walked
+    for item in context {
+        match *item {
+            Item::Attribute { .. } => out.push(*item),
+            Item::Node { doc, node } => {
+                let inside = covered.is_some_and(|c| node.ancestors().any(|a| a == c));
+                if !inside {
+                    out.extend(node.descendants().map(|n| Item::Node { doc, node: n }));
+                    covered = Some(node);
+                }
+            }
+        }
+    }
+    sort_unique(&mut out);
+    out
+}
+
+/// The items a node test selects from one context item (child, attribute or self axis).
+fn apply_test<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>) -> Vec<Item<'a, 'i>> {
+    let Item::Node { doc, node } = base else {
+        // Attributes have no children and no attributes; only `.` selects them.
+        return if *test == NodeTest::SelfNode {
+            vec![base]
+        } else {
+            Vec::new()
+        };
+    };
+    let wrap = |n: Node<'a, 'i>| Item::Node { doc, node: n };
+    match test {
+        NodeTest::SelfNode => vec![base],
+        NodeTest::Element(name) => node
+            .children()
+            .filter(|c| c.is_element() && c.tag_name().name() == name)
+            .map(wrap)
+            .collect(),
+        NodeTest::AnyElement => node.children().filter(Node::is_element).map(wrap).collect(),
+        NodeTest::Text => node.children().filter(Node::is_text).map(wrap).collect(),
+        NodeTest::Node => node.children().map(wrap).collect(),
+        NodeTest::Attribute(name) => node
+            .attributes()
+            .enumerate()
+            .filter(|(_, a)| a.name() == name)
+            .map(|(index, _)| Item::Attribute {
+                doc,
+                owner: node,
+                index,
+            })
+            .collect(),
+        NodeTest::AnyAttribute => (0..node.attributes().len())
+            .map(|index| Item::Attribute {
+                doc,
+                owner: node,
+                index,
+            })
+            .collect(),
+    }
+}
+
+/// Truth of a predicate with `item` as the context node.
+fn holds(predicate: &Predicate, item: Item<'_, '_>) -> bool {
+    match predicate {
+        Predicate::Or(a, b) => holds(a, item) || holds(b, item),
+        Predicate::And(a, b) => holds(a, item) && holds(b, item),
+        Predicate::Not(a) => !holds(a, item),
+        Predicate::Exists(path) => !eval_path(path, &[item]).is_empty(),
+        Predicate::Compare {
+            path, op, literal, ..
+        } => eval_path(path, &[item])
+            .iter()
+            .any(|selected| compare(&selected.string_value(), *op, literal)),
+    }
+}
+
+/// XPath 1.0 comparison of one node's string value with a literal.
+pub fn compare(value: &str, op: CompareOp, literal: &Literal) -> bool {
+    match (op, literal) {
+        (CompareOp::Eq, Literal::String(s)) => value == s,
+        (CompareOp::Ne, Literal::String(s)) => value != s,
+        (_, Literal::String(s)) => compare_numbers(xpath_number(value), op, xpath_number(s)),
+        (_, Literal::Number(n, _)) => compare_numbers(xpath_number(value), op, *n),
+    }
+}
+
+fn compare_numbers(a: f64, op: CompareOp, b: f64) -> bool {
+    match op {
+        CompareOp::Eq => a == b,
+        CompareOp::Ne => a != b,
+        CompareOp::Lt => a < b,
+        CompareOp::Le => a <= b,
+        CompareOp::Gt => a > b,
+        CompareOp::Ge => a >= b,
+    }
+}
+
+/// XPath 1.0 `number()` of a string: optional whitespace, optional `-`, digits with an
+/// optional fraction (no exponent, no `+`); anything else is NaN.
+pub fn xpath_number(s: &str) -> f64 {
+    let t = s.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    let mut parts = digits.splitn(2, '.');
+    let whole = parts.next().unwrap_or("");
+    let fraction = parts.next();
+    let all_digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    let valid = all_digits(whole)
+        && fraction.is_none_or(all_digits)
+        && (!whole.is_empty() || fraction.is_some_and(|f| !f.is_empty()));
+    if valid {
+        t.parse().unwrap_or(f64::NAN)
+    } else {
+        f64::NAN
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xpath::parse;
+
+    const DOC: &str = r#"<r><a id="1" k="x"><b>7</b><b> 8 </b><c>hi<d>there</d></c></a><a id="2"><c>no</c></a><b>-1.5</b></r>"#;
+
+    fn run(q: &str) -> Vec<String> {
+        let doc = Document::parse(DOC).expect("test document is well-formed");
+        let docs = [doc];
+        let query = parse(q).expect("test query parses");
+        evaluate(&query, &docs)
+            .iter()
+            .map(Item::string_value)
+            .collect()
+    }
+
+    #[test]
+    fn selects_children_descendants_attributes_and_text() {
+        assert_eq!(run("/r/a/@id"), ["1", "2"]);
+        assert_eq!(run("//b"), ["7", " 8 ", "-1.5"]);
+        assert_eq!(run("//a/c"), ["hithere", "no"]);
+        assert_eq!(run("//c/text()"), ["hi", "no"]);
+        assert_eq!(run("//@*"), ["1", "x", "2"]);
+        assert_eq!(run("/r/*/node()").len(), 5);
+        assert_eq!(run("r/a/c"), ["hithere", "no"]);
+        assert_eq!(run("/"), ["7 8 hithereno-1.5"]);
+    }
+
+    #[test]
+    fn follows_xpath_comparison_rules() {
+        assert_eq!(run("//a[b = 8]/@id"), ["1"]); // " 8 " is the number 8
+        assert_eq!(run("//a[b = '8']/@id"), Vec::<String>::new()); // but not the string
+        assert_eq!(run("//a[b > 7.5]/@id"), ["1"]);
+        assert_eq!(run("//a[b != 7]/@id"), ["1"]); // some b differs
+        assert_eq!(run("//a[not(b)]/@id"), ["2"]);
+        assert_eq!(run("//a[@k or c = 'no']/@id"), ["1", "2"]);
+        assert_eq!(run("//b[. < -1]"), ["-1.5"]);
+        assert_eq!(run("//a[c < 'x']"), Vec::<String>::new()); // NaN compares false
+    }
+
+    #[test]
+    fn unions_are_in_document_order_without_duplicates() {
+        assert_eq!(run("//d | //c | //d"), ["hithere", "there", "no"]);
+        assert_eq!(run("//a//d | /r//d"), ["there"]);
+    }
+
+    #[test]
+    fn xpath_numbers_follow_the_1_0_grammar() {
+        assert_eq!(xpath_number(" 12 "), 12.0);
+        assert_eq!(xpath_number("-.5"), -0.5);
+        assert_eq!(xpath_number("3."), 3.0);
+        for bad in ["", "-", ".", "1e3", "+1", "1 2", "0x10", "inf", "NaN"] {
+            assert!(xpath_number(bad).is_nan(), "{bad}");
+        }
+    }
+}

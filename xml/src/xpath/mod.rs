@@ -1,0 +1,13 @@
+//! The XPath subset QuireDB answers: tokenizer → parser → AST with spans.
+//!
+//! Entry point: [`parse`]. Read `parser.rs` for the grammar and what is rejected,
+//! `ast.rs` for the tree and its canonical printing.
+
+pub mod ast;
+pub mod lexer;
+pub mod parser;
+
+pub use ast::{
+    CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step,
+};
+pub use parser::parse;
