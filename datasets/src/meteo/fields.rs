@@ -1,0 +1,277 @@
+//! Parsing and formatting of single CSV fields: measures (with missing markers and
+//! decimal commas), integers, timestamps, and civil dates ↔ days since 1970-01-01.
+//!
+//! Every parser takes raw bytes and returns `Err(reason)` with a short static reason;
+//! `reader.rs` wraps it into an [`crate::Error::Csv`] with line, column and text.
+//! Nothing here allocates. Dates use the proleptic Gregorian calendar
+//! (`days_from_civil` after H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
+
+use super::schema::MissingValues;
+
+/// Why a field did not parse; shown to the user after the position.
+pub type Reason = &'static str;
+
+/// Parses a measure: `Ok(None)` when the field is a missing marker or sentinel.
+/// With `decimal_comma`, one `,` is read as the decimal point (`"12,5"` = 12.5).
+pub fn parse_measure(
+    bytes: &[u8],
+    decimal_comma: bool,
+    missing: &MissingValues,
+) -> Result<Option<f64>, Reason> {
+    let text = trim(bytes);
+    match parse_number(text, decimal_comma) {
+        Some(value) if missing.sentinels.contains(&value) => Ok(None),
+        Some(value) if value.is_finite() => Ok(Some(value)),
+        Some(_) if is_missing_token(text, missing) => Ok(None),
+        Some(_) => Err("not a finite number"),
+        None if is_missing_token(text, missing) => Ok(None),
+        None if std::str::from_utf8(text).is_err() => Err("not UTF-8"),
+        None => Err("not a number"),
+    }
+}
+
+fn parse_number(text: &[u8], decimal_comma: bool) -> Option<f64> {
+    if decimal_comma && text.contains(&b',') {
+        let mut buffer = [0u8; 64];
+        let copy = buffer.get_mut(..text.len())?;
+        copy.copy_from_slice(text);
+        let comma = copy.iter().position(|&byte| byte == b',')?;
+        copy[comma] = b'.';
+        return std::str::from_utf8(copy).ok()?.parse().ok();
+    }
+    std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+fn is_missing_token(text: &[u8], missing: &MissingValues) -> bool {
+    missing
+        .tokens
+        .iter()
+        .any(|token| token.as_bytes().eq_ignore_ascii_case(text))
+}
+
+/// Parses a decimal integer (optional sign, ASCII digits, surrounding spaces allowed).
+pub fn parse_int(bytes: &[u8]) -> Result<i64, Reason> {
+    let text = trim(bytes);
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
+        return Err("not an integer");
+    }
+    let value = digits
+        .iter()
+        .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+    Ok(if negative { -value } else { value })
+}
+
+/// Parses a timestamp to seconds since 1970-01-01T00:00:00 UTC. Accepted forms:
+/// integer seconds since the epoch; `YYYY-MM-DD`; `YYYY-MM-DD HH:MM`;
+/// `YYYY-MM-DDTHH:MM:SS`; date parts may be separated by `/`; fractional seconds are
+/// dropped; an optional `Z` or `±HH:MM` / `±HHMM` offset. Times without zone are UTC.
+pub fn parse_timestamp(bytes: &[u8]) -> Result<i64, Reason> {
+    let text = trim(bytes);
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    if !unsigned.is_empty() && unsigned.iter().all(u8::is_ascii_digit) {
+        return parse_int(text).map_err(|_| "epoch seconds out of range");
+    }
+    let mut cursor = Cursor { text, at: 0 };
+    let date = cursor.date()?;
+    let seconds = cursor.time_of_day()?;
+    let offset = cursor.offset()?;
+    if cursor.at != text.len() {
+        return Err("unexpected text after the date and time");
+    }
+    Ok(date * 86_400 + seconds - offset)
+}
+
+/// Seconds since the epoch of a civil date and hour, validating each part.
+pub fn civil_seconds(year: i64, month: i64, day: i64, hour: i64) -> Result<i64, Reason> {
+    let days = checked_days(year, month, day)?;
+    if !(0..24).contains(&hour) {
+        return Err("hour out of range 0-23");
+    }
+    Ok(days * 86_400 + hour * 3_600)
+}
+
+fn checked_days(year: i64, month: i64, day: i64) -> Result<i64, Reason> {
+    if !(-9999..=9999).contains(&year) {
+        return Err("year out of range");
+    }
+    if !(1..=12).contains(&month) {
+        return Err("month out of range 1-12");
+    }
+    if day < 1 || day > days_in_month(year, month) {
+        return Err("day out of range for the month");
+    }
+    Ok(days_from_civil(year, month, day))
+}
+
+/// Days since 1970-01-01 of a valid proleptic Gregorian date.
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date (year, month, day) of a day number since 1970-01-01.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Appends `YYYY-MM-DDTHH:MM` (UTC) for `seconds` since the epoch.
+pub fn format_timestamp(seconds: i64, out: &mut Vec<u8>) {
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let second_of_day = seconds.rem_euclid(86_400);
+    let (hour, minute) = (second_of_day / 3_600, second_of_day % 3_600 / 60);
+    push_padded(out, year, 4);
+    out.push(b'-');
+    push_padded(out, month, 2);
+    out.push(b'-');
+    push_padded(out, day, 2);
+    out.push(b'T');
+    push_padded(out, hour, 2);
+    out.push(b':');
+    push_padded(out, minute, 2);
+}
+
+fn push_padded(out: &mut Vec<u8>, value: i64, width: usize) {
+    if value < 0 {
+        out.push(b'-');
+    }
+    let digits = value.unsigned_abs().to_string();
+    out.extend(std::iter::repeat_n(
+        b'0',
+        width.saturating_sub(digits.len()),
+    ));
+    out.extend_from_slice(digits.as_bytes());
+}
+
+/// Appends `tenths / 10` with one decimal, dropping a `.0` (`-188` → `-18.8`, `10230` →
+/// `1023`), as the Beijing file writes its values.
+pub fn format_tenths(tenths: i64, out: &mut Vec<u8>) {
+    if tenths < 0 {
+        out.push(b'-');
+    }
+    let magnitude = tenths.unsigned_abs();
+    push_unsigned(out, magnitude / 10);
+    if !magnitude.is_multiple_of(10) {
+        out.push(b'.');
+        out.push(b'0' + (magnitude % 10) as u8);
+    }
+}
+
+fn push_unsigned(out: &mut Vec<u8>, value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+fn trim(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii()
+}
+
+/// A left-to-right scanner over a date-time text.
+struct Cursor<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn digits(&mut self, count: usize, what: Reason) -> Result<i64, Reason> {
+        let end = self.at + count;
+        let slice = self.text.get(self.at..end).ok_or(what)?;
+        if !slice.iter().all(u8::is_ascii_digit) {
+            return Err(what);
+        }
+        self.at = end;
+        Ok(slice
+            .iter()
+            .fold(0, |acc, &d| acc * 10 + i64::from(d - b'0')))
+    }
+
+    fn eat(&mut self, choices: &[u8]) -> Option<u8> {
+        let byte = *self.text.get(self.at)?;
+        choices.contains(&byte).then(|| {
+            self.at += 1;
+            byte
+        })
+    }
+
+    fn date(&mut self) -> Result<i64, Reason> {
+        let year = self.digits(4, "bad date: expected YYYY-MM-DD")?;
+        let separator = self.eat(b"-/").ok_or("bad date: expected YYYY-MM-DD")?;
+        let month = self.digits(2, "bad date: expected YYYY-MM-DD")?;
+        self.eat(&[separator])
+            .ok_or("bad date: expected YYYY-MM-DD")?;
+        let day = self.digits(2, "bad date: expected YYYY-MM-DD")?;
+        checked_days(year, month, day).map_err(|_| "bad date: no such day")
+    }
+
+    fn time_of_day(&mut self) -> Result<i64, Reason> {
+        if self.eat(b"T ").is_none() {
+            return Ok(0);
+        }
+        let hour = self.digits(2, "bad time: expected HH:MM")?;
+        self.eat(b":").ok_or("bad time: expected HH:MM")?;
+        let minute = self.digits(2, "bad time: expected HH:MM")?;
+        let second = if self.eat(b":").is_some() {
+            self.digits(2, "bad time: expected HH:MM:SS")?
+        } else {
+            0
+        };
+        if self.eat(b".").is_some() {
+            while self.eat(b"0123456789").is_some() {}
+        }
+        if hour > 23 || minute > 59 || second > 60 {
+            return Err("bad time: out of range");
+        }
+        Ok(hour * 3_600 + minute * 60 + second)
+    }
+
+    fn offset(&mut self) -> Result<i64, Reason> {
+        if self.eat(b"Z").is_some() {
+            return Ok(0);
+        }
+        let Some(sign) = self.eat(b"+-") else {
+            return Ok(0);
+        };
+        let hours = self.digits(2, "bad zone offset")?;
+        self.eat(b":");
+        let minutes = self.digits(2, "bad zone offset")?;
+        let seconds = hours * 3_600 + minutes * 60;
+        Ok(if sign == b'-' { -seconds } else { seconds })
+    }
+}

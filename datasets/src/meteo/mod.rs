@@ -1,0 +1,74 @@
+//! Meteorological observations: CSV loading, a calibrated generator, and the load
+//! pipeline that feeds an index-building sink.
+//!
+//! Data flow of a load:
+//!
+//! ```text
+//! CSV bytes ─► ObservationReader (schema.rs mapping, fields.rs parsing)
+//!           ─► load() (pipeline.rs: skip-bad policy, batches, LoadSummary)
+//!           ─► dyn ObservationSink (the database indexes; NullSink for a dry run)
+//! ```
+//!
+//! An [`Observation`] is one row: a station name, a time in seconds since
+//! 1970-01-01T00:00 (civil times without a zone are taken as UTC), and the measures in
+//! schema order, each `None` when missing. Alongside it the reader hands over the *raw
+//! record*: the row's fields re-joined with the input's delimiter (quoted where needed),
+//! without line terminator — equal to the input line for ordinary rows.
+//!
+//! [`generator`] writes synthetic observations in the *default schema*
+//! (`station,time,temp,pres,dewp,rain,wspm`, see [`Schema::default`]) with parameters
+//! fitted on the Beijing data ([`calibration`], [`fit`]).
+//!
+//! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`.
+
+pub mod calibration;
+pub mod fields;
+pub mod fit;
+pub mod generator;
+pub mod pipeline;
+pub mod reader;
+pub mod schema;
+
+pub use generator::{GeneratorConfig, ObservationGenerator};
+pub use pipeline::{LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, load};
+pub use reader::{ObservationReader, ReadOutcome};
+pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
+
+/// The number of measures of the default schema and of the paper's records (dimension 5).
+pub const DEFAULT_MEASURES: usize = 5;
+
+/// Names of the default schema's measures, in order (units: °C, hPa, °C, mm/h, m/s).
+pub const DEFAULT_MEASURE_NAMES: [&str; DEFAULT_MEASURES] =
+    ["temp", "pres", "dewp", "rain", "wspm"];
+
+/// One observation row, typed. Buffers are reused by [`ObservationReader::read`], so a
+/// load allocates nothing per row in steady state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observation {
+    /// Station name (or the schema's constant station).
+    pub station: String,
+    /// Seconds since 1970-01-01T00:00:00 UTC.
+    pub time: i64,
+    /// Measures in schema order; `None` = missing (`NA`, empty, a sentinel).
+    pub measures: Vec<Option<f64>>,
+}
+
+impl Observation {
+    /// True when every measure is present (the row goes into the R-tree).
+    pub fn is_complete(&self) -> bool {
+        self.measures.iter().all(Option::is_some)
+    }
+
+    /// The measures as a `D`-dimensional point, or `None` when the row has a missing
+    /// measure or not exactly `D` measures.
+    pub fn point<const D: usize>(&self) -> Option<[f64; D]> {
+        if self.measures.len() != D {
+            return None;
+        }
+        let mut point = [0.0; D];
+        for (slot, value) in point.iter_mut().zip(&self.measures) {
+            *slot = (*value)?;
+        }
+        Some(point)
+    }
+}

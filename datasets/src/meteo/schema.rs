@@ -1,0 +1,252 @@
+//! The schema mapping: which CSV columns give an [`super::Observation`]'s station, time
+//! and measures, how the file is delimited, and which values mean "missing".
+//!
+//! Columns are named ([`ColumnRef::Name`], needs a header) or numbered from 0
+//! ([`ColumnRef::Index`]). [`Schema::default`] is the generator's own layout; presets
+//! ([`Schema::preset`]) fit the real files in `../shared/data/weather`. A schema is
+//! resolved against the header by `reader.rs`; a name that is absent is an
+//! [`Error::Schema`] listing the columns that exist.
+
+use crate::error::{Error, Result};
+
+/// A column of the input: by header name or by 0-based position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnRef {
+    /// Header name, compared exactly.
+    Name(String),
+    /// 0-based position in the row.
+    Index(usize),
+}
+
+impl ColumnRef {
+    /// Parses a command-line column: a number is a 0-based index, anything else a name.
+    pub fn parse(text: &str) -> Self {
+        match text.trim().parse::<usize>() {
+            Ok(index) => ColumnRef::Index(index),
+            Err(_) => ColumnRef::Name(text.trim().to_owned()),
+        }
+    }
+
+    fn name(name: &str) -> Self {
+        ColumnRef::Name(name.to_owned())
+    }
+}
+
+/// Where the station comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StationSpec {
+    /// A column holding the station name.
+    Column(ColumnRef),
+    /// One station for the whole file (files of a single site).
+    Constant(String),
+}
+
+/// Where the time comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeSpec {
+    /// One column: integer seconds since the epoch, or `YYYY-MM-DD[(T| )HH:MM[:SS]][Z|±HH:MM]`
+    /// (`/` also accepted between date parts).
+    Timestamp(ColumnRef),
+    /// Separate integer columns; no hour column means midnight.
+    Parts {
+        /// Year column.
+        year: ColumnRef,
+        /// Month column (1–12).
+        month: ColumnRef,
+        /// Day column (1–31, checked against the month).
+        day: ColumnRef,
+        /// Hour column (0–23), if any.
+        hour: Option<ColumnRef>,
+    },
+}
+
+/// The field delimiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delimiter {
+    /// Chosen from the first line: the most frequent of `,` `;` tab outside quotes.
+    Auto,
+    /// This byte.
+    Byte(u8),
+}
+
+/// Whether the first row is a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderMode {
+    /// A header when no field of the first row parses as a number.
+    Auto,
+    /// The first row is a header.
+    Present,
+    /// There is no header; every row is data.
+    Absent,
+}
+
+/// Which field values mean "missing". A field that is missing is not an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissingValues {
+    /// Tokens compared ASCII-case-insensitively after trimming spaces (`""` = empty).
+    pub tokens: Vec<String>,
+    /// Numbers that mean missing (compared exactly after parsing), e.g. -999.
+    pub sentinels: Vec<f64>,
+}
+
+impl Default for MissingValues {
+    /// `""`, `NA`, `N/A`, `NaN`, `null`; sentinels -999, -9999, -99999.
+    fn default() -> Self {
+        let tokens = ["", "NA", "N/A", "NaN", "null"];
+        MissingValues {
+            tokens: tokens.iter().map(|token| (*token).to_owned()).collect(),
+            sentinels: vec![-999.0, -9999.0, -99999.0],
+        }
+    }
+}
+
+/// The full mapping from a CSV file to observations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    /// Field delimiter.
+    pub delimiter: Delimiter,
+    /// Header handling.
+    pub header: HeaderMode,
+    /// Station source.
+    pub station: StationSpec,
+    /// Time source.
+    pub time: TimeSpec,
+    /// Measure columns, in the order they take in [`super::Observation::measures`].
+    pub measures: Vec<ColumnRef>,
+    /// Missing-value markers.
+    pub missing: MissingValues,
+}
+
+impl Default for Schema {
+    /// The generator's layout: column 0 station, column 1 timestamp, columns 2–6 the
+    /// five measures (temp, pres, dewp, rain, wspm); header auto-detected, delimiter
+    /// auto-detected, default missing markers.
+    fn default() -> Self {
+        Schema {
+            delimiter: Delimiter::Auto,
+            header: HeaderMode::Auto,
+            station: StationSpec::Column(ColumnRef::Index(0)),
+            time: TimeSpec::Timestamp(ColumnRef::Index(1)),
+            measures: (2..2 + super::DEFAULT_MEASURES)
+                .map(ColumnRef::Index)
+                .collect(),
+            missing: MissingValues::default(),
+        }
+    }
+}
+
+/// The presets' names, for help texts and errors.
+pub const PRESET_NAMES: [&str; 5] = [
+    "beijing",
+    "nycflights13",
+    "vega-seattle",
+    "vega-seattle-hourly",
+    "vega-sf-hourly",
+];
+
+impl Schema {
+    /// A schema for one of the real files (see [`PRESET_NAMES`]):
+    ///
+    /// - `beijing`: `beijing_multisite_all_stations.csv`; station column `station`, time
+    ///   from `year,month,day,hour` (local civil time taken as UTC), measures
+    ///   `TEMP,PRES,DEWP,RAIN,WSPM`.
+    /// - `nycflights13`: `weather.csv`; station `origin`, time `time_hour` (UTC), measures
+    ///   `temp,dewp,pressure,precip,wind_speed` (US units, as in the file).
+    /// - `vega-seattle`: `seattle-weather.csv` (daily); constant station `seattle`, time
+    ///   `date`, measures `precipitation,temp_max,temp_min,wind`.
+    /// - `vega-seattle-hourly` / `vega-sf-hourly`: `seattle-temps.csv` / `sf-temps.csv`;
+    ///   constant station, time `date`, measure `temp`.
+    pub fn preset(name: &str) -> Result<Schema> {
+        match name {
+            "beijing" => Ok(Self::beijing()),
+            "nycflights13" => Ok(Self::nycflights13()),
+            "vega-seattle" => Ok(Self::named(
+                "seattle",
+                "date",
+                &["precipitation", "temp_max", "temp_min", "wind"],
+            )),
+            "vega-seattle-hourly" => Ok(Self::named("seattle", "date", &["temp"])),
+            "vega-sf-hourly" => Ok(Self::named("san-francisco", "date", &["temp"])),
+            other => Err(Error::Argument(format!(
+                "unknown preset {other:?}; known presets: {}",
+                PRESET_NAMES.join(", ")
+            ))),
+        }
+    }
+
+    fn beijing() -> Schema {
+        Schema {
+            header: HeaderMode::Present,
+            station: StationSpec::Column(ColumnRef::name("station")),
+            time: TimeSpec::Parts {
+                year: ColumnRef::name("year"),
+                month: ColumnRef::name("month"),
+                day: ColumnRef::name("day"),
+                hour: Some(ColumnRef::name("hour")),
+            },
+            measures: names(&["TEMP", "PRES", "DEWP", "RAIN", "WSPM"]),
+            ..Schema::default()
+        }
+    }
+
+    fn nycflights13() -> Schema {
+        Schema {
+            header: HeaderMode::Present,
+            station: StationSpec::Column(ColumnRef::name("origin")),
+            time: TimeSpec::Timestamp(ColumnRef::name("time_hour")),
+            measures: names(&["temp", "dewp", "pressure", "precip", "wind_speed"]),
+            ..Schema::default()
+        }
+    }
+
+    fn named(station: &str, time: &str, measures: &[&str]) -> Schema {
+        Schema {
+            header: HeaderMode::Present,
+            station: StationSpec::Constant(station.to_owned()),
+            time: TimeSpec::Timestamp(ColumnRef::name(time)),
+            measures: names(measures),
+            ..Schema::default()
+        }
+    }
+
+    /// Checks what can be checked without the input: at least one measure.
+    pub fn validate(&self) -> Result<()> {
+        if self.measures.is_empty() {
+            return Err(Error::Schema("the schema names no measure column".into()));
+        }
+        Ok(())
+    }
+
+    /// True when some column is referenced by name (the file then needs a header).
+    pub fn uses_names(&self) -> bool {
+        self.columns()
+            .iter()
+            .any(|column| matches!(column, ColumnRef::Name(_)))
+    }
+
+    /// Every column the schema reads: station, time parts, measures.
+    pub fn columns(&self) -> Vec<&ColumnRef> {
+        let mut columns = Vec::new();
+        if let StationSpec::Column(column) = &self.station {
+            columns.push(column);
+        }
+        match &self.time {
+            TimeSpec::Timestamp(column) => columns.push(column),
+            TimeSpec::Parts {
+                year,
+                month,
+                day,
+                hour,
+            } => {
+                columns.extend([year, month, day]);
+                columns.extend(hour.as_ref());
+            }
+        }
+        columns.extend(self.measures.iter());
+        columns
+    }
+}
+
+fn names(names: &[&str]) -> Vec<ColumnRef> {
+    names.iter().map(|name| ColumnRef::name(name)).collect()
+}
