@@ -17,9 +17,10 @@ pub fn check_all(txn: &impl PageRead) -> Result<Vec<(String, String)>> {
 }
 
 /// Checks one structure by its kind. Kinds without a checker report nothing.
-fn check_entry(_txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
+fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
     Ok(match entry.kind {
         // Each structure registers its checker here: `StructureKind::X => x::check(txn, entry)?,`
+        quiredb_engine::StructureKind::BLOB => crate::blob::check_entry(txn, entry)?,
         _ => Vec::new(),
     })
 }

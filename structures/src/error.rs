@@ -31,4 +31,21 @@ pub enum Error {
         /// Kind the caller asked for.
         expected: String,
     },
+    /// Reading the input of a streaming blob write failed.
+    #[error("reading the blob's input failed: {0}")]
+    Input(#[source] std::io::Error),
+    /// A B+tree key is longer than the tree's key-size limit.
+    #[error("key of {len} bytes is over the B+tree key limit of {max} bytes (store long data in the value)")]
+    KeyTooLarge {
+        /// Length of the key given.
+        len: usize,
+        /// The limit for this page size (`btree::max_key_len`).
+        max: usize,
+    },
+    /// Bulk-load input was not in strictly increasing key order.
+    #[error("bulk load input is not sorted: entry {index} is not greater than the one before")]
+    BulkLoadUnsorted {
+        /// Position of the offending entry in the input (from 0).
+        index: u64,
+    },
 }

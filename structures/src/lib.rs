@@ -3,6 +3,8 @@
 //! queue and R*-tree. Each opens by name through the engine's catalog.
 #![forbid(unsafe_code)]
 
+pub mod blob;
+pub mod btree;
 pub mod check;
 pub mod error;
 

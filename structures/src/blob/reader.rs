@@ -1,0 +1,256 @@
+//! Reading blobs: [`read_at`] (positional, `height` page reads per data page),
+//! [`BlobReader`] (`Read + Seek` over `read_at`), [`len`] and the checker [`check`].
+
+use super::{BlobRef, ROOT_HEADER};
+use crate::error::{Error, Result};
+use quiredb_engine::{PageId, PageRead, PageRef};
+use std::io::{self, Read, Seek, SeekFrom};
+
+/// The decoded header of a root page.
+pub(crate) struct Root {
+    pub len: u64,
+    pub tail_len: usize,
+    pub height: u8,
+    pub children: Vec<u64>,
+}
+
+fn corrupted(page: u64, reason: impl Into<String>) -> Error {
+    Error::Corrupted {
+        structure: "blob".to_owned(),
+        page,
+        reason: reason.into(),
+    }
+}
+
+fn id_at(page: &[u8], slot: usize) -> u64 {
+    u64::from_le_bytes(page[8 * slot..8 * slot + 8].try_into().expect("8 bytes"))
+}
+
+/// Header fields read from a pinned root, validated against the reference.
+struct Header {
+    tail_len: usize,
+    count: usize,
+    height: u8,
+}
+
+fn header(page: &[u8], blob: BlobRef) -> Result<Header> {
+    let payload = page.len();
+    let len = u64::from_le_bytes(page[0..8].try_into().expect("8 bytes"));
+    let tail_len = u32::from_le_bytes(page[8..12].try_into().expect("4 bytes")) as usize;
+    let count = u16::from_le_bytes(page[12..14].try_into().expect("2 bytes")) as usize;
+    let height = page[14];
+    if len != blob.len {
+        return Err(corrupted(
+            blob.root.0,
+            format!("root says {len} bytes, reference says {}", blob.len),
+        ));
+    }
+    if ROOT_HEADER + 8 * count + tail_len > payload
+        || tail_len as u64 > len
+        || (height == 0) != (count == 0)
+    {
+        return Err(corrupted(
+            blob.root.0,
+            format!("bad root header: {count} children, tail {tail_len}, height {height}"),
+        ));
+    }
+    Ok(Header {
+        tail_len,
+        count,
+        height,
+    })
+}
+
+impl Root {
+    pub(crate) fn load(txn: &impl PageRead, blob: BlobRef) -> Result<Root> {
+        let page = txn.page(blob.root)?;
+        let head = header(&page, blob)?;
+        let children = (0..head.count)
+            .map(|slot| id_at(&page[ROOT_HEADER..], slot))
+            .collect();
+        Ok(Root {
+            len: blob.len,
+            tail_len: head.tail_len,
+            height: head.height,
+            children,
+        })
+    }
+}
+
+/// Length of `blob`, verified against its root page.
+pub fn len(txn: &impl PageRead, blob: BlobRef) -> Result<u64> {
+    if blob.len > 0 {
+        header(&txn.page(blob.root)?, blob)?;
+    }
+    Ok(blob.len)
+}
+
+/// Copies blob bytes from `offset` into `buf`; returns how many (0 at or past the end).
+pub fn read_at(txn: &impl PageRead, blob: BlobRef, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    if offset >= blob.len || buf.is_empty() {
+        return Ok(0);
+    }
+    let want = buf.len().min((blob.len - offset) as usize);
+    let root = txn.page(blob.root)?;
+    let head = header(&root, blob)?;
+    let payload = root.len() as u64;
+    let tree_len = blob.len - head.tail_len as u64;
+    let mut done = 0;
+    while done < want {
+        let at = offset + done as u64;
+        let take;
+        if at >= tree_len {
+            let start = ROOT_HEADER + 8 * head.count + (at - tree_len) as usize;
+            take = want - done;
+            buf[done..want].copy_from_slice(&root[start..start + take]);
+        } else {
+            let page = data_page(txn, &root, &head, at / payload, blob)?;
+            let within = (at % payload) as usize;
+            take = (want - done)
+                .min(root.len() - within)
+                .min((tree_len - at) as usize);
+            buf[done..done + take].copy_from_slice(&page[within..within + take]);
+        }
+        done += take;
+    }
+    Ok(want)
+}
+
+/// Pins data page `index` by walking down from the root.
+fn data_page<'t>(
+    txn: &'t impl PageRead,
+    root: &[u8],
+    head: &Header,
+    index: u64,
+    blob: BlobRef,
+) -> Result<PageRef<'t>> {
+    let fanout = (root.len() / 8) as u64;
+    let mut span = fanout
+        .checked_pow(u32::from(head.height) - 1)
+        .ok_or_else(|| corrupted(blob.root.0, "height too large"))?;
+    let slot = (index / span) as usize;
+    if slot >= head.count {
+        return Err(corrupted(
+            blob.root.0,
+            format!(
+                "data page {index} is beyond the root's {} children",
+                head.count
+            ),
+        ));
+    }
+    let mut id = id_at(&root[ROOT_HEADER..], slot);
+    let mut rest = index % span;
+    for _ in 1..head.height {
+        let page = txn.page(PageId(id))?;
+        span /= fanout;
+        let child = id_at(&page, (rest / span) as usize);
+        if child == 0 {
+            return Err(corrupted(
+                id,
+                format!("index page lacks the child of data page {index}"),
+            ));
+        }
+        rest %= span;
+        id = child;
+    }
+    Ok(txn.page(PageId(id))?)
+}
+
+/// The whole blob as a vector.
+pub fn read_to_vec(txn: &impl PageRead, blob: BlobRef, out: &mut Vec<u8>) -> Result<()> {
+    let len =
+        usize::try_from(blob.len).map_err(|_| corrupted(blob.root.0, "blob larger than memory"))?;
+    out.clear();
+    out.resize(len, 0);
+    read_at(txn, blob, 0, out)?;
+    Ok(())
+}
+
+/// A streaming reader over a blob (`Read + Seek`).
+pub struct BlobReader<'t, T: PageRead> {
+    txn: &'t T,
+    blob: BlobRef,
+    position: u64,
+}
+
+/// A reader positioned at the start of `blob`.
+pub fn reader<T: PageRead>(txn: &T, blob: BlobRef) -> BlobReader<'_, T> {
+    BlobReader {
+        txn,
+        blob,
+        position: 0,
+    }
+}
+
+impl<T: PageRead> Read for BlobReader<'_, T> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let got = read_at(self.txn, self.blob, self.position, buf).map_err(io::Error::other)?;
+        self.position += got as u64;
+        Ok(got)
+    }
+}
+
+impl<T: PageRead> Seek for BlobReader<'_, T> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(at) => Some(at),
+            SeekFrom::End(delta) => self.blob.len.checked_add_signed(delta),
+            SeekFrom::Current(delta) => self.position.checked_add_signed(delta),
+        };
+        let target = target
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        self.position = target;
+        Ok(target)
+    }
+}
+
+/// Checks the invariants of `blob` (module docs); appends every page id it owns to
+/// `pages` and returns the problems found.
+pub fn check(txn: &impl PageRead, blob: BlobRef, pages: &mut Vec<u64>) -> Result<Vec<String>> {
+    if blob.len == 0 {
+        return Ok(Vec::new());
+    }
+    let mut problems = Vec::new();
+    let root = match Root::load(txn, blob) {
+        Ok(root) => root,
+        Err(Error::Corrupted { reason, .. }) => {
+            return Ok(vec![format!("blob root {}: {reason}", blob.root.0)]);
+        }
+        Err(error) => return Err(error),
+    };
+    pages.push(blob.root.0);
+    let payload = txn.payload_size() as u64;
+    let tree_len = root.len - root.tail_len as u64;
+    let data_pages = tree_len.div_ceil(payload);
+    let mut leaves = 0u64;
+    for &child in &root.children {
+        leaves += count_subtree(txn, child, root.height, pages)?;
+    }
+    if leaves != data_pages {
+        problems.push(format!(
+            "blob root {}: {leaves} data pages for {tree_len} bytes",
+            blob.root.0
+        ));
+    }
+    Ok(problems)
+}
+
+/// Counts the data pages under page `id` of `height`, recording every page.
+fn count_subtree(txn: &impl PageRead, id: u64, height: u8, pages: &mut Vec<u64>) -> Result<u64> {
+    pages.push(id);
+    if height <= 1 {
+        return Ok(1);
+    }
+    let children: Vec<u64> = {
+        let page = txn.page(PageId(id))?;
+        (0..page.len() / 8)
+            .map(|slot| id_at(&page, slot))
+            .take_while(|&c| c != 0)
+            .collect()
+    };
+    let mut total = 0;
+    for child in children {
+        total += count_subtree(txn, child, height - 1, pages)?;
+    }
+    Ok(total)
+}
