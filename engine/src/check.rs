@@ -110,7 +110,12 @@ pub fn check(db: &Database) -> Result<CheckReport> {
         meta,
         seen: vec![0; meta.page_count as usize],
         buf: vec![0; db.page_size()],
-        report: CheckReport { txn: meta.txn.0, page_count: meta.page_count, fell_back: db.fell_back_to_older_meta(), ..CheckReport::default() },
+        report: CheckReport {
+            txn: meta.txn.0,
+            page_count: meta.page_count,
+            fell_back: db.fell_back_to_older_meta(),
+            ..CheckReport::default()
+        },
     };
     if meta.map_depth > 0 {
         walk.map_level(meta.map_root.0, meta.map_depth, 0);
@@ -129,7 +134,9 @@ pub fn check(db: &Database) -> Result<CheckReport> {
         Err(error) => walk.report.problems.push(format!("commit record: {error}")),
     }
     if walk.report.data_pages != meta.live_pages {
-        walk.report.problems.push(format!("{} mapped pages, the meta says {}", walk.report.data_pages, meta.live_pages));
+        walk.report
+            .problems
+            .push(format!("{} mapped pages, the meta says {}", walk.report.data_pages, meta.live_pages));
     }
     let lost: Vec<u64> = (META_PAGES..meta.page_count).filter(|&phys| walk.seen[phys as usize] == 0).collect();
     if !lost.is_empty() {

@@ -119,7 +119,9 @@ impl Core {
             buf.copy_from_slice(&bytes[offset as usize..offset as usize + buf.len()]);
             return Ok(());
         }
-        self.storage.read_at(offset, buf).map_err(|error| Error::io(format!("read of page {phys}"), error))
+        let result =
+            self.storage.read_at(offset, buf).map_err(|error| Error::io(format!("read of page {phys}"), error));
+        self.poison_on_io(result)
     }
 
     /// The current memory map, remapped if it does not reach `end`.

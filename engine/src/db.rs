@@ -20,6 +20,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+/// Commits `compact` makes: relocation rounds, then two that only trim.
+const COMPACT_ROUNDS: usize = 4;
+
 /// Default page size.
 pub const DEFAULT_PAGE_SIZE: u32 = 8192;
 
@@ -190,8 +193,15 @@ impl Database {
     /// Returns the file length before and after.
     pub fn compact(&self) -> Result<(u64, u64)> {
         let before = self.core.storage.len().map_err(|error| Error::io("reading the file length", error))?;
-        for _ in 0..2 {
+        // Move pages out of the upper part of the file (each move frees a high page and
+        // takes the lowest free one), then let two more commits retire the old record
+        // pages; every commit trims the free tail.
+        for round in 0..COMPACT_ROUNDS {
             let txn = self.begin_write()?;
+            if round + 2 < COMPACT_ROUNDS {
+                let threshold = txn.packed_page_count() + txn.packed_page_count() / 16 + 64;
+                txn.relocate_from(threshold)?;
+            }
             txn.trim_tail();
             txn.commit(Durability::Full)?;
         }
@@ -217,7 +227,9 @@ fn initialise(storage: &dyn Storage, page_size: u32) -> Result<()> {
     let mut page = vec![0u8; page_size as usize];
     for slot in 0..META_PAGES {
         Meta::empty(page_size).encode(slot, &mut page);
-        storage.write_at(slot * u64::from(page_size), &page).map_err(|error| Error::io("creating the database", error))?;
+        storage
+            .write_at(slot * u64::from(page_size), &page)
+            .map_err(|error| Error::io("creating the database", error))?;
     }
     storage.sync().map_err(|error| Error::io("creating the database", error))
 }
@@ -244,7 +256,9 @@ fn choose_meta(storage: &dyn Storage, options: &Options, name: &str) -> Result<(
     let mut first_error = None;
     for slot in 0..META_PAGES {
         let mut page = vec![0u8; page_size as usize];
-        storage.read_at(slot * u64::from(page_size), &mut page).map_err(|error| Error::io("reading a meta page", error))?;
+        storage
+            .read_at(slot * u64::from(page_size), &mut page)
+            .map_err(|error| Error::io("reading a meta page", error))?;
         match Meta::decode(slot, &page) {
             Ok(meta) => candidates.push((meta, slot)),
             Err(error) => first_error = first_error.or(Some(error)),

@@ -125,11 +125,7 @@ pub fn reseal(page: &mut [u8]) {
 
 /// Decodes the header without checking anything.
 pub fn header(page: &[u8]) -> Header {
-    Header {
-        kind: PageKind(page[4]),
-        logical: read_u64(page, 8),
-        txn: TxnId(read_u64(page, 16)),
-    }
+    Header { kind: PageKind(page[4]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
 }
 
 /// Verifies the checksum of a page just read from `phys` and returns its header.
@@ -142,13 +138,7 @@ pub fn verify(page: &[u8], phys: PhysId) -> Result<Header> {
 }
 
 /// Verifies a page and that its header says what the caller expects.
-pub fn verify_expect(
-    page: &[u8],
-    phys: PhysId,
-    kind: Option<PageKind>,
-    logical: u64,
-    newest: TxnId,
-) -> Result<Header> {
+pub fn verify_expect(page: &[u8], phys: PhysId, kind: Option<PageKind>, logical: u64, newest: TxnId) -> Result<Header> {
     let head = verify(page, phys)?;
     if let Some(kind) = kind
         && head.kind != kind
@@ -162,7 +152,10 @@ pub fn verify_expect(
         ));
     }
     if head.txn > newest {
-        return Err(Error::corrupted(phys, format!("written by transaction {} after the snapshot {}", head.txn, newest)));
+        return Err(Error::corrupted(
+            phys,
+            format!("written by transaction {} after the snapshot {}", head.txn, newest),
+        ));
     }
     Ok(head)
 }

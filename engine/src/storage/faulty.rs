@@ -73,7 +73,7 @@ pub struct FaultyStorage {
 }
 
 fn eio(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::Other, format!("injected EIO: {what}"))
+    io::Error::other(format!("injected EIO: {what}"))
 }
 
 impl FaultyStorage {
@@ -203,7 +203,10 @@ impl Storage for FaultyStorage {
     fn grow_to(&self, len: u64) -> io::Result<()> {
         let mut state = self.state.lock();
         if (state.live.len() as u64) < len {
-            self.begin(&mut state, "grow")?;
+            if self.begin(&mut state, "grow")?.is_some() {
+                state.stopped = true;
+                return Err(eio("power cut while growing the file"));
+            }
             state.live.resize(len as usize, 0);
         }
         Ok(())
@@ -211,7 +214,10 @@ impl Storage for FaultyStorage {
 
     fn truncate(&self, len: u64) -> io::Result<()> {
         let mut state = self.state.lock();
-        self.begin(&mut state, "truncate")?;
+        if self.begin(&mut state, "truncate")?.is_some() {
+            state.stopped = true;
+            return Err(eio("power cut while truncating the file"));
+        }
         state.live.truncate(len as usize);
         state.durable.truncate(len as usize);
         Ok(())

@@ -29,6 +29,10 @@ pub trait Storage: Send + Sync {
     fn sync(&self) -> io::Result<()>;
     /// Current length in bytes.
     fn len(&self) -> io::Result<u64>;
+    /// True when the file holds no bytes.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
     /// Reserves space so that the file is at least `len` bytes long. Cheap if it already is.
     fn grow_to(&self, len: u64) -> io::Result<()>;
     /// Cuts the file to `len` bytes (used by `compact`).

@@ -17,9 +17,11 @@ use crate::meta::{Durability, Meta};
 use crate::page::{self, PageKind, PhysId, TxnId};
 use crate::pool::WriteGuard;
 
-/// Largest number of unsynced pages a `None` commit may leave to verify at open; beyond
-/// it the commit syncs (as `Checksummed`).
-const MAX_UNSYNCED_PAGES: usize = 1 << 16;
+/// Largest number of unsynced pages a commit may leave to verify at open; beyond it the
+/// commit is made the `Full` way (two syncs, nothing to verify).
+const MAX_UNSYNCED_PAGES: usize = 1 << 14;
+/// Largest single write of adjacent pages at commit.
+const WRITE_RUN_BYTES: usize = 1 << 20;
 
 /// Seals a dirty frame and writes it to its physical place.
 pub(super) fn write_page(core: &Core, guard: &mut WriteGuard<'_>, page_count: u64) -> Result<()> {
@@ -82,9 +84,19 @@ impl WriteTxn<'_> {
         if cfg!(debug_assertions) {
             self.assert_state(state);
         }
+        // From here on the free-space state is being rewritten: any failure leaves the
+        // handle unusable for writes until reopened (the file itself is untouched).
+        let result = self.write_out(state, durability);
+        if result.is_err() {
+            self.core.poisoned.store(true, std::sync::atomic::Ordering::Release);
+        }
+        result
+    }
+
+    fn write_out(&self, state: &mut WriteState, durability: Durability) -> Result<()> {
         let written = self.write_record(state, durability)?;
-        let durability =
-            if written.unsynced.len() > MAX_UNSYNCED_PAGES { Durability::Checksummed } else { durability };
+        // A transaction too large to verify cheaply at open is made durable the `Full` way.
+        let durability = if written.unsynced.len() > MAX_UNSYNCED_PAGES { Durability::Full } else { durability };
         self.core.ensure_len(state.meta.page_count)?;
         self.write_dirty(state)?;
         let slot = self.write_meta(state, durability)?;
@@ -111,7 +123,8 @@ impl WriteTxn<'_> {
         let mut freed_now = std::mem::take(&mut state.freed);
         freed_now.extend(free.record_pages.iter().copied());
         if state.trim_tail {
-            while state.meta.page_count > crate::meta::META_PAGES && free.free.last() == Some(&(state.meta.page_count - 1))
+            while state.meta.page_count > crate::meta::META_PAGES
+                && free.free.last() == Some(&(state.meta.page_count - 1))
             {
                 free.free.pop_last();
                 state.meta.page_count -= 1;
@@ -180,18 +193,40 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
-    /// Writes every dirty page in physical order.
+    /// Writes every dirty page in physical order, runs of adjacent pages in one call.
     fn write_dirty(&self, state: &mut WriteState) -> Result<()> {
         let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         dirty.sort_unstable();
+        let page_size = self.core.page_size;
+        let mut run: Vec<u8> = Vec::with_capacity(WRITE_RUN_BYTES.max(page_size));
+        let mut run_start = 0u64;
         for (phys, index) in dirty {
             let mut guard = self
                 .core
                 .pool
                 .dirty_mut(index, PhysId(phys))
                 .unwrap_or_else(|| panic!("page {phys} is still borrowed at commit"));
-            write_page(self.core, &mut guard, state.meta.page_count)?;
+            page::reseal(&mut guard.bytes);
+            let contiguous = !run.is_empty() && run_start + (run.len() / page_size) as u64 == phys;
+            if !contiguous || run.len() + page_size > WRITE_RUN_BYTES {
+                self.flush_run(run_start, &mut run)?;
+                run_start = phys;
+            }
+            run.extend_from_slice(&guard.bytes);
         }
+        self.flush_run(run_start, &mut run)
+    }
+
+    fn flush_run(&self, first: u64, run: &mut Vec<u8>) -> Result<()> {
+        if run.is_empty() {
+            return Ok(());
+        }
+        let offset = first * self.core.page_size as u64;
+        self.core.storage.write_at(offset, run).map_err(|error| {
+            Error::io(format!("write of pages {first}..{}", first + (run.len() / self.core.page_size) as u64), error)
+        })?;
+        self.core.pool.counters.write((run.len() / self.core.page_size) as u64);
+        run.clear();
         Ok(())
     }
 
@@ -231,7 +266,7 @@ impl WriteTxn<'_> {
             let mut free = self.core.free.lock();
             free.pending.push_back((txn, written.freed));
             free.unsynced = if synced { Vec::new() } else { written.unsynced };
-            free.logical.extend(state.logical_freed.drain(..));
+            free.logical.append(&mut state.logical_freed);
             free.record_pages = written.record_pages;
         }
         for (&phys, &index) in &state.dirty {
@@ -239,7 +274,11 @@ impl WriteTxn<'_> {
             self.core.pool.publish(guard, index);
         }
         let mut shared = self.core.shared.lock();
-        shared.current = Meta { durability, ..state.meta };
+        shared.current = Meta {
+            durability,
+            last_synced: if durability == Durability::Full { txn } else { shared.last_synced },
+            ..state.meta
+        };
         if synced {
             shared.last_synced = txn;
             shared.synced_slot = slot;

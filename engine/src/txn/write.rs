@@ -172,8 +172,13 @@ impl<'db> WriteTxn<'db> {
 
     /// Makes `phys` writable in this transaction: fresh pages in place, committed ones by
     /// copying to a fresh page (the old one is freed at commit).
-    fn writable(&self, state: &mut WriteState, phys: PhysId, kind: Option<PageKind>, logical: u64)
-        -> Result<(PhysId, WriteGuard<'db>)> {
+    fn writable(
+        &self,
+        state: &mut WriteState,
+        phys: PhysId,
+        kind: Option<PageKind>,
+        logical: u64,
+    ) -> Result<(PhysId, WriteGuard<'db>)> {
         if state.fresh.contains(&phys.0) {
             return Ok((phys, self.fresh_frame(state, phys, logical)?));
         }
@@ -198,7 +203,7 @@ impl<'db> WriteTxn<'db> {
         let mut phys = meta.map_root;
         for level in (1..=meta.map_depth).rev() {
             let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
-            let entry = Core::map_entry(&page.guard_bytes(), self.core.map_index(logical, level));
+            let entry = Core::map_entry(page.guard_bytes(), self.core.map_index(logical, level));
             if entry == 0 {
                 return Ok(None);
             }
@@ -249,6 +254,38 @@ impl<'db> WriteTxn<'db> {
         unreachable!("the loop returns at level 1 of a map with depth {depth} >= 1")
     }
 
+    /// After unmapping `logical`, releases the map pages on its path that became empty
+    /// (all on the path are fresh: `map_set` just copied them). The root stays.
+    fn prune_map(&self, state: &mut WriteState, logical: u64) -> Result<()> {
+        let depth = state.meta.map_depth;
+        let mut path = vec![state.meta.map_root];
+        for level in (2..=depth).rev() {
+            let page = self.read_any(state, *path.last().expect("root"), Some(PageKind::MAP), u64::from(level))?;
+            let child = Core::map_entry(page.guard_bytes(), self.core.map_index(logical, level));
+            path.push(PhysId(child));
+        }
+        for level in 1..depth {
+            let phys = path[(depth - level) as usize];
+            let empty = {
+                let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
+                page.guard_bytes()[HEADER_SIZE..].iter().all(|&byte| byte == 0)
+            };
+            if !empty {
+                return Ok(());
+            }
+            let index = state.dirty.remove(&phys.0).expect("a just-copied map page is dirty");
+            let guard = self.core.pool.dirty_mut(index, phys).expect("map pages are never borrowed");
+            self.core.pool.discard(guard);
+            state.fresh.remove(&phys.0);
+            self.core.free.lock().free.insert(phys.0);
+            let parent = path[(depth - level - 1) as usize];
+            let mut guard = self.fresh_frame(state, parent, u64::from(level + 1))?;
+            let slot = HEADER_SIZE + 8 * self.core.map_index(logical, level + 1) as usize;
+            page::write_u64(&mut guard.bytes, slot, 0);
+        }
+        Ok(())
+    }
+
     /// Locks logical page `id` for writing (copy-on-write on first touch).
     pub fn page_mut(&self, id: PageId) -> Result<PageMut<'db>> {
         let state = &mut *self.state.borrow_mut();
@@ -284,6 +321,7 @@ impl<'db> WriteTxn<'db> {
         let state = &mut *self.state.borrow_mut();
         let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         self.map_set(state, id.0, 0)?;
+        self.prune_map(state, id.0)?;
         if state.fresh.remove(&phys.0) {
             if let Some(index) = state.dirty.remove(&phys.0) {
                 let guard = self.core.pool.dirty_mut(index, phys).expect("freed page is not borrowed");
@@ -300,9 +338,12 @@ impl<'db> WriteTxn<'db> {
     }
 
     fn with_catalog<T>(&self, edit: impl FnOnce(&mut Catalog) -> Result<T>) -> Result<T> {
-        let loaded = self.state.borrow().catalog.is_some();
+        let (loaded, root) = {
+            let state = self.state.borrow();
+            (state.catalog.is_some(), state.meta.catalog_root)
+        };
         if !loaded {
-            let catalog = Catalog::load(self, self.state.borrow().meta.catalog_root)?;
+            let catalog = Catalog::load(self, root)?;
             self.state.borrow_mut().catalog = Some(catalog);
         }
         let state = &mut *self.state.borrow_mut();
@@ -334,6 +375,36 @@ impl<'db> WriteTxn<'db> {
     /// Asks the commit to return free pages at the end of the file (see `compact`).
     pub(crate) fn trim_tail(&self) {
         self.state.borrow_mut().trim_tail = true;
+    }
+
+    /// Moves every logical page stored at a physical page at or above `threshold` to
+    /// the lowest free pages (by rewriting it unchanged), and rewrites every page-map
+    /// page likewise. Returns how many data pages moved.
+    pub(crate) fn relocate_from(&self, threshold: u64) -> Result<u64> {
+        let logical_next = self.state.borrow().meta.logical_next;
+        let mut moved = 0;
+        let mut last_leaf = u64::MAX;
+        for logical in 1..logical_next {
+            let state = &mut *self.state.borrow_mut();
+            let Some(phys) = self.lookup(state, logical)? else { continue };
+            if logical / self.core.fanout != last_leaf {
+                last_leaf = logical / self.core.fanout;
+                self.map_set(state, logical, phys.0)?; // copies this leaf's map path
+            }
+            if phys.0 >= threshold && !state.fresh.contains(&phys.0) {
+                let (new, guard) = self.writable(state, phys, None, logical)?;
+                drop(guard);
+                self.map_set(state, logical, new.0)?;
+                moved += 1;
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Pages in use if the file were perfectly packed (excluding the map and record).
+    pub(crate) fn packed_page_count(&self) -> u64 {
+        let state = self.state.borrow();
+        crate::meta::META_PAGES + state.meta.live_pages
     }
 
     /// Commits with the given durability. On an I/O error the database is poisoned and

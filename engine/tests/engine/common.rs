@@ -1,0 +1,98 @@
+//! Shared helpers: seeds, page patterns, a small workload and its model.
+
+use quiredb_engine::storage::MemStorage;
+use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, WriteTxn};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The seed from `QUIRE_SEED`, else a fresh one; printed so a failure can be replayed.
+pub fn seed(test: &str) -> u64 {
+    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    println!("{test}: QUIRE_SEED={seed}");
+    seed
+}
+
+/// A number from an environment variable, else `default`.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// Options with a small pool so eviction and spilling happen in small tests.
+pub fn small_options() -> Options {
+    Options { page_size: Some(4096), cache_bytes: 64 * 4096, ..Options::default() }
+}
+
+/// Fills a page payload with a pattern that names the value it stands for.
+pub fn fill(page: &mut [u8], value: u64) {
+    for (index, chunk) in page.chunks_mut(8).enumerate() {
+        let word = value.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index as u64;
+        chunk.copy_from_slice(&word.to_le_bytes()[..chunk.len()]);
+    }
+    page[..8].copy_from_slice(&value.to_le_bytes());
+}
+
+/// The value a page holds, checking the whole pattern.
+pub fn value_of(page: &[u8]) -> Option<u64> {
+    let value = u64::from_le_bytes(page[..8].try_into().ok()?);
+    let mut expected = vec![0u8; page.len()];
+    fill(&mut expected, value);
+    (expected == page).then_some(value)
+}
+
+/// A fresh in-memory database.
+pub fn memory_db(options: Options) -> (Arc<MemStorage>, Database) {
+    let storage = Arc::new(MemStorage::new());
+    let db = Database::with_storage(storage.clone(), options, "memory").expect("create in memory");
+    (storage, db)
+}
+
+/// Model of a database: logical page → value.
+pub type Model = BTreeMap<u64, u64>;
+
+/// Reads every page of the model through `txn` and compares.
+pub fn assert_matches(txn: &impl PageRead, model: &Model) {
+    for (&id, &value) in model {
+        let page = txn.page(PageId(id)).unwrap_or_else(|error| panic!("page {id}: {error}"));
+        assert_eq!(value_of(&page), Some(value), "logical page {id}");
+    }
+}
+
+/// One random transaction: allocate, rewrite and free pages; mirrors it in `model`.
+pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut StdRng, model: &mut Model, value: u64) -> quiredb_engine::Result<()> {
+    let ops = rng.random_range(1..40);
+    for op in 0..ops {
+        let value = value * 1000 + op;
+        let roll = rng.random_range(0..10);
+        if roll < 4 || model.is_empty() {
+            let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+            fill(&mut page, value);
+            model.insert(page.id().0, value);
+        } else if roll < 8 {
+            let id = *model.keys().nth(rng.random_range(0..model.len())).expect("non-empty");
+            let mut page = txn.page_mut(PageId(id))?;
+            fill(&mut page, value);
+            model.insert(id, value);
+        } else {
+            let id = *model.keys().nth(rng.random_range(0..model.len())).expect("non-empty");
+            txn.free_page(PageId(id))?;
+            model.remove(&id);
+        }
+    }
+    Ok(())
+}
+
+/// A durability level picked by `rng`.
+pub fn random_durability(rng: &mut StdRng) -> Durability {
+    match rng.random_range(0..3) {
+        0 => Durability::Full,
+        1 => Durability::Checksummed,
+        _ => Durability::None,
+    }
+}
+
+/// A seeded generator.
+pub fn rng(seed: u64) -> StdRng {
+    StdRng::seed_from_u64(seed)
+}

@@ -1,0 +1,18 @@
+//! Integration tests of quiredb-engine: one binary, one module per concern.
+//!
+//! - `model`: random transactions of page writes against an in-memory model.
+//! - `crash`: a child process killed at random moments (crash torture).
+//! - `faults`: an injected fault at every I/O operation of a small workload.
+//! - `corruption`: single bit flips in every page; foreign, truncated, newer files.
+//! - `snapshot`: snapshot isolation and page reuse.
+//! - `alloc`: a counting allocator shows repeated queries allocate nothing.
+//!
+//! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
+
+mod alloc;
+mod common;
+mod corruption;
+mod crash;
+mod faults;
+mod model;
+mod snapshot;
