@@ -48,4 +48,16 @@ pub enum Error {
         /// Position of the offending entry in the input (from 0).
         index: u64,
     },
+    /// An R-tree box or point has a NaN or infinite coordinate, or `min > max`.
+    #[error("invalid R-tree box: {reason}")]
+    InvalidBox {
+        /// Which coordinate is wrong.
+        reason: String,
+    },
+    /// A structure parameter is out of range (dimensions, node capacity, …).
+    #[error("invalid parameter: {reason}")]
+    InvalidParameter {
+        /// What is out of range.
+        reason: String,
+    },
 }

@@ -7,5 +7,6 @@ pub mod blob;
 pub mod btree;
 pub mod check;
 pub mod error;
+pub mod rtree;
 
 pub use error::{Error, Result};

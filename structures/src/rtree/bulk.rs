@@ -1,0 +1,142 @@
+//! Bulk load by recursive slab partitioning (STR with OMT-style slab sizes, as rstar
+//! does): along dimension 0 the entries are cut into slabs whose sizes are multiples
+//! of the node capacity, each slab along dimension 1, …, and along the last dimension
+//! sorted and cut into runs of `max`. Every node is therefore full except the last
+//! two of each level, which are balanced so both keep at least `min` entries. The
+//! levels above are packed the same way from the node boxes. Slabs are found with
+//! `select_nth_unstable` (no full sorts above the last dimension) and processed in
+//! parallel with rayon; pages are written by the one write transaction.
+
+use super::RTree;
+use super::coord::{Coord, stored_rect};
+use super::geom::Rect;
+use super::node::{Entry, Layout, bbox};
+use crate::error::Result;
+use quiredb_engine::{PageId, PageKind, WriteTxn};
+
+/// Below this many entries a slab is partitioned on the calling thread.
+const PARALLEL_MIN: usize = 16_384;
+
+impl<const D: usize, C: Coord> RTree<D, C> {
+    /// Replaces the contents of the tree with `items`, packed into full nodes. Every
+    /// box is validated before the tree is touched.
+    pub fn bulk_load(&self, txn: &WriteTxn<'_>, items: &[(Rect<D>, u64)]) -> Result<()> {
+        let entries = items
+            .iter()
+            .map(|(rect, id)| Ok(Entry { rect: stored_rect::<C, D>(rect)?, id: *id }))
+            .collect::<Result<Vec<_>>>()?;
+        self.bulk_load_entries(txn, entries)
+    }
+
+    /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
+    pub fn bulk_load_points(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
+        let entries = ids
+            .iter()
+            .zip(coords.chunks_exact(D))
+            .map(|(id, c)| {
+                let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
+                Ok(Entry { rect: stored_rect::<C, D>(&Rect::point(point))?, id: *id })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.bulk_load_entries(txn, entries)
+    }
+
+    fn bulk_load_entries(&self, txn: &WriteTxn<'_>, mut entries: Vec<Entry<D>>) -> Result<()> {
+        let mut head = self.head(txn)?;
+        self.free_subtree(txn, PageId(head.root))?;
+        let len = entries.len() as u64;
+        let (mut level, mut nodes) = (0u16, 0u64);
+        loop {
+            let groups = pack(&mut entries, self.max, self.min);
+            let mut parents = Vec::with_capacity(groups.len());
+            for (start, end) in groups {
+                let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
+                Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page);
+                parents.push(Entry { rect: bbox(&entries[start..end]), id: page.id().0 });
+                nodes += 1;
+            }
+            if parents.len() == 1 {
+                head.root = parents[0].id;
+                break;
+            }
+            entries = parents;
+            level += 1;
+        }
+        (head.height, head.len, head.nodes) = (u32::from(level) + 1, len, nodes);
+        self.store_head(txn, &head)
+    }
+}
+
+/// Arranges `entries` for packing; returns the `(start, end)` of each node.
+fn pack<const D: usize>(entries: &mut [Entry<D>], max: usize, min: usize) -> Vec<(usize, usize)> {
+    let n = entries.len();
+    if n <= max {
+        return vec![(0, n)];
+    }
+    partition(entries, 0, max);
+    let mut groups: Vec<(usize, usize)> = (0..n).step_by(max).map(|s| (s, (s + max).min(n))).collect();
+    let last = groups.len() - 1;
+    let short = groups[last].1 - groups[last].0;
+    if short < min {
+        let total = max + short;
+        let cut = groups[last - 1].0 + (total - total / 2);
+        groups[last - 1].1 = cut;
+        groups[last].0 = cut;
+    }
+    groups
+}
+
+/// Orders `slice` so that consecutive runs of `max` entries form compact nodes.
+fn partition<const D: usize>(slice: &mut [Entry<D>], dim: usize, max: usize) {
+    let n = slice.len();
+    if n <= max {
+        return;
+    }
+    if dim + 1 >= D {
+        slice.sort_unstable_by(|a, b| a.rect.center(dim).total_cmp(&b.rect.center(dim)));
+        return;
+    }
+    let pages = n.div_ceil(max);
+    let slabs = ((pages as f64).powf(1.0 / (D - dim) as f64).ceil() as usize).max(1);
+    let slab = pages.div_ceil(slabs) * max;
+    cut_slabs(slice, slab, dim);
+    if n >= PARALLEL_MIN {
+        use rayon::prelude::*;
+        slice.par_chunks_mut(slab).for_each(|s| partition(s, dim + 1, max));
+    } else {
+        slice.chunks_mut(slab).for_each(|s| partition(s, dim + 1, max));
+    }
+}
+
+/// Partitions `slice` along `dim` into runs of `slab` entries (unsorted inside).
+fn cut_slabs<const D: usize>(slice: &mut [Entry<D>], slab: usize, dim: usize) {
+    let n = slice.len();
+    if n <= slab {
+        return;
+    }
+    let mid = n.div_ceil(slab) / 2 * slab;
+    slice.select_nth_unstable_by(mid, |a, b| a.rect.center(dim).total_cmp(&b.rect.center(dim)));
+    let (low, high) = slice.split_at_mut(mid);
+    if n >= PARALLEL_MIN {
+        rayon::join(|| cut_slabs(low, slab, dim), || cut_slabs(high, slab, dim));
+    } else {
+        cut_slabs(low, slab, dim);
+        cut_slabs(high, slab, dim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_fills_nodes_and_balances_the_tail() {
+        let mut entries: Vec<Entry<2>> =
+            (0..1001u64).map(|i| Entry { rect: Rect::point([(i % 37) as f64, (i / 37) as f64]), id: i }).collect();
+        let groups = pack(&mut entries, 100, 40);
+        assert_eq!(groups.len(), 11);
+        assert!(groups[..9].iter().all(|(s, e)| e - s == 100));
+        assert!(groups[9..].iter().all(|(s, e)| e - s >= 40));
+        assert_eq!(groups.last().map(|g| g.1), Some(1001));
+    }
+}

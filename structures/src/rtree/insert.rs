@@ -1,0 +1,197 @@
+//! R* insertion on pages: descend with ChooseSubtree (overlap-minimising at the level
+//! above the leaves, least area enlargement above), add the entry, then walk back up:
+//! an overflowing node first sheds 30 % of its entries for forced reinsertion (once
+//! per level per inserted entry, never at the root), else it is split (`split.rs`).
+//! Nodes are decoded along the path, changed in memory and written back; the walk
+//! stops as soon as a parent's box does not change.
+
+use super::coord::{Coord, stored_rect};
+use super::geom::Rect;
+use super::node::{Entry, Head, Layout, Node, corrupted};
+use super::split::{by_f64, rstar_split};
+use super::RTree;
+use crate::error::Result;
+use quiredb_engine::{PageId, WriteTxn};
+
+/// Candidates (least area enlargement first) whose overlap enlargement is computed.
+const OVERLAP_CANDIDATES: usize = 32;
+
+/// Entries waiting for (re)insertion, each with the level of the node it belongs in.
+pub(crate) type Pending<const D: usize> = Vec<(Entry<D>, u16)>;
+
+impl<const D: usize, C: Coord> RTree<D, C> {
+    /// Inserts `rect` with `payload`. A box with a NaN or infinite coordinate (or
+    /// `min > max`) is refused with `Error::InvalidBox` and the tree stays unchanged.
+    pub fn insert(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<()> {
+        let rect = stored_rect::<C, D>(rect)?;
+        let mut head = self.head(txn)?;
+        self.insert_pending(txn, &mut head, vec![(Entry { rect, id: payload }, 0)])?;
+        head.len += 1;
+        self.store_head(txn, &head)
+    }
+
+    /// Inserts a point.
+    pub fn insert_point(&self, txn: &WriteTxn<'_>, point: [f64; D], payload: u64) -> Result<()> {
+        self.insert(txn, &Rect::point(point), payload)
+    }
+
+    /// Inserts every pending entry at its level (forced reinsertions join the list).
+    pub(crate) fn insert_pending(&self, txn: &WriteTxn<'_>, head: &mut Head, mut pending: Pending<D>) -> Result<()> {
+        let mut reinserted = 0u64;
+        while let Some((entry, level)) = pending.pop() {
+            self.insert_one(txn, head, entry, level, &mut reinserted, &mut pending)?;
+        }
+        Ok(())
+    }
+
+    fn insert_one(
+        &self,
+        txn: &WriteTxn<'_>,
+        head: &mut Head,
+        entry: Entry<D>,
+        level: u16,
+        reinserted: &mut u64,
+        pending: &mut Pending<D>,
+    ) -> Result<()> {
+        let mut path = self.descend(txn, head, &entry.rect, level)?;
+        let (mut id, mut node, _) = path.pop().expect("descend returns at least the root");
+        node.entries.push(entry);
+        loop {
+            let sibling = self.treat_overflow(txn, head, &mut node, path.is_empty(), reinserted, pending)?;
+            Layout::<D, C>::store(txn, id, &node)?;
+            let Some((parent_id, mut parent, index)) = path.pop() else {
+                if let Some(sibling) = sibling {
+                    self.grow_root(txn, head, id, &node, sibling)?;
+                }
+                return Ok(());
+            };
+            let rect = node.bbox();
+            if parent.entries[index].rect == rect && sibling.is_none() {
+                return Ok(());
+            }
+            parent.entries[index].rect = rect;
+            parent.entries.extend(sibling);
+            (id, node) = (parent_id, parent);
+        }
+    }
+
+    /// The nodes from the root down to the node of `level` chosen for `rect`, each
+    /// with the index of the child taken.
+    fn descend(&self, txn: &WriteTxn<'_>, head: &Head, rect: &Rect<D>, level: u16) -> Result<Vec<(PageId, Node<D>, usize)>> {
+        let mut path = Vec::with_capacity(head.height as usize);
+        let mut id = PageId(head.root);
+        loop {
+            let node = self.load(txn, id)?;
+            if node.level == level {
+                path.push((id, node, usize::MAX));
+                return Ok(path);
+            }
+            if node.level < level || node.entries.is_empty() {
+                return Err(corrupted(id, format!("no way down to level {level} from level {}", node.level)));
+            }
+            let index = choose_subtree(&node, rect);
+            let child = PageId(node.entries[index].id);
+            path.push((id, node, index));
+            id = child;
+        }
+    }
+
+    /// Handles an overflowing node: forced reinsert or split. Returns the new
+    /// sibling's entry after a split.
+    fn treat_overflow(
+        &self,
+        txn: &WriteTxn<'_>,
+        head: &mut Head,
+        node: &mut Node<D>,
+        is_root: bool,
+        reinserted: &mut u64,
+        pending: &mut Pending<D>,
+    ) -> Result<Option<Entry<D>>> {
+        if node.entries.len() <= self.max {
+            return Ok(None);
+        }
+        let bit = 1u64 << node.level.min(63);
+        if !is_root && *reinserted & bit == 0 {
+            *reinserted |= bit;
+            let count = (self.max * 3 / 10).max(1);
+            for entry in take_farthest(node, count) {
+                pending.push((entry, node.level));
+            }
+            return Ok(None);
+        }
+        let (keep, moved) = rstar_split(std::mem::take(&mut node.entries), self.min);
+        node.entries = keep;
+        let sibling = Node { level: node.level, entries: moved };
+        let sibling_id = Layout::<D, C>::create(txn, &sibling)?;
+        head.nodes += 1;
+        Ok(Some(Entry { rect: sibling.bbox(), id: sibling_id.0 }))
+    }
+
+    /// A new root above the split old root.
+    fn grow_root(&self, txn: &WriteTxn<'_>, head: &mut Head, old: PageId, node: &Node<D>, sibling: Entry<D>) -> Result<()> {
+        let root = Node { level: node.level + 1, entries: vec![Entry { rect: node.bbox(), id: old.0 }, sibling] };
+        head.root = Layout::<D, C>::create(txn, &root)?.0;
+        head.nodes += 1;
+        head.height += 1;
+        Ok(())
+    }
+}
+
+/// Removes the `count` entries whose centres lie farthest from the node's centre;
+/// returns them farthest first (so the closest is reinserted first from a stack).
+fn take_farthest<const D: usize>(node: &mut Node<D>, count: usize) -> Vec<Entry<D>> {
+    let bbox = node.bbox();
+    let dist = |e: &Entry<D>| (0..D).map(|d| (e.rect.center(d) - bbox.center(d)).powi(2)).sum::<f64>();
+    node.entries.sort_by(|a, b| by_f64(dist(a), dist(b)).then(a.id.cmp(&b.id)));
+    let keep = node.entries.len() - count;
+    let mut far = node.entries.split_off(keep);
+    far.reverse();
+    far
+}
+
+/// The R* ChooseSubtree: the index of the child of `node` to descend into for `rect`.
+pub(crate) fn choose_subtree<const D: usize>(node: &Node<D>, rect: &Rect<D>) -> usize {
+    let entries = &node.entries;
+    let mut best_containing: Option<(f64, usize)> = None;
+    for (i, e) in entries.iter().enumerate() {
+        if e.rect.contains(rect) {
+            let area = e.rect.area();
+            if best_containing.is_none_or(|(a, _)| area < a) {
+                best_containing = Some((area, i));
+            }
+        }
+    }
+    if let Some((_, i)) = best_containing {
+        return i;
+    }
+    let mut scored: Vec<(f64, f64, usize)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let area = e.rect.area();
+            (e.rect.union(rect).area() - area, area, i)
+        })
+        .collect();
+    let by_enlargement = |a: &(f64, f64, usize), b: &(f64, f64, usize)| by_f64(a.0, b.0).then(by_f64(a.1, b.1));
+    if node.level != 1 || scored.len() <= 1 {
+        return scored.iter().min_by(|a, b| by_enlargement(a, b)).expect("a branch has entries").2;
+    }
+    if scored.len() > OVERLAP_CANDIDATES {
+        scored.select_nth_unstable_by(OVERLAP_CANDIDATES - 1, by_enlargement);
+        scored.truncate(OVERLAP_CANDIDATES);
+    }
+    let mut best = (f64::INFINITY, f64::INFINITY, f64::INFINITY, usize::MAX);
+    for &(enlargement, area, i) in &scored {
+        let grown = entries[i].rect.union(rect);
+        let mut delta = 0.0;
+        for (j, other) in entries.iter().enumerate() {
+            if j != i {
+                delta += grown.overlap(&other.rect) - entries[i].rect.overlap(&other.rect);
+            }
+        }
+        if (delta, enlargement, area) < (best.0, best.1, best.2) {
+            best = (delta, enlargement, area, i);
+        }
+    }
+    best.3
+}

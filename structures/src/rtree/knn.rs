@@ -1,0 +1,190 @@
+//! k nearest neighbours, best first (Hjaltason & Samet): a priority queue of nodes and
+//! entries ordered by (squared minimum distance, nodes before entries, payload), so
+//! entries come out by increasing Euclidean distance with ties broken by payload.
+//! [`Nearest`] is the incremental iterator; `nearest_k` is the bounded variant that
+//! keeps only the k best candidates and prunes nodes farther than the k-th (it gives
+//! the same k entries: a node at exactly the k-th distance is still opened).
+
+use super::RTree;
+use super::coord::Coord;
+use super::geom::validate_point;
+use super::node::Layout;
+use crate::error::Result;
+use quiredb_engine::{PageId, PageRead, ResultSet};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// A queued node (`level > 0` child or root) or leaf entry.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    dist2: f64,
+    /// 0 = node, 1 = entry: nodes first at equal distance.
+    kind: u8,
+    id: u64,
+    level: u16,
+}
+
+impl Item {
+    fn key(&self) -> (f64, u8, u64) {
+        (self.dist2, self.kind, self.id)
+    }
+}
+
+fn compare(a: (f64, u8, u64), b: (f64, u8, u64)) -> Ordering {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+}
+
+impl PartialEq for Item {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Item {}
+impl PartialOrd for Item {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Item {
+    /// Reversed: `BinaryHeap` pops the nearest first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare(other.key(), self.key())
+    }
+}
+
+/// A k-best candidate; the heap's top is the worst.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Candidate(f64, u64);
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
+#[inline(always)]
+fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
+    let mut sum = 0.0;
+    for d in 0..D {
+        let lo = C::read(&chunk[d * C::BYTES..]);
+        let hi = C::read(&chunk[(D + d) * C::BYTES..]);
+        let gap = (lo - p[d]).max(p[d] - hi).max(0.0);
+        sum += gap * gap;
+    }
+    sum
+}
+
+fn max_dist2(max_distance: Option<f64>) -> f64 {
+    max_distance.map_or(f64::INFINITY, |m| if m.is_nan() { -1.0 } else { m * m.abs() })
+}
+
+impl<const D: usize, C: Coord> RTree<D, C> {
+    /// Entries by increasing distance from `point` (ties by payload), optionally only
+    /// those within `max_distance`; yields `(distance, payload)`.
+    pub fn nearest<'t, T: PageRead>(&self, txn: &'t T, point: [f64; D], max_distance: Option<f64>) -> Result<Nearest<'t, T, D, C>> {
+        validate_point(&point)?;
+        let head = self.head(txn)?;
+        let mut heap = BinaryHeap::new();
+        heap.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
+        Ok(Nearest { tree: self.clone(), txn, point, max_dist2: max_dist2(max_distance), heap })
+    }
+
+    /// The `k` entries nearest to `point` (within `max_distance` if given) into `out`,
+    /// nearest first, ties by payload; score = Euclidean distance. Exactly
+    /// `min(k, entries in range)` rows.
+    pub fn nearest_k(
+        &self,
+        txn: &impl PageRead,
+        point: [f64; D],
+        k: usize,
+        max_distance: Option<f64>,
+        out: &mut ResultSet,
+    ) -> Result<()> {
+        validate_point(&point)?;
+        if k == 0 {
+            return Ok(());
+        }
+        let limit = max_dist2(max_distance);
+        let head = self.head(txn)?;
+        let mut best: BinaryHeap<Candidate> = BinaryHeap::with_capacity(k + 1);
+        let mut nodes = BinaryHeap::new();
+        nodes.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
+        while let Some(node) = nodes.pop() {
+            let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
+            if node.dist2 > bound {
+                break;
+            }
+            let page = self.node_page(txn, node.id, node.level)?;
+            let (level, bytes) = Layout::<D, C>::entries(&page, PageId(node.id), self.max)?;
+            for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
+                let dist2 = chunk_dist2::<C, D>(chunk, &point);
+                let id = Layout::<D, C>::id(chunk);
+                if level > 0 {
+                    let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
+                    if dist2 <= bound {
+                        nodes.push(Item { dist2, kind: 0, id, level: level - 1 });
+                    }
+                } else if dist2 <= limit {
+                    let candidate = Candidate(dist2, id);
+                    if best.len() < k {
+                        best.push(candidate);
+                    } else if best.peek().is_some_and(|worst| candidate < *worst) {
+                        best.pop();
+                        best.push(candidate);
+                    }
+                }
+            }
+        }
+        for Candidate(dist2, id) in best.into_sorted_vec() {
+            out.push(id, dist2.sqrt());
+        }
+        Ok(())
+    }
+}
+
+/// Incremental nearest-neighbour iterator; yields `(distance, payload)`, or one error
+/// and then ends.
+pub struct Nearest<'t, T: PageRead, const D: usize, C: Coord> {
+    tree: RTree<D, C>,
+    txn: &'t T,
+    point: [f64; D],
+    max_dist2: f64,
+    heap: BinaryHeap<Item>,
+}
+
+impl<T: PageRead, const D: usize, C: Coord> Nearest<'_, T, D, C> {
+    fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
+        let page = self.tree.node_page(self.txn, id, expected)?;
+        let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.tree.max)?;
+        for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
+            let dist2 = chunk_dist2::<C, D>(chunk, &self.point);
+            if dist2 <= self.max_dist2 {
+                let kind = u8::from(level == 0);
+                self.heap.push(Item { dist2, kind, id: Layout::<D, C>::id(chunk), level: level.saturating_sub(1) });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: PageRead, const D: usize, C: Coord> Iterator for Nearest<'_, T, D, C> {
+    type Item = Result<(f64, u64)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let item = self.heap.pop()?;
+            if item.kind == 1 {
+                return Some(Ok((item.dist2.sqrt(), item.id)));
+            }
+            if let Err(error) = self.expand(item.id, item.level) {
+                self.heap.clear();
+                return Some(Err(error));
+            }
+        }
+    }
+}

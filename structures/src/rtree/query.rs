@@ -1,0 +1,162 @@
+//! Window and point queries, read straight from the node pages (no decoding of whole
+//! nodes): a depth-first walk with an explicit stack, one page pinned at a time.
+//! Results go into a recycled `ResultSet` (id = payload, score 0), to a visitor, or
+//! come out of [`WindowIter`]. A child whose level is not its parent's − 1 is
+//! reported as corruption, so a damaged file cannot make a query loop.
+
+use super::RTree;
+use super::coord::Coord;
+use super::geom::Rect;
+use super::node::{Layout, corrupted};
+use crate::error::{Error, Result};
+use quiredb_engine::{PageId, PageKind, PageRead, ResultSet};
+
+/// Which entries a window query returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowMode {
+    /// Entries whose box shares a point with the window.
+    Intersects,
+    /// Entries whose box lies inside the window.
+    Contained,
+}
+
+/// Checks a query window: no NaN and `min <= max` (infinite bounds are allowed).
+pub(crate) fn validate_query<const D: usize>(query: &Rect<D>) -> Result<()> {
+    for d in 0..D {
+        if query.min[d].is_nan() || query.max[d].is_nan() || query.min[d] > query.max[d] {
+            return Err(Error::InvalidBox {
+                reason: format!("query window [{}, {}] in dimension {d} is empty or NaN", query.min[d], query.max[d]),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn chunk_intersects<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
+    (0..D).all(|d| C::read(&chunk[d * C::BYTES..]) <= q.max[d] && C::read(&chunk[(D + d) * C::BYTES..]) >= q.min[d])
+}
+
+#[inline(always)]
+fn chunk_within<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
+    (0..D).all(|d| C::read(&chunk[d * C::BYTES..]) >= q.min[d] && C::read(&chunk[(D + d) * C::BYTES..]) <= q.max[d])
+}
+
+impl<const D: usize, C: Coord> RTree<D, C> {
+    /// Appends the payloads of the entries matching `query` to `out`.
+    pub fn window(&self, txn: &impl PageRead, query: &Rect<D>, mode: WindowMode, out: &mut ResultSet) -> Result<()> {
+        self.visit_window(txn, query, mode, |payload, _| out.push(payload, 0.0))?;
+        Ok(())
+    }
+
+    /// Appends the payloads of the entries whose box contains `point`.
+    pub fn point_query(&self, txn: &impl PageRead, point: [f64; D], out: &mut ResultSet) -> Result<()> {
+        self.window(txn, &Rect::point(point), WindowMode::Intersects, out)
+    }
+
+    /// Calls `visit(payload, box)` for each matching entry; returns the nodes read.
+    pub fn visit_window(
+        &self,
+        txn: &impl PageRead,
+        query: &Rect<D>,
+        mode: WindowMode,
+        mut visit: impl FnMut(u64, &Rect<D>),
+    ) -> Result<u64> {
+        validate_query(query)?;
+        let head = self.head(txn)?;
+        let mut stack = vec![(head.root, head.root_level())];
+        let mut nodes = 0;
+        while let Some((id, expected)) = stack.pop() {
+            nodes += 1;
+            let page = self.node_page(txn, id, expected)?;
+            let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.max)?;
+            for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
+                if level > 0 {
+                    if chunk_intersects::<C, D>(chunk, query) {
+                        stack.push((Layout::<D, C>::id(chunk), level - 1));
+                    }
+                } else if matches_mode::<C, D>(chunk, query, mode) {
+                    visit(Layout::<D, C>::id(chunk), &Layout::<D, C>::rect(chunk));
+                }
+            }
+        }
+        Ok(nodes)
+    }
+
+    /// An iterator over the `(box, payload)` of the entries matching `query`.
+    pub fn window_iter<'t, T: PageRead>(&self, txn: &'t T, query: &Rect<D>, mode: WindowMode) -> Result<WindowIter<'t, T, D, C>> {
+        validate_query(query)?;
+        let head = self.head(txn)?;
+        Ok(WindowIter {
+            tree: self.clone(),
+            txn,
+            query: *query,
+            mode,
+            stack: vec![(head.root, head.root_level())],
+            ready: Vec::new(),
+        })
+    }
+
+    /// Pins node page `id`, checking its kind and level.
+    pub(crate) fn node_page<'t>(&self, txn: &'t impl PageRead, id: u64, level: u16) -> Result<quiredb_engine::PageRef<'t>> {
+        let page = txn.page(PageId(id))?;
+        let found = quiredb_engine::page::read_u16(&page, 0);
+        if page.kind() != PageKind::RTREE_NODE || found != level {
+            return Err(corrupted(PageId(id), format!("expected a node of level {level}, found {:?} level {found}", page.kind())));
+        }
+        Ok(page)
+    }
+}
+
+#[inline(always)]
+fn matches_mode<C: Coord, const D: usize>(chunk: &[u8], query: &Rect<D>, mode: WindowMode) -> bool {
+    match mode {
+        WindowMode::Intersects => chunk_intersects::<C, D>(chunk, query),
+        WindowMode::Contained => chunk_within::<C, D>(chunk, query),
+    }
+}
+
+/// Iterator of a window query; yields `(box, payload)`, or one error and then ends.
+pub struct WindowIter<'t, T: PageRead, const D: usize, C: Coord> {
+    tree: RTree<D, C>,
+    txn: &'t T,
+    query: Rect<D>,
+    mode: WindowMode,
+    stack: Vec<(u64, u16)>,
+    ready: Vec<(Rect<D>, u64)>,
+}
+
+impl<T: PageRead, const D: usize, C: Coord> WindowIter<'_, T, D, C> {
+    /// Reads the next node of the stack into `ready` / the stack.
+    fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
+        let page = self.tree.node_page(self.txn, id, expected)?;
+        let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.tree.max)?;
+        for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
+            if level > 0 {
+                if chunk_intersects::<C, D>(chunk, &self.query) {
+                    self.stack.push((Layout::<D, C>::id(chunk), level - 1));
+                }
+            } else if matches_mode::<C, D>(chunk, &self.query, self.mode) {
+                self.ready.push((Layout::<D, C>::rect(chunk), Layout::<D, C>::id(chunk)));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: PageRead, const D: usize, C: Coord> Iterator for WindowIter<'_, T, D, C> {
+    type Item = Result<(Rect<D>, u64)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.ready.pop() {
+                return Some(Ok(item));
+            }
+            let (id, level) = self.stack.pop()?;
+            if let Err(error) = self.expand(id, level) {
+                self.stack.clear();
+                return Some(Err(error));
+            }
+        }
+    }
+}
