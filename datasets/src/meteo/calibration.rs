@@ -94,10 +94,7 @@ impl Calibration {
         Calibration {
             stations: BEIJING_STATIONS
                 .iter()
-                .map(|(name, coefficients)| StationModel {
-                    name: (*name).to_owned(),
-                    coefficients: *coefficients,
-                })
+                .map(|(name, coefficients)| StationModel { name: (*name).to_owned(), coefficients: *coefficients })
                 .collect(),
             ar_phi: BEIJING_AR_PHI,
             innovation_cholesky: BEIJING_INNOVATION_CHOLESKY,
@@ -122,26 +119,17 @@ impl Calibration {
             out += "    ]),\n";
         }
         out += "];\n";
-        out += &format!(
-            "const BEIJING_AR_PHI: [f64; CYCLED] = {};\n",
-            float_row(&self.ar_phi)
-        );
+        out += &format!("const BEIJING_AR_PHI: [f64; CYCLED] = {};\n", float_row(&self.ar_phi));
         out += "#[rustfmt::skip]\nconst BEIJING_INNOVATION_CHOLESKY: [[f64; CYCLED]; CYCLED] = [\n";
         for row in &self.innovation_cholesky {
             out += &format!("    {},\n", float_row(row));
         }
         out += "];\n#[rustfmt::skip]\nconst BEIJING_RAIN: [[f64; 3]; 12] = [\n";
         for month in &self.rain {
-            out += &format!(
-                "    {},\n",
-                float_row(&[month.wet_after_dry, month.wet_after_wet, month.mean_wet_mm])
-            );
+            out += &format!("    {},\n", float_row(&[month.wet_after_dry, month.wet_after_wet, month.mean_wet_mm]));
         }
         out += "];\n";
-        out += &format!(
-            "const BEIJING_MISSING_RATE: [f64; 5] = {};\n",
-            float_row(&self.missing_rate)
-        );
+        out += &format!("const BEIJING_MISSING_RATE: [f64; 5] = {};\n", float_row(&self.missing_rate));
         out
     }
 }
@@ -250,10 +238,4 @@ const BEIJING_RAIN: [[f64; 3]; 12] = [
     [9.740162e-3, 7.849031e-1, 4.378090e-1],
     [1.320781e-3, 6.209677e-1, 3.328000e-1],
 ];
-const BEIJING_MISSING_RATE: [f64; 5] = [
-    9.458894e-4,
-    9.340064e-4,
-    9.577725e-4,
-    9.268766e-4,
-    7.557609e-4,
-];
+const BEIJING_MISSING_RATE: [f64; 5] = [9.458894e-4, 9.340064e-4, 9.577725e-4, 9.268766e-4, 7.557609e-4];

@@ -36,19 +36,10 @@ impl Row {
 pub fn fit<R: Read>(reader: &mut ObservationReader<R>) -> Result<Calibration> {
     let (names, rows) = collect(reader)?;
     let stations = fit_cycles(&names, &rows)?;
-    let residuals: Vec<[f64; CYCLED]> = rows
-        .iter()
-        .map(|row| residual(&stations[row.station], row))
-        .collect();
+    let residuals: Vec<[f64; CYCLED]> = rows.iter().map(|row| residual(&stations[row.station], row)).collect();
     let ar_phi = fit_phi(&rows, &residuals);
     let innovation_cholesky = cholesky(&innovation_covariance(&rows, &residuals, &ar_phi))?;
-    Ok(Calibration {
-        stations,
-        ar_phi,
-        innovation_cholesky,
-        rain: fit_rain(&rows),
-        missing_rate: missing_rates(&rows),
-    })
+    Ok(Calibration { stations, ar_phi, innovation_cholesky, rain: fit_rain(&rows), missing_rate: missing_rates(&rows) })
 }
 
 fn collect<R: Read>(reader: &mut ObservationReader<R>) -> Result<(Vec<String>, Vec<Row>)> {
@@ -63,9 +54,7 @@ fn collect<R: Read>(reader: &mut ObservationReader<R>) -> Result<(Vec<String>, V
             ReadOutcome::Row => {}
         }
         if observation.measures.len() != DEFAULT_MEASURES {
-            return Err(Error::Argument(
-                "fitting needs the measures TEMP, PRES, DEWP, RAIN, WSPM".into(),
-            ));
+            return Err(Error::Argument("fitting needs the measures TEMP, PRES, DEWP, RAIN, WSPM".into()));
         }
         let station = *index.entry(observation.station.clone()).or_insert_with(|| {
             names.push(observation.station.clone());
@@ -75,19 +64,14 @@ fn collect<R: Read>(reader: &mut ObservationReader<R>) -> Result<(Vec<String>, V
         for (slot, value) in measures.iter_mut().zip(&observation.measures) {
             *slot = value.unwrap_or(f64::NAN);
         }
-        rows.push(Row {
-            station,
-            time: observation.time,
-            measures,
-        });
+        rows.push(Row { station, time: observation.time, measures });
     }
     Ok((names, rows))
 }
 
 /// Least squares of each cycled variable on the basis, per station.
 fn fit_cycles(names: &[String], rows: &[Row]) -> Result<Vec<StationModel>> {
-    let mut normal =
-        vec![[([[0.0; BASIS_TERMS]; BASIS_TERMS], [0.0; BASIS_TERMS]); CYCLED]; names.len()];
+    let mut normal = vec![[([[0.0; BASIS_TERMS]; BASIS_TERMS], [0.0; BASIS_TERMS]); CYCLED]; names.len()];
     for row in rows {
         let f = basis(row.time);
         for (variable, value) in row.cycled().into_iter().enumerate() {
@@ -109,14 +93,10 @@ fn fit_cycles(names: &[String], rows: &[Row]) -> Result<Vec<StationModel>> {
         .map(|(name, systems)| {
             let mut coefficients = [[0.0; BASIS_TERMS]; CYCLED];
             for (slot, (xtx, xty)) in coefficients.iter_mut().zip(systems) {
-                *slot = solve(xtx, xty).ok_or_else(|| {
-                    Error::Argument(format!("too few rows to fit station {name:?}"))
-                })?;
+                *slot =
+                    solve(xtx, xty).ok_or_else(|| Error::Argument(format!("too few rows to fit station {name:?}")))?;
             }
-            Ok(StationModel {
-                name: name.clone(),
-                coefficients,
-            })
+            Ok(StationModel { name: name.clone(), coefficients })
         })
         .collect()
 }
@@ -137,8 +117,7 @@ fn hourly_pairs<'a>(
 ) -> impl Iterator<Item = (&'a [f64; CYCLED], &'a [f64; CYCLED])> {
     let complete = |r: &[f64; CYCLED]| r.iter().all(|value| !value.is_nan());
     (1..rows.len()).filter_map(move |i| {
-        let consecutive =
-            rows[i].station == rows[i - 1].station && rows[i].time - rows[i - 1].time == HOUR;
+        let consecutive = rows[i].station == rows[i - 1].station && rows[i].time - rows[i - 1].time == HOUR;
         (consecutive && complete(&residuals[i]) && complete(&residuals[i - 1]))
             .then(|| (&residuals[i - 1], &residuals[i]))
     })
@@ -152,20 +131,10 @@ fn fit_phi(rows: &[Row], residuals: &[[f64; CYCLED]]) -> [f64; CYCLED] {
             squares[v] += previous[v] * previous[v];
         }
     }
-    std::array::from_fn(|v| {
-        if squares[v] > 0.0 {
-            lagged[v] / squares[v]
-        } else {
-            0.0
-        }
-    })
+    std::array::from_fn(|v| if squares[v] > 0.0 { lagged[v] / squares[v] } else { 0.0 })
 }
 
-fn innovation_covariance(
-    rows: &[Row],
-    residuals: &[[f64; CYCLED]],
-    phi: &[f64; CYCLED],
-) -> [[f64; CYCLED]; CYCLED] {
+fn innovation_covariance(rows: &[Row], residuals: &[[f64; CYCLED]], phi: &[f64; CYCLED]) -> [[f64; CYCLED]; CYCLED] {
     let mut sums = [[0.0; CYCLED]; CYCLED];
     let mut count = 0.0;
     for (previous, current) in hourly_pairs(rows, residuals) {
@@ -196,10 +165,7 @@ fn fit_rain(rows: &[Row]) -> [RainMonth; 12] {
         }
         let previous = i.checked_sub(1).map(|p| &rows[p]);
         let consecutive = |p: &&Row| p.station == row.station && row.time - p.time == HOUR;
-        if let Some(prev) = previous
-            .filter(consecutive)
-            .filter(|p| !p.measures[RAIN].is_nan())
-        {
+        if let Some(prev) = previous.filter(consecutive).filter(|p| !p.measures[RAIN].is_nan()) {
             let from_wet = prev.measures[RAIN] > 0.0;
             counts[month][usize::from(from_wet) * 2 + usize::from(wet)] += 1.0;
         }
@@ -222,11 +188,7 @@ fn missing_rates(rows: &[Row]) -> [f64; DEFAULT_MEASURES] {
 }
 
 fn ratio(numerator: f64, denominator: f64) -> f64 {
-    if denominator > 0.0 {
-        numerator / denominator
-    } else {
-        0.0
-    }
+    if denominator > 0.0 { numerator / denominator } else { 0.0 }
 }
 
 /// Solves `a·x = b` by Gaussian elimination with partial pivoting; `None` if singular.
@@ -265,9 +227,7 @@ fn cholesky(a: &[[f64; CYCLED]; CYCLED]) -> Result<[[f64; CYCLED]; CYCLED]> {
             if i == j {
                 let diagonal = a[i][i] - sum;
                 if diagonal <= 0.0 {
-                    return Err(Error::Argument(
-                        "innovation covariance is not positive definite".into(),
-                    ));
+                    return Err(Error::Argument("innovation covariance is not positive definite".into()));
                 }
                 l[i][j] = diagonal.sqrt();
             } else {
@@ -286,17 +246,9 @@ mod tests {
     #[test]
     fn linear_algebra_on_known_systems() {
         let x = solve([[2.0, 1.0], [1.0, 3.0]], [3.0, 5.0]).expect("regular system");
-        assert!(
-            (x[0] - 0.8).abs() < 1e-12 && (x[1] - 1.4).abs() < 1e-12,
-            "{x:?}"
-        );
+        assert!((x[0] - 0.8).abs() < 1e-12 && (x[1] - 1.4).abs() < 1e-12, "{x:?}");
         assert!(solve([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0]).is_none());
-        let a = [
-            [4.0, 2.0, 0.0, 0.0],
-            [2.0, 5.0, 0.0, 0.0],
-            [0.0, 0.0, 9.0, 0.0],
-            [0.0, 0.0, 0.0, 1.0],
-        ];
+        let a = [[4.0, 2.0, 0.0, 0.0], [2.0, 5.0, 0.0, 0.0], [0.0, 0.0, 9.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
         let l = cholesky(&a).expect("positive definite");
         for i in 0..CYCLED {
             for j in 0..CYCLED {

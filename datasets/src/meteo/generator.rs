@@ -57,19 +57,12 @@ pub struct GeneratorConfig {
 impl GeneratorConfig {
     /// `rows` rows with every other setting at its default.
     pub fn new(rows: u64) -> Self {
-        GeneratorConfig {
-            rows,
-            seed: DEFAULT_SEED,
-            stations: None,
-            start: DEFAULT_START,
-            with_missing: true,
-        }
+        GeneratorConfig { rows, seed: DEFAULT_SEED, stations: None, start: DEFAULT_START, with_missing: true }
     }
 
     /// The number of stations this configuration produces.
     pub fn station_count(&self) -> u64 {
-        self.stations
-            .unwrap_or_else(|| self.rows.div_ceil(ROWS_PER_STATION).clamp(1, MAX_STATIONS))
+        self.stations.unwrap_or_else(|| self.rows.div_ceil(ROWS_PER_STATION).clamp(1, MAX_STATIONS))
     }
 }
 
@@ -103,19 +96,10 @@ impl ObservationGenerator {
     pub fn with_calibration(config: GeneratorConfig, calibration: Calibration) -> Result<Self> {
         let station_count = config.station_count();
         if station_count == 0 || station_count > MAX_STATIONS || calibration.stations.is_empty() {
-            return Err(Error::Argument(format!(
-                "stations must be 1..={MAX_STATIONS}, got {station_count}"
-            )));
+            return Err(Error::Argument(format!("stations must be 1..={MAX_STATIONS}, got {station_count}")));
         }
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
-        Ok(ObservationGenerator {
-            calibration,
-            config,
-            station_count,
-            next_station: 0,
-            station: None,
-            rng,
-        })
+        Ok(ObservationGenerator { calibration, config, station_count, next_station: 0, station: None, rng })
     }
 
     /// Number of stations.
@@ -125,11 +109,7 @@ impl ObservationGenerator {
 
     /// Fills `observation` with the next row; `false` when all rows were produced.
     pub fn next_into(&mut self, observation: &mut Observation) -> bool {
-        while self
-            .station
-            .as_ref()
-            .is_none_or(|station| station.emitted == station.rows)
-        {
+        while self.station.as_ref().is_none_or(|station| station.emitted == station.rows) {
             if self.next_station == self.station_count {
                 return false;
             }
@@ -147,19 +127,16 @@ impl ObservationGenerator {
     fn open_station(&mut self, index: u64) -> Station {
         self.rng = ChaCha8Rng::seed_from_u64(self.config.seed);
         self.rng.set_stream(index);
-        let base =
-            &self.calibration.stations[(index % self.calibration.stations.len() as u64) as usize];
+        let base = &self.calibration.stations[(index % self.calibration.stations.len() as u64) as usize];
         let mut coefficients = base.coefficients;
         if index >= self.calibration.stations.len() as u64 {
-            let [temp, pres, dewp_extra, wind] =
-                [1.5, 4.0, 0.5, 0.1].map(|sigma| sigma * normal(&mut self.rng));
+            let [temp, pres, dewp_extra, wind] = [1.5, 4.0, 0.5, 0.1].map(|sigma| sigma * normal(&mut self.rng));
             coefficients[0][0] += temp;
             coefficients[1][0] += pres;
             coefficients[2][0] += temp + dewp_extra;
             coefficients[3][0] += wind;
         }
-        let share = self.config.rows / self.station_count
-            + u64::from(index < self.config.rows % self.station_count);
+        let share = self.config.rows / self.station_count + u64::from(index < self.config.rows % self.station_count);
         let mut station = Station {
             name: format!("S{:05}", index + 1),
             coefficients,
@@ -189,11 +166,7 @@ impl ObservationGenerator {
         self.advance_residual(&mut station.residual);
         let f = basis(time);
         let value = |v: usize| -> f64 {
-            let cycle: f64 = station.coefficients[v]
-                .iter()
-                .zip(&f)
-                .map(|(c, x)| c * x)
-                .sum();
+            let cycle: f64 = station.coefficients[v].iter().zip(&f).map(|(c, x)| c * x).sum();
             cycle + station.residual[v]
         };
         let temp = value(0);
@@ -208,20 +181,14 @@ impl ObservationGenerator {
         for (measure, value) in values.into_iter().enumerate() {
             let missing = self.rng.random::<f64>() < self.calibration.missing_rate[measure];
             let present = !(self.config.with_missing && missing);
-            observation
-                .measures
-                .push(present.then(|| (value * 10.0).round() / 10.0));
+            observation.measures.push(present.then(|| (value * 10.0).round() / 10.0));
         }
     }
 
     fn rain(&mut self, station: &mut Station, time: i64) -> f64 {
         let month = civil_from_days(time.div_euclid(86_400)).1 as usize - 1;
         let chain = self.calibration.rain[month];
-        let p_wet = if station.wet {
-            chain.wet_after_wet
-        } else {
-            chain.wet_after_dry
-        };
+        let p_wet = if station.wet { chain.wet_after_wet } else { chain.wet_after_dry };
         station.wet = self.rng.random::<f64>() < p_wet;
         let uniform: f64 = self.rng.random();
         if !station.wet {
@@ -271,11 +238,7 @@ pub fn write_row(observation: &Observation, out: &mut Vec<u8>) {
 
 /// Writes the header and every row of `config` to `out`; `progress(rows, bytes)` every
 /// 65,536 rows. Returns (rows, bytes) written.
-pub fn write_csv<W: Write>(
-    config: &GeneratorConfig,
-    out: W,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<(u64, u64)> {
+pub fn write_csv<W: Write>(config: &GeneratorConfig, out: W, progress: &mut dyn FnMut(u64, u64)) -> Result<(u64, u64)> {
     let mut generator = ObservationGenerator::new(config.clone())?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
     let header = header_line();
@@ -305,16 +268,10 @@ mod tests {
     /// Proves the start constant is 2013-03-01T00:00 and rows spread over stations.
     #[test]
     fn start_and_station_shares() {
-        assert_eq!(
-            DEFAULT_START,
-            super::super::fields::days_from_civil(2013, 3, 1) * 86_400
-        );
+        assert_eq!(DEFAULT_START, super::super::fields::days_from_civil(2013, 3, 1) * 86_400);
         assert_eq!(GeneratorConfig::new(420_768).station_count(), 12);
         assert_eq!(GeneratorConfig::new(FULL_ROWS).station_count(), 1_650);
-        let config = GeneratorConfig {
-            stations: Some(3),
-            ..GeneratorConfig::new(10)
-        };
+        let config = GeneratorConfig { stations: Some(3), ..GeneratorConfig::new(10) };
         let generator = ObservationGenerator::new(config).expect("valid config");
         let names: Vec<String> = generator.map(|o| o.station).collect();
         assert_eq!(names.iter().filter(|n| *n == "S00001").count(), 4);

@@ -30,7 +30,7 @@ pub mod reader;
 pub mod schema;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
-pub use pipeline::{LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, load};
+pub use pipeline::{LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use reader::{ObservationReader, ReadOutcome};
 pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
 
@@ -38,8 +38,7 @@ pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, Statio
 pub const DEFAULT_MEASURES: usize = 5;
 
 /// Names of the default schema's measures, in order (units: °C, hPa, °C, mm/h, m/s).
-pub const DEFAULT_MEASURE_NAMES: [&str; DEFAULT_MEASURES] =
-    ["temp", "pres", "dewp", "rain", "wspm"];
+pub const DEFAULT_MEASURE_NAMES: [&str; DEFAULT_MEASURES] = ["temp", "pres", "dewp", "rain", "wspm"];
 
 /// One observation row, typed. Buffers are reused by [`ObservationReader::read`], so a
 /// load allocates nothing per row in steady state.

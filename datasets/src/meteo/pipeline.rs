@@ -129,11 +129,7 @@ impl Tally {
         }
         summary.complete_rows += u64::from(complete);
         let time = observation.time;
-        summary.time_range = Some(
-            summary
-                .time_range
-                .map_or((time, time), |(lo, hi)| (lo.min(time), hi.max(time))),
-        );
+        summary.time_range = Some(summary.time_range.map_or((time, time), |(lo, hi)| (lo.min(time), hi.max(time))));
         if observation.station != self.last_station {
             self.last_station.clone_from(&observation.station);
             if !self.stations.contains(&observation.station) {
@@ -152,16 +148,8 @@ pub fn load<R: Read>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<LoadSummary> {
     let measure_names = reader.measure_names();
-    let summary = LoadSummary {
-        missing: vec![0; measure_names.len()],
-        measure_names,
-        ..LoadSummary::default()
-    };
-    let mut tally = Tally {
-        summary,
-        stations: HashSet::new(),
-        last_station: String::new(),
-    };
+    let summary = LoadSummary { missing: vec![0; measure_names.len()], measure_names, ..LoadSummary::default() };
+    let mut tally = Tally { summary, stations: HashSet::new(), last_station: String::new() };
     let mut report = options.skip_report.take().map(csv::Writer::from_writer);
     match run(reader, sink, &options, &mut tally, &mut report, progress) {
         Ok(()) => {
@@ -225,10 +213,7 @@ fn skip<R: Read>(
     let message = error.to_string();
     tally.summary.skipped_rows += 1;
     if tally.summary.skipped.len() < SKIPPED_KEPT {
-        tally.summary.skipped.push(SkippedRow {
-            line,
-            error: message.clone(),
-        });
+        tally.summary.skipped.push(SkippedRow { line, error: message.clone() });
     }
     if let Some(writer) = report.as_mut() {
         let raw = reader.raw_record();
@@ -239,23 +224,28 @@ fn skip<R: Read>(
     Ok(())
 }
 
+/// The baseline of the load-speed goal: only the `csv` crate splitting `input` into
+/// records (no field decoding, no sink). Returns (records, bytes) including a header.
+pub fn csv_parse_only<R: Read>(input: R, delimiter: u8) -> Result<(u64, u64)> {
+    let mut reader =
+        csv::ReaderBuilder::new().delimiter(delimiter).has_headers(false).flexible(true).from_reader(input);
+    let mut record = csv::ByteRecord::new();
+    let mut records = 0u64;
+    let to_error = |error: csv::Error| Error::Io(std::io::Error::other(error));
+    while reader.read_byte_record(&mut record).map_err(to_error)? {
+        records += 1;
+    }
+    Ok((records, reader.position().byte()))
+}
+
 impl fmt::Display for LoadSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "rows loaded:   {}", self.rows)?;
         writeln!(f, "rows skipped:  {}", self.skipped_rows)?;
-        writeln!(
-            f,
-            "complete rows: {} (every measure present)",
-            self.complete_rows
-        )?;
+        writeln!(f, "complete rows: {} (every measure present)", self.complete_rows)?;
         writeln!(f, "stations:      {}", self.stations)?;
         if let Some((first, last)) = self.time_range {
-            writeln!(
-                f,
-                "time range:    {} .. {}",
-                timestamp(first),
-                timestamp(last)
-            )?;
+            writeln!(f, "time range:    {} .. {}", timestamp(first), timestamp(last))?;
         }
         writeln!(f, "bytes read:    {}", self.bytes)?;
         writeln!(f, "missing values per measure:")?;

@@ -12,19 +12,22 @@
 //! only I/O failures and schema/opening problems are `Err`. Only the fields the schema
 //! uses are decoded; other columns may hold anything, including non-UTF-8 bytes.
 
-use std::io::{BufRead, BufReader, Read};
+use std::cell::Cell;
+use std::io::{Chain, Cursor, Read};
 
 use csv::ByteRecord;
 
 use super::Observation;
-use super::fields::{self, Reason};
-use super::schema::{
-    ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec,
-};
+use super::fields::{self, DateCache, Reason};
+use super::schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
 use crate::error::{ColumnLabel, Error, Result};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 const BUFFER_BYTES: usize = 256 * 1024;
+const PEEK_BYTES: usize = 64 * 1024;
+
+/// The input as the `csv` crate reads it: the peeked start, then the rest.
+type Input<R> = Chain<Cursor<Vec<u8>>, R>;
 
 /// What one call to [`ObservationReader::read`] found.
 #[derive(Debug)]
@@ -53,7 +56,7 @@ enum TimePlan {
 
 /// Reads observations one by one, reusing its buffers.
 pub struct ObservationReader<R: Read> {
-    csv: csv::Reader<BufReader<R>>,
+    csv: csv::Reader<Input<R>>,
     plan: Plan,
     missing: MissingValues,
     delimiter: u8,
@@ -64,6 +67,7 @@ pub struct ObservationReader<R: Read> {
     record: ByteRecord,
     raw: Vec<u8>,
     offset_bytes: u64,
+    date_cache: Cell<DateCache>,
 }
 
 impl<R: Read> ObservationReader<R> {
@@ -71,17 +75,20 @@ impl<R: Read> ObservationReader<R> {
     /// resolves the columns. Errors: empty input, columns that do not exist.
     pub fn new(input: R, schema: &Schema) -> Result<Self> {
         schema.validate()?;
-        let mut buffered = BufReader::with_capacity(BUFFER_BYTES, input);
-        let offset_bytes = skip_bom(&mut buffered)?;
+        let (start, rest) = peek(input)?;
+        let offset_bytes = if start.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
         let delimiter = match schema.delimiter {
             Delimiter::Byte(byte) => byte,
-            Delimiter::Auto => detect_delimiter(buffered.fill_buf()?),
+            Delimiter::Auto => detect_delimiter(&start[offset_bytes..]),
         };
+        let mut start = Cursor::new(start);
+        start.set_position(offset_bytes as u64);
         let mut csv = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .has_headers(false)
             .flexible(true)
-            .from_reader(buffered);
+            .buffer_capacity(BUFFER_BYTES)
+            .from_reader(start.chain(rest));
         let mut first = ByteRecord::new();
         if !csv.read_byte_record(&mut first).map_err(csv_error)? {
             return Err(Error::Empty("no rows, not even a header".into()));
@@ -91,19 +98,10 @@ impl<R: Read> ObservationReader<R> {
             HeaderMode::Absent => false,
             HeaderMode::Auto => !first.iter().any(looks_numeric),
         };
-        let header = is_header.then(|| {
-            first
-                .iter()
-                .map(|f| String::from_utf8_lossy(f).trim().to_owned())
-                .collect()
-        });
+        let header = is_header.then(|| first.iter().map(|f| String::from_utf8_lossy(f).trim().to_owned()).collect());
         let mut reader = ObservationReader {
             csv,
-            plan: Plan {
-                station: Err(String::new()),
-                time: TimePlan::Timestamp(0),
-                measures: Vec::new(),
-            },
+            plan: Plan { station: Err(String::new()), time: TimePlan::Timestamp(0), measures: Vec::new() },
             missing: schema.missing.clone(),
             delimiter,
             decimal_comma: delimiter != b',',
@@ -112,7 +110,8 @@ impl<R: Read> ObservationReader<R> {
             pending: (!is_header).then_some(first),
             record: ByteRecord::new(),
             raw: Vec::new(),
-            offset_bytes,
+            offset_bytes: offset_bytes as u64,
+            date_cache: Cell::new(DateCache::default()),
         };
         reader.plan = reader.resolve(schema)?;
         Ok(reader)
@@ -130,11 +129,7 @@ impl<R: Read> ObservationReader<R> {
 
     /// Names of the measures, from the header or as `column N`.
     pub fn measure_names(&self) -> Vec<String> {
-        self.plan
-            .measures
-            .iter()
-            .map(|&index| self.label(index).to_string())
-            .collect()
+        self.plan.measures.iter().map(|&index| self.label(index).to_string()).collect()
     }
 
     /// Byte offset of the current row's start in the input (for progress display).
@@ -151,11 +146,7 @@ impl<R: Read> ObservationReader<R> {
     pub fn read(&mut self, observation: &mut Observation) -> Result<ReadOutcome> {
         if let Some(first) = self.pending.take() {
             self.record = first;
-        } else if !self
-            .csv
-            .read_byte_record(&mut self.record)
-            .map_err(csv_error)?
-        {
+        } else if !self.csv.read_byte_record(&mut self.record).map_err(csv_error)? {
             return Ok(ReadOutcome::End);
         }
         Ok(match self.decode(observation) {
@@ -168,11 +159,18 @@ impl<R: Read> ObservationReader<R> {
     /// delimiter, a quote or a line break), without line terminator.
     pub fn raw_record(&mut self) -> &[u8] {
         self.raw.clear();
+        let delimiter = self.delimiter;
+        // One branch-free pass over all field bytes: `\n`, `\r` and `"` are <= `"`.
+        let plain = !self.record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter));
         for (index, field) in self.record.iter().enumerate() {
             if index > 0 {
-                self.raw.push(self.delimiter);
+                self.raw.push(delimiter);
             }
-            push_field(&mut self.raw, field, self.delimiter);
+            if plain {
+                self.raw.extend_from_slice(field);
+            } else {
+                push_field(&mut self.raw, field, delimiter);
+            }
         }
         &self.raw
     }
@@ -194,29 +192,13 @@ impl<R: Read> ObservationReader<R> {
     fn check_width(&self) -> Result<()> {
         let width = self.record.len();
         if width < self.expected_fields {
-            let reason = format!(
-                "short row: {width} fields, expected {}",
-                self.expected_fields
-            );
-            return Err(Error::csv(
-                self.line(),
-                self.label(width),
-                reason,
-                self.record.as_slice(),
-            ));
+            let reason = format!("short row: {width} fields, expected {}", self.expected_fields);
+            return Err(Error::csv(self.line(), self.label(width), reason, self.record.as_slice()));
         }
         if width > self.expected_fields {
-            let reason = format!(
-                "long row: {width} fields, expected {}",
-                self.expected_fields
-            );
+            let reason = format!("long row: {width} fields, expected {}", self.expected_fields);
             let extra = &self.record[self.expected_fields];
-            return Err(Error::csv(
-                self.line(),
-                self.label(self.expected_fields),
-                reason,
-                extra,
-            ));
+            return Err(Error::csv(self.line(), self.label(self.expected_fields), reason, extra));
         }
         Ok(())
     }
@@ -227,8 +209,7 @@ impl<R: Read> ObservationReader<R> {
             Err(constant) => station.push_str(constant),
             Ok(index) => {
                 let field = self.record[*index].trim_ascii();
-                let text = std::str::from_utf8(field)
-                    .map_err(|_| self.field_error(*index, "not UTF-8"))?;
+                let text = std::str::from_utf8(field).map_err(|_| self.field_error(*index, "not UTF-8"))?;
                 if text.is_empty() {
                     return Err(self.field_error(*index, "empty station"));
                 }
@@ -240,12 +221,10 @@ impl<R: Read> ObservationReader<R> {
 
     fn decode_time(&self) -> Result<i64> {
         match self.plan.time {
-            TimePlan::Timestamp(index) => fields::parse_timestamp(&self.record[index])
+            TimePlan::Timestamp(index) => fields::parse_timestamp_cached(&self.record[index], &self.date_cache)
                 .map_err(|reason| self.field_error(index, reason)),
             TimePlan::Parts([year, month, day], hour) => {
-                let int = |index: usize| {
-                    fields::parse_int(&self.record[index]).map_err(|r| self.field_error(index, r))
-                };
+                let int = |index: usize| fields::parse_int(&self.record[index]).map_err(|r| self.field_error(index, r));
                 let hour_value = hour.map(int).transpose()?.unwrap_or(0);
                 fields::civil_seconds(int(year)?, int(month)?, int(day)?, hour_value)
                     .map_err(|reason| self.field_error(hour.unwrap_or(day), reason))
@@ -259,15 +238,8 @@ impl<R: Read> ObservationReader<R> {
     }
 
     fn label(&self, index: usize) -> ColumnLabel {
-        let name = self
-            .header
-            .as_ref()
-            .and_then(|names| names.get(index))
-            .cloned();
-        ColumnLabel {
-            number: index + 1,
-            name,
-        }
+        let name = self.header.as_ref().and_then(|names| names.get(index)).cloned();
+        ColumnLabel { number: index + 1, name }
     }
 
     fn resolve(&self, schema: &Schema) -> Result<Plan> {
@@ -277,32 +249,13 @@ impl<R: Read> ObservationReader<R> {
         };
         let time = match &schema.time {
             TimeSpec::Timestamp(column) => TimePlan::Timestamp(self.resolve_column(column)?),
-            TimeSpec::Parts {
-                year,
-                month,
-                day,
-                hour,
-            } => TimePlan::Parts(
-                [
-                    self.resolve_column(year)?,
-                    self.resolve_column(month)?,
-                    self.resolve_column(day)?,
-                ],
-                hour.as_ref()
-                    .map(|column| self.resolve_column(column))
-                    .transpose()?,
+            TimeSpec::Parts { year, month, day, hour } => TimePlan::Parts(
+                [self.resolve_column(year)?, self.resolve_column(month)?, self.resolve_column(day)?],
+                hour.as_ref().map(|column| self.resolve_column(column)).transpose()?,
             ),
         };
-        let measures = schema
-            .measures
-            .iter()
-            .map(|column| self.resolve_column(column))
-            .collect::<Result<_>>()?;
-        Ok(Plan {
-            station,
-            time,
-            measures,
-        })
+        let measures = schema.measures.iter().map(|column| self.resolve_column(column)).collect::<Result<_>>()?;
+        Ok(Plan { station, time, measures })
     }
 
     fn resolve_column(&self, column: &ColumnRef) -> Result<usize> {
@@ -326,28 +279,18 @@ impl<R: Read> ObservationReader<R> {
             )));
         };
         let exact = header.iter().position(|column| column == name);
-        let loose = || {
-            header
-                .iter()
-                .position(|column| column.eq_ignore_ascii_case(name))
-        };
-        exact.or_else(loose).ok_or_else(|| {
-            Error::Schema(format!(
-                "no column {name:?}; the header has: {}",
-                header.join(", ")
-            ))
-        })
+        let loose = || header.iter().position(|column| column.eq_ignore_ascii_case(name));
+        exact
+            .or_else(loose)
+            .ok_or_else(|| Error::Schema(format!("no column {name:?}; the header has: {}", header.join(", "))))
     }
 }
 
-/// Consumes a UTF-8 BOM at the start of the input; returns its length.
-fn skip_bom<R: Read>(input: &mut BufReader<R>) -> Result<u64> {
-    let start = input.fill_buf()?;
-    if start.starts_with(UTF8_BOM) {
-        input.consume(UTF8_BOM.len());
-        return Ok(UTF8_BOM.len() as u64);
-    }
-    Ok(0)
+/// Reads up to [`PEEK_BYTES`] from the start of `input` (less only at its end).
+fn peek<R: Read>(mut input: R) -> Result<(Vec<u8>, R)> {
+    let mut start = Vec::with_capacity(PEEK_BYTES);
+    (&mut input).take(PEEK_BYTES as u64).read_to_end(&mut start)?;
+    Ok((start, input))
 }
 
 /// The most frequent of `,` `;` tab outside quotes in the first line; `,` on ties.
@@ -365,9 +308,7 @@ fn detect_delimiter(start: &[u8]) -> u8 {
         }
     }
     let candidates = [b',', b';', b'\t'];
-    let best = (0..3)
-        .max_by_key(|&i| (counts[i], std::cmp::Reverse(i)))
-        .unwrap_or(0);
+    let best = (0..3).max_by_key(|&i| (counts[i], std::cmp::Reverse(i))).unwrap_or(0);
     candidates[best]
 }
 
@@ -378,9 +319,7 @@ fn looks_numeric(field: &[u8]) -> bool {
 }
 
 fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
-    let needs_quotes = field
-        .iter()
-        .any(|&b| b == delimiter || b == b'"' || b == b'\n' || b == b'\r');
+    let needs_quotes = field.iter().any(|&b| b == delimiter || b == b'"' || b == b'\n' || b == b'\r');
     if !needs_quotes {
         out.extend_from_slice(field);
         return;
@@ -401,10 +340,7 @@ fn csv_error(error: csv::Error) -> Error {
         csv::ErrorKind::Io(io) => Error::Io(io),
         other => Error::Csv {
             line,
-            column: ColumnLabel {
-                number: 0,
-                name: None,
-            },
+            column: ColumnLabel { number: 0, name: None },
             reason: format!("malformed CSV: {other:?}"),
             text: String::new(),
         },

@@ -127,22 +127,15 @@ impl Default for Schema {
             header: HeaderMode::Auto,
             station: StationSpec::Column(ColumnRef::Index(0)),
             time: TimeSpec::Timestamp(ColumnRef::Index(1)),
-            measures: (2..2 + super::DEFAULT_MEASURES)
-                .map(ColumnRef::Index)
-                .collect(),
+            measures: (2..2 + super::DEFAULT_MEASURES).map(ColumnRef::Index).collect(),
             missing: MissingValues::default(),
         }
     }
 }
 
 /// The presets' names, for help texts and errors.
-pub const PRESET_NAMES: [&str; 5] = [
-    "beijing",
-    "nycflights13",
-    "vega-seattle",
-    "vega-seattle-hourly",
-    "vega-sf-hourly",
-];
+pub const PRESET_NAMES: [&str; 5] =
+    ["beijing", "nycflights13", "vega-seattle", "vega-seattle-hourly", "vega-sf-hourly"];
 
 impl Schema {
     /// A schema for one of the real files (see [`PRESET_NAMES`]):
@@ -160,17 +153,12 @@ impl Schema {
         match name {
             "beijing" => Ok(Self::beijing()),
             "nycflights13" => Ok(Self::nycflights13()),
-            "vega-seattle" => Ok(Self::named(
-                "seattle",
-                "date",
-                &["precipitation", "temp_max", "temp_min", "wind"],
-            )),
+            "vega-seattle" => Ok(Self::named("seattle", "date", &["precipitation", "temp_max", "temp_min", "wind"])),
             "vega-seattle-hourly" => Ok(Self::named("seattle", "date", &["temp"])),
             "vega-sf-hourly" => Ok(Self::named("san-francisco", "date", &["temp"])),
-            other => Err(Error::Argument(format!(
-                "unknown preset {other:?}; known presets: {}",
-                PRESET_NAMES.join(", ")
-            ))),
+            other => {
+                Err(Error::Argument(format!("unknown preset {other:?}; known presets: {}", PRESET_NAMES.join(", "))))
+            }
         }
     }
 
@@ -219,9 +207,7 @@ impl Schema {
 
     /// True when some column is referenced by name (the file then needs a header).
     pub fn uses_names(&self) -> bool {
-        self.columns()
-            .iter()
-            .any(|column| matches!(column, ColumnRef::Name(_)))
+        self.columns().iter().any(|column| matches!(column, ColumnRef::Name(_)))
     }
 
     /// Every column the schema reads: station, time parts, measures.
@@ -232,12 +218,7 @@ impl Schema {
         }
         match &self.time {
             TimeSpec::Timestamp(column) => columns.push(column),
-            TimeSpec::Parts {
-                year,
-                month,
-                day,
-                hour,
-            } => {
+            TimeSpec::Parts { year, month, day, hour } => {
                 columns.extend([year, month, day]);
                 columns.extend(hour.as_ref());
             }

@@ -1,0 +1,333 @@
+//! The meteorological commands: `quire load-csv` (parse, validate and load a CSV file
+//! with a progress bar and a summary) and `quire gen meteo` (the calibrated generator).
+//!
+//! `load-csv` builds a [`Schema`] from `--preset` and/or the mapping flags, streams the
+//! file (`.zst` files are decompressed on the fly) through
+//! [`quiredb_datasets::meteo::load`] into an [`ObservationSink`], and prints a
+//! [`LoadSummary`]. The sink that builds the database (queue of raw records, B+tree
+//! (station, time), 5-D R*-tree) plugs in at [`open_sink`]; until the structures exist,
+//! only `--dry-run` (parse and validate into a [`NullSink`]) is available.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
+use quiredb_datasets::meteo::schema::PRESET_NAMES;
+use quiredb_datasets::meteo::{
+    ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ObservationSink, Schema,
+    StationSpec, TimeSpec, csv_parse_only, load,
+};
+
+/// Arguments of `quire load-csv`.
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// CSV file to load (`.zst` is decompressed on the fly).
+    pub file: PathBuf,
+    /// Database file to load into.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Column mapping of a known file: one of beijing, nycflights13, vega-seattle,
+    /// vega-seattle-hourly, vega-sf-hourly. Without it: the generator's layout
+    /// (station, time, five measures), changed by the flags below.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Station column (name, or number from 0).
+    #[arg(long, conflicts_with = "station_name")]
+    pub station: Option<String>,
+    /// One station name for the whole file, when it has no station column.
+    #[arg(long)]
+    pub station_name: Option<String>,
+    /// Time column, or year,month,day[,hour] columns (comma-separated).
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Measure columns, comma-separated, in order.
+    #[arg(long)]
+    pub measures: Option<String>,
+    /// Field delimiter (one character); detected from the first line by default.
+    #[arg(long)]
+    pub delimiter: Option<char>,
+    /// The first row is data, not a header (default: detected).
+    #[arg(long, conflicts_with = "header")]
+    pub no_header: bool,
+    /// The first row is a header (default: detected).
+    #[arg(long)]
+    pub header: bool,
+    /// Skip malformed rows (listed in the skip report) instead of stopping.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Where skipped rows are listed (default: DB.skipped.csv, or FILE-NAME.skipped.csv
+    /// in the current directory); created only when a row is skipped.
+    #[arg(long)]
+    pub skip_report: Option<PathBuf>,
+    /// Commit every N rows instead of one transaction for the whole load.
+    #[arg(long)]
+    pub batch: Option<u64>,
+    /// Parse and validate only; write no database.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only split the file into records with the `csv` crate and report the speed (the
+    /// baseline the full load is measured against); no decoding, no database.
+    #[arg(long, conflicts_with_all = ["dry_run", "db"])]
+    pub parse_only: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs `quire load-csv`.
+pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
+    if args.parse_only {
+        return parse_only(&args);
+    }
+    let schema = schema_from(&args)?;
+    let mut sink = open_sink(&args)?;
+    let (input, read_bytes, total_bytes) = open_input(&args.file)?;
+    let mut reader =
+        ObservationReader::new(input, &schema).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let report_path = skip_report_path(&args);
+    let options = LoadOptions {
+        skip_bad: args.skip_bad,
+        batch_rows: args.batch,
+        skip_report: Some(Box::new(LazyFile { path: report_path.clone(), file: None })),
+    };
+    let bar = progress_bar(total_bytes, args.quiet);
+    let started = Instant::now();
+    let mut progress = |rows: u64, _: u64| {
+        bar.set_position(read_bytes.load(Ordering::Relaxed));
+        let rate = rows as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("{rows} rows, {rate:.0} rows/s"));
+    };
+    let result = load(&mut reader, sink.as_mut(), options, &mut progress);
+    bar.finish_and_clear();
+    let summary = result.with_context(|| format!("load of {} stopped", args.file.display()))?;
+    print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--parse-only`: the `csv` crate alone over the (decompressed) input.
+fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
+    let (input, _, _) = open_input(&args.file)?;
+    let delimiter = args.delimiter.map_or(Ok(b','), u8::try_from).context("the delimiter must be ASCII")?;
+    let started = Instant::now();
+    let (records, bytes) = csv_parse_only(input, delimiter)?;
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    println!(
+        "{}: csv crate only: {records} records, {bytes} bytes in {seconds:.2} s: {:.0} records/s, {:.1} MB/s",
+        args.file.display(),
+        records as f64 / seconds,
+        bytes as f64 / 1e6 / seconds
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The sink for this load: the database indexes, or a [`NullSink`] for `--dry-run`.
+fn open_sink(args: &LoadArgs) -> Result<Box<dyn ObservationSink>> {
+    if args.dry_run {
+        return Ok(Box::new(NullSink::default()));
+    }
+    match &args.db {
+        None => bail!("give --db DB to load into a database, or --dry-run to validate only"),
+        Some(db) => bail!(
+            "cannot load into {}: the index-building sink (queue, B+tree, R*-tree) is not \
+             built yet; use --dry-run to parse and validate the file",
+            db.display()
+        ),
+    }
+}
+
+fn schema_from(args: &LoadArgs) -> Result<Schema> {
+    let mut schema = match &args.preset {
+        Some(name) => Schema::preset(name).with_context(|| format!("known: {}", PRESET_NAMES.join(", ")))?,
+        None => Schema::default(),
+    };
+    if let Some(column) = &args.station {
+        schema.station = StationSpec::Column(ColumnRef::parse(column));
+    }
+    if let Some(name) = &args.station_name {
+        schema.station = StationSpec::Constant(name.clone());
+    }
+    if let Some(time) = &args.time {
+        schema.time = time_spec(time)?;
+    }
+    if let Some(measures) = &args.measures {
+        schema.measures = measures.split(',').map(ColumnRef::parse).collect();
+    }
+    if let Some(delimiter) = args.delimiter {
+        let byte = u8::try_from(delimiter).context("the delimiter must be one ASCII character")?;
+        schema.delimiter = Delimiter::Byte(byte);
+    }
+    if args.no_header {
+        schema.header = HeaderMode::Absent;
+    } else if args.header {
+        schema.header = HeaderMode::Present;
+    }
+    Ok(schema)
+}
+
+fn time_spec(text: &str) -> Result<TimeSpec> {
+    let columns: Vec<ColumnRef> = text.split(',').map(ColumnRef::parse).collect();
+    match <[ColumnRef; 1]>::try_from(columns) {
+        Ok([column]) => Ok(TimeSpec::Timestamp(column)),
+        Err(columns) => {
+            let mut parts = columns.into_iter();
+            let (Some(year), Some(month), Some(day), hour, None) =
+                (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                bail!("--time takes one column or year,month,day[,hour] columns, got {text:?}");
+            };
+            Ok(TimeSpec::Parts { year, month, day, hour })
+        }
+    }
+}
+
+/// The input stream, a counter of bytes read from the file, and the file's size.
+fn open_input(path: &Path) -> Result<(Box<dyn Read>, Arc<AtomicU64>, u64)> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let size = file.metadata()?.len();
+    let counter = Arc::new(AtomicU64::new(0));
+    let counting = CountingReader { inner: file, count: Arc::clone(&counter) };
+    let input: Box<dyn Read> = if path.extension().is_some_and(|ext| ext == "zst") {
+        let mut decoder = zstd::Decoder::new(counting)?;
+        decoder.window_log_max(31)?;
+        Box::new(decoder)
+    } else {
+        Box::new(counting)
+    };
+    Ok((input, counter, size))
+}
+
+fn skip_report_path(args: &LoadArgs) -> PathBuf {
+    if let Some(path) = &args.skip_report {
+        return path.clone();
+    }
+    match &args.db {
+        Some(db) if !args.dry_run => PathBuf::from(format!("{}.skipped.csv", db.display())),
+        _ => {
+            let name = args.file.file_name().map_or("input".into(), |n| n.to_string_lossy().into_owned());
+            PathBuf::from(format!("{name}.skipped.csv"))
+        }
+    }
+}
+
+fn progress_bar(total_bytes: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
+    let template = "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}";
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn print_summary(args: &LoadArgs, summary: &LoadSummary, seconds: f64, report: &Path) {
+    let target = if args.dry_run {
+        "validated only (--dry-run), no database written".to_owned()
+    } else {
+        match args.batch {
+            Some(rows) => format!("committed every {rows} rows ({} batches + the rest)", summary.batches),
+            None => "one transaction".to_owned(),
+        }
+    };
+    println!("{}: {target}", args.file.display());
+    print!("{summary}");
+    let rows = summary.rows + summary.skipped_rows;
+    println!(
+        "time:          {seconds:.2} s, {:.0} rows/s, {:.1} MB/s of CSV",
+        rows as f64 / seconds.max(1e-9),
+        summary.bytes as f64 / 1e6 / seconds.max(1e-9)
+    );
+    if summary.skipped_rows > 0 {
+        println!("skip report:   {}", report.display());
+    }
+}
+
+/// Counts the bytes read through it (for the progress bar of compressed input).
+struct CountingReader<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
+        Ok(read)
+    }
+}
+
+/// A file created on the first write (so a clean load leaves no empty skip report).
+struct LazyFile {
+    path: PathBuf,
+    file: Option<File>,
+}
+
+impl Write for LazyFile {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        if self.file.is_none() {
+            self.file = Some(File::create(&self.path)?);
+        }
+        match self.file.as_mut() {
+            Some(file) => file.write(buffer),
+            None => Ok(0),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+/// Arguments of `quire gen meteo`.
+#[derive(clap::Args)]
+pub struct GenMeteoArgs {
+    /// Number of rows (the paper's full set: 57852305).
+    #[arg(long)]
+    pub rows: u64,
+    /// Seed of the generator (same seed, same bytes).
+    #[arg(long, default_value_t = generator::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Number of stations (default: one per 35,064 rows, i.e. four years of hours each).
+    #[arg(long)]
+    pub stations: Option<u64>,
+    /// Every measure present (no missing values).
+    #[arg(long)]
+    pub no_missing: bool,
+    /// Output file (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `quire gen meteo`; prints rows, bytes and MB/s on stderr.
+pub fn gen_meteo(args: GenMeteoArgs) -> Result<ExitCode> {
+    let config = GeneratorConfig {
+        seed: args.seed,
+        stations: args.stations,
+        with_missing: !args.no_missing,
+        ..GeneratorConfig::new(args.rows)
+    };
+    let started = Instant::now();
+    let (rows, bytes) = match &args.out {
+        Some(path) => {
+            let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            generator::write_csv(&config, file, &mut |_, _| {})?
+        }
+        None => generator::write_csv(&config, std::io::stdout().lock(), &mut |_, _| {})?,
+    };
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    eprintln!(
+        "generated {rows} rows, {bytes} bytes, {} stations, seed {} in {seconds:.2} s ({:.1} MB/s)",
+        config.station_count(),
+        config.seed,
+        bytes as f64 / 1e6 / seconds
+    );
+    Ok(ExitCode::SUCCESS)
+}
