@@ -60,4 +60,14 @@ pub enum Error {
         /// What is out of range.
         reason: String,
     },
+    /// A queue operation named a record that is not live in the queue.
+    #[error("queue {structure:?} holds no live record with sequence number {seq} in page {page}")]
+    InvalidRecordId {
+        /// Catalog name of the queue.
+        structure: String,
+        /// Sequence number of the id.
+        seq: u64,
+        /// Logical page of the id.
+        page: u64,
+    },
 }

@@ -7,6 +7,7 @@ pub mod blob;
 pub mod btree;
 pub mod check;
 pub mod error;
+pub mod queue;
 pub mod rtree;
 
 pub use error::{Error, Result};

@@ -1,0 +1,373 @@
+//! Integration tests of the paged queue (`quiredb_structures::queue`): random
+//! operation sequences against a `VecDeque` model (seed printed; replay with
+//! `QUEUE_SEED=<seed>`, scale up with `QUEUE_SCALE=<n>`), scans across page boundaries
+//! and reopen, edge record sizes, freeing of emptied pages, and fault injection at
+//! every storage operation of a commit.
+
+use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage, Storage};
+use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_structures::queue::{Queue, RecordId};
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+/// splitmix64: a small replayable generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn seed() -> u64 {
+    let seed = env_u64("QUEUE_SEED", 0x5EED_0005);
+    println!("QUEUE_SEED={seed}");
+    seed
+}
+
+fn options(page_size: u32) -> Options {
+    Options { page_size: Some(page_size), cache_bytes: 4 << 20, ..Options::default() }
+}
+
+fn mem_db(storage: &Arc<MemStorage>, page_size: u32) -> Database {
+    Database::with_storage(storage.clone(), options(page_size), "mem").expect("open in-memory database")
+}
+
+/// A record whose bytes are derived from (n, len), so any mix-up shows.
+fn record(n: u64, len: usize) -> Vec<u8> {
+    (0..len).map(|i| (n.wrapping_mul(31).wrapping_add(i as u64 * 7) % 251) as u8).collect()
+}
+
+/// A length mix: runs of fixed lengths, small variable ones, empties, overflow.
+fn random_len(rng: &mut Rng, payload: usize) -> usize {
+    match rng.below(20) {
+        0 => 0,
+        1 => payload - 40 + rng.below(80) as usize,
+        2 => payload * (1 + rng.below(3) as usize) + rng.below(100) as usize,
+        3..=9 => 32,
+        _ => rng.below(300) as usize,
+    }
+}
+
+/// Everything in the queue, in order, through `for_each`.
+fn scan_all(queue: &Queue, txn: &impl PageRead, from: Option<RecordId>) -> Vec<(RecordId, Vec<u8>)> {
+    let mut out = Vec::new();
+    queue
+        .for_each(txn, from, |id, bytes| {
+            out.push((id, bytes.to_vec()));
+            ControlFlow::Continue(())
+        })
+        .expect("scan");
+    out
+}
+
+fn assert_matches(queue: &Queue, txn: &impl PageRead, model: &VecDeque<(RecordId, Vec<u8>)>, seed: u64) {
+    let scanned = scan_all(queue, txn, None);
+    assert_eq!(scanned.len(), model.len(), "scan length, seed {seed}");
+    assert!(scanned.iter().zip(model).all(|(a, b)| a == b), "scan contents, seed {seed}");
+    assert_eq!(queue.len(txn).expect("len"), model.len() as u64, "len, seed {seed}");
+    let mut cursor = queue.cursor(txn, None).expect("cursor");
+    for (id, bytes) in model {
+        let (got_id, got) = cursor.next_record().expect("cursor step").expect("cursor not at end");
+        assert_eq!((got_id, got), (*id, &bytes[..]), "cursor, seed {seed}");
+    }
+    assert!(cursor.next_record().expect("cursor end").is_none(), "cursor ends, seed {seed}");
+}
+
+fn assert_sound(db: &Database, seed: u64) {
+    let txn = db.begin_read().expect("read txn");
+    let problems = quiredb_structures::check::check_all(&txn).expect("check runs");
+    assert!(problems.is_empty(), "invariants broken, seed {seed}: {problems:?}");
+}
+
+/// One random step inside a write transaction; mutates `model`.
+fn random_step(
+    rng: &mut Rng,
+    queue: &mut Queue,
+    txn: &quiredb_engine::WriteTxn<'_>,
+    model: &mut VecDeque<(RecordId, Vec<u8>)>,
+    counter: &mut u64,
+) {
+    let payload = txn.payload_size();
+    let mut out = Vec::new();
+    match rng.below(10) {
+        0..=4 => {
+            let mut appender = queue.appender(txn).expect("appender");
+            for _ in 0..rng.below(200) {
+                *counter += 1;
+                let bytes = record(*counter, random_len(rng, payload));
+                let id = appender.append(&bytes).expect("append");
+                model.push_back((id, bytes));
+            }
+        }
+        5 | 6 => {
+            for _ in 0..rng.below(60) {
+                let got = queue.consume(txn, &mut out).expect("consume");
+                let expected = model.pop_front();
+                assert_eq!(got, expected.as_ref().map(|e| e.0));
+                if let Some((_, bytes)) = expected {
+                    assert_eq!(out, bytes);
+                }
+            }
+        }
+        7 if !model.is_empty() => {
+            let keep = rng.below(model.len() as u64) as usize;
+            let removed = queue.truncate_before(txn, model[keep].0).expect("truncate");
+            assert_eq!(removed, keep as u64);
+            model.drain(..keep);
+        }
+        _ => {
+            for (id, bytes) in model.iter().step_by(1 + rng.below(40) as usize) {
+                assert!(queue.get(txn, *id, &mut out).expect("get"));
+                assert_eq!(&out, bytes);
+            }
+            if let Some(at) = (!model.is_empty()).then(|| rng.below(model.len() as u64) as usize) {
+                let tail = scan_all(queue, txn, Some(model[at].0));
+                assert!(tail.iter().eq(model.range(at..)), "scan from a record");
+            }
+        }
+    }
+}
+
+#[test]
+fn random_sequences_match_a_vecdeque_model() {
+    // Proves append/consume/truncate/get/scan agree with VecDeque through commits,
+    // aborts and reopens, and that the checker finds nothing after each commit.
+    let seed = seed();
+    let rounds = 60 * env_u64("QUEUE_SCALE", 1);
+    let mut rng = Rng(seed);
+    let storage = Arc::new(MemStorage::new());
+    let mut db = mem_db(&storage, 4096);
+    let (mut model, mut counter) = (VecDeque::new(), 0u64);
+    let txn = db.begin_write().expect("write");
+    Queue::create(&txn, "q").expect("create");
+    txn.commit(Durability::Full).expect("commit");
+    for round in 0..rounds {
+        let txn = db.begin_write().expect("write");
+        let mut queue = Queue::open(&txn, "q").expect("open");
+        let mut next_model = model.clone();
+        for _ in 0..1 + rng.below(4) {
+            random_step(&mut rng, &mut queue, &txn, &mut next_model, &mut counter);
+        }
+        assert_matches(&queue, &txn, &next_model, seed);
+        if rng.below(6) == 0 {
+            drop(txn); // abort: the model stays as it was
+        } else {
+            txn.commit(Durability::Checksummed).expect("commit");
+            model = next_model;
+        }
+        if round % 10 == 9 {
+            drop(db);
+            db = mem_db(&storage, 4096);
+        }
+        let read = db.begin_read().expect("read");
+        assert_matches(&Queue::open(&read, "q").expect("open"), &read, &model, seed);
+        assert_sound(&db, seed);
+    }
+}
+
+#[test]
+fn scans_cross_page_boundaries_and_survive_reopen_of_a_file() {
+    // Proves a queue of many pages (fixed and variable pages mixed) reads back the same
+    // through get, for_each from every page boundary, and after reopening the file.
+    let path = std::env::temp_dir().join(format!("quiredb-queue-test-{}.quire", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut expected = Vec::new();
+    {
+        let db = Database::create(&path, options(8192)).expect("create file");
+        let txn = db.begin_write().expect("write");
+        let mut queue = Queue::create(&txn, "log").expect("create");
+        let mut appender = queue.appender(&txn).expect("appender");
+        for n in 0..20_000u64 {
+            let len = if (n / 3000) % 2 == 0 { 32 } else { (n % 97) as usize };
+            let bytes = record(n, len);
+            expected.push((appender.append(&bytes).expect("append"), bytes));
+        }
+        drop(appender);
+        txn.commit(Durability::Full).expect("commit");
+    }
+    let db = Database::open(&path, options(8192)).expect("reopen");
+    let txn = db.begin_read().expect("read");
+    let queue = Queue::open(&txn, "log").expect("open");
+    assert!(queue.stats(&txn).expect("stats").data_pages > 20, "several pages");
+    assert_eq!(scan_all(&queue, &txn, None), expected);
+    let boundaries: Vec<usize> =
+        (1..expected.len()).filter(|&i| expected[i].0.page != expected[i - 1].0.page).collect();
+    for &i in boundaries.iter().step_by(3) {
+        for at in [i - 1, i] {
+            let tail = scan_all(&queue, &txn, Some(expected[at].0));
+            assert!(tail.iter().eq(expected[at..].iter()), "scan from record {at} at a page boundary");
+        }
+    }
+    let mut out = Vec::new();
+    for (id, bytes) in expected.iter().step_by(7) {
+        assert!(queue.get(&txn, *id, &mut out).expect("get") && &out == bytes);
+    }
+    drop(txn);
+    drop(db);
+    std::fs::remove_file(&path).expect("remove test file");
+}
+
+#[test]
+fn edge_record_sizes_round_trip_and_free_their_pages() {
+    // Proves records of 0 bytes, around the inline limit, page size ± 1 and several
+    // pages round-trip through get, scan and consume, and that consuming everything
+    // returns every data and overflow page (live page count back to the start).
+    for page_size in [4096u32, 8192, 65536] {
+        let storage = Arc::new(MemStorage::new());
+        let db = mem_db(&storage, page_size);
+        let ps = page_size as usize;
+        let payload = ps - 32;
+        let lens = [0, 0, 1, payload - 34, payload - 33, payload - 32, ps - 1, ps, ps + 1, 3 * ps + 5, 0, 17, 5 * ps];
+        let txn = db.begin_write().expect("write");
+        let mut queue = Queue::create(&txn, "edge").expect("create");
+        txn.commit(Durability::Full).expect("commit");
+        let live_before = db.meta().live_pages;
+        let txn = db.begin_write().expect("write");
+        let ids: Vec<RecordId> = lens
+            .iter()
+            .enumerate()
+            .map(|(n, &len)| queue.append(&txn, &record(n as u64, len)).expect("append"))
+            .collect();
+        txn.commit(Durability::Full).expect("commit");
+        assert_sound(&db, 0);
+        let txn = db.begin_write().expect("write");
+        let model: VecDeque<_> =
+            ids.iter().zip(lens).enumerate().map(|(n, (id, len))| (*id, record(n as u64, len))).collect();
+        assert_matches(&queue, &txn, &model, 0);
+        let mut out = Vec::new();
+        for (id, bytes) in &model {
+            assert_eq!(queue.consume(&txn, &mut out).expect("consume"), Some(*id));
+            assert_eq!(&out, bytes, "page size {page_size}, record of {} bytes", bytes.len());
+        }
+        assert_eq!(queue.consume(&txn, &mut out).expect("consume empty"), None);
+        assert!(!queue.get(&txn, ids[3], &mut out).expect("get consumed"), "consumed records are gone");
+        txn.commit(Durability::Full).expect("commit");
+        assert_eq!(db.meta().live_pages, live_before, "every data and overflow page freed (page size {page_size})");
+        assert_sound(&db, 0);
+    }
+}
+
+#[test]
+fn fixed_records_fill_pages_completely() {
+    // Proves the file-size design: 32-byte records fill 8 KiB pages exactly (254 per
+    // page, no per-record bytes), 100-byte records 81 per page.
+    let storage = Arc::new(MemStorage::new());
+    let db = mem_db(&storage, 8192);
+    let txn = db.begin_write().expect("write");
+    for (name, len, per_page) in [("r32", 32usize, 254u64), ("r100", 100, 81)] {
+        let mut queue = Queue::create(&txn, name).expect("create");
+        let mut appender = queue.appender(&txn).expect("appender");
+        for n in 0..per_page * 10 {
+            appender.append(&record(n, len)).expect("append");
+        }
+        drop(appender);
+        assert_eq!(queue.stats(&txn).expect("stats").data_pages, 10, "{len}-byte records");
+    }
+    txn.commit(Durability::Full).expect("commit");
+}
+
+#[test]
+fn ids_of_other_queues_and_truncated_records_are_rejected() {
+    // Proves a RecordId only works on its own queue and only while the record lives.
+    let storage = Arc::new(MemStorage::new());
+    let db = mem_db(&storage, 4096);
+    let txn = db.begin_write().expect("write");
+    let mut a = Queue::create(&txn, "a").expect("create a");
+    let mut b = Queue::create(&txn, "b").expect("create b");
+    let ids: Vec<RecordId> = (0..500).map(|n| a.append(&txn, &record(n, 40)).expect("append")).collect();
+    let other = (0..5).map(|_| b.append(&txn, b"in b").expect("append b")).last().expect("five ids");
+    let mut out = Vec::new();
+    assert!(!a.get(&txn, other, &mut out).expect("get foreign"));
+    assert!(a.truncate_before(&txn, other).is_err(), "a foreign id cannot truncate");
+    assert_eq!(a.truncate_before(&txn, ids[300]).expect("truncate"), 300);
+    assert!(!a.get(&txn, ids[10], &mut out).expect("get truncated"));
+    assert_eq!(scan_all(&a, &txn, Some(ids[10]))[0].0, ids[300], "scan from a dead id starts at the head");
+    assert_eq!(a.clear(&txn).expect("clear"), 200);
+    Queue::drop_queue(&txn, "a").expect("drop");
+    assert!(Queue::open(&txn, "a").is_err());
+    txn.commit(Durability::Full).expect("commit");
+}
+
+/// The committed image with a queue of `n` records; the model of its contents.
+fn base_image(n: u64) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let storage = Arc::new(MemStorage::new());
+    let db = mem_db(&storage, 4096);
+    let txn = db.begin_write().expect("write");
+    let mut queue = Queue::create(&txn, "q").expect("create");
+    let records: Vec<Vec<u8>> =
+        (0..n).map(|i| record(i, if i % 50 == 7 { 9000 } else { 24 + (i % 40) as usize })).collect();
+    for r in &records {
+        queue.append(&txn, r).expect("append");
+    }
+    txn.commit(Durability::Full).expect("commit");
+    drop(db);
+    (storage.snapshot(), records)
+}
+
+/// Contents of queue "q" in a crash image (None if the image does not open).
+fn contents(image: Vec<u8>) -> Vec<Vec<u8>> {
+    let storage: Arc<dyn Storage> = Arc::new(MemStorage::from_bytes(image));
+    let db = Database::open_storage(storage, options(4096), "crash").expect("crash image opens");
+    assert_sound(&db, 0);
+    let txn = db.begin_read().expect("read");
+    let queue = Queue::open(&txn, "q").expect("queue survives");
+    scan_all(&queue, &txn, None).into_iter().map(|(_, bytes)| bytes).collect()
+}
+
+#[test]
+fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
+    // Proves atomicity of a queue transaction (appends with overflow records, consumes
+    // freeing pages) under EIO, torn writes and power cuts at every operation index.
+    let (base, old) = base_image(400);
+    let mut new: Vec<Vec<u8>> = old[150..].to_vec();
+    new.extend((0..300).map(|i| record(10_000 + i, if i % 60 == 1 { 5000 } else { 32 })));
+    let kinds = [
+        (FaultKind::PowerCut, CrashMode::DropUnsynced),
+        (FaultKind::TornWrite, CrashMode::RandomSectors(7)),
+        (FaultKind::Eio, CrashMode::KeepUnsynced),
+    ];
+    for (kind, mode) in kinds {
+        for at_op in 0.. {
+            let storage = Arc::new(FaultyStorage::new(base.clone(), Some(Fault { at_op, kind })));
+            let outcome = (|| -> quiredb_structures::Result<()> {
+                let db = Database::open_storage(storage.clone(), options(4096), "faulty")?;
+                let txn = db.begin_write()?;
+                let mut queue = Queue::open(&txn, "q")?;
+                let mut out = Vec::new();
+                for _ in 0..150 {
+                    queue.consume(&txn, &mut out)?;
+                }
+                let mut appender = queue.appender(&txn)?;
+                for r in &new[old.len() - 150..] {
+                    appender.append(r)?;
+                }
+                drop(appender);
+                txn.commit(Durability::Full)?;
+                Ok(())
+            })();
+            let fired = storage.fault_fired();
+            let after = contents(storage.crash_image(mode));
+            assert!(after == old || after == new, "{kind:?} at op {at_op}: neither the old nor the new state");
+            if !fired {
+                assert!(outcome.is_ok() && after == new, "no fault: the commit is complete");
+                println!("{kind:?}: faults at ops 0..{at_op} tried");
+                assert!(at_op > 20, "the transaction performs storage operations");
+                break;
+            }
+        }
+    }
+}
