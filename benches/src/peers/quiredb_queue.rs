@@ -1,0 +1,62 @@
+//! QuireDB's paged queue as a T3 heap table (`quiredb`): one database file
+//! `queue.quire` in the engine's default 8 KiB pages and 64 MiB pool, one queue named
+//! `t3`; each batch is appended through one `Appender` in one write transaction
+//! committed with `Durability::Full`; scans run `Queue::for_each` in a read snapshot.
+
+use super::{OrEngine, create_dir};
+use crate::error::Result;
+use crate::family::{QueueEngine, dir_size};
+use quiredb_engine::{Database, Durability, Options};
+use quiredb_structures::queue::Queue;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+const ID: &str = "quiredb";
+const NAME: &str = "t3";
+
+/// The T3 adapter.
+pub struct QuireQueue {
+    db: Database,
+    dir: PathBuf,
+}
+
+impl QuireQueue {
+    /// Opener for `quiredb` in T3 (creates the database and the queue when absent).
+    pub fn open(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
+        create_dir(dir)?;
+        let db = Database::create(dir.join("queue.quire"), Options::default()).or_engine(ID)?;
+        let txn = db.begin_write().or_engine(ID)?;
+        Queue::open_or_create(&txn, NAME).or_engine(ID)?;
+        txn.commit(Durability::Full).or_engine(ID)?;
+        Ok(Box::new(QuireQueue { db, dir: dir.into() }))
+    }
+}
+
+impl QueueEngine for QuireQueue {
+    fn append_batch(&mut self, records: &[&[u8]]) -> Result<()> {
+        let txn = self.db.begin_write().or_engine(ID)?;
+        let mut queue = Queue::open(&txn, NAME).or_engine(ID)?;
+        let mut appender = queue.appender(&txn).or_engine(ID)?;
+        for record in records {
+            appender.append(record).or_engine(ID)?;
+        }
+        drop(appender);
+        txn.commit(Durability::Full).or_engine(ID)
+    }
+
+    fn scan(&mut self, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let txn = self.db.begin_read().or_engine(ID)?;
+        let queue = Queue::open(&txn, NAME).or_engine(ID)?;
+        queue
+            .for_each(&txn, None, |_, bytes| {
+                visit(bytes);
+                ControlFlow::Continue(())
+            })
+            .or_engine(ID)?;
+        Ok(())
+    }
+
+    fn size_bytes(&mut self) -> Result<u64> {
+        dir_size(&self.dir)
+    }
+}

@@ -1,0 +1,155 @@
+//! The engines each workload family runs, in table order. To add QuireDB to a family,
+//! write its adapter as `peers/quiredb_<family>.rs` implementing the family trait of
+//! `family.rs` and add one `Entry { id: "quiredb", … }` at the top of the list below;
+//! the tables then gain the "quiredb vs best peer" column by themselves.
+//! Native peers exist only with `--features peers` (module `native`); `native_missing`
+//! lists what a build without them lacks, so the harness says so loudly.
+
+use crate::family::{BlobOpen, Entry, KvOpen, QueueOpen, SpatialOpen, XmlOpen};
+use crate::peers;
+
+const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
+const SQLITE_DELETE: &str = "journal_mode=DELETE, synchronous=FULL, page 4 KiB";
+const LMDB: &str = "heed 0.23, default flags (sync per commit), no cache knob";
+
+/// Ordered key-value engines (T1, T2, T7).
+pub fn kv() -> Vec<Entry<KvOpen>> {
+    let mut v: Vec<Entry<KvOpen>> = vec![
+        Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },
+        Entry { id: "sqlite-delete", settings: SQLITE_DELETE, open: peers::sqlite::SqliteKv::open_delete },
+        Entry { id: "lmdb", settings: LMDB, open: peers::lmdb::Lmdb::open },
+        Entry { id: "redb", settings: "redb 4, Durability::Immediate", open: peers::redb::Redb::open },
+    ];
+    v.extend(native::kv());
+    v
+}
+
+/// Heap-table / queue engines (T3).
+pub fn queue() -> Vec<Entry<QueueOpen>> {
+    let mut v: Vec<Entry<QueueOpen>> = vec![
+        Entry { id: "quiredb", settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB", open: peers::quiredb_queue::QuireQueue::open },
+        Entry { id: "sqlite-wal", settings: "rowid table, WAL, FULL", open: peers::sqlite::SqliteHeap::open },
+        Entry { id: "files", settings: "flat file, sync_data per batch", open: peers::files::FlatFile::open },
+    ];
+    v.extend(native::queue());
+    v
+}
+
+/// Spatial engines (T4).
+pub fn spatial() -> Vec<Entry<SpatialOpen>> {
+    let mut v: Vec<Entry<SpatialOpen>> = vec![
+        Entry { id: "quiredb", settings: "R*-tree on 8 KiB pages, f64, 256 MiB pool, packing bulk load", open: peers::quiredb_spatial::open },
+        Entry { id: "rstar", settings: "rstar 0.14, default (max 6), memory", open: peers::rstar::open_default },
+        Entry { id: "rstar-6-16", settings: "rstar 0.14, min 6 / max 16, memory", open: peers::rstar::open_6_16 },
+        Entry { id: "sqlite-rtree", settings: "R*Tree module, float32, WAL, FULL", open: peers::sqlite_rtree::open },
+    ];
+    v.extend(native::spatial());
+    v
+}
+
+/// XML engines (T5).
+pub fn xml() -> Vec<Entry<XmlOpen>> {
+    let settings = "BaseX 9.7.2 (Debian), disk, default indexes, -Xmx4g";
+    vec![Entry { id: "basex", settings, open: peers::basex::open }]
+}
+
+/// Blob engines (T6).
+pub fn blobs() -> Vec<Entry<BlobOpen>> {
+    vec![
+        Entry { id: "files", settings: "one file per blob, no fsync", open: peers::files::BlobFiles::open },
+        Entry { id: "sqlite-wal", settings: "SQL reads, WAL, FULL", open: peers::sqlite::SqliteBlobs::open_sql },
+        Entry {
+            id: "sqlite-wal-blobio",
+            settings: "sqlite3_blob_read, WAL, FULL",
+            open: peers::sqlite::SqliteBlobs::open_blobio,
+        },
+    ]
+}
+
+/// Engines of the full peer list that this build lacks (empty with `peers`).
+pub fn native_missing() -> &'static [&'static str] {
+    native::MISSING
+}
+
+/// Keeps the entries whose id is in `only` (all when `only` is empty).
+pub fn select<O: Copy>(entries: Vec<Entry<O>>, only: &[String]) -> Vec<Entry<O>> {
+    if only.is_empty() {
+        return entries;
+    }
+    entries.into_iter().filter(|e| only.iter().any(|o| o == e.id)).collect()
+}
+
+#[cfg(feature = "peers")]
+mod native {
+    use super::*;
+
+    pub const MISSING: &[&str] = &[];
+
+    pub fn kv() -> Vec<Entry<KvOpen>> {
+        let settings = "BDB 5.3 B-tree, transactional, synchronous commit, page 8 KiB";
+        vec![Entry { id: "bdb", settings, open: peers::bdb::Bdb::open_btree }]
+    }
+
+    pub fn queue() -> Vec<Entry<QueueOpen>> {
+        vec![
+            Entry {
+                id: "bdb-queue",
+                settings: "BDB 5.3 Queue, DB_APPEND, page 8 KiB",
+                open: peers::bdb::Bdb::open_queue,
+            },
+            Entry {
+                id: "bdb-recno",
+                settings: "BDB 5.3 Recno, DB_APPEND, page 8 KiB",
+                open: peers::bdb::Bdb::open_recno,
+            },
+        ]
+    }
+
+    pub fn spatial() -> Vec<Entry<SpatialOpen>> {
+        vec![
+            Entry { id: "boost", settings: "Boost 1.74 rtree rstar<16>, packing", open: peers::boost::open_rstar },
+            Entry {
+                id: "boost-quadratic-16",
+                settings: "Boost 1.74 rtree quadratic<16>",
+                open: peers::boost::open_quadratic,
+            },
+            Entry {
+                id: "libspatialindex-mem",
+                settings: "libspatialindex 1.9.3 R*, memory, STR bulk load",
+                open: peers::spatialindex::open_memory,
+            },
+            Entry {
+                id: "libspatialindex-disk",
+                settings: "libspatialindex 1.9.3 R*, disk, 8 KiB pages, STR bulk load",
+                open: peers::spatialindex::open_disk,
+            },
+        ]
+    }
+}
+
+#[cfg(not(feature = "peers"))]
+mod native {
+    use super::*;
+
+    pub const MISSING: &[&str] = &[
+        "bdb",
+        "bdb-queue",
+        "bdb-recno",
+        "boost",
+        "boost-quadratic-16",
+        "libspatialindex-mem",
+        "libspatialindex-disk",
+    ];
+
+    pub fn kv() -> Vec<Entry<KvOpen>> {
+        Vec::new()
+    }
+
+    pub fn queue() -> Vec<Entry<QueueOpen>> {
+        Vec::new()
+    }
+
+    pub fn spatial() -> Vec<Entry<SpatialOpen>> {
+        Vec::new()
+    }
+}

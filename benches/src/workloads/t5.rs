@@ -1,0 +1,143 @@
+//! T5 — QuickXDB: XPath query sets run on an XML engine. Per collection: load time and
+//! size; per query set: every query run 5 times after a warm-up in the same process,
+//! the set's total per run (median, min–max over the 5 runs). Counts are checked
+//! against the expected counts of the query-set file. Query sets come from
+//! `--qsets DIR` (`<collection>-<bucket>.qset`, documents `<collection>.xml` or
+//! `.xml.zst` in `--xml-dir`); without them a synthetic collection with counts known
+//! by construction is generated (`synthetic-all`).
+
+use super::{Config, Outcome, remove_dir};
+use crate::check::Checks;
+use crate::error::{BenchError, Result};
+use crate::qset::{self, Query, QuerySet};
+use crate::registry;
+use crate::results::{Collector, Unit};
+use std::path::{Path, PathBuf};
+
+/// Timed runs per query.
+const RUNS: usize = 5;
+
+/// Runs T5 for every selected XML engine.
+pub fn run(cfg: &Config) -> Result<Outcome> {
+    let input = cfg.work_dir.join("T5-input");
+    std::fs::create_dir_all(&input).map_err(|e| BenchError::io(&input, e))?;
+    let (sets, xml_dir, dataset) = match &cfg.qsets {
+        Some(dir) => {
+            let xml_dir = cfg.xml_dir.clone().unwrap_or_else(|| dir.clone());
+            (qset::read_dir(dir)?, xml_dir, format!("query sets of {}", dir.display()))
+        }
+        None => {
+            let items = cfg.count(200, 20_000, 200_000);
+            let set = synthetic(&input, items)?;
+            (vec![set], input.clone(), format!("synthetic collection of {items} items (no --qsets given)"))
+        }
+    };
+    if sets.is_empty() {
+        return Err(BenchError::Usage("T5: the query-set directory has no .qset files".into()));
+    }
+    let engines = cfg.select("T5", registry::xml())?;
+    let mut collector = Collector::default();
+    let mut checks = Checks::new("T5");
+    for set in &sets {
+        for (i, q) in set.queries.iter().enumerate() {
+            checks.expect(&check_name(set, i, q), q.expected)?;
+        }
+    }
+    for entry in &engines {
+        collector.set_settings(entry.id, entry.settings);
+        let dir = cfg.scratch("T5", entry.id)?;
+        let mut engine = (entry.open)(&dir)?;
+        let mut loaded: Vec<String> = Vec::new();
+        for set in &sets {
+            let name = set.collection.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+            if !loaded.contains(&name) {
+                let file = document(&xml_dir, &input, &set.collection)?;
+                let (reported, s) = crate::measure::time(1, || engine.load(&name, &file))?;
+                let s = crate::measure::Sample { wall_s: reported.unwrap_or(s.wall_s), ..s };
+                collector.add(entry.id, &format!("load {}", set.collection), Unit::Seconds, s);
+                collector.add_bytes(entry.id, &format!("size {}", set.collection), engine.size_bytes(&name)?);
+                loaded.push(name.clone());
+            }
+            let xpaths: Vec<String> = set.queries.iter().map(|q| q.xpath.clone()).collect();
+            let timings = engine.run_queries(&name, &xpaths, RUNS)?;
+            for (i, (q, t)) in set.queries.iter().zip(&timings).enumerate() {
+                checks.record(entry.id, &check_name(set, i, q), t.count)?;
+            }
+            for run in 0..RUNS {
+                let total: f64 = timings.iter().map(|t| t.runs_s[run]).sum();
+                let s = crate::measure::Sample { wall_s: total, cpu_s: total, n: xpaths.len() as u64 };
+                collector.add(
+                    entry.id,
+                    &format!("set {}-{} ({} queries)", set.collection, set.bucket, xpaths.len()),
+                    Unit::Seconds,
+                    s,
+                );
+            }
+        }
+        drop(engine);
+        remove_dir(&dir)?;
+    }
+    Ok(Outcome { collector, checks, dataset })
+}
+
+fn check_name(set: &QuerySet, i: usize, q: &Query) -> String {
+    format!("{}-{} #{i} {}", set.collection, set.bucket, q.xpath)
+}
+
+/// The document of `collection`: `<dir>/<collection>.xml`, or `.xml.zst` decompressed
+/// into `scratch`.
+fn document(dir: &Path, scratch: &Path, collection: &str) -> Result<PathBuf> {
+    let plain = dir.join(format!("{collection}.xml"));
+    if plain.exists() {
+        return Ok(plain);
+    }
+    let packed = dir.join(format!("{collection}.xml.zst"));
+    let out = scratch.join(format!("{collection}.xml"));
+    if !out.exists() {
+        let input = std::fs::File::open(&packed).map_err(|e| BenchError::io(&packed, e))?;
+        let mut output = std::fs::File::create(&out).map_err(|e| BenchError::io(&out, e))?;
+        zstd::stream::copy_decode(input, &mut output).map_err(|e| BenchError::io(&packed, e))?;
+    }
+    Ok(out)
+}
+
+/// Writes `synthetic.xml` (items with i % 3 keywords, a location when i is even, and
+/// items / 2 people) and returns its query set with counts known by construction.
+fn synthetic(dir: &Path, items: usize) -> Result<QuerySet> {
+    let mut xml = String::from("<site><regions>");
+    for i in 0..items {
+        xml.push_str(&format!("<item id=\"i{i}\"><name>item {i}</name>"));
+        for k in 0..i % 3 {
+            xml.push_str(&format!("<keyword>k{k}</keyword>"));
+        }
+        if i % 2 == 0 {
+            xml.push_str("<location>here</location>");
+        }
+        xml.push_str("</item>");
+    }
+    xml.push_str("</regions><people>");
+    for p in 0..items / 2 {
+        xml.push_str(&format!("<person id=\"p{p}\"><name>person {p}</name></person>"));
+    }
+    xml.push_str("</people></site>\n");
+    let path = dir.join("synthetic.xml");
+    std::fs::write(&path, xml).map_err(|e| BenchError::io(&path, e))?;
+    let keywords: usize = (0..items).map(|i| i % 3).sum();
+    let located = items.div_ceil(2);
+    let located_with_keyword = (0..items).filter(|i| i % 2 == 0 && i % 3 != 0).count();
+    let q = |expected: usize, xpath: &str| Query { expected: expected as u64, xpath: xpath.into() };
+    Ok(QuerySet {
+        collection: "synthetic".into(),
+        bucket: "all".into(),
+        path: dir.join("synthetic-all.qset"),
+        queries: vec![
+            q(items, "/site/regions/item"),
+            q(keywords, "//keyword"),
+            q(keywords, "/site/regions//item//keyword"),
+            q(located, "//item[./location]/name"),
+            q(located_with_keyword, "/site/regions//item[./location and .//keyword]/name"),
+            q(items / 2, "/site/people/person/name"),
+            q(items + items / 2, "//name"),
+        ],
+    })
+}
