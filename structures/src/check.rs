@@ -21,8 +21,9 @@ fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>>
     Ok(match entry.kind {
         // Each structure registers its checker here: `StructureKind::X => x::check(txn, entry)?,`
         quiredb_engine::StructureKind::BLOB => crate::blob::check_entry(txn, entry)?,
-        quiredb_engine::StructureKind::RTREE => crate::rtree::check_entry(txn, entry)?,
+        quiredb_engine::StructureKind::BTREE => crate::btree::check_entry(txn, entry)?,
         quiredb_engine::StructureKind::QUEUE => crate::queue::check(txn, entry)?,
+        quiredb_engine::StructureKind::RTREE => crate::rtree::check_entry(txn, entry)?,
         _ => Vec::new(),
     })
 }

@@ -1,0 +1,203 @@
+//! The B+tree invariant checker, run by tests after every batch and by `quire check`:
+//! keys strictly ascending inside every node and within the bounds set by the parent,
+//! prefixes equal to the keys' first bytes, cells inside the page and not
+//! overlapping, garbage accounted exactly, all leaves at the same depth, the fill
+//! policy of `mod.rs` (no underfull node that could merge with its chosen sibling),
+//! sibling links equal to the in-order leaf sequence, the entry count equal to the
+//! head's, blobs valid, and every page reachable once.
+
+use super::node::{self, Value};
+use super::{BTree, Head};
+use crate::error::Result;
+use quiredb_engine::{CatalogEntry, PageId, PageKind, PageRead};
+use std::collections::HashSet;
+
+/// What the walk gathers.
+#[derive(Default)]
+struct Walk {
+    problems: Vec<String>,
+    pages: Vec<u64>,
+    leaves: Vec<(u64, u64, u64)>,
+    entries: u64,
+}
+
+/// Checks the tree of a catalog entry (for `check.rs`).
+pub fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
+    match BTree::open(txn, &entry.name) {
+        Ok(tree) => check(&tree),
+        Err(crate::Error::Corrupted { reason, .. }) => Ok(vec![reason]),
+        Err(error) => Err(error),
+    }
+}
+
+/// Checks every invariant of `tree`; returns the problems as sentences.
+pub fn check<T: PageRead>(tree: &BTree<'_, T>) -> Result<Vec<String>> {
+    let head: Head = tree.head.get();
+    let mut walk = Walk::default();
+    walk.pages.push(tree.head_page.0);
+    visit(tree, &mut walk, head.root, head.height - 1, None, None, true)?;
+    if walk.entries != head.len {
+        walk.problems.push(format!("head says {} entries, leaves hold {}", head.len, walk.entries));
+    }
+    check_links(&mut walk);
+    let distinct: HashSet<u64> = walk.pages.iter().copied().collect();
+    if distinct.len() != walk.pages.len() {
+        walk.problems.push(format!("{} pages are reachable more than once", walk.pages.len() - distinct.len()));
+    }
+    Ok(walk.problems)
+}
+
+fn check_links(walk: &mut Walk) {
+    let leaves = &walk.leaves;
+    for (i, &(id, prev, next)) in leaves.iter().enumerate() {
+        let want_prev = if i == 0 { 0 } else { leaves[i - 1].0 };
+        let want_next = leaves.get(i + 1).map_or(0, |leaf| leaf.0);
+        if prev != want_prev || next != want_next {
+            walk.problems
+                .push(format!("leaf {id}: links ({prev}, {next}), in-order neighbours ({want_prev}, {want_next})"));
+        }
+    }
+}
+
+/// Checks node `id` at `level` with keys in `[low, high)`; returns its used bytes.
+fn visit<T: PageRead>(
+    tree: &BTree<'_, T>,
+    walk: &mut Walk,
+    id: u64,
+    level: u32,
+    low: Option<&[u8]>,
+    high: Option<&[u8]>,
+    is_root: bool,
+) -> Result<usize> {
+    walk.pages.push(id);
+    let page = tree.txn.page(PageId(id))?;
+    let is_leaf = level == 0;
+    let kind = if is_leaf { PageKind::BTREE_LEAF } else { PageKind::BTREE_BRANCH };
+    let mut fail = |reason: String| walk.problems.push(format!("node {id}: {reason}"));
+    if page.kind() != kind || u32::from(node::level(&page)) != level {
+        fail(format!("kind {:?} level {} where a {kind:?} of level {level} belongs", page.kind(), node::level(&page)));
+        return Ok(0);
+    }
+    if let Err(reason) = node::validate(&page, is_leaf).and_then(|()| check_cells(&page, is_leaf)) {
+        fail(reason);
+        return Ok(0);
+    }
+    let n = node::count(&page);
+    if n == 0 && !is_root {
+        fail("a non-root node is empty".to_owned());
+    }
+    for i in 0..n {
+        let key = node::key(&page, i);
+        if node::key_prefix(key).to_be_bytes() != page[node::NODE_HEADER + 8 * i..node::NODE_HEADER + 8 * i + 8] {
+            fail(format!("prefix {i} does not match its key"));
+        }
+        if i > 0 && node::key(&page, i - 1) >= key {
+            fail(format!("keys {} and {i} are not ascending", i - 1));
+        }
+        if low.is_some_and(|low| key < low) || high.is_some_and(|high| key >= high) {
+            fail(format!("key {i} is outside the bounds set by the parent"));
+        }
+    }
+    let used = node::used_bytes(&page);
+    if is_leaf {
+        walk.leaves.push((id, node::prev(&page), node::next(&page)));
+        walk.entries += n as u64;
+        for i in 0..n {
+            if let Value::Blob(blob) = node::value(&page, i) {
+                let problems = crate::blob::check(tree.txn, blob, &mut walk.pages)?;
+                walk.problems.extend(problems.into_iter().map(|p| format!("node {id} entry {i}: {p}")));
+            }
+        }
+        return Ok(used);
+    }
+    let keys: Vec<Vec<u8>> = (0..n).map(|i| node::key(&page, i).to_vec()).collect();
+    let children: Vec<u64> = (0..=n).map(|i| node::child(&page, i)).collect();
+    drop(page);
+    let mut sizes = Vec::with_capacity(children.len());
+    for (i, &child) in children.iter().enumerate() {
+        let child_low = if i == 0 { low } else { Some(keys[i - 1].as_slice()) };
+        let child_high = if i == n { high } else { Some(keys[i].as_slice()) };
+        sizes.push(visit(tree, walk, child, level - 1, child_low, child_high, false)?);
+    }
+    check_fill(tree, walk, id, &sizes);
+    Ok(used)
+}
+
+/// No two adjacent children may both be under a quarter full (they would have been
+/// merged by the removal that left the second one so).
+fn check_fill<T: PageRead>(tree: &BTree<'_, T>, walk: &mut Walk, id: u64, sizes: &[usize]) {
+    let quarter = tree.txn.payload_size() / 4;
+    for (i, pair) in sizes.windows(2).enumerate() {
+        if pair[0] > 0 && pair[1] > 0 && pair[0] < quarter && pair[1] < quarter {
+            walk.problems.push(format!("node {id}: children {i} and {} are both under a quarter full", i + 1));
+        }
+    }
+}
+
+/// Cells lie inside the cell area, do not overlap, and garbage is exact.
+fn check_cells(page: &[u8], is_leaf: bool) -> std::result::Result<(), String> {
+    let n = node::count(page);
+    let start = node::cell_start(page);
+    let mut spans = Vec::with_capacity(n);
+    for i in 0..n {
+        let at = node::slot(page, i);
+        let header = if is_leaf { node::LEAF_CELL_HEADER } else { node::BRANCH_CELL_HEADER };
+        if at < start || at + header > page.len() {
+            return Err(format!("cell {i} at {at} is outside the cell area"));
+        }
+        let len = node::cell_len(page, at, is_leaf);
+        if at + len > page.len() {
+            return Err(format!("cell {i} at {at} runs past the page"));
+        }
+        spans.push((at, len));
+    }
+    spans.sort_unstable();
+    let mut live = 0;
+    for pair in spans.windows(2) {
+        if pair[0].0 + pair[0].1 > pair[1].0 {
+            return Err(format!("cells at {} and {} overlap", pair[0].0, pair[1].0));
+        }
+    }
+    for &(_, len) in &spans {
+        live += len;
+    }
+    if live + node::garbage(page) != page.len() - start {
+        return Err(format!("{live} live + {} garbage bytes != cell area {}", node::garbage(page), page.len() - start));
+    }
+    Ok(())
+}
+
+/// Shape and fill of a tree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// Levels (1 = the root is a leaf).
+    pub height: u32,
+    /// Leaf pages.
+    pub leaves: u64,
+    /// Branch pages.
+    pub branches: u64,
+    /// Used bytes of all leaves over their capacity (0..=1).
+    pub leaf_fill: f64,
+}
+
+/// Counts pages and leaf fill by walking the tree level by level.
+pub fn stats<T: PageRead>(tree: &BTree<'_, T>) -> Result<Stats> {
+    let head = tree.head.get();
+    let mut level = vec![head.root];
+    let mut branches = 0u64;
+    for _ in 1..head.height {
+        let mut below = Vec::new();
+        for &id in &level {
+            let page = tree.node(id, false)?;
+            below.extend((0..=node::count(&page)).map(|i| node::child(&page, i)));
+        }
+        branches += level.len() as u64;
+        level = below;
+    }
+    let mut used = 0usize;
+    for &id in &level {
+        used += node::used_bytes(&tree.node(id, true)?);
+    }
+    let capacity = level.len() * tree.txn.payload_size();
+    Ok(Stats { height: head.height, leaves: level.len() as u64, branches, leaf_fill: used as f64 / capacity as f64 })
+}

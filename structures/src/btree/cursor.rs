@@ -1,0 +1,272 @@
+//! Cursors and ranges. A [`Cursor`] pins one leaf at a time and walks the leaf chain
+//! (`prev`/`next` links) in either direction; [`Range`] iterates a bounded key range
+//! forward or backward. `floor`/`ceiling` are one seek each.
+
+use super::BTree;
+use super::node::{self, Value};
+use crate::error::Result;
+use quiredb_engine::{PageRead, PageRef};
+use std::ops::Bound;
+
+/// A position in a tree: on an entry, or past either end ("invalid").
+pub struct Cursor<'b, 't, T: PageRead> {
+    tree: &'b BTree<'t, T>,
+    leaf: Option<PageRef<'t>>,
+    index: usize,
+}
+
+impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
+    /// True when the cursor is on an entry.
+    pub fn valid(&self) -> bool {
+        self.leaf.is_some()
+    }
+
+    /// Key of the current entry (`None` when invalid).
+    pub fn key(&self) -> Option<&[u8]> {
+        self.leaf.as_ref().map(|leaf| node::key(leaf, self.index))
+    }
+
+    /// Value of the current entry as stored (inline bytes or a blob reference).
+    pub fn value_ref(&self) -> Option<Value<'_>> {
+        self.leaf.as_ref().map(|leaf| node::value(leaf, self.index))
+    }
+
+    /// Reads the current value into `out`; false when invalid.
+    pub fn value(&self, out: &mut Vec<u8>) -> Result<bool> {
+        match self.value_ref() {
+            None => Ok(false),
+            Some(Value::Inline(bytes)) => {
+                out.clear();
+                out.extend_from_slice(bytes);
+                Ok(true)
+            }
+            Some(Value::Blob(blob)) => {
+                crate::blob::read_to_vec(self.tree.txn, blob, out)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// The current entry as owned vectors.
+    pub fn entry(&self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let Some(key) = self.key() else { return Ok(None) };
+        let key = key.to_vec();
+        let mut value = Vec::new();
+        self.value(&mut value)?;
+        Ok(Some((key, value)))
+    }
+
+    /// Moves to the first entry with key ≥ `key`.
+    pub fn seek(&mut self, key: &[u8]) -> Result<()> {
+        let leaf = self.tree.descend(key)?;
+        self.index = match node::search(&leaf, key) {
+            Ok(i) | Err(i) => i,
+        };
+        self.leaf = Some(leaf);
+        self.settle_forward()
+    }
+
+    /// Moves to the last entry with key ≤ `key`.
+    pub fn seek_floor(&mut self, key: &[u8]) -> Result<()> {
+        let leaf = self.tree.descend(key)?;
+        let found = node::search(&leaf, key);
+        self.leaf = Some(leaf);
+        match found {
+            Ok(i) => self.index = i,
+            Err(i) => {
+                self.index = i;
+                self.move_prev()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves to the first entry.
+    pub fn seek_first(&mut self) -> Result<()> {
+        self.seek(&[])
+    }
+
+    /// Moves to the last entry.
+    pub fn seek_last(&mut self) -> Result<()> {
+        let head = self.tree.head.get();
+        let mut id = head.root;
+        for _ in 1..head.height {
+            let page = self.tree.node(id, false)?;
+            id = node::child(&page, node::count(&page));
+        }
+        let leaf = self.tree.node(id, true)?;
+        self.index = node::count(&leaf);
+        self.leaf = Some(leaf);
+        self.move_prev()?;
+        Ok(())
+    }
+
+    /// Steps forward; false when it ran off the end.
+    pub fn move_next(&mut self) -> Result<bool> {
+        if self.leaf.is_none() {
+            return Ok(false);
+        }
+        self.index += 1;
+        self.settle_forward()?;
+        Ok(self.valid())
+    }
+
+    /// Steps backward; false when it ran off the start.
+    pub fn move_prev(&mut self) -> Result<bool> {
+        loop {
+            let Some(leaf) = &self.leaf else { return Ok(false) };
+            if self.index > 0 {
+                self.index -= 1;
+                return Ok(true);
+            }
+            let prev = node::prev(leaf);
+            self.leaf = None;
+            if prev == 0 {
+                return Ok(false);
+            }
+            let leaf = self.tree.node(prev, true)?;
+            self.index = node::count(&leaf);
+            self.leaf = Some(leaf);
+        }
+    }
+
+    /// Moves past empty ends of leaves onto the next entry, or invalidates.
+    fn settle_forward(&mut self) -> Result<()> {
+        while let Some(leaf) = &self.leaf {
+            if self.index < node::count(leaf) {
+                return Ok(());
+            }
+            let next = node::next(leaf);
+            self.leaf = None;
+            self.index = 0;
+            if next != 0 {
+                self.leaf = Some(self.tree.node(next, true)?);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over a key range, forward or backward; yields owned `(key, value)` pairs.
+pub struct Range<'b, 't, T: PageRead> {
+    cursor: Cursor<'b, 't, T>,
+    end: Bound<Vec<u8>>,
+    forward: bool,
+    started: bool,
+    start: Bound<Vec<u8>>,
+}
+
+impl<T: PageRead> Iterator for Range<'_, '_, T> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.step() {
+            Ok(true) => Some(self.cursor.entry().map(|entry| entry.expect("cursor is valid after a step"))),
+            Ok(false) => None,
+            Err(error) => Some(Err(error)),
+        }
+    }
+}
+
+impl<T: PageRead> Range<'_, '_, T> {
+    /// Positions (first call) or moves the cursor; false at the end of the range.
+    fn step(&mut self) -> Result<bool> {
+        if !self.started {
+            self.started = true;
+            self.position()?;
+        } else if self.forward {
+            self.cursor.move_next()?;
+        } else {
+            self.cursor.move_prev()?;
+        }
+        let Some(key) = self.cursor.key() else { return Ok(false) };
+        let inside = match (&self.end, self.forward) {
+            (Bound::Unbounded, _) => true,
+            (Bound::Included(end), true) => key <= end.as_slice(),
+            (Bound::Excluded(end), true) => key < end.as_slice(),
+            (Bound::Included(end), false) => key >= end.as_slice(),
+            (Bound::Excluded(end), false) => key > end.as_slice(),
+        };
+        if !inside {
+            self.cursor.leaf = None;
+        }
+        Ok(inside)
+    }
+
+    fn position(&mut self) -> Result<()> {
+        let start = std::mem::replace(&mut self.start, Bound::Unbounded);
+        match (start, self.forward) {
+            (Bound::Unbounded, true) => self.cursor.seek_first(),
+            (Bound::Unbounded, false) => self.cursor.seek_last(),
+            (Bound::Included(key), true) => self.cursor.seek(&key),
+            (Bound::Excluded(key), true) => {
+                self.cursor.seek(&key)?;
+                if self.cursor.key() == Some(key.as_slice()) {
+                    self.cursor.move_next()?;
+                }
+                Ok(())
+            }
+            (Bound::Included(key), false) => self.cursor.seek_floor(&key),
+            (Bound::Excluded(key), false) => {
+                self.cursor.seek_floor(&key)?;
+                if self.cursor.key() == Some(key.as_slice()) {
+                    self.cursor.move_prev()?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Included(key) => Bound::Included(key.to_vec()),
+        Bound::Excluded(key) => Bound::Excluded(key.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl<'t, T: PageRead> BTree<'t, T> {
+    /// An unpositioned cursor (call a `seek` first).
+    pub fn cursor(&self) -> Cursor<'_, 't, T> {
+        Cursor { tree: self, leaf: None, index: 0 }
+    }
+
+    /// Entries with `low ≤ key ≤ high` (per the bounds) in ascending order.
+    pub fn range(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Range<'_, 't, T> {
+        Range { cursor: self.cursor(), start: owned(low), end: owned(high), forward: true, started: false }
+    }
+
+    /// The same entries as [`BTree::range`], in descending order.
+    pub fn range_rev(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Range<'_, 't, T> {
+        Range { cursor: self.cursor(), start: owned(high), end: owned(low), forward: false, started: false }
+    }
+
+    /// The entry with the greatest key ≤ `key`.
+    pub fn floor(&self, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut cursor = self.cursor();
+        cursor.seek_floor(key)?;
+        cursor.entry()
+    }
+
+    /// The entry with the least key ≥ `key`.
+    pub fn ceiling(&self, key: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut cursor = self.cursor();
+        cursor.seek(key)?;
+        cursor.entry()
+    }
+
+    /// The first entry.
+    pub fn first(&self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut cursor = self.cursor();
+        cursor.seek_first()?;
+        cursor.entry()
+    }
+
+    /// The last entry.
+    pub fn last(&self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut cursor = self.cursor();
+        cursor.seek_last()?;
+        cursor.entry()
+    }
+}

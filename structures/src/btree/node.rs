@@ -1,0 +1,224 @@
+//! Reading B+tree nodes (layout table in `mod.rs`): header fields, the dense prefix
+//! array, the branchless search, cells, and header validation.
+//!
+//! Search: the target's 8-byte big-endian prefix is located in the prefix array with a
+//! branchless binary search (`select_unpredictable` keeps it a conditional move);
+//! only entries whose prefix equals the target's are compared in full, by a second
+//! binary search over that (usually empty or one-entry) run.
+
+use crate::blob::BlobRef;
+use std::cmp::Ordering;
+
+/// Bytes of the node header.
+pub const NODE_HEADER: usize = 32;
+/// Fixed bytes per leaf entry outside its cell: prefix + slot.
+pub const LEAF_ENTRY: usize = 10;
+/// Fixed bytes per branch entry outside its cell: prefix + child + slot.
+pub const BRANCH_ENTRY: usize = 18;
+/// Leaf cell header: u16 key length + u32 value word.
+pub const LEAF_CELL_HEADER: usize = 6;
+/// Branch cell header: u16 key length.
+pub const BRANCH_CELL_HEADER: usize = 2;
+/// Bit of the value word marking a value stored as a blob (the cell holds a `BlobRef`).
+pub const BLOB_FLAG: u32 = 1 << 31;
+
+fn u16_at(page: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([page[at], page[at + 1]]))
+}
+
+/// Little-endian u64 at `at`.
+pub fn u64_at(page: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Entries in the node.
+pub fn count(page: &[u8]) -> usize {
+    u16_at(page, 0)
+}
+
+/// 0 for leaves, the height above the leaves for branches.
+pub fn level(page: &[u8]) -> u8 {
+    page[2]
+}
+
+/// Start of the cell area.
+pub fn cell_start(page: &[u8]) -> usize {
+    u16_at(page, 4)
+}
+
+/// Dead bytes inside the cell area.
+pub fn garbage(page: &[u8]) -> usize {
+    u16_at(page, 6)
+}
+
+/// Previous leaf (0 = none).
+pub fn prev(page: &[u8]) -> u64 {
+    u64_at(page, 8)
+}
+
+/// Next leaf (0 = none).
+pub fn next(page: &[u8]) -> u64 {
+    u64_at(page, 16)
+}
+
+/// End of the arrays (prefixes, children, slots) for `n` entries.
+pub fn arrays_end(is_leaf: bool, n: usize) -> usize {
+    if is_leaf { NODE_HEADER + LEAF_ENTRY * n } else { NODE_HEADER + BRANCH_ENTRY * n + 8 }
+}
+
+/// Offset of the slot array.
+fn slots_at(page: &[u8], n: usize) -> usize {
+    if level(page) == 0 { NODE_HEADER + 8 * n } else { NODE_HEADER + 16 * n + 8 }
+}
+
+/// Child `i` (0..=count) of a branch.
+pub fn child(page: &[u8], i: usize) -> u64 {
+    u64_at(page, NODE_HEADER + 8 * count(page) + 8 * i)
+}
+
+/// Offset of cell `i`.
+pub fn slot(page: &[u8], i: usize) -> usize {
+    u16_at(page, slots_at(page, count(page)) + 2 * i)
+}
+
+/// Stored value bytes for a value word.
+pub fn stored_len(word: u32) -> usize {
+    if word & BLOB_FLAG != 0 { BlobRef::SIZE } else { word as usize }
+}
+
+/// Length of the cell at offset `at`.
+pub fn cell_len(page: &[u8], at: usize, is_leaf: bool) -> usize {
+    let key_len = u16_at(page, at);
+    if is_leaf {
+        LEAF_CELL_HEADER + key_len + stored_len(value_word_at(page, at))
+    } else {
+        BRANCH_CELL_HEADER + key_len
+    }
+}
+
+fn value_word_at(page: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(page[at + 2..at + 6].try_into().expect("4 bytes"))
+}
+
+/// The bytes of cell `i`.
+pub fn cell(page: &[u8], i: usize) -> &[u8] {
+    let at = slot(page, i);
+    &page[at..at + cell_len(page, at, level(page) == 0)]
+}
+
+/// Key of entry `i`.
+pub fn key(page: &[u8], i: usize) -> &[u8] {
+    let at = slot(page, i);
+    let header = if level(page) == 0 { LEAF_CELL_HEADER } else { BRANCH_CELL_HEADER };
+    &page[at + header..at + header + u16_at(page, at)]
+}
+
+/// Key inside a raw cell.
+pub fn cell_key(cell: &[u8], is_leaf: bool) -> &[u8] {
+    let header = if is_leaf { LEAF_CELL_HEADER } else { BRANCH_CELL_HEADER };
+    &cell[header..header + u16_at(cell, 0)]
+}
+
+/// A leaf value as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// Stored in the leaf.
+    Inline(&'a [u8]),
+    /// Stored as a blob.
+    Blob(BlobRef),
+}
+
+/// Value of leaf entry `i`.
+pub fn value(page: &[u8], i: usize) -> Value<'_> {
+    cell_value(cell(page, i))
+}
+
+/// Value inside a raw leaf cell.
+pub fn cell_value(cell: &[u8]) -> Value<'_> {
+    let key_len = u16_at(cell, 0);
+    let word = value_word_at(cell, 0);
+    let bytes = &cell[LEAF_CELL_HEADER + key_len..];
+    if word & BLOB_FLAG != 0 {
+        Value::Blob(BlobRef::from_bytes(bytes).expect("blob cells hold 16 bytes"))
+    } else {
+        Value::Inline(bytes)
+    }
+}
+
+/// The 8-byte big-endian prefix of a key (zero padded).
+pub fn key_prefix(key: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    let take = key.len().min(8);
+    bytes[..take].copy_from_slice(&key[..take]);
+    u64::from_be_bytes(bytes)
+}
+
+fn prefix(page: &[u8], i: usize) -> u64 {
+    u64::from_be_bytes(page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].try_into().expect("8 bytes"))
+}
+
+/// Number of prefixes below `target` (branchless binary search).
+fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let mut base = 0usize;
+    let mut size = n;
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        base = std::hint::select_unpredictable(prefix(page, mid) < target, mid, base);
+        size -= half;
+    }
+    base + usize::from(prefix(page, base) < target)
+}
+
+/// Position of `target`: `Ok(i)` if entry `i` equals it, else `Err(i)` with `i` the
+/// first entry greater than it.
+pub fn search(page: &[u8], target: &[u8]) -> Result<usize, usize> {
+    let n = count(page);
+    let wanted = key_prefix(target);
+    let low = prefix_lower(page, n, wanted);
+    let mut high = low;
+    while high < n && prefix(page, high) == wanted {
+        high += 1;
+    }
+    let (mut low, mut high) = (low, high);
+    while low < high {
+        let mid = (low + high) / 2;
+        match key(page, mid).cmp(target) {
+            Ordering::Less => low = mid + 1,
+            Ordering::Equal => return Ok(mid),
+            Ordering::Greater => high = mid,
+        }
+    }
+    Err(low)
+}
+
+/// The child of a branch to descend into for `target`.
+pub fn child_index(page: &[u8], target: &[u8]) -> usize {
+    match search(page, target) {
+        Ok(i) => i + 1,
+        Err(i) => i,
+    }
+}
+
+/// Bytes used by the node (header, arrays, live cells).
+pub fn used_bytes(page: &[u8]) -> usize {
+    let n = count(page);
+    arrays_end(level(page) == 0, n) + (page.len() - cell_start(page)) - garbage(page)
+}
+
+/// Checks the header fields against the page size; `Err(reason)` if impossible.
+pub fn validate(page: &[u8], kind_is_leaf: bool) -> Result<(), String> {
+    let n = count(page);
+    if (level(page) == 0) != kind_is_leaf {
+        return Err(format!("level {} does not match the page kind", level(page)));
+    }
+    let end = arrays_end(kind_is_leaf, n);
+    let start = cell_start(page);
+    if end > start || start > page.len() || garbage(page) > page.len() - start {
+        return Err(format!("{n} entries, cells from {start}, garbage {} do not fit", garbage(page)));
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Writing B+tree nodes: whole-node builds from cell lists (splits, merges, bulk
+//! load), and in-place insert/remove of one entry (the common case), which shift the
+//! dense arrays with `copy_within` and take cells from the top of the free gap.
+
+use super::node::{
+    self, BRANCH_ENTRY, LEAF_ENTRY, NODE_HEADER, arrays_end, cell_key, cell_start, count, garbage, key_prefix, level,
+};
+
+fn put_u16(page: &mut [u8], at: usize, value: usize) {
+    page[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes());
+}
+
+fn put_u64(page: &mut [u8], at: usize, value: u64) {
+    page[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
+
+/// Sets the previous-leaf link.
+pub fn set_prev(page: &mut [u8], id: u64) {
+    put_u64(page, 8, id);
+}
+
+/// Sets the next-leaf link.
+pub fn set_next(page: &mut [u8], id: u64) {
+    put_u64(page, 16, id);
+}
+
+/// Sets child `i` of a branch.
+pub fn set_child(page: &mut [u8], i: usize, id: u64) {
+    let at = NODE_HEADER + 8 * count(page) + 8 * i;
+    put_u64(page, at, id);
+}
+
+/// Bytes a node of these cells needs.
+pub fn size_of_cells(is_leaf: bool, cells: &[&[u8]]) -> usize {
+    arrays_end(is_leaf, cells.len()) + cells.iter().map(|c| c.len()).sum::<usize>()
+}
+
+/// Writes a whole node. `children` has `cells.len() + 1` entries for branches.
+pub fn build(page: &mut [u8], level: u8, links: (u64, u64), cells: &[&[u8]], children: &[u64]) {
+    let is_leaf = level == 0;
+    debug_assert!(is_leaf || children.len() == cells.len() + 1, "a branch has one child more than keys");
+    assert!(size_of_cells(is_leaf, cells) <= page.len(), "node build overflows the page");
+    page[..NODE_HEADER].fill(0);
+    let n = cells.len();
+    put_u16(page, 0, n);
+    page[2] = level;
+    set_prev(page, links.0);
+    set_next(page, links.1);
+    let slots = if is_leaf { NODE_HEADER + 8 * n } else { NODE_HEADER + 16 * n + 8 };
+    if !is_leaf {
+        for (i, &id) in children.iter().enumerate() {
+            put_u64(page, NODE_HEADER + 8 * n + 8 * i, id);
+        }
+    }
+    let mut top = page.len();
+    for (i, cell) in cells.iter().enumerate() {
+        top -= cell.len();
+        page[top..top + cell.len()].copy_from_slice(cell);
+        put_u16(page, slots + 2 * i, top);
+        let prefix = key_prefix(cell_key(cell, is_leaf));
+        page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].copy_from_slice(&prefix.to_be_bytes());
+    }
+    put_u16(page, 4, top);
+    page[arrays_end(is_leaf, n)..top].fill(0);
+}
+
+/// Rebuilds the node in place, squeezing out garbage.
+pub fn compact(page: &mut [u8]) {
+    let copy = page.to_vec();
+    let n = count(&copy);
+    let cells: Vec<&[u8]> = (0..n).map(|i| node::cell(&copy, i)).collect();
+    let children: Vec<u64> =
+        if level(&copy) == 0 { Vec::new() } else { (0..=n).map(|i| node::child(&copy, i)).collect() };
+    build(page, level(&copy), (node::prev(&copy), node::next(&copy)), &cells, &children);
+}
+
+/// Array shapes `(element size, index)` touched by adding/removing entry `i`.
+fn shapes(page: &[u8], i: usize) -> Vec<(usize, usize, usize)> {
+    let n = count(page);
+    if level(page) == 0 { vec![(8, n, i), (2, n, i)] } else { vec![(8, n, i), (8, n + 1, i + 1), (2, n, i)] }
+}
+
+/// Opens a gap at the given index of every array (insert) or closes it (remove).
+fn reshape(page: &mut [u8], arrays: &[(usize, usize, usize)], insert: bool) {
+    let mut old = Vec::with_capacity(arrays.len());
+    let mut new = Vec::with_capacity(arrays.len());
+    let (mut o, mut w) = (NODE_HEADER, NODE_HEADER);
+    for &(size, n, _) in arrays {
+        old.push(o);
+        new.push(w);
+        o += size * n;
+        w += if insert { size * (n + 1) } else { size * (n - 1) };
+    }
+    if insert {
+        for (k, &(size, n, j)) in arrays.iter().enumerate().rev() {
+            page.copy_within(old[k] + size * j..old[k] + size * n, new[k] + size * (j + 1));
+            page.copy_within(old[k]..old[k] + size * j, new[k]);
+        }
+    } else {
+        for (k, &(size, n, j)) in arrays.iter().enumerate() {
+            page.copy_within(old[k]..old[k] + size * j, new[k]);
+            page.copy_within(old[k] + size * (j + 1)..old[k] + size * n, new[k] + size * j);
+        }
+    }
+}
+
+/// Free bytes between the arrays and the cells.
+pub fn gap(page: &[u8]) -> usize {
+    cell_start(page) - arrays_end(level(page) == 0, count(page))
+}
+
+/// Inserts `cell` as entry `i` (and, in a branch, `right_child` as child `i + 1`).
+/// Returns false, leaving the node unchanged, if it does not fit even after compaction.
+pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool {
+    let is_leaf = level(page) == 0;
+    let need = cell.len() + if is_leaf { LEAF_ENTRY } else { BRANCH_ENTRY };
+    if gap(page) < need {
+        if gap(page) + garbage(page) < need {
+            return false;
+        }
+        compact(page);
+    }
+    let shapes = shapes(page, i);
+    reshape(page, &shapes, true);
+    let n = count(page) + 1;
+    put_u16(page, 0, n);
+    let top = cell_start(page) - cell.len();
+    page[top..top + cell.len()].copy_from_slice(cell);
+    put_u16(page, 4, top);
+    let slots = if is_leaf { NODE_HEADER + 8 * n } else { NODE_HEADER + 16 * n + 8 };
+    put_u16(page, slots + 2 * i, top);
+    let prefix = key_prefix(cell_key(cell, is_leaf));
+    page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].copy_from_slice(&prefix.to_be_bytes());
+    if !is_leaf {
+        set_child(page, i + 1, right_child);
+    }
+    true
+}
+
+/// Removes entry `i` (and, in a branch, child `i + 1`).
+pub fn remove(page: &mut [u8], i: usize) {
+    let at = node::slot(page, i);
+    let len = node::cell_len(page, at, level(page) == 0);
+    let shapes = shapes(page, i);
+    reshape(page, &shapes, false);
+    let n = count(page) - 1;
+    put_u16(page, 0, n);
+    if at == cell_start(page) {
+        put_u16(page, 4, at + len);
+    } else {
+        let dead = garbage(page) + len;
+        put_u16(page, 6, dead);
+    }
+    let end = arrays_end(level(page) == 0, n);
+    let stale = if level(page) == 0 { LEAF_ENTRY } else { BRANCH_ENTRY };
+    page[end..end + stale].fill(0);
+}

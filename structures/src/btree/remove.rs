@@ -1,0 +1,188 @@
+//! Remove, and the rebalancing of underfull nodes (policy in `mod.rs`): merge with a
+//! sibling when both fit in one page, else redistribute when the parent has room for
+//! the new separator, else leave the node as it is. The root collapses when a branch
+//! root is left with a single child.
+
+use super::node::{self, BRANCH_ENTRY, LEAF_ENTRY};
+use super::write::{Path, branch_cell, separator, split_point};
+use super::{BTree, node_write};
+use crate::error::Result;
+use quiredb_engine::{PageId, PageRead, WriteTxn};
+
+/// Bytes a node holding all of the pair's entries needs.
+fn pair_size(pair: &Pair) -> usize {
+    node::arrays_end(pair.level == 0, pair.cells.len()) + pair.cells.iter().map(Vec::len).sum::<usize>()
+}
+
+/// The entries of a node pair, gathered for a merge or a redistribution.
+struct Pair {
+    left: u64,
+    right: u64,
+    left_index: usize,
+    level: u8,
+    cells: Vec<Vec<u8>>,
+    children: Vec<u64>,
+    links: (u64, u64),
+}
+
+impl<'db> BTree<'_, WriteTxn<'db>> {
+    /// Removes `key`; returns true if it was present.
+    pub fn remove(&mut self, key: &[u8]) -> Result<bool> {
+        let (path, leaf_id, _) = self.path_to(key)?;
+        {
+            let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
+            let Ok(i) = node::search(&leaf, key) else { return Ok(false) };
+            if let node::Value::Blob(blob) = node::value(&leaf, i) {
+                crate::blob::free(self.txn, blob)?;
+            }
+            node_write::remove(&mut leaf, i);
+        }
+        self.set_head(|head| head.len -= 1);
+        self.rebalance(path, leaf_id)?;
+        self.store_head()?;
+        Ok(true)
+    }
+
+    /// Restores the fill policy from node `id` upwards along `path`.
+    pub(super) fn rebalance(&self, mut path: Path, mut id: u64) -> Result<()> {
+        let payload = self.txn.payload_size();
+        loop {
+            let (used, level, count) = {
+                let page = self.txn.page(PageId(id))?;
+                (node::used_bytes(&page), node::level(&page), node::count(&page))
+            };
+            let Some(&(parent, index)) = path.last() else {
+                return self.collapse_root(id, level, count);
+            };
+            if used >= payload / 4 {
+                return Ok(());
+            }
+            let siblings = node::count(&self.txn.page(PageId(parent))?);
+            let mut candidates = Vec::with_capacity(2);
+            if index > 0 {
+                candidates.push(index - 1);
+            }
+            if index < siblings {
+                candidates.push(index);
+            }
+            let mut fitting = None;
+            let mut first = None;
+            for left_index in candidates {
+                let pair = self.gather(parent, left_index, level)?;
+                if pair_size(&pair) <= payload {
+                    fitting = Some(pair);
+                    break;
+                }
+                first.get_or_insert(pair);
+            }
+            let Some(pair) = fitting else {
+                let per_entry = if level == 0 { LEAF_ENTRY } else { BRANCH_ENTRY };
+                return match first {
+                    Some(pair) => self.redistribute(parent, pair, per_entry),
+                    None => Ok(()),
+                };
+            };
+            self.merge(parent, pair)?;
+            path.pop();
+            id = parent;
+        }
+    }
+
+    /// A branch root with one child gives way to that child.
+    fn collapse_root(&self, id: u64, level: u8, count: usize) -> Result<()> {
+        if level == 0 || count > 0 {
+            return Ok(());
+        }
+        let child = node::child(&self.txn.page(PageId(id))?, 0);
+        self.txn.free_page(PageId(id))?;
+        self.set_head(|head| {
+            head.root = child;
+            head.height -= 1;
+        });
+        Ok(())
+    }
+
+    /// Reads children `left_index` and `left_index + 1` of `parent` as one list.
+    fn gather(&self, parent: u64, left_index: usize, level: u8) -> Result<Pair> {
+        let (left, right, separator) = {
+            let page = self.txn.page(PageId(parent))?;
+            let separator = node::key(&page, left_index).to_vec();
+            (node::child(&page, left_index), node::child(&page, left_index + 1), separator)
+        };
+        let mut cells = Vec::new();
+        let mut children = Vec::new();
+        let mut links = (0, 0);
+        for (side, id) in [left, right].into_iter().enumerate() {
+            let page = self.txn.page(PageId(id))?;
+            let n = node::count(&page);
+            if side == 1 && level > 0 {
+                cells.push(branch_cell(&separator));
+            }
+            cells.extend((0..n).map(|i| node::cell(&page, i).to_vec()));
+            if level > 0 {
+                children.extend((0..=n).map(|i| node::child(&page, i)));
+            }
+            if side == 0 {
+                links.0 = node::prev(&page);
+            } else {
+                links.1 = node::next(&page);
+            }
+        }
+        Ok(Pair { left, right, left_index, level, cells, children, links })
+    }
+
+    /// Moves everything into the left node, frees the right one, drops the separator.
+    fn merge(&self, parent: u64, pair: Pair) -> Result<()> {
+        let refs: Vec<&[u8]> = pair.cells.iter().map(Vec::as_slice).collect();
+        node_write::build(&mut self.txn.page_mut(PageId(pair.left))?, pair.level, pair.links, &refs, &pair.children);
+        if pair.level == 0 && pair.links.1 != 0 {
+            node_write::set_prev(&mut self.txn.page_mut(PageId(pair.links.1))?, pair.left);
+        }
+        self.txn.free_page(PageId(pair.right))?;
+        node_write::remove(&mut self.txn.page_mut(PageId(parent))?, pair.left_index);
+        Ok(())
+    }
+
+    /// Splits the pair's entries evenly between the two nodes, if the parent can take
+    /// the new separator; else leaves everything as it is.
+    fn redistribute(&self, parent: u64, pair: Pair, per_entry: usize) -> Result<()> {
+        let at = split_point(&pair.cells, per_entry);
+        let is_leaf = pair.level == 0;
+        let new_separator = if is_leaf {
+            separator(node::cell_key(&pair.cells[at - 1], true), node::cell_key(&pair.cells[at], true))
+        } else {
+            node::cell_key(&pair.cells[at], false).to_vec()
+        };
+        let mut parent_page = self.txn.page_mut(PageId(parent))?;
+        let old_len = node::cell(&parent_page, pair.left_index).len();
+        let room = node_write::gap(&parent_page) + node::garbage(&parent_page) + old_len;
+        if 2 + new_separator.len() > room {
+            return Ok(());
+        }
+        let refs: Vec<&[u8]> = pair.cells.iter().map(Vec::as_slice).collect();
+        let (left_cells, right_cells) =
+            if is_leaf { (&refs[..at], &refs[at..]) } else { (&refs[..at], &refs[at + 1..]) };
+        let (left_children, right_children) =
+            if is_leaf { (&[][..], &[][..]) } else { (&pair.children[..=at], &pair.children[at + 1..]) };
+        let (left_links, right_links) =
+            if is_leaf { ((pair.links.0, pair.right), (pair.left, pair.links.1)) } else { ((0, 0), (0, 0)) };
+        node_write::build(
+            &mut self.txn.page_mut(PageId(pair.left))?,
+            pair.level,
+            left_links,
+            left_cells,
+            left_children,
+        );
+        node_write::build(
+            &mut self.txn.page_mut(PageId(pair.right))?,
+            pair.level,
+            right_links,
+            right_cells,
+            right_children,
+        );
+        node_write::remove(&mut parent_page, pair.left_index);
+        let inserted = node_write::insert(&mut parent_page, pair.left_index, &branch_cell(&new_separator), pair.right);
+        assert!(inserted, "room for the new separator was checked above");
+        Ok(())
+    }
+}

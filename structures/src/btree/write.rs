@@ -1,0 +1,209 @@
+//! Insert and update, with leaf and branch splits.
+//!
+//! A leaf split divides the entries by bytes, except when the new key goes to the end
+//! of the rightmost leaf: then the new leaf starts with just that key, so ascending
+//! inserts fill leaves completely (SQLite's "quick balance"). Branch splits do the same
+//! on the rightmost path. Read next: `remove.rs`.
+
+use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER};
+use super::{BTree, Head, node_write};
+use crate::error::{Error, Result};
+use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
+
+/// Branch nodes visited on the way down: node id and the child index taken.
+pub(super) type Path = Vec<(u64, usize)>;
+
+/// Encodes a leaf cell.
+pub(super) fn leaf_cell(key: &[u8], word: u32, stored: &[u8]) -> Vec<u8> {
+    let mut cell = Vec::with_capacity(LEAF_CELL_HEADER + key.len() + stored.len());
+    cell.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    cell.extend_from_slice(&word.to_le_bytes());
+    cell.extend_from_slice(key);
+    cell.extend_from_slice(stored);
+    cell
+}
+
+/// Encodes a branch cell.
+pub(super) fn branch_cell(key: &[u8]) -> Vec<u8> {
+    let mut cell = Vec::with_capacity(2 + key.len());
+    cell.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    cell.extend_from_slice(key);
+    cell
+}
+
+/// The shortest key `s` with `left < s <= right` (a prefix of `right`).
+pub(super) fn separator(left: &[u8], right: &[u8]) -> Vec<u8> {
+    let common = left.iter().zip(right).take_while(|(a, b)| a == b).count();
+    right[..(common + 1).min(right.len())].to_vec()
+}
+
+/// Byte-balanced split point of `cells` (1..len).
+pub(super) fn split_point(cells: &[Vec<u8>], per_entry: usize) -> usize {
+    let total: usize = cells.iter().map(|c| c.len() + per_entry).sum();
+    let mut acc = 0;
+    for (i, cell) in cells.iter().enumerate() {
+        acc += cell.len() + per_entry;
+        if acc * 2 >= total {
+            return (i + 1).clamp(1, cells.len() - 1);
+        }
+    }
+    cells.len() - 1
+}
+
+impl<'db> BTree<'_, WriteTxn<'db>> {
+    /// Inserts or replaces the value of `key`; returns true if the key was present.
+    pub fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
+        let payload = self.txn.payload_size();
+        let max = super::max_key_len(payload);
+        if key.len() > max {
+            return Err(Error::KeyTooLarge { len: key.len(), max });
+        }
+        let cell = if LEAF_CELL_HEADER + key.len() + value.len() <= super::max_inline_cell(payload) {
+            leaf_cell(key, value.len() as u32, value)
+        } else {
+            let blob = crate::blob::write_bytes(self.txn, value)?;
+            leaf_cell(key, BLOB_FLAG, &blob.to_bytes())
+        };
+        let (mut path, leaf_id, rightmost) = self.path_to(key)?;
+        let (replaced, split, shrunk) = {
+            let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
+            match node::search(&leaf, key) {
+                Ok(i) => {
+                    let old = node::cell(&leaf, i).to_vec();
+                    if let node::Value::Blob(blob) = node::cell_value(&old) {
+                        crate::blob::free(self.txn, blob)?;
+                    }
+                    if old.len() == cell.len() {
+                        let at = node::slot(&leaf, i);
+                        leaf[at..at + cell.len()].copy_from_slice(&cell);
+                        (true, None, false)
+                    } else {
+                        node_write::remove(&mut leaf, i);
+                        let split = self.insert_or_split(&mut leaf, leaf_id, i, &cell)?;
+                        (true, split, cell.len() < old.len())
+                    }
+                }
+                Err(i) => (false, self.insert_or_split(&mut leaf, leaf_id, i, &cell)?, false),
+            }
+        };
+        if let Some((separator, right)) = split {
+            self.insert_into_parents(&mut path, separator, right, rightmost)?;
+        }
+        if !replaced {
+            self.set_head(|head| head.len += 1);
+        }
+        if shrunk {
+            self.rebalance(path, leaf_id)?;
+        }
+        self.store_head()?;
+        Ok(replaced)
+    }
+
+    /// Replaces the value of an existing key; returns false (changing nothing) if absent.
+    pub fn update(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
+        if !self.contains(key)? {
+            return Ok(false);
+        }
+        self.insert(key, value)
+    }
+
+    pub(super) fn set_head(&self, edit: impl FnOnce(&mut Head)) {
+        let mut head = self.head.get();
+        edit(&mut head);
+        self.head.set(head);
+    }
+
+    /// Descends to the leaf for `key`, recording the branch path; the flag tells
+    /// whether every step took the last child (the rightmost path).
+    pub(super) fn path_to(&self, key: &[u8]) -> Result<(Path, u64, bool)> {
+        let head = self.head.get();
+        let mut path = Vec::with_capacity(head.height as usize);
+        let mut id = head.root;
+        let mut rightmost = true;
+        for _ in 1..head.height {
+            let page = self.node(id, false)?;
+            let index = node::child_index(&page, key);
+            rightmost &= index == node::count(&page);
+            path.push((id, index));
+            id = node::child(&page, index);
+        }
+        Ok((path, id, rightmost))
+    }
+
+    /// Inserts `cell` at `i` in a leaf, splitting it when full; returns the new
+    /// right sibling and its separator after a split.
+    fn insert_or_split(&self, leaf: &mut [u8], leaf_id: u64, i: usize, cell: &[u8]) -> Result<Option<(Vec<u8>, u64)>> {
+        if node_write::insert(leaf, i, cell, 0) {
+            return Ok(None);
+        }
+        let n = node::count(leaf);
+        let mut cells: Vec<Vec<u8>> = (0..n).map(|j| node::cell(leaf, j).to_vec()).collect();
+        cells.insert(i, cell.to_vec());
+        let (prev, next) = (node::prev(leaf), node::next(leaf));
+        let at = if next == 0 && i == n { n } else { split_point(&cells, node::LEAF_ENTRY) };
+        let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
+        let right_id = right.id().0;
+        let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
+        node_write::build(&mut right, 0, (leaf_id, next), &refs[at..], &[]);
+        node_write::build(leaf, 0, (prev, right_id), &refs[..at], &[]);
+        drop(right);
+        if next != 0 {
+            node_write::set_prev(&mut self.txn.page_mut(PageId(next))?, right_id);
+        }
+        let separator = separator(node::cell_key(&cells[at - 1], true), node::cell_key(&cells[at], true));
+        Ok(Some((separator, right_id)))
+    }
+
+    /// Inserts `(separator, right)` into the parents along `path`, splitting upwards
+    /// and growing a new root when the old root splits.
+    fn insert_into_parents(
+        &self,
+        path: &mut Path,
+        mut separator: Vec<u8>,
+        mut right: u64,
+        rightmost: bool,
+    ) -> Result<()> {
+        while let Some((parent_id, index)) = path.pop() {
+            let mut parent = self.txn.page_mut(PageId(parent_id))?;
+            let cell = branch_cell(&separator);
+            if node_write::insert(&mut parent, index, &cell, right) {
+                return Ok(());
+            }
+            (separator, right) = self.split_branch(&mut parent, index, cell, right, rightmost)?;
+        }
+        let head = self.head.get();
+        let mut root = self.txn.alloc_page(PageKind::BTREE_BRANCH)?;
+        let cell = branch_cell(&separator);
+        node_write::build(&mut root, head.height as u8, (0, 0), &[&cell], &[head.root, right]);
+        let root_id = root.id().0;
+        self.set_head(|head| {
+            head.root = root_id;
+            head.height += 1;
+        });
+        Ok(())
+    }
+
+    /// Splits a full branch while inserting `cell` at `index` with child `right` at
+    /// `index + 1`; returns the key pushed up and the new right branch.
+    fn split_branch(
+        &self,
+        page: &mut [u8],
+        index: usize,
+        cell: Vec<u8>,
+        right: u64,
+        rightmost: bool,
+    ) -> Result<(Vec<u8>, u64)> {
+        let n = node::count(page);
+        let mut cells: Vec<Vec<u8>> = (0..n).map(|j| node::cell(page, j).to_vec()).collect();
+        let mut children: Vec<u64> = (0..=n).map(|j| node::child(page, j)).collect();
+        cells.insert(index, cell);
+        children.insert(index + 1, right);
+        let at = if rightmost && index == n { n - 1 } else { split_point(&cells, node::BRANCH_ENTRY) };
+        let level = node::level(page);
+        let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
+        let mut new = self.txn.alloc_page(PageKind::BTREE_BRANCH)?;
+        node_write::build(&mut new, level, (0, 0), &refs[at + 1..], &children[at + 1..]);
+        node_write::build(page, level, (0, 0), &refs[..at], &children[..=at]);
+        Ok((node::cell_key(&cells[at], false).to_vec(), new.id().0))
+    }
+}
