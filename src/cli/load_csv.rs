@@ -21,8 +21,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
 use quiredb_datasets::meteo::schema::PRESET_NAMES;
 use quiredb_datasets::meteo::{
-    ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ObservationSink, Schema,
-    StationSpec, TimeSpec, csv_parse_only, load,
+    Baseline, ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ObservationSink,
+    Schema, StationSpec, TimeSpec, csv_parse_only, load,
 };
 
 /// Arguments of `quire load-csv`.
@@ -76,6 +76,10 @@ pub struct LoadArgs {
     /// baseline the full load is measured against); no decoding, no database.
     #[arg(long, conflicts_with_all = ["dry_run", "db"])]
     pub parse_only: bool,
+    /// With --parse-only: also deserialize each row into a typed default-schema row
+    /// with serde (the `csv` crate's usual typed parse).
+    #[arg(long, requires = "parse_only")]
+    pub typed: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -115,11 +119,13 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
 fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
     let (input, _, _) = open_input(&args.file)?;
     let delimiter = args.delimiter.map_or(Ok(b','), u8::try_from).context("the delimiter must be ASCII")?;
+    let baseline = if args.typed { Baseline::Typed } else { Baseline::Split };
     let started = Instant::now();
-    let (records, bytes) = csv_parse_only(input, delimiter)?;
+    let (records, bytes) = csv_parse_only(input, delimiter, baseline)?;
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
     println!(
-        "{}: csv crate only: {records} records, {bytes} bytes in {seconds:.2} s: {:.0} records/s, {:.1} MB/s",
+        "{}: csv crate only ({baseline:?}): {records} records, {bytes} bytes in {seconds:.2} s: \
+         {:.0} records/s, {:.1} MB/s",
         args.file.display(),
         records as f64 / seconds,
         bytes as f64 / 1e6 / seconds

@@ -30,7 +30,7 @@ pub mod reader;
 pub mod schema;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
-pub use pipeline::{LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
+pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use reader::{ObservationReader, ReadOutcome};
 pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
 
