@@ -21,9 +21,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let scratch = tempfile::tempdir()?;
     let path = args.db.unwrap_or_else(|| scratch.path().join("demo.quire"));
-    let db = Database::create(&path, Options::default()).with_context(|| format!("cannot create {}", path.display()))?;
+    let db =
+        Database::create(&path, Options::default()).with_context(|| format!("cannot create {}", path.display()))?;
     println!("database {} (page size {} bytes, pool {} frames)", path.display(), db.page_size(), db.pool_frames());
     engine_tour(&db)?;
+    super::demo_queue::tour(&db)?;
     let report = quiredb_engine::check(&db)?;
     println!("integrity check: {}", if report.is_clean() { "clean" } else { "PROBLEMS" });
     println!("stats: {:?}", db.stats());

@@ -3,3 +3,4 @@
 
 pub mod admin;
 pub mod demo;
+pub mod demo_queue;
