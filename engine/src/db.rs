@@ -63,6 +63,12 @@ impl Options {
             return Err(Error::InvalidOptions(format!("page size {page_size} is not a power of two in 4096..=65536")));
         }
         let frames = self.cache_bytes / page_size as usize;
+        if frames > crate::pool::MAX_FRAMES {
+            return Err(Error::InvalidOptions(format!(
+                "a cache of {frames} pages exceeds {}",
+                crate::pool::MAX_FRAMES
+            )));
+        }
         if frames < 64 {
             return Err(Error::InvalidOptions(format!(
                 "cache of {} bytes holds {frames} pages; at least 64 are needed",
@@ -161,7 +167,7 @@ impl Database {
 
     /// Pool and file counters.
     pub fn stats(&self) -> Stats {
-        self.core.pool.counters.snapshot()
+        self.core.pool.stats()
     }
 
     /// The newest committed meta.

@@ -28,7 +28,6 @@ pub struct Stats {
 /// The live counters.
 #[derive(Debug, Default)]
 pub struct Counters {
-    hits: AtomicU64,
     misses: AtomicU64,
     evictions: AtomicU64,
     reads: AtomicU64,
@@ -39,10 +38,6 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// One page answered from the pool.
-    pub fn hit(&self) {
-        self.hits.fetch_add(1, Ordering::Relaxed);
-    }
     /// One page missed.
     pub fn miss(&self) {
         self.misses.fetch_add(1, Ordering::Relaxed);
@@ -76,7 +71,7 @@ impl Counters {
     pub fn snapshot(&self) -> Stats {
         let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         Stats {
-            hits: get(&self.hits),
+            hits: 0, // counted by the pool's table shards, see `Pool::stats`
             misses: get(&self.misses),
             evictions: get(&self.evictions),
             reads: get(&self.reads),

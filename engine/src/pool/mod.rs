@@ -17,28 +17,33 @@
 //!   page table, never evicted; becomes Clean when written out.
 //!
 //! Locks: each frame has an `RwLock`; a pin *is* a read guard, so a pinned frame cannot
-//! be evicted (eviction needs `try_write`). The page table is sharded; no thread waits
-//! on a frame lock while holding a shard lock, and no lock is held across I/O except the
-//! write lock of a frame nobody else can reach yet.
+//! be evicted (eviction needs `try_write`). The page table (`table.rs`) is probed
+//! without locks; a hit costs one table probe, one read-lock of the frame and a check
+//! that the frame still holds the page. No lock is held across I/O except the write
+//! lock of a frame nobody else can reach yet.
 //!
 //! Eviction is CLOCK, not the `lru` crate: a hit under CLOCK is one relaxed store of a
 //! reference bit, while an LRU list must be reordered under a global mutex on every hit,
 //! which serialises readers (measured in `benches/engine.rs`, `pool_hit_*`).
 //!
-//! Bookkeeping per frame: see [`FRAME_OVERHEAD_BYTES`] (< 1% of an 8 KiB page).
+//! Bookkeeping per frame: see [`FRAME_OVERHEAD_BYTES`] (≈ 1% of an 8 KiB page).
 
 use crate::error::{Error, Result};
 use crate::page::PhysId;
 use crate::stats::Counters;
-use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::hash::Hasher;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use table::Table;
+
+mod table;
+
+pub use table::MAX_FRAMES;
 
 /// Sentinel physical id of a frame that holds nothing.
 const NO_PAGE: u64 = u64::MAX;
-/// Number of page-table shards (a power of two).
-const SHARDS: usize = 64;
+/// Hit counters, striped by frame index.
+const HIT_STRIPES: usize = 16;
 
 /// State of a frame, see the module diagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,8 +73,11 @@ struct Frame {
     referenced: AtomicBool,
 }
 
-/// Bytes of bookkeeping per frame: the frame struct plus about two page-table slots.
-pub const FRAME_OVERHEAD_BYTES: usize = size_of::<Frame>() + 2 * size_of::<(u64, u32)>();
+/// Bytes of bookkeeping per frame: the frame struct plus its four page-table slots.
+pub const FRAME_OVERHEAD_BYTES: usize = size_of::<Frame>() + 4 * size_of::<u64>();
+
+/// Bytes of one page-map entry (a physical page id).
+pub const MAP_ENTRY_BYTES: usize = size_of::<u64>();
 
 /// Multiplicative hash for page ids (they are dense integers).
 #[derive(Default)]
@@ -87,8 +95,6 @@ impl Hasher for IdHasher {
     }
 }
 
-type Table = HashMap<u64, u32, BuildHasherDefault<IdHasher>>;
-
 /// A pinned frame for reading.
 pub type ReadGuard<'a> = RwLockReadGuard<'a, FrameData>;
 /// An exclusively locked frame.
@@ -99,21 +105,23 @@ pub type WriteGuard<'a> = RwLockWriteGuard<'a, FrameData>;
 pub struct Pool {
     page_size: usize,
     frames: Box<[Frame]>,
-    table: Box<[Mutex<Table>]>,
+    table: Table,
+    hits: Box<[PaddedCounter]>,
     hand: AtomicUsize,
     /// Shared counters (hits, misses, …).
     pub counters: Counters,
 }
 
-fn shard_of(phys: u64) -> usize {
-    (phys.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % SHARDS
-}
+/// A counter alone on its cache line(s), so threads counting hits do not share a line.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct PaddedCounter(AtomicU64);
 
 impl Pool {
     /// A pool of `frames` preallocated frames of `page_size` bytes.
     pub fn new(page_size: usize, frames: usize) -> Pool {
         assert!(frames >= 16, "a pool needs at least 16 frames (checked by Options::validate)");
-        let frames = (0..frames)
+        let frames: Box<[Frame]> = (0..frames)
             .map(|_| Frame {
                 data: RwLock::new(FrameData {
                     phys: NO_PAGE,
@@ -123,8 +131,16 @@ impl Pool {
                 referenced: AtomicBool::new(false),
             })
             .collect();
-        let table = (0..SHARDS).map(|_| Mutex::new(Table::default())).collect();
-        Pool { page_size, frames, table, hand: AtomicUsize::new(0), counters: Counters::default() }
+        let table = Table::new(frames.len());
+        let hits = (0..HIT_STRIPES).map(|_| PaddedCounter::default()).collect();
+        Pool { page_size, frames, table, hits, hand: AtomicUsize::new(0), counters: Counters::default() }
+    }
+
+    /// The counters, with the hits the shards counted.
+    pub fn stats(&self) -> crate::stats::Stats {
+        let mut stats = self.counters.snapshot();
+        stats.hits += self.hits.iter().map(|stripe| stripe.0.load(Ordering::Relaxed)).sum::<u64>();
+        stats
     }
 
     /// Number of frames.
@@ -140,12 +156,14 @@ impl Pool {
     /// Pins the frame holding `phys` if it is cached.
     pub fn lookup(&self, phys: PhysId) -> Option<ReadGuard<'_>> {
         loop {
-            let index = *self.table[shard_of(phys.0)].lock().get(&phys.0)?;
+            let index = self.table.get(phys.0)?;
             let frame = &self.frames[index as usize];
             let guard = frame.data.read();
             if guard.phys == phys.0 && guard.state == FrameState::Clean {
-                frame.referenced.store(true, Ordering::Relaxed);
-                self.counters.hit();
+                if !frame.referenced.load(Ordering::Relaxed) {
+                    frame.referenced.store(true, Ordering::Relaxed);
+                }
+                self.hits[index as usize % HIT_STRIPES].0.fetch_add(1, Ordering::Relaxed);
                 return Some(guard);
             }
             // The frame was evicted between the table probe and the pin: look again.
@@ -163,7 +181,7 @@ impl Pool {
         load(&mut guard.bytes)?;
         guard.phys = phys.0;
         guard.state = FrameState::Clean;
-        self.table[shard_of(phys.0)].lock().insert(phys.0, index);
+        self.table.insert(phys.0, index);
         self.frames[index as usize].referenced.store(true, Ordering::Relaxed);
         Ok(RwLockWriteGuard::downgrade(guard))
     }
@@ -194,7 +212,7 @@ impl Pool {
     pub fn publish(&self, mut guard: WriteGuard<'_>, index: u32) {
         assert_eq!(guard.state, FrameState::Dirty, "only dirty frames are published");
         guard.state = FrameState::Clean;
-        self.table[shard_of(guard.phys)].lock().insert(guard.phys, index);
+        self.table.insert(guard.phys, index);
     }
 
     /// Drops a dirty frame of an aborted transaction.
@@ -205,7 +223,7 @@ impl Pool {
 
     /// Forgets any cached copy of `phys` (called when a physical page is reallocated).
     pub fn invalidate(&self, phys: PhysId) {
-        self.table[shard_of(phys.0)].lock().remove(&phys.0);
+        self.table.remove(phys.0, None);
     }
 
     /// Finds a frame to reuse with CLOCK: skip pinned and dirty frames, give
@@ -223,11 +241,7 @@ impl Pool {
                 FrameState::Dirty => continue,
                 FrameState::Free => {}
                 FrameState::Clean => {
-                    let mut shard = self.table[shard_of(guard.phys)].lock();
-                    if shard.get(&guard.phys) == Some(&(index as u32)) {
-                        shard.remove(&guard.phys);
-                    }
-                    drop(shard);
+                    self.table.remove(guard.phys, Some(index as u32));
                     self.counters.eviction();
                     guard.phys = NO_PAGE;
                     guard.state = FrameState::Free;
@@ -259,7 +273,7 @@ mod tests {
         }
         let guard = pool.get(PhysId(39), fill(0)).unwrap();
         assert_eq!(guard.bytes[0], 39, "recent page is cached");
-        let stats = pool.counters.snapshot();
+        let stats = pool.stats();
         assert_eq!(stats.misses, 40);
         assert!(stats.evictions >= 24);
     }
