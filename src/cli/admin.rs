@@ -1,4 +1,7 @@
 //! `quire info`, `quire check`, `quire compact`: look at and maintain a database file.
+//!
+//! `check` runs the engine's page accounting and checksum walk, then every structure's
+//! own invariant checker (`quiredb_structures::check`).
 
 use anyhow::{Context, Result};
 use quiredb_engine::{Database, Options, PageRead};
@@ -65,11 +68,15 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     for problem in &report.problems {
         println!("problem: {problem}");
     }
-    if report.is_clean() {
+    let structures = quiredb_structures::check::check_all(&db.begin_read()?)?;
+    for (name, problem) in &structures {
+        println!("problem in {name}: {problem}");
+    }
+    if report.is_clean() && structures.is_empty() {
         println!("clean");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("{} problems", report.problems.len());
+        println!("{} problems", report.problems.len() + structures.len());
         Ok(ExitCode::FAILURE)
     }
 }
