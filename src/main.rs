@@ -26,6 +26,11 @@ enum Command {
     Check(cli::admin::CheckArgs),
     /// Return free space at the end of the file to the operating system.
     Compact(cli::admin::CompactArgs),
+    /// Generate data sets (XML collections, XPath query sets).
+    #[command(subcommand)]
+    Gen(cli::r#gen::Gen),
+    /// Evaluate an XPath query with the reference evaluator (the oracle; slow, simple).
+    XpathRef(cli::xpath::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -35,6 +40,8 @@ fn main() -> std::process::ExitCode {
         Command::Info(args) => cli::admin::info(args),
         Command::Check(args) => cli::admin::check(args),
         Command::Compact(args) => cli::admin::compact(args),
+        Command::Gen(command) => cli::r#gen::run(command),
+        Command::XpathRef(args) => cli::xpath::run(args),
     };
     match result {
         Ok(code) => code,

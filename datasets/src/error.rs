@@ -48,6 +48,14 @@ pub enum Error {
     /// The structure that receives loaded observations failed (an index, the database).
     #[error("the destination refused the data: {0}")]
     Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
+
+    /// An XML collection, XPath query or query set failed (see [`quiredb_xml::Error`]).
+    #[error(transparent)]
+    Xml(#[from] quiredb_xml::Error),
+
+    /// A generator profile or a query-set file is malformed; names the file and line.
+    #[error("{0}")]
+    Profile(String),
 }
 
 impl Error {

@@ -3,5 +3,7 @@
 
 pub mod error;
 pub mod meteo;
+pub mod queryset;
+pub mod xml;
 
 pub use error::{Error, Result};

@@ -4,3 +4,5 @@
 pub mod admin;
 pub mod demo;
 pub mod demo_queue;
+pub mod r#gen;
+pub mod xpath;

@@ -1,0 +1,50 @@
+//! `quire xpath-ref PATH 'QUERY' [--count]`: the reference XPath evaluator on files.
+//!
+//! PATH is one XML file or a folder whose `.xml` files, in name order, form one
+//! collection. Prints each result's string value on its own line (`\` and line breaks
+//! escaped as `\\`, `\n`, `\r` so that one line is one result), or with `--count` only
+//! the number of results. A closed pipe (`| head`) ends output quietly.
+//!
+//! Read next: `xml/src/reference.rs` (the semantics), `xml/src/collection.rs` (loading).
+
+use std::io::{BufWriter, ErrorKind, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use quiredb_xml::{collection, reference, xpath};
+
+/// Arguments of `quire xpath-ref`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// An XML file, or a folder whose .xml files (in name order) form one collection.
+    path: PathBuf,
+    /// The XPath query (the subset QuireDB answers).
+    query: String,
+    /// Print only the number of results.
+    #[arg(long)]
+    count: bool,
+}
+
+/// Runs the reference evaluator and prints the results.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let query = xpath::parse(&args.query)?;
+    let sources = collection::load(&args.path)?;
+    let docs = collection::parse_all(&sources)?;
+    let items = reference::evaluate(&query, &docs);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let written = if args.count {
+        writeln!(out, "{}", items.len())
+    } else {
+        items.iter().try_for_each(|item| writeln!(out, "{}", escape(&item.string_value())))
+    };
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => other.context("cannot write to standard output").map(|()| ExitCode::SUCCESS),
+    }
+}
+
+/// One result per line: escape the characters that would break lines.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r")
+}
