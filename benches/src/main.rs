@@ -61,6 +61,9 @@ struct Cli {
     /// T5: directory of `<collection>.xml[.zst]` documents (default: the qsets dir).
     #[arg(long)]
     xml_dir: Option<PathBuf>,
+    /// A note attached to every engine's records (e.g. "reduced size: …").
+    #[arg(long)]
+    note: Option<String>,
     /// report: directory of JSON-lines results.
     #[arg(long, default_value = "results")]
     input: PathBuf,
@@ -116,6 +119,7 @@ fn run(cli: Cli) -> Result<()> {
         qsets: cli.qsets,
         xml_dir: cli.xml_dir,
         run_id: format!("{}-{}", machine.date, std::process::id()),
+        note: cli.note,
         machine,
     };
     println!(

@@ -8,6 +8,9 @@
 use crate::family::{BlobOpen, Entry, KvOpen, QueueOpen, SpatialOpen, XmlOpen};
 use crate::peers;
 
+const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_FULL: &str = "B+tree, Durability::Full per commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
 const SQLITE_DELETE: &str = "journal_mode=DELETE, synchronous=FULL, page 4 KiB";
 const LMDB: &str = "heed 0.23, default flags (sync per commit), no cache knob";
@@ -15,6 +18,8 @@ const LMDB: &str = "heed 0.23, default flags (sync per commit), no cache knob";
 /// Ordered key-value engines (T1, T2, T7).
 pub fn kv() -> Vec<Entry<KvOpen>> {
     let mut v: Vec<Entry<KvOpen>> = vec![
+        Entry { id: "quiredb", settings: QUIREDB_KV, open: peers::quiredb_kv::QuireKv::open },
+        Entry { id: "quiredb-full", settings: QUIREDB_KV_FULL, open: peers::quiredb_kv::QuireKv::open_full },
         Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },
         Entry { id: "sqlite-delete", settings: SQLITE_DELETE, open: peers::sqlite::SqliteKv::open_delete },
         Entry { id: "lmdb", settings: LMDB, open: peers::lmdb::Lmdb::open },
@@ -27,7 +32,11 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
 /// Heap-table / queue engines (T3).
 pub fn queue() -> Vec<Entry<QueueOpen>> {
     let mut v: Vec<Entry<QueueOpen>> = vec![
-        Entry { id: "quiredb", settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB", open: peers::quiredb_queue::QuireQueue::open },
+        Entry {
+            id: "quiredb",
+            settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB",
+            open: peers::quiredb_queue::QuireQueue::open,
+        },
         Entry { id: "sqlite-wal", settings: "rowid table, WAL, FULL", open: peers::sqlite::SqliteHeap::open },
         Entry { id: "files", settings: "flat file, sync_data per batch", open: peers::files::FlatFile::open },
     ];
@@ -38,7 +47,11 @@ pub fn queue() -> Vec<Entry<QueueOpen>> {
 /// Spatial engines (T4).
 pub fn spatial() -> Vec<Entry<SpatialOpen>> {
     let mut v: Vec<Entry<SpatialOpen>> = vec![
-        Entry { id: "quiredb", settings: "R*-tree on 8 KiB pages, f64, 256 MiB pool, packing bulk load", open: peers::quiredb_spatial::open },
+        Entry {
+            id: "quiredb",
+            settings: "R*-tree on 8 KiB pages, f64, 256 MiB pool, packing bulk load",
+            open: peers::quiredb_spatial::open,
+        },
         Entry { id: "rstar", settings: "rstar 0.14, default (max 6), memory", open: peers::rstar::open_default },
         Entry { id: "rstar-6-16", settings: "rstar 0.14, min 6 / max 16, memory", open: peers::rstar::open_6_16 },
         Entry { id: "sqlite-rtree", settings: "R*Tree module, float32, WAL, FULL", open: peers::sqlite_rtree::open },
@@ -56,6 +69,7 @@ pub fn xml() -> Vec<Entry<XmlOpen>> {
 /// Blob engines (T6).
 pub fn blobs() -> Vec<Entry<BlobOpen>> {
     vec![
+        Entry { id: "quiredb", settings: QUIREDB_BLOBS, open: peers::quiredb_blobs::QuireBlobs::open },
         Entry { id: "files", settings: "one file per blob, no fsync", open: peers::files::BlobFiles::open },
         Entry { id: "sqlite-wal", settings: "SQL reads, WAL, FULL", open: peers::sqlite::SqliteBlobs::open_sql },
         Entry {

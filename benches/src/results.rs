@@ -137,6 +137,17 @@ impl Collector {
         self.notes.insert(engine.into(), note.into());
     }
 
+    /// Appends `note` to the note of every engine measured so far.
+    pub fn note_all(&mut self, note: &str) {
+        for engine in &self.engines {
+            let entry = self.notes.entry(engine.clone()).or_default();
+            if !entry.is_empty() {
+                entry.push_str("; ");
+            }
+            entry.push_str(note);
+        }
+    }
+
     /// The records of this run, one per (engine, op).
     pub fn records(&self, workload: &str, run: &str, base: &RecordContext) -> Vec<Record> {
         let mut out = Vec::new();

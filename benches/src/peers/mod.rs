@@ -10,8 +10,10 @@ pub mod bdb;
 pub mod boost;
 pub mod files;
 pub mod lmdb;
-pub mod quiredb_spatial;
+pub mod quiredb_blobs;
+pub mod quiredb_kv;
 pub mod quiredb_queue;
+pub mod quiredb_spatial;
 pub mod redb;
 pub mod rstar;
 #[cfg(feature = "peers")]

@@ -53,6 +53,8 @@ pub struct Config {
     pub xml_dir: Option<PathBuf>,
     pub machine: Machine,
     pub run_id: String,
+    /// A note attached to every engine of the run (e.g. why the size was reduced).
+    pub note: Option<String>,
 }
 
 impl Config {
@@ -129,7 +131,7 @@ pub struct Outcome {
 
 /// Runs one workload end to end; returns its records.
 pub fn run(workload: &str, cfg: &Config) -> Result<Vec<Record>> {
-    let outcome = match workload {
+    let mut outcome = match workload {
         "T1" => t1::run(cfg)?,
         "T2" => t2::run(cfg)?,
         "T3" => t3::run(cfg)?,
@@ -142,6 +144,9 @@ pub fn run(workload: &str, cfg: &Config) -> Result<Vec<Record>> {
         }
     };
     outcome.checks.verify()?;
+    if let Some(note) = &cfg.note {
+        outcome.collector.note_all(note);
+    }
     let (checks, answers) = outcome.checks.counts();
     let base = RecordContext {
         machine: cfg.machine.clone(),
