@@ -21,6 +21,8 @@
 //! Read next: `queryset/generate.rs` for how queries are drawn.
 
 pub mod generate;
+#[cfg(test)]
+mod tests;
 
 pub use generate::{GeneratorOptions, generate_sets};
 
@@ -163,7 +165,7 @@ pub fn write_qset(dir: &Path, set: &QuerySet) -> Result<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
+mod format_tests {
     use super::*;
 
     #[test]

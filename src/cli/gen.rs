@@ -28,6 +28,8 @@ pub enum Gen {
     Xml(XmlArgs),
     /// Generate XPath query sets (QuickXDB method) with expected counts for a collection.
     Queries(QueriesArgs),
+    /// Generate meteorological observations calibrated on the Beijing data (CSV).
+    Meteo(super::load_csv::GenMeteoArgs),
 }
 
 /// Arguments of `quire gen xml`.
@@ -74,6 +76,7 @@ pub fn run(command: Gen) -> anyhow::Result<ExitCode> {
     match command {
         Gen::Xml(args) => xml_collection(args),
         Gen::Queries(args) => query_sets(args),
+        Gen::Meteo(args) => super::load_csv::gen_meteo(args),
     }
 }
 

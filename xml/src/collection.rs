@@ -26,10 +26,7 @@ pub struct Source {
 
 /// Reads a file, or every `.xml` file of a folder in name order.
 pub fn load(path: &Path) -> Result<Vec<Source>> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
     let files = if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(io)?
@@ -48,10 +45,7 @@ pub fn load(path: &Path) -> Result<Vec<Source>> {
 }
 
 fn read_source(path: &Path) -> Result<Source> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.into(),
-        source,
-    })?;
+    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })?;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => e.into_bytes().iter().map(|&b| char::from(b)).collect(),
@@ -62,25 +56,20 @@ fn read_source(path: &Path) -> Result<Source> {
 impl Source {
     /// A document's text as loaded (entities of an external DTD expanded, see above).
     pub fn new(path: PathBuf, text: String) -> Self {
-        Source {
-            path,
-            text: expand_external_entities(text),
-        }
+        Source { path, text: expand_external_entities(text) }
     }
 }
 
 /// Names of the ISO Latin-1 entities, code points 160 to 255 in order.
 const LATIN1_ENTITIES: [&str; 96] = [
-    "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf",
-    "laquo", "not", "shy", "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro",
-    "para", "middot", "cedil", "sup1", "ordm", "raquo", "frac14", "frac12", "frac34", "iquest",
-    "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig", "Ccedil", "Egrave", "Eacute",
-    "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve", "Oacute",
-    "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc", "Uuml", "Yacute",
-    "THORN", "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring", "aelig", "ccedil",
-    "egrave", "eacute", "ecirc", "euml", "igrave", "iacute", "icirc", "iuml", "eth", "ntilde",
-    "ograve", "oacute", "ocirc", "otilde", "ouml", "divide", "oslash", "ugrave", "uacute", "ucirc",
-    "uuml", "yacute", "thorn", "yuml",
+    "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf", "laquo", "not", "shy",
+    "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro", "para", "middot", "cedil", "sup1", "ordm",
+    "raquo", "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig",
+    "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve",
+    "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc", "Uuml", "Yacute", "THORN",
+    "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring", "aelig", "ccedil", "egrave", "eacute", "ecirc",
+    "euml", "igrave", "iacute", "icirc", "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc", "otilde", "ouml",
+    "divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute", "thorn", "yuml",
 ];
 
 /// Expands Latin-1 entity references when the document relies on an external DTD.
@@ -99,11 +88,7 @@ fn expand_external_entities(text: String) -> String {
     while let Some(at) = rest.find('&') {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
-        let name = rest[1..]
-            .split(';')
-            .next()
-            .filter(|n| n.len() < 8)
-            .unwrap_or("");
+        let name = rest[1..].split(';').next().filter(|n| n.len() < 8).unwrap_or("");
         match LATIN1_ENTITIES.iter().position(|e| *e == name) {
             Some(index) => {
                 out.push(char::from_u32(160 + index as u32).unwrap_or('\u{fffd}'));
@@ -121,27 +106,16 @@ fn expand_external_entities(text: String) -> String {
 
 /// Parses one document (DTDs allowed, no node limit beyond roxmltree's own).
 pub fn parse_document<'input>(text: &'input str, label: &Path) -> Result<Document<'input>> {
-    let options = ParsingOptions {
-        allow_dtd: true,
-        ..ParsingOptions::default()
-    };
+    let options = ParsingOptions { allow_dtd: true, ..ParsingOptions::default() };
     Document::parse_with_options(text, options).map_err(|e| {
         let pos = e.pos();
-        Error::Xml {
-            file: label.to_path_buf(),
-            line: pos.row,
-            column: pos.col,
-            reason: e.to_string(),
-        }
+        Error::Xml { file: label.to_path_buf(), line: pos.row, column: pos.col, reason: e.to_string() }
     })
 }
 
 /// Parses every source of a collection.
 pub fn parse_all(sources: &[Source]) -> Result<Vec<Document<'_>>> {
-    sources
-        .iter()
-        .map(|s| parse_document(&s.text, &s.path))
-        .collect()
+    sources.iter().map(|s| parse_document(&s.text, &s.path)).collect()
 }
 
 #[cfg(test)]
@@ -158,10 +132,7 @@ mod tests {
     #[test]
     fn latin1_entities_expand_only_for_external_dtds() {
         let external = "<!DOCTYPE a SYSTEM \"a.dtd\"><a>&eacute;&amp;&uuml;&bogus;</a>";
-        assert_eq!(
-            expand_external_entities(external.into()),
-            external.replace("&eacute;", "é").replace("&uuml;", "ü")
-        );
+        assert_eq!(expand_external_entities(external.into()), external.replace("&eacute;", "é").replace("&uuml;", "ü"));
         let internal = "<a>&eacute;</a>".to_string();
         assert_eq!(expand_external_entities(internal.clone()), internal);
     }

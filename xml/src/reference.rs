@@ -25,15 +25,8 @@ use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query,
 /// One selected item: a node, or an attribute of an element.
 #[derive(Debug, Clone, Copy)]
 pub enum Item<'a, 'input> {
-    Node {
-        doc: usize,
-        node: Node<'a, 'input>,
-    },
-    Attribute {
-        doc: usize,
-        owner: Node<'a, 'input>,
-        index: usize,
-    },
+    Node { doc: usize, node: Node<'a, 'input> },
+    Attribute { doc: usize, owner: Node<'a, 'input>, index: usize },
 }
 
 type OrderKey = (usize, usize, usize);
@@ -51,11 +44,9 @@ impl<'a, 'input> Item<'a, 'input> {
     pub fn string_value(&self) -> String {
         match *self {
             Item::Node { node, .. } => node_string_value(node),
-            Item::Attribute { owner, index, .. } => owner
-                .attributes()
-                .nth(index)
-                .map(|a| a.value().to_string())
-                .unwrap_or_default(),
+            Item::Attribute { owner, index, .. } => {
+                owner.attributes().nth(index).map(|a| a.value().to_string()).unwrap_or_default()
+            }
         }
     }
 
@@ -78,15 +69,10 @@ impl<'a, 'input> Item<'a, 'input> {
 fn node_string_value(node: Node<'_, '_>) -> String {
     match node.node_type() {
         NodeType::Text | NodeType::Comment => node.text().unwrap_or("").to_string(),
-        NodeType::PI => node
-            .pi()
-            .map(|pi| pi.value.unwrap_or("").to_string())
-            .unwrap_or_default(),
-        NodeType::Root | NodeType::Element => node
-            .descendants()
-            .filter(|n| n.is_text())
-            .filter_map(|n| n.text())
-            .collect(),
+        NodeType::PI => node.pi().map(|pi| pi.value.unwrap_or("").to_string()).unwrap_or_default(),
+        NodeType::Root | NodeType::Element => {
+            node.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect()
+        }
     }
 }
 
@@ -94,10 +80,7 @@ fn node_string_value(node: Node<'_, '_>) -> String {
 pub fn evaluate<'a, 'input>(query: &Query, docs: &'a [Document<'input>]) -> Vec<Item<'a, 'input>> {
     let mut out = Vec::new();
     for (index, doc) in docs.iter().enumerate() {
-        let root = vec![Item::Node {
-            doc: index,
-            node: doc.root(),
-        }];
+        let root = vec![Item::Node { doc: index, node: doc.root() }];
         for path in &query.paths {
             out.extend(eval_path(path, &root));
         }
@@ -122,10 +105,7 @@ fn eval_path<'a, 'i>(path: &LocationPath, context: &[Item<'a, 'i>]) -> Vec<Item<
     let mut current: Vec<Item<'a, 'i>> = if path.absolute {
         let mut roots: Vec<_> = context
             .iter()
-            .map(|item| Item::Node {
-                doc: item.document(),
-                node: item.node().document().root(),
-            })
+            .map(|item| Item::Node { doc: item.document(), node: item.node().document().root() })
             .collect();
         sort_unique(&mut roots);
         roots
@@ -175,20 +155,14 @@ fn descendant_or_self<'a, 'i>(context: &[Item<'a, 'i>]) -> Vec<Item<'a, 'i>> {
 fn apply_test<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>) -> Vec<Item<'a, 'i>> {
     let Item::Node { doc, node } = base else {
         // Attributes have no children and no attributes; only `.` selects them.
-        return if *test == NodeTest::SelfNode {
-            vec![base]
-        } else {
-            Vec::new()
-        };
+        return if *test == NodeTest::SelfNode { vec![base] } else { Vec::new() };
     };
     let wrap = |n: Node<'a, 'i>| Item::Node { doc, node: n };
     match test {
         NodeTest::SelfNode => vec![base],
-        NodeTest::Element(name) => node
-            .children()
-            .filter(|c| c.is_element() && c.tag_name().name() == name)
-            .map(wrap)
-            .collect(),
+        NodeTest::Element(name) => {
+            node.children().filter(|c| c.is_element() && c.tag_name().name() == name).map(wrap).collect()
+        }
         NodeTest::AnyElement => node.children().filter(Node::is_element).map(wrap).collect(),
         NodeTest::Text => node.children().filter(Node::is_text).map(wrap).collect(),
         NodeTest::Node => node.children().map(wrap).collect(),
@@ -196,19 +170,11 @@ fn apply_test<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>) -> Vec<Item<'a, 'i>> 
             .attributes()
             .enumerate()
             .filter(|(_, a)| a.name() == name)
-            .map(|(index, _)| Item::Attribute {
-                doc,
-                owner: node,
-                index,
-            })
+            .map(|(index, _)| Item::Attribute { doc, owner: node, index })
             .collect(),
-        NodeTest::AnyAttribute => (0..node.attributes().len())
-            .map(|index| Item::Attribute {
-                doc,
-                owner: node,
-                index,
-            })
-            .collect(),
+        NodeTest::AnyAttribute => {
+            (0..node.attributes().len()).map(|index| Item::Attribute { doc, owner: node, index }).collect()
+        }
     }
 }
 
@@ -219,11 +185,9 @@ fn holds(predicate: &Predicate, item: Item<'_, '_>) -> bool {
         Predicate::And(a, b) => holds(a, item) && holds(b, item),
         Predicate::Not(a) => !holds(a, item),
         Predicate::Exists(path) => !eval_path(path, &[item]).is_empty(),
-        Predicate::Compare {
-            path, op, literal, ..
-        } => eval_path(path, &[item])
-            .iter()
-            .any(|selected| compare(&selected.string_value(), *op, literal)),
+        Predicate::Compare { path, op, literal, .. } => {
+            eval_path(path, &[item]).iter().any(|selected| compare(&selected.string_value(), *op, literal))
+        }
     }
 }
 
@@ -260,11 +224,7 @@ pub fn xpath_number(s: &str) -> f64 {
     let valid = all_digits(whole)
         && fraction.is_none_or(all_digits)
         && (!whole.is_empty() || fraction.is_some_and(|f| !f.is_empty()));
-    if valid {
-        t.parse().unwrap_or(f64::NAN)
-    } else {
-        f64::NAN
-    }
+    if valid { t.parse().unwrap_or(f64::NAN) } else { f64::NAN }
 }
 
 #[cfg(test)]
@@ -272,16 +232,14 @@ mod tests {
     use super::*;
     use crate::xpath::parse;
 
-    const DOC: &str = r#"<r><a id="1" k="x"><b>7</b><b> 8 </b><c>hi<d>there</d></c></a><a id="2"><c>no</c></a><b>-1.5</b></r>"#;
+    const DOC: &str =
+        r#"<r><a id="1" k="x"><b>7</b><b> 8 </b><c>hi<d>there</d></c></a><a id="2"><c>no</c></a><b>-1.5</b></r>"#;
 
     fn run(q: &str) -> Vec<String> {
         let doc = Document::parse(DOC).expect("test document is well-formed");
         let docs = [doc];
         let query = parse(q).expect("test query parses");
-        evaluate(&query, &docs)
-            .iter()
-            .map(Item::string_value)
-            .collect()
+        evaluate(&query, &docs).iter().map(Item::string_value).collect()
     }
 
     #[test]

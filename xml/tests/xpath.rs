@@ -57,22 +57,13 @@ const XMARK_HAND: &[(usize, &str)] = &[
     (1872, "//category/description//text()"),
     (4, "//mail/date[. = \"07/05/2000\"]"),
     (12051, "//*[@category]"),
-    (
-        413,
-        "//person[address/country = \"United States\"][watches/watch]",
-    ),
-    (
-        61,
-        "/site/people/person/profile[age > 30][gender = \"female\"]",
-    ),
+    (413, "//person[address/country = \"United States\"][watches/watch]"),
+    (61, "/site/people/person/profile[age > 30][gender = \"female\"]"),
     (780, "//parlist/listitem/parlist"),
     (780, "/site//description/parlist//parlist"),
     (89, "//item[incategory/@category = \"category1\"]/@id"),
     (472684, "//node()"),
-    (
-        411,
-        "/site/closed_auctions/closed_auction/annotation/description/text/keyword",
-    ),
+    (411, "/site/closed_auctions/closed_auction/annotation/description/text/keyword"),
 ];
 
 const DBLP_HAND: &[(usize, &str)] = &[
@@ -81,10 +72,7 @@ const DBLP_HAND: &[(usize, &str)] = &[
     (0, "//article"),
     (547, "/dblp/*[year > 2010]"),
     (27213, "//text()"),
-    (
-        1,
-        "/dblp/incollection[@key = \"series/cogtech/Zancanaro12\"]/author",
-    ),
+    (1, "/dblp/incollection[@key = \"series/cogtech/Zancanaro12\"]/author"),
     (183, "//*[@mdate = \"2013-09-10\"]/title"),
     (0, "//inproceedings[author and ee]/year"),
     (144, "//phdthesis | //mastersthesis | //book"),
@@ -98,10 +86,7 @@ const DBLP_HAND: &[(usize, &str)] = &[
 
 #[test]
 fn reference_matches_hand_checked_answers_on_real_samples() {
-    for (sample, table) in [
-        ("xmark_f0.1.xml.zst", XMARK_HAND),
-        ("dblp_sample.tar.zst", DBLP_HAND),
-    ] {
+    for (sample, table) in [("xmark_f0.1.xml.zst", XMARK_HAND), ("dblp_sample.tar.zst", DBLP_HAND)] {
         let Some(sources) = load_sample(sample) else {
             return;
         };
@@ -117,10 +102,7 @@ fn reference_matches_hand_checked_answers_on_real_samples() {
 fn scanner_queries(counts: &TagCounts, limit: usize) -> Vec<(usize, String)> {
     let take = |m: &BTreeMap<String, usize>| -> Vec<(usize, String)> {
         let step = m.len().div_ceil(limit).max(1);
-        m.iter()
-            .step_by(step)
-            .map(|(q, &n)| (n, q.clone()))
-            .collect()
+        m.iter().step_by(step).map(|(q, &n)| (n, q.clone())).collect()
     };
     let mut queries = take(&counts.full_paths);
     queries.extend(take(&counts.tags));
@@ -132,12 +114,9 @@ fn scanner_queries(counts: &TagCounts, limit: usize) -> Vec<(usize, String)> {
 #[test]
 fn reference_matches_an_independent_tag_scanner_on_every_sample() {
     let mut total = 0;
-    for sample in [
-        "xmark_f0.1.xml.zst",
-        "dblp_sample.tar.zst",
-        "swissprot_uniprot_samples.tar.zst",
-        "shakespeare_bosak.tar.zst",
-    ] {
+    for sample in
+        ["xmark_f0.1.xml.zst", "dblp_sample.tar.zst", "swissprot_uniprot_samples.tar.zst", "shakespeare_bosak.tar.zst"]
+    {
         let Some(sources) = load_sample(sample) else {
             return;
         };
@@ -174,10 +153,7 @@ fn predicate_queries(counts: &TagCounts) -> Vec<String> {
 #[test]
 fn reference_matches_basex_when_installed() {
     if !Path::new(support::BASEX_JAR).exists() {
-        println!(
-            "SKIP: {} absent (apt-get install basex to compare)",
-            support::BASEX_JAR
-        );
+        println!("SKIP: {} absent (apt-get install basex to compare)", support::BASEX_JAR);
         return;
     }
     for (sample, prolog) in [("xmark_f0.1.xml.zst", ""), ("dblp_sample.tar.zst", "")] {
@@ -187,12 +163,7 @@ fn reference_matches_basex_when_installed() {
         let mut counts = TagCounts::default();
         scan_tags(&sources[0].text, &mut counts);
         let mut queries = predicate_queries(&counts);
-        queries.extend(
-            XMARK_HAND
-                .iter()
-                .chain(DBLP_HAND)
-                .map(|(_, q)| q.to_string()),
-        );
+        queries.extend(XMARK_HAND.iter().chain(DBLP_HAND).map(|(_, q)| q.to_string()));
         queries.retain(|q| !q.contains("\"50000.5\"")); // XQuery compares strings there
         let theirs = basex_counts(&sources[0], prolog, &queries);
         let docs = parse_all(&sources[..1]).expect("samples are well-formed");
@@ -211,9 +182,7 @@ fn parser_round_trips_random_queries_and_survives_mutations() {
     for _ in 0..2000 {
         let q = support::random_query(&mut rng, 0);
         let printed = parse(&q).unwrap_or_else(|e| panic!("{q}: {e}")).to_string();
-        let again = parse(&printed)
-            .unwrap_or_else(|e| panic!("{printed}: {e}"))
-            .to_string();
+        let again = parse(&printed).unwrap_or_else(|e| panic!("{printed}: {e}")).to_string();
         assert_eq!(printed, again, "from {q}");
         // Any prefix or single-character mutation is an Ok or an Err, never a panic.
         for cut in (0..q.len()).filter(|&i| q.is_char_boundary(i)) {
@@ -226,9 +195,5 @@ fn parser_round_trips_random_queries_and_survives_mutations() {
         }
         seen.insert(printed);
     }
-    assert!(
-        seen.len() > 1000,
-        "generator too repetitive: {}",
-        seen.len()
-    );
+    assert!(seen.len() > 1000, "generator too repetitive: {}", seen.len());
 }

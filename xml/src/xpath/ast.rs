@@ -104,12 +104,7 @@ pub enum Predicate {
     /// A relative path: true when it selects something.
     Exists(LocationPath),
     /// `path op literal` (a literal written first is normalised to this form).
-    Compare {
-        path: LocationPath,
-        op: CompareOp,
-        literal: Literal,
-        span: Span,
-    },
+    Compare { path: LocationPath, op: CompareOp, literal: Literal, span: Span },
 }
 
 impl CompareOp {
@@ -204,9 +199,7 @@ impl fmt::Display for Predicate {
             }
             Predicate::Not(a) => write!(f, "not({a})"),
             Predicate::Exists(path) => write!(f, "{path}"),
-            Predicate::Compare {
-                path, op, literal, ..
-            } => {
+            Predicate::Compare { path, op, literal, .. } => {
                 write!(f, "{path} {} {literal}", op.symbol())
             }
         }

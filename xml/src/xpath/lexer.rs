@@ -60,11 +60,7 @@ pub fn column(src: &str, at: usize) -> usize {
 
 /// Tokenizes the whole query.
 pub fn tokenize(src: &str) -> Result<Vec<Token>> {
-    let mut lexer = Lexer {
-        src,
-        pos: 0,
-        out: Vec::new(),
-    };
+    let mut lexer = Lexer { src, pos: 0, out: Vec::new() };
     lexer.run()?;
     Ok(lexer.out)
 }
@@ -89,13 +85,7 @@ impl Lexer<'_> {
     }
 
     fn push(&mut self, tok: Tok, start: usize) {
-        self.out.push(Token {
-            tok,
-            span: Span {
-                start,
-                end: self.pos,
-            },
-        });
+        self.out.push(Token { tok, span: Span { start, end: self.pos } });
     }
 
     fn run(&mut self) -> Result<()> {
@@ -110,9 +100,7 @@ impl Lexer<'_> {
                 self.push(tok, start);
             } else if c == '"' || c == '\'' {
                 self.string(c)?;
-            } else if c.is_ascii_digit()
-                || (c == '.' && self.peek(1).is_some_and(|d| d.is_ascii_digit()))
-            {
+            } else if c.is_ascii_digit() || (c == '.' && self.peek(1).is_some_and(|d| d.is_ascii_digit())) {
                 self.number();
             } else if is_name_start(c) {
                 self.name();
@@ -125,10 +113,7 @@ impl Lexer<'_> {
             }
         }
         let end = self.src.len();
-        self.out.push(Token {
-            tok: Tok::End,
-            span: Span { start: end, end },
-        });
+        self.out.push(Token { tok: Tok::End, span: Span { start: end, end } });
         Ok(())
     }
 
@@ -136,11 +121,7 @@ impl Lexer<'_> {
     fn punctuation(&self, c: char) -> Option<(Tok, usize)> {
         let next = self.peek(1);
         let two = |second: char, both: Tok, one: Tok| {
-            if next == Some(second) {
-                (both, 2)
-            } else {
-                (one, 1)
-            }
+            if next == Some(second) { (both, 2) } else { (one, 1) }
         };
         Some(match c {
             '/' => two('/', Tok::DoubleSlash, Tok::Slash),
@@ -185,14 +166,10 @@ impl Lexer<'_> {
     fn number(&mut self) {
         let start = self.pos;
         let rest = &self.src[start..];
-        let mut len = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let mut len = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         if rest[len..].starts_with('.') {
             len += 1;
-            len += rest[len..]
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(rest.len() - len);
+            len += rest[len..].find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len() - len);
         }
         let text = &rest[..len];
         // Digits with at most one dot always parse as f64.
@@ -209,17 +186,11 @@ impl Lexer<'_> {
         let after = &rest[len..];
         if after.starts_with(':') && !after.starts_with("::") {
             let local = &after[1..];
-            if local
-                .chars()
-                .next()
-                .is_some_and(|c| is_name_start(c) || c == '*')
-            {
+            if local.chars().next().is_some_and(|c| is_name_start(c) || c == '*') {
                 let local_len = if local.starts_with('*') {
                     1
                 } else {
-                    local
-                        .find(|c: char| !is_name_char(c))
-                        .unwrap_or(local.len())
+                    local.find(|c: char| !is_name_char(c)).unwrap_or(local.len())
                 };
                 len += 1 + local_len;
             }
@@ -234,11 +205,7 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<Tok> {
-        tokenize(src)
-            .expect("valid")
-            .into_iter()
-            .map(|t| t.tok)
-            .collect()
+        tokenize(src).expect("valid").into_iter().map(|t| t.tok).collect()
     }
 
     #[test]

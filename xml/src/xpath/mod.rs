@@ -7,7 +7,5 @@ pub mod ast;
 pub mod lexer;
 pub mod parser;
 
-pub use ast::{
-    CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step,
-};
+pub use ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
 pub use parser::parse;

@@ -19,9 +19,7 @@
 //! Read next: `ast.rs`, `../reference.rs`.
 
 use crate::error::{Error, Result};
-use crate::xpath::ast::{
-    CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step,
-};
+use crate::xpath::ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
 use crate::xpath::lexer::{Tok, Token, column, tokenize};
 
 /// Deepest nesting of predicates and parentheses accepted (guards the stack).
@@ -30,12 +28,7 @@ const MAX_NESTING: usize = 64;
 /// Parses a query of the subset.
 pub fn parse(src: &str) -> Result<Query> {
     let tokens = tokenize(src)?;
-    let mut parser = Parser {
-        src,
-        tokens,
-        at: 0,
-        depth: 0,
-    };
+    let mut parser = Parser { src, tokens, at: 0, depth: 0 };
     let query = parser.query()?;
     match parser.peek() {
         Tok::End => Ok(query),
@@ -78,26 +71,15 @@ impl Parser<'_> {
             Tok::End => "the end of the query".to_string(),
             _ => format!("`{}`", &self.src[token.span.start..token.span.end]),
         };
-        Error::XPathSyntax {
-            column: self.column_here(),
-            expected: expected.into(),
-            found,
-        }
+        Error::XPathSyntax { column: self.column_here(), expected: expected.into(), found }
     }
 
     fn unsupported(&self, construct: impl Into<String>) -> Error {
-        Error::XPathUnsupported {
-            column: self.column_here(),
-            construct: construct.into(),
-        }
+        Error::XPathUnsupported { column: self.column_here(), construct: construct.into() }
     }
 
     fn expect(&mut self, tok: Tok, what: &str) -> Result<Span> {
-        if *self.peek() == tok {
-            Ok(self.advance().span)
-        } else {
-            Err(self.unexpected(what))
-        }
+        if *self.peek() == tok { Ok(self.advance().span) } else { Err(self.unexpected(what)) }
     }
 
     fn prev_end(&self) -> usize {
@@ -111,13 +93,7 @@ impl Parser<'_> {
             self.advance();
             paths.push(self.path(true)?);
         }
-        Ok(Query {
-            paths,
-            span: Span {
-                start,
-                end: self.prev_end(),
-            },
-        })
+        Ok(Query { paths, span: Span { start, end: self.prev_end() } })
     }
 
     fn path(&mut self, top_level: bool) -> Result<LocationPath> {
@@ -142,14 +118,7 @@ impl Parser<'_> {
                 steps.push(self.step(separator)?);
             }
         }
-        Ok(LocationPath {
-            absolute,
-            steps,
-            span: Span {
-                start,
-                end: self.prev_end(),
-            },
-        })
+        Ok(LocationPath { absolute, steps, span: Span { start, end: self.prev_end() } })
     }
 
     fn separator(&self) -> Option<Separator> {
@@ -161,10 +130,7 @@ impl Parser<'_> {
     }
 
     fn starts_step(&self) -> bool {
-        matches!(
-            self.peek(),
-            Tok::Name(_) | Tok::Star | Tok::At | Tok::Dot | Tok::DotDot
-        )
+        matches!(self.peek(), Tok::Name(_) | Tok::Star | Tok::At | Tok::Dot | Tok::DotDot)
     }
 
     fn step(&mut self, separator: Separator) -> Result<Step> {
@@ -177,15 +143,7 @@ impl Parser<'_> {
             }
             predicates.push(self.predicate()?);
         }
-        Ok(Step {
-            separator,
-            test,
-            predicates,
-            span: Span {
-                start,
-                end: self.prev_end(),
-            },
-        })
+        Ok(Step { separator, test, predicates, span: Span { start, end: self.prev_end() } })
     }
 
     fn node_test(&mut self) -> Result<NodeTest> {
@@ -314,35 +272,20 @@ impl Parser<'_> {
         let Some(op) = self.compare_op() else {
             return match left {
                 Operand::Path(path) => Ok(Predicate::Exists(path)),
-                Operand::Literal(Literal::Number(..)) => {
-                    Err(self.unsupported_at(start, "positional predicate"))
-                }
+                Operand::Literal(Literal::Number(..)) => Err(self.unsupported_at(start, "positional predicate")),
                 Operand::Literal(_) => Err(self.unsupported_at(start, "literal as a predicate")),
             };
         };
         self.advance();
         let right = self.operand()?;
         self.reject_arithmetic()?;
-        let span = Span {
-            start,
-            end: self.prev_end(),
-        };
+        let span = Span { start, end: self.prev_end() };
         match (left, right) {
-            (Operand::Path(path), Operand::Literal(literal)) => Ok(Predicate::Compare {
-                path,
-                op,
-                literal,
-                span,
-            }),
-            (Operand::Literal(literal), Operand::Path(path)) => Ok(Predicate::Compare {
-                path,
-                op: op.flipped(),
-                literal,
-                span,
-            }),
-            (Operand::Path(_), Operand::Path(_)) => {
-                Err(self.unsupported_at(start, "comparison between two paths"))
+            (Operand::Path(path), Operand::Literal(literal)) => Ok(Predicate::Compare { path, op, literal, span }),
+            (Operand::Literal(literal), Operand::Path(path)) => {
+                Ok(Predicate::Compare { path, op: op.flipped(), literal, span })
             }
+            (Operand::Path(_), Operand::Path(_)) => Err(self.unsupported_at(start, "comparison between two paths")),
             (Operand::Literal(_), Operand::Literal(_)) => {
                 Err(self.unsupported_at(start, "comparison between two literals"))
             }
@@ -363,10 +306,7 @@ impl Parser<'_> {
     }
 
     fn unsupported_at(&self, at: usize, construct: &str) -> Error {
-        Error::XPathUnsupported {
-            column: column(self.src, at),
-            construct: construct.into(),
-        }
+        Error::XPathUnsupported { column: column(self.src, at), construct: construct.into() }
     }
 
     fn compare_op(&self) -> Option<CompareOp> {
@@ -406,10 +346,7 @@ impl Parser<'_> {
         match self.peek().clone() {
             Tok::Num(value, text) if minus.span.end == self.token(0).span.start => {
                 self.advance();
-                Ok(Operand::Literal(Literal::Number(
-                    -value,
-                    format!("-{text}"),
-                )))
+                Ok(Operand::Literal(Literal::Number(-value, format!("-{text}"))))
             }
             _ => Err(Error::XPathUnsupported {
                 column: column(self.src, minus.span.start),
@@ -480,15 +417,7 @@ mod tests {
 
     #[test]
     fn rejects_malformed_queries_with_positions() {
-        for (q, want_column) in [
-            ("", 1),
-            ("//", 3),
-            ("/a[", 4),
-            ("/a[b", 5),
-            ("a b", 3),
-            ("/a]", 3),
-            ("@", 2),
-        ] {
+        for (q, want_column) in [("", 1), ("//", 3), ("/a[", 4), ("/a[b", 5), ("a b", 3), ("/a]", 3), ("@", 2)] {
             match parse(q) {
                 Err(Error::XPathSyntax { column, .. }) => assert_eq!(column, want_column, "{q}"),
                 other => panic!("{q}: expected a syntax error, got {other:?}"),

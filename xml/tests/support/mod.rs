@@ -114,29 +114,15 @@ fn record(counts: &mut TagCounts, stack: &[String], name: &str, attributes: &str
     if !plain(name) || !stack.iter().all(|n| plain(n)) {
         return;
     }
-    let full = format!(
-        "/{}",
-        stack
-            .iter()
-            .chain([&name.to_string()])
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("/")
-    );
+    let full = format!("/{}", stack.iter().chain([&name.to_string()]).cloned().collect::<Vec<_>>().join("/"));
     *counts.full_paths.entry(full).or_default() += 1;
     *counts.tags.entry(format!("//{name}")).or_default() += 1;
     if let Some(parent) = stack.last() {
-        *counts
-            .pairs
-            .entry(format!("//{parent}/{name}"))
-            .or_default() += 1;
+        *counts.pairs.entry(format!("//{parent}/{name}")).or_default() += 1;
     }
     for attr in attribute_names(attributes) {
         if plain(attr) && attr != "xmlns" {
-            *counts
-                .attributes
-                .entry(format!("//{name}/@{attr}"))
-                .or_default() += 1;
+            *counts.attributes.entry(format!("//{name}/@{attr}")).or_default() += 1;
         }
     }
 }
@@ -160,36 +146,23 @@ pub fn basex_counts(source: &Source, prolog: &str, queries: &[String]) -> Vec<us
     let file = dir.path().join("doc.xml");
     std::fs::write(&file, &source.text).expect("write temp doc");
     let counts: Vec<String> = queries.iter().map(|q| format!("count({q})")).collect();
-    let xquery = format!(
-        "{prolog}string-join(({})!string(), '&#10;')",
-        counts.join(",")
-    );
+    let xquery = format!("{prolog}string-join(({})!string(), '&#10;')", counts.join(","));
     let output = Command::new("java")
         .args(["-cp", BASEX_JAR, "org.basex.BaseX", "-w", "-i"])
         .arg(&file)
         .arg(xquery)
         .output()
         .expect("java runs");
-    assert!(
-        output.status.success(),
-        "BaseX: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "BaseX: {}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).expect("UTF-8 output");
-    let values: Vec<usize> = text
-        .lines()
-        .map(|l| l.trim().parse().expect("a count per line"))
-        .collect();
+    let values: Vec<usize> = text.lines().map(|l| l.trim().parse().expect("a count per line")).collect();
     assert_eq!(values.len(), queries.len(), "one count per query");
     values
 }
 
 /// The seed of randomized tests: `QUIRE_TEST_SEED` or a fixed default.
 pub fn seed() -> u64 {
-    std::env::var("QUIRE_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x005e_ed08)
+    std::env::var("QUIRE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x005e_ed08)
 }
 
 /// splitmix64: tiny, seeded, good enough for test inputs.
@@ -229,9 +202,7 @@ fn random_steps(rng: &mut Rng, depth: usize) -> String {
         if i > 0 {
             s.push_str(["/", "//"][rng.below(2)]);
         }
-        let tests = [
-            "a", "item", "x-y", "é", "*", "@id", "@*", "text()", "node()", ".",
-        ];
+        let tests = ["a", "item", "x-y", "é", "*", "@id", "@*", "text()", "node()", "."];
         let test = tests[rng.below(tests.len())];
         s.push_str(test);
         if test != "." && depth < 2 && rng.below(3) == 0 {
@@ -245,12 +216,7 @@ fn random_predicate(rng: &mut Rng, depth: usize) -> String {
     let relative = |rng: &mut Rng| random_steps(rng, depth);
     match rng.below(6) {
         0 => format!("{} and {}", relative(rng), relative(rng)),
-        1 => format!(
-            "({} or {}) and not({})",
-            relative(rng),
-            relative(rng),
-            relative(rng)
-        ),
+        1 => format!("({} or {}) and not({})", relative(rng), relative(rng), relative(rng)),
         2 => format!("{} = 'o\"k'", relative(rng)),
         3 => format!("{} >= -1.5", relative(rng)),
         4 => format!("10 != {}", relative(rng)),
