@@ -26,6 +26,8 @@ enum Command {
     Check(cli::admin::CheckArgs),
     /// Return free space at the end of the file to the operating system.
     Compact(cli::admin::CompactArgs),
+    /// Load a meteorological CSV file (progress bar, summary; --dry-run validates only).
+    LoadCsv(cli::load_csv::LoadArgs),
     /// Generate data sets (XML collections, XPath query sets).
     #[command(subcommand)]
     Gen(cli::r#gen::Gen),
@@ -40,6 +42,7 @@ fn main() -> std::process::ExitCode {
         Command::Info(args) => cli::admin::info(args),
         Command::Check(args) => cli::admin::check(args),
         Command::Compact(args) => cli::admin::compact(args),
+        Command::LoadCsv(args) => cli::load_csv::load_csv(args),
         Command::Gen(command) => cli::r#gen::run(command),
         Command::XpathRef(args) => cli::xpath::run(args),
     };

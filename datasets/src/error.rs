@@ -61,12 +61,7 @@ pub enum Error {
 impl Error {
     /// A [`Error::Csv`] for `text` found at `line`, `column`.
     pub fn csv(line: u64, column: ColumnLabel, reason: impl Into<String>, text: &[u8]) -> Self {
-        Error::Csv {
-            line,
-            column,
-            reason: reason.into(),
-            text: shorten(text),
-        }
+        Error::Csv { line, column, reason: reason.into(), text: shorten(text) }
     }
 }
 
@@ -93,11 +88,7 @@ struct OffendingText<'a>(&'a str);
 
 impl fmt::Display for OffendingText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            write!(f, ": {:?}", self.0)
-        }
+        if self.0.is_empty() { Ok(()) } else { write!(f, ": {:?}", self.0) }
     }
 }
 

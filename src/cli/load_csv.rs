@@ -4,9 +4,9 @@
 //! `load-csv` builds a [`Schema`] from `--preset` and/or the mapping flags, streams the
 //! file (`.zst` files are decompressed on the fly) through
 //! [`quiredb_datasets::meteo::load`] into an [`ObservationSink`], and prints a
-//! [`LoadSummary`]. The sink that builds the database (queue of raw records, B+tree
-//! (station, time), 5-D R*-tree) plugs in at [`open_sink`]; until the structures exist,
-//! only `--dry-run` (parse and validate into a [`NullSink`]) is available.
+//! [`LoadSummary`]. With `--db` the sink is [`IndexSink`] (queue of raw records, B+tree
+//! (station, time), 5-D R*-tree; one transaction, or one per `--batch` rows); with
+//! `--dry-run` a [`NullSink`] (parse and validate only).
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -20,10 +20,12 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
 use quiredb_datasets::meteo::schema::PRESET_NAMES;
+use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME};
 use quiredb_datasets::meteo::{
     Baseline, ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ObservationSink,
     Schema, StationSpec, TimeSpec, csv_parse_only, load,
 };
+use quiredb_engine::{Database, Durability, Options};
 
 /// Arguments of `quire load-csv`.
 #[derive(clap::Args)]
@@ -72,6 +74,12 @@ pub struct LoadArgs {
     /// Parse and validate only; write no database.
     #[arg(long)]
     pub dry_run: bool,
+    /// Buffer pool size in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub cache_mib: usize,
+    /// Durability of the commit(s).
+    #[arg(long, value_enum, default_value = "checksummed")]
+    pub durability: DurabilityArg,
     /// Only split the file into records with the `csv` crate and report the speed (the
     /// baseline the full load is measured against); no decoding, no database.
     #[arg(long, conflicts_with_all = ["dry_run", "db"])]
@@ -91,28 +99,103 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         return parse_only(&args);
     }
     let schema = schema_from(&args)?;
-    let mut sink = open_sink(&args)?;
+    let database = open_database(&args)?;
     let (input, read_bytes, total_bytes) = open_input(&args.file)?;
     let mut reader =
         ObservationReader::new(input, &schema).with_context(|| format!("cannot read {}", args.file.display()))?;
     let report_path = skip_report_path(&args);
+    let started = Instant::now();
+    let progress = Progress { bar: progress_bar(total_bytes, args.quiet), read_bytes, started };
+    let (summary, stats) = match &database {
+        Some(db) => {
+            let durability = args.durability.into();
+            let mut sink = IndexSink::new(db, durability, reader.measure_names())?;
+            let summary = run_load(&args, &mut reader, &mut sink, &progress, &report_path)?;
+            (summary, Some(sink.stats()))
+        }
+        None => (run_load(&args, &mut reader, &mut NullSink::default(), &progress, &report_path)?, None),
+    };
+    print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path);
+    if let Some(stats) = stats {
+        println!(
+            "database:      {} records in {QUEUE_NAME}, {} keys in {BTREE_NAME} ({} replaced), \
+             {} points in {RTREE_NAME}, {} commit(s)",
+            stats.records,
+            stats.records - stats.replaced_keys,
+            stats.replaced_keys,
+            stats.points,
+            stats.commits
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The progress display of a load.
+struct Progress {
+    bar: ProgressBar,
+    read_bytes: Arc<AtomicU64>,
+    started: Instant,
+}
+
+fn run_load<R: Read>(
+    args: &LoadArgs,
+    reader: &mut ObservationReader<R>,
+    sink: &mut dyn ObservationSink,
+    progress: &Progress,
+    report_path: &Path,
+) -> Result<LoadSummary> {
     let options = LoadOptions {
         skip_bad: args.skip_bad,
         batch_rows: args.batch,
-        skip_report: Some(Box::new(LazyFile { path: report_path.clone(), file: None })),
+        skip_report: Some(Box::new(LazyFile { path: report_path.to_path_buf(), file: None })),
     };
-    let bar = progress_bar(total_bytes, args.quiet);
-    let started = Instant::now();
-    let mut progress = |rows: u64, _: u64| {
-        bar.set_position(read_bytes.load(Ordering::Relaxed));
-        let rate = rows as f64 / started.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("{rows} rows, {rate:.0} rows/s"));
+    let mut update = |rows: u64, _: u64| {
+        progress.bar.set_position(progress.read_bytes.load(Ordering::Relaxed));
+        let rate = rows as f64 / progress.started.elapsed().as_secs_f64().max(1e-9);
+        progress.bar.set_message(format!("{rows} rows, {rate:.0} rows/s"));
     };
-    let result = load(&mut reader, sink.as_mut(), options, &mut progress);
-    bar.finish_and_clear();
-    let summary = result.with_context(|| format!("load of {} stopped", args.file.display()))?;
-    print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path);
-    Ok(ExitCode::SUCCESS)
+    let result = load(reader, sink, options, &mut update);
+    progress.bar.finish_and_clear();
+    let stopped = || {
+        let unchanged =
+            if args.batch.is_some() { "batches committed before the error stay" } else { "the database is unchanged" };
+        format!("load of {} stopped; {unchanged}", args.file.display())
+    };
+    result.with_context(stopped)
+}
+
+/// The database to load into: `None` for `--dry-run`; opened, or created when absent.
+fn open_database(args: &LoadArgs) -> Result<Option<Database>> {
+    if args.dry_run {
+        return Ok(None);
+    }
+    let Some(path) = &args.db else {
+        bail!("give --db DB to load into a database, or --dry-run to validate only");
+    };
+    let options = Options { cache_bytes: args.cache_mib << 20, ..Options::default() };
+    let database = if path.exists() { Database::open(path, options) } else { Database::create(path, options) };
+    Ok(Some(database.with_context(|| format!("cannot open {}", path.display()))?))
+}
+
+/// Durability of the load's commits (see the engine's `Durability`).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum DurabilityArg {
+    /// Data, sync, meta, sync.
+    Full,
+    /// Data and meta, one sync; the meta is verified on open.
+    Checksummed,
+    /// No sync.
+    None,
+}
+
+impl From<DurabilityArg> for Durability {
+    fn from(value: DurabilityArg) -> Self {
+        match value {
+            DurabilityArg::Full => Durability::Full,
+            DurabilityArg::Checksummed => Durability::Checksummed,
+            DurabilityArg::None => Durability::None,
+        }
+    }
 }
 
 /// `--parse-only`: the `csv` crate alone over the (decompressed) input.
@@ -131,21 +214,6 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
         bytes as f64 / 1e6 / seconds
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The sink for this load: the database indexes, or a [`NullSink`] for `--dry-run`.
-fn open_sink(args: &LoadArgs) -> Result<Box<dyn ObservationSink>> {
-    if args.dry_run {
-        return Ok(Box::new(NullSink::default()));
-    }
-    match &args.db {
-        None => bail!("give --db DB to load into a database, or --dry-run to validate only"),
-        Some(db) => bail!(
-            "cannot load into {}: the index-building sink (queue, B+tree, R*-tree) is not \
-             built yet; use --dry-run to parse and validate the file",
-            db.display()
-        ),
-    }
 }
 
 fn schema_from(args: &LoadArgs) -> Result<Schema> {

@@ -5,4 +5,5 @@ pub mod admin;
 pub mod demo;
 pub mod demo_queue;
 pub mod r#gen;
+pub mod load_csv;
 pub mod xpath;

@@ -28,6 +28,7 @@ pub mod generator;
 pub mod pipeline;
 pub mod reader;
 pub mod schema;
+pub mod store;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};

@@ -1,0 +1,289 @@
+//! The meteorological database layout and its writer, [`IndexSink`].
+//!
+//! Three named structures per database:
+//!
+//! | name                     | kind    | content                                              |
+//! |--------------------------|---------|------------------------------------------------------|
+//! | `meteo.records`          | queue   | every loaded row, raw (one CSV line, no terminator)  |
+//! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::btree::keys`; value the record id, 16 bytes `seq u64 LE, page u64 LE` |
+//! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures; payload [`pack_record_id`] |
+//! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated           |
+//!
+//! A row missing a measure is in the queue and the B+tree but not in the R-tree. A
+//! repeated (station, time) keeps both rows in the queue; the B+tree points to the
+//! later one (counted in [`SinkStats::replaced_keys`]).
+//!
+//! Transactions: everything a load writes, structure creation included, happens in one
+//! write transaction committed by [`ObservationSink::finish`] (or one per batch with
+//! [`ObservationSink::end_batch`]); [`ObservationSink::abort`] or a drop without
+//! finish leaves the database as it was (the engine's shadow paging).
+//!
+//! Throughput: rows are buffered in chunks of [`CHUNK_ROWS`]; a chunk is appended to
+//! the queue with one appender, its keys are sorted before the B+tree inserts, and
+//! while the R-tree is empty its points are collected (up to [`BULK_POINTS_LIMIT`],
+//! 48 bytes each) and bulk-loaded (STR) at the commit instead of inserted one by one.
+
+use quiredb_engine::{Database, Durability, PageId, WriteTxn};
+use quiredb_structures::btree::BTree;
+use quiredb_structures::btree::keys::Key;
+use quiredb_structures::queue::{Queue, RecordId};
+use quiredb_structures::rtree::RTree;
+
+use super::Observation;
+use super::pipeline::ObservationSink;
+use crate::error::{Error, Result};
+
+/// Name of the queue of raw records.
+pub const QUEUE_NAME: &str = "meteo.records";
+/// Name of the B+tree (station, time) → record id.
+pub const BTREE_NAME: &str = "meteo.by_station_time";
+/// Name of the R*-tree over the measures.
+pub const RTREE_NAME: &str = "meteo.by_measures";
+/// Name of the B+tree of metadata.
+pub const META_NAME: &str = "meteo.meta";
+/// Dimensions of the R*-tree.
+pub const DIMENSIONS: usize = 5;
+/// Rows buffered before they are written into the transaction.
+pub const CHUNK_ROWS: usize = 65_536;
+/// Most points held for a bulk load (48 bytes each: 192 MiB); beyond, the points
+/// collected so far are bulk-loaded and the rest inserted one by one.
+pub const BULK_POINTS_LIMIT: usize = 4 << 20;
+
+/// The R*-tree type of the layout.
+pub type MeasureTree = RTree<DIMENSIONS, f64>;
+
+/// Packs a record id into the R-tree's u64 payload: page in the high 32 bits, sequence
+/// number in the low 32. Fails past 2^32 pages or records.
+pub fn pack_record_id(id: RecordId) -> Result<u64> {
+    if id.page.0 >> 32 != 0 || id.seq >> 32 != 0 {
+        return Err(Error::Argument(format!("record id {id:?} does not fit the R-tree payload (32 + 32 bits)")));
+    }
+    Ok(id.page.0 << 32 | id.seq)
+}
+
+/// Inverse of [`pack_record_id`].
+pub fn unpack_record_id(payload: u64) -> RecordId {
+    RecordId { seq: payload & 0xFFFF_FFFF, page: PageId(payload >> 32) }
+}
+
+/// The B+tree value of a record id.
+pub fn encode_record_id(id: RecordId) -> [u8; 16] {
+    let mut value = [0u8; 16];
+    value[..8].copy_from_slice(&id.seq.to_le_bytes());
+    value[8..].copy_from_slice(&id.page.0.to_le_bytes());
+    value
+}
+
+/// Inverse of [`encode_record_id`]; `None` for a value of the wrong length.
+pub fn decode_record_id(value: &[u8]) -> Option<RecordId> {
+    let seq = u64::from_le_bytes(value.get(..8)?.try_into().ok()?);
+    let page = u64::from_le_bytes(value.get(8..16)?.try_into().ok()?);
+    (value.len() == 16).then_some(RecordId { seq, page: PageId(page) })
+}
+
+/// Appends the B+tree key of (station, time) to `out`.
+pub fn encode_key(station: &String, time: i64, out: &mut Vec<u8>) {
+    station.encode_to(out);
+    time.encode_to(out);
+}
+
+/// Wraps an engine or structure error as this crate's [`Error::Sink`].
+pub fn sink_error(error: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Sink(Box::new(error))
+}
+
+/// What an [`IndexSink`] wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SinkStats {
+    /// Records appended to the queue.
+    pub records: u64,
+    /// Points put into the R*-tree.
+    pub points: u64,
+    /// (station, time) keys that were already present (the later row wins).
+    pub replaced_keys: u64,
+    /// Transactions committed.
+    pub commits: u64,
+}
+
+/// One chunk of buffered rows.
+#[derive(Default)]
+struct Chunk {
+    raw: Vec<u8>,
+    raw_ends: Vec<usize>,
+    keys: Vec<u8>,
+    key_ends: Vec<usize>,
+    points: Vec<Option<[f64; DIMENSIONS]>>,
+}
+
+impl Chunk {
+    fn len(&self) -> usize {
+        self.raw_ends.len()
+    }
+
+    fn slice<'a>(bytes: &'a [u8], ends: &[usize], i: usize) -> &'a [u8] {
+        let start = if i == 0 { 0 } else { ends[i - 1] };
+        &bytes[start..ends[i]]
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.raw_ends.clear();
+        self.keys.clear();
+        self.key_ends.clear();
+        self.points.clear();
+    }
+}
+
+/// Builds the layout from loaded observations (see the module docs).
+pub struct IndexSink<'db> {
+    db: &'db Database,
+    durability: Durability,
+    txn: Option<WriteTxn<'db>>,
+    queue: Queue,
+    rtree: MeasureTree,
+    chunk: Chunk,
+    station: String,
+    bulk: Option<(Vec<u64>, Vec<f64>)>,
+    measure_names: Vec<String>,
+    stats: SinkStats,
+}
+
+impl<'db> IndexSink<'db> {
+    /// Opens a write transaction on `db` and opens or creates the structures.
+    /// `measure_names` are recorded in `meteo.meta`.
+    pub fn new(db: &'db Database, durability: Durability, measure_names: Vec<String>) -> Result<Self> {
+        let txn = db.begin_write().map_err(sink_error)?;
+        let queue = Queue::open_or_create(&txn, QUEUE_NAME).map_err(sink_error)?;
+        BTree::open_or_create(&txn, BTREE_NAME).map_err(sink_error)?;
+        let rtree = match MeasureTree::open(&txn, RTREE_NAME) {
+            Ok(tree) => tree,
+            Err(_) => MeasureTree::create(&txn, RTREE_NAME).map_err(sink_error)?,
+        };
+        let empty = rtree.is_empty(&txn).map_err(sink_error)?;
+        Ok(IndexSink {
+            db,
+            durability,
+            txn: Some(txn),
+            queue,
+            rtree,
+            chunk: Chunk::default(),
+            station: String::new(),
+            bulk: empty.then(|| (Vec::new(), Vec::new())),
+            measure_names,
+            stats: SinkStats::default(),
+        })
+    }
+
+    /// What was written so far.
+    pub fn stats(&self) -> SinkStats {
+        self.stats
+    }
+
+    fn txn(&self) -> Result<&WriteTxn<'db>> {
+        self.txn.as_ref().ok_or_else(|| Error::Argument("the load was already finished or aborted".into()))
+    }
+
+    /// Writes the buffered chunk into the open transaction.
+    fn flush_chunk(&mut self) -> Result<()> {
+        if self.chunk.len() == 0 {
+            return Ok(());
+        }
+        let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
+        let chunk = &self.chunk;
+        let mut ids = Vec::with_capacity(chunk.len());
+        let mut appender = self.queue.appender(txn).map_err(sink_error)?;
+        for i in 0..chunk.len() {
+            ids.push(appender.append(Chunk::slice(&chunk.raw, &chunk.raw_ends, i)).map_err(sink_error)?);
+        }
+        appender.finish();
+        let mut order: Vec<usize> = (0..chunk.len()).collect();
+        order.sort_by(|&a, &b| {
+            Chunk::slice(&chunk.keys, &chunk.key_ends, a).cmp(Chunk::slice(&chunk.keys, &chunk.key_ends, b))
+        });
+        let mut btree = BTree::open(txn, BTREE_NAME).map_err(sink_error)?;
+        for &i in &order {
+            let key = Chunk::slice(&chunk.keys, &chunk.key_ends, i);
+            let replaced = btree.insert(key, &encode_record_id(ids[i])).map_err(sink_error)?;
+            self.stats.replaced_keys += u64::from(replaced);
+        }
+        for (point, id) in chunk.points.iter().zip(&ids) {
+            let Some(point) = point else { continue };
+            let payload = pack_record_id(*id)?;
+            match self.bulk.as_mut() {
+                Some((payloads, coords)) => {
+                    payloads.push(payload);
+                    coords.extend_from_slice(point);
+                }
+                None => self.rtree.insert_point(txn, *point, payload).map_err(sink_error)?,
+            }
+            self.stats.points += 1;
+        }
+        self.stats.records += chunk.len() as u64;
+        self.chunk.clear();
+        if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= BULK_POINTS_LIMIT) {
+            self.flush_bulk()?;
+        }
+        Ok(())
+    }
+
+    /// Bulk-loads the collected points into the (empty) R-tree; later points are
+    /// inserted one by one.
+    fn flush_bulk(&mut self) -> Result<()> {
+        let Some((payloads, coords)) = self.bulk.take() else { return Ok(()) };
+        if !payloads.is_empty() {
+            self.rtree.bulk_load_points(self.txn()?, &payloads, &coords).map_err(sink_error)?;
+        }
+        Ok(())
+    }
+
+    fn write_meta(&self) -> Result<()> {
+        let txn = self.txn()?;
+        let mut meta = BTree::open_or_create(txn, META_NAME).map_err(sink_error)?;
+        meta.insert(b"measures", self.measure_names.join(",").as_bytes()).map_err(sink_error)?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.flush_chunk()?;
+        self.flush_bulk()?;
+        self.write_meta()?;
+        let txn = self.txn.take().ok_or_else(|| Error::Argument("no open transaction".into()))?;
+        txn.commit(self.durability).map_err(sink_error)?;
+        self.stats.commits += 1;
+        Ok(())
+    }
+}
+
+impl ObservationSink for IndexSink<'_> {
+    fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()> {
+        let chunk = &mut self.chunk;
+        chunk.raw.extend_from_slice(raw);
+        chunk.raw_ends.push(chunk.raw.len());
+        self.station.clone_from(&observation.station);
+        encode_key(&self.station, observation.time, &mut chunk.keys);
+        chunk.key_ends.push(chunk.keys.len());
+        chunk.points.push(observation.point::<DIMENSIONS>());
+        if chunk.len() >= CHUNK_ROWS {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn end_batch(&mut self) -> Result<()> {
+        self.commit()?;
+        self.txn = Some(self.db.begin_write().map_err(sink_error)?);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.commit()
+    }
+
+    fn abort(&mut self) {
+        self.chunk.clear();
+        self.bulk = None;
+        if let Some(txn) = self.txn.take() {
+            txn.abort();
+        }
+    }
+}
