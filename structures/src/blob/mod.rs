@@ -26,7 +26,7 @@
 //! Data page `i` holds blob bytes `[i·P, (i+1)·P)`; the root's child `j` at height `h`
 //! covers data pages `[j·F^(h−1), (j+1)·F^(h−1))` with `F = P/8`, so [`read_at`] costs
 //! `height` page reads, independent of the offset. Small blobs (≤ `P − 16` bytes) live
-//! wholly in the root; a 10 KB blob takes two pages.
+//! wholly in the root; a 10 KB blob takes two 8 KiB pages (three 4 KiB pages).
 //!
 //! Invariants (checked by [`check`]): header length equals the reference's, every data
 //! page is full except possibly the last, `tail_len` ≤ `P − 16 − 8·count`, the tree

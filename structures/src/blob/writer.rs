@@ -72,8 +72,8 @@ fn finish(txn: &WriteTxn<'_>, mut ids: Vec<u64>, tail: &[u8], len: u64) -> Resul
     }
     let payload = txn.payload_size();
     let mut tail = tail;
-    let inline_alone = ids.is_empty() && tail.len() <= payload - ROOT_HEADER;
-    if !inline_alone && tail.len() > payload / 2 {
+    let fits_beside_ids = ROOT_HEADER + 8 * ids.len() + tail.len() <= payload;
+    if !fits_beside_ids && tail.len() > payload / 2 {
         ids.push(write_data_page(txn, tail)?);
         tail = &[];
     }

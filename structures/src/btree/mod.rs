@@ -128,6 +128,19 @@ impl<'t, T: PageRead> BTree<'t, T> {
         Ok(BTree { txn, name: name.to_owned(), head_page: entry.root, head: Cell::new(head) })
     }
 
+    /// Opens a tree by its head page (see [`BTree::head_page`]), skipping the catalog
+    /// lookup: for hot loops that reopen the same tree in many short transactions.
+    /// The head page of a tree never changes while the tree exists.
+    pub fn open_head(txn: &'t T, name: &str, head_page: PageId) -> Result<Self> {
+        let head = read_head(txn, name, head_page)?;
+        Ok(BTree { txn, name: name.to_owned(), head_page, head: Cell::new(head) })
+    }
+
+    /// The head page: the tree's fixed entry point, as recorded in the catalog.
+    pub fn head_page(&self) -> PageId {
+        self.head_page
+    }
+
     /// Number of entries (O(1)).
     pub fn len(&self) -> u64 {
         self.head.get().len

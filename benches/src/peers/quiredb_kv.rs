@@ -1,0 +1,105 @@
+//! QuireDB's B+tree as an ordered key-value engine (`quiredb`, `quiredb-full`) for
+//! T1, T2, T7 and KV: one database file `kv.quire`, default 8 KiB pages, one tree
+//! named `kv`. Each `put_batch`/`delete_batch` is one write transaction committed with
+//! `Durability::Checksummed` (one sync per commit; `quiredb-full`: `Durability::Full`,
+//! two syncs). Reads open a snapshot per call and reach the tree through its head page
+//! (cached at open) instead of the catalog. Pool: the harness's cache budget, else
+//! 1 GiB.
+
+use super::{OrEngine, create_dir};
+use crate::error::Result;
+use crate::family::{KvEngine, KvOptions, dir_size};
+use quiredb_engine::{Database, Durability, Options, PageId};
+use quiredb_structures::btree::BTree;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const ID: &str = "quiredb";
+const NAME: &str = "kv";
+/// Pool size when the harness sets no cache budget.
+const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
+
+/// The key-value adapter.
+pub struct QuireKv {
+    db: Arc<Database>,
+    head: PageId,
+    durability: Durability,
+    dir: PathBuf,
+}
+
+impl QuireKv {
+    /// Opener for `quiredb` (checksummed commits).
+    pub fn open(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed)?))
+    }
+
+    /// Opener for `quiredb-full` (full commits: data sync, then meta sync).
+    pub fn open_full(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Full)?))
+    }
+
+    fn create(dir: &Path, options: &KvOptions, durability: Durability) -> Result<QuireKv> {
+        create_dir(dir)?;
+        let cache = options.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES) as usize;
+        let options = Options { cache_bytes: cache, ..Options::default() };
+        let path = dir.join("kv.quire");
+        let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
+            .or_engine(ID)?;
+        let txn = db.begin_write().or_engine(ID)?;
+        let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
+        txn.commit(Durability::Full).or_engine(ID)?;
+        Ok(QuireKv { db: Arc::new(db), head, durability, dir: dir.into() })
+    }
+}
+
+impl KvEngine for QuireKv {
+    fn put_batch(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<()> {
+        let txn = self.db.begin_write().or_engine(ID)?;
+        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        for (key, value) in pairs {
+            tree.insert(key, value).or_engine(ID)?;
+        }
+        drop(tree);
+        txn.commit(self.durability).or_engine(ID)
+    }
+
+    fn delete_batch(&mut self, keys: &[&[u8]]) -> Result<u64> {
+        let txn = self.db.begin_write().or_engine(ID)?;
+        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut deleted = 0;
+        for key in keys {
+            deleted += u64::from(tree.remove(key).or_engine(ID)?);
+        }
+        drop(tree);
+        txn.commit(self.durability).or_engine(ID)?;
+        Ok(deleted)
+    }
+
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let txn = self.db.begin_read().or_engine(ID)?;
+        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        tree.get(key, out).or_engine(ID)
+    }
+
+    fn scan(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<()> {
+        let txn = self.db.begin_read().or_engine(ID)?;
+        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut cursor = tree.cursor();
+        cursor.seek_first().or_engine(ID)?;
+        let mut value = Vec::new();
+        while let Some(key) = cursor.key() {
+            cursor.value(&mut value).or_engine(ID)?;
+            visit(key, &value);
+            cursor.move_next().or_engine(ID)?;
+        }
+        Ok(())
+    }
+
+    fn size_bytes(&mut self) -> Result<u64> {
+        dir_size(&self.dir)
+    }
+
+    fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
+        Ok(Box::new(QuireKv { db: self.db.clone(), head: self.head, durability: self.durability, dir: self.dir.clone() }))
+    }
+}
