@@ -25,6 +25,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Database::create(&path, Options::default()).with_context(|| format!("cannot create {}", path.display()))?;
     println!("database {} (page size {} bytes, pool {} frames)", path.display(), db.page_size(), db.pool_frames());
     engine_tour(&db)?;
+    super::demo_btree::tour(&db)?;
     super::demo_queue::tour(&db)?;
     let report = quiredb_engine::check(&db)?;
     println!("integrity check: {}", if report.is_clean() { "clean" } else { "PROBLEMS" });
