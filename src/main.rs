@@ -28,6 +28,14 @@ enum Command {
     Compact(cli::admin::CompactArgs),
     /// Load a meteorological CSV file (progress bar, summary; --dry-run validates only).
     LoadCsv(cli::load_csv::LoadArgs),
+    /// Meteorological records of one station in a time interval (B+tree).
+    Range(cli::meteo_query::RangeArgs),
+    /// Meteorological records whose five measures lie in a box (R*-tree).
+    Window(cli::meteo_query::WindowArgs),
+    /// The k meteorological records nearest to a point of the five measures (R*-tree).
+    Knn(cli::meteo_query::KnnArgs),
+    /// Sizes of the meteorological structures of a database.
+    Stats(cli::meteo_query::StatsArgs),
     /// Generate data sets (XML collections, XPath query sets).
     #[command(subcommand)]
     Gen(cli::r#gen::Gen),
@@ -43,6 +51,10 @@ fn main() -> std::process::ExitCode {
         Command::Check(args) => cli::admin::check(args),
         Command::Compact(args) => cli::admin::compact(args),
         Command::LoadCsv(args) => cli::load_csv::load_csv(args),
+        Command::Range(args) => cli::meteo_query::range(args),
+        Command::Window(args) => cli::meteo_query::window(args),
+        Command::Knn(args) => cli::meteo_query::knn(args),
+        Command::Stats(args) => cli::meteo_query::stats(args),
         Command::Gen(command) => cli::r#gen::run(command),
         Command::XpathRef(args) => cli::xpath::run(args),
     };

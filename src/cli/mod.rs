@@ -3,8 +3,8 @@
 
 pub mod admin;
 pub mod demo;
-pub mod demo_btree;
 pub mod demo_queue;
 pub mod r#gen;
 pub mod load_csv;
+pub mod meteo_query;
 pub mod xpath;

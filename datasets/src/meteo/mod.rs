@@ -26,6 +26,7 @@ pub mod fields;
 pub mod fit;
 pub mod generator;
 pub mod pipeline;
+pub mod query;
 pub mod reader;
 pub mod schema;
 pub mod store;

@@ -129,7 +129,8 @@ impl<R: Read> ObservationReader<R> {
 
     /// Names of the measures, from the header or as `column N`.
     pub fn measure_names(&self) -> Vec<String> {
-        self.plan.measures.iter().map(|&index| self.label(index).to_string()).collect()
+        let name = |index: usize| self.label(index).name.unwrap_or_else(|| format!("column {}", index + 1));
+        self.plan.measures.iter().map(|&index| name(index)).collect()
     }
 
     /// Byte offset of the current row's start in the input (for progress display).

@@ -12,13 +12,10 @@ fn generate(config: &GeneratorConfig) -> Vec<u8> {
 }
 
 fn test_seed() -> u64 {
-    let seed = std::env::var("QUIRE_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-            now.map_or(1, |elapsed| elapsed.as_nanos() as u64)
-        });
+    let seed = std::env::var("QUIRE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.map_or(1, |elapsed| elapsed.as_nanos() as u64)
+    });
     println!("generator seed {seed} (replay: QUIRE_TEST_SEED={seed})");
     seed
 }
@@ -26,20 +23,10 @@ fn test_seed() -> u64 {
 /// The same seed gives the same bytes; another seed different bytes.
 #[test]
 fn same_seed_same_bytes() {
-    let config = GeneratorConfig {
-        seed: 7,
-        stations: Some(14),
-        ..GeneratorConfig::new(20_000)
-    };
+    let config = GeneratorConfig { seed: 7, stations: Some(14), ..GeneratorConfig::new(20_000) };
     let first = generate(&config);
     assert_eq!(first, generate(&config));
-    assert_ne!(
-        first,
-        generate(&GeneratorConfig {
-            seed: 8,
-            ..config.clone()
-        })
-    );
+    assert_ne!(first, generate(&GeneratorConfig { seed: 8, ..config.clone() }));
     assert!(first.starts_with(b"station,time,temp,pres,dewp,rain,wspm\nS00001,2013-03-01T00:00,"));
 }
 
@@ -47,11 +34,7 @@ fn same_seed_same_bytes() {
 /// observations the generator yields, missing values included.
 #[test]
 fn output_loads_with_default_schema_exactly() {
-    let config = GeneratorConfig {
-        seed: test_seed(),
-        stations: Some(13),
-        ..GeneratorConfig::new(30_000)
-    };
+    let config = GeneratorConfig { seed: test_seed(), stations: Some(13), ..GeneratorConfig::new(30_000) };
     let bytes = generate(&config);
     let mut reader = ObservationReader::new(bytes.as_slice(), &Schema::default()).expect("opens");
     let mut generator = ObservationGenerator::new(config).expect("valid config");
@@ -63,17 +46,11 @@ fn output_loads_with_default_schema_exactly() {
             ReadOutcome::Bad(error) => panic!("generated row rejected: {error}"),
             ReadOutcome::Row => {}
         }
-        assert!(
-            generator.next_into(&mut expected),
-            "more rows loaded than generated"
-        );
+        assert!(generator.next_into(&mut expected), "more rows loaded than generated");
         assert_eq!(loaded, expected, "row {rows}");
         rows += 1;
     }
-    assert!(
-        !generator.next_into(&mut expected),
-        "fewer rows loaded than generated"
-    );
+    assert!(!generator.next_into(&mut expected), "fewer rows loaded than generated");
     assert_eq!(rows, 30_000);
 }
 
@@ -82,24 +59,13 @@ fn output_loads_with_default_schema_exactly() {
 /// dry hours, DEWP ≤ TEMP, WSPM ≥ 0.
 #[test]
 fn statistics_resemble_beijing() {
-    let config = GeneratorConfig {
-        seed: 3,
-        stations: Some(12),
-        ..GeneratorConfig::new(12 * 8_766)
-    };
-    let rows: Vec<[f64; 5]> = ObservationGenerator::new(config)
-        .expect("config")
-        .filter_map(|o| o.point::<5>())
-        .collect();
+    let config = GeneratorConfig { seed: 3, stations: Some(12), ..GeneratorConfig::new(12 * 8_766) };
+    let rows: Vec<[f64; 5]> =
+        ObservationGenerator::new(config).expect("config").filter_map(|o| o.point::<5>()).collect();
     let n = rows.len() as f64;
     let means: [f64; 5] = std::array::from_fn(|i| rows.iter().map(|r| r[i]).sum::<f64>() / n);
     let mean = |i: usize| means[i];
-    let cov = |i: usize, j: usize| {
-        rows.iter()
-            .map(|r| (r[i] - means[i]) * (r[j] - means[j]))
-            .sum::<f64>()
-            / n
-    };
+    let cov = |i: usize, j: usize| rows.iter().map(|r| (r[i] - means[i]) * (r[j] - means[j])).sum::<f64>() / n;
     let sd = |i: usize| cov(i, i).sqrt();
     let corr = |i: usize, j: usize| cov(i, j) / sd(i) / sd(j);
     let dry = rows.iter().filter(|r| r[3] == 0.0).count() as f64 / n;
@@ -114,18 +80,9 @@ fn statistics_resemble_beijing() {
         dry
     );
     println!("{report}");
-    assert!(
-        (mean(0) - 13.5).abs() < 1.5 && (sd(0) - 11.4).abs() < 1.5,
-        "{report}"
-    );
-    assert!(
-        (mean(1) - 1010.8).abs() < 2.0 && (mean(2) - 2.5).abs() < 2.0,
-        "{report}"
-    );
+    assert!((mean(0) - 13.5).abs() < 1.5 && (sd(0) - 11.4).abs() < 1.5, "{report}");
+    assert!((mean(1) - 1010.8).abs() < 2.0 && (mean(2) - 2.5).abs() < 2.0, "{report}");
     assert!(corr(0, 2) > 0.7 && corr(0, 1) < -0.7, "{report}");
     assert!((0.93..0.99).contains(&dry), "{report}");
-    assert!(
-        rows.iter()
-            .all(|r| r[2] <= r[0] && r[4] >= 0.0 && r[3] >= 0.0)
-    );
+    assert!(rows.iter().all(|r| r[2] <= r[0] && r[4] >= 0.0 && r[3] >= 0.0));
 }

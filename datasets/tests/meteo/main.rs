@@ -8,26 +8,13 @@
 mod generator;
 mod malformed;
 mod real_files;
+mod store;
 
-use quiredb_datasets::meteo::{
-    LoadOptions, LoadSummary, NullSink, ObservationReader, Schema, load,
-};
+use quiredb_datasets::meteo::{LoadOptions, LoadSummary, NullSink, ObservationReader, Schema, load};
 
 /// Loads `bytes` with `schema` into a [`NullSink`], with or without skipping bad rows.
-pub fn load_bytes(
-    bytes: &[u8],
-    schema: &Schema,
-    skip_bad: bool,
-) -> quiredb_datasets::Result<LoadSummary> {
+pub fn load_bytes(bytes: &[u8], schema: &Schema, skip_bad: bool) -> quiredb_datasets::Result<LoadSummary> {
     let mut reader = ObservationReader::new(bytes, schema)?;
-    let options = LoadOptions {
-        skip_bad,
-        ..LoadOptions::default()
-    };
-    load(
-        &mut reader,
-        &mut NullSink::default(),
-        options,
-        &mut |_, _| {},
-    )
+    let options = LoadOptions { skip_bad, ..LoadOptions::default() };
+    load(&mut reader, &mut NullSink::default(), options, &mut |_, _| {})
 }

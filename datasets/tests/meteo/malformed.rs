@@ -4,8 +4,7 @@
 
 use quiredb_datasets::Error;
 use quiredb_datasets::meteo::{
-    ColumnRef, LoadOptions, NullSink, Observation, ObservationReader, ReadOutcome, Schema,
-    StationSpec, TimeSpec, load,
+    ColumnRef, LoadOptions, NullSink, Observation, ObservationReader, ReadOutcome, Schema, StationSpec, TimeSpec, load,
 };
 
 use super::load_bytes;
@@ -14,12 +13,7 @@ const GOOD: &str = "station,time,temp,pres,dewp,rain,wspm\nA,2013-03-01T00:00,1.
 
 fn csv_error(input: &str) -> (u64, usize, String, String) {
     match load_bytes(input.as_bytes(), &Schema::default(), false) {
-        Err(Error::Csv {
-            line,
-            column,
-            reason,
-            text,
-        }) => (line, column.number, reason, text),
+        Err(Error::Csv { line, column, reason, text }) => (line, column.number, reason, text),
         other => panic!("expected a CSV error, got {other:?}"),
     }
 }
@@ -31,10 +25,7 @@ fn short_row_is_an_error_or_skipped() {
     let input = format!("{GOOD}B,2013-03-01T01:00,1.5,1020\nC,2013-03-01T02:00,1,2,3,4,5\n");
     let (line, column, reason, _) = csv_error(&input);
     assert_eq!((line, column), (3, 5));
-    assert!(
-        reason.starts_with("short row: 4 fields, expected 7"),
-        "{reason}"
-    );
+    assert!(reason.starts_with("short row: 4 fields, expected 7"), "{reason}");
     let summary = load_bytes(input.as_bytes(), &Schema::default(), true).expect("skip mode loads");
     assert_eq!((summary.rows, summary.skipped_rows), (2, 1));
     assert_eq!(summary.skipped[0].line, 3);
@@ -45,13 +36,8 @@ fn short_row_is_an_error_or_skipped() {
 fn bad_number_names_line_column_and_text() {
     let input = format!("{GOOD}B,2013-03-01T01:00,1.5,10x20,-3,0,2.1\n");
     let (line, column, reason, text) = csv_error(&input);
-    assert_eq!(
-        (line, column, reason.as_str(), text.as_str()),
-        (3, 4, "not a number", "10x20")
-    );
-    let message = load_bytes(input.as_bytes(), &Schema::default(), false)
-        .unwrap_err()
-        .to_string();
+    assert_eq!((line, column, reason.as_str(), text.as_str()), (3, 4, "not a number", "10x20"));
+    let message = load_bytes(input.as_bytes(), &Schema::default(), false).unwrap_err().to_string();
     assert_eq!(message, "line 3, column 4 (pres): not a number: \"10x20\"");
 }
 
@@ -67,18 +53,13 @@ fn bad_dates_are_errors() {
     ] {
         let input = format!("{GOOD}B,{time},1,2,3,4,5\n");
         let (line, column, reason, text) = csv_error(&input);
-        assert_eq!(
-            (line, column, reason.as_str(), text.as_str()),
-            (3, 2, expected, time)
-        );
+        assert_eq!((line, column, reason.as_str(), text.as_str()), (3, 2, expected, time));
     }
     let parts = "year,month,day,hour,station,temp\n2013,2,29,0,A,1\n";
     let mut schema = Schema::preset("beijing").expect("preset");
     schema.measures = vec![ColumnRef::Name("temp".into())];
     match load_bytes(parts.as_bytes(), &schema, false) {
-        Err(Error::Csv {
-            line: 2, reason, ..
-        }) => assert_eq!(reason, "day out of range for the month"),
+        Err(Error::Csv { line: 2, reason, .. }) => assert_eq!(reason, "day out of range for the month"),
         other => panic!("expected a bad date, got {other:?}"),
     }
 }
@@ -92,10 +73,7 @@ fn bom_and_crlf_load() {
     let observations = read_all(input.as_bytes(), &schema);
     assert_eq!(observations.len(), 1);
     assert_eq!(observations[0].0.station, "A");
-    assert_eq!(
-        observations[0].0.measures,
-        vec![Some(1.5), Some(1020.0), Some(-3.0), Some(0.0), Some(2.1)]
-    );
+    assert_eq!(observations[0].0.measures, vec![Some(1.5), Some(1020.0), Some(-3.0), Some(0.0), Some(2.1)]);
     assert_eq!(observations[0].1, b"A,2013-03-01T00:00,1.5,1020,-3,0,2.1");
 }
 
@@ -106,10 +84,7 @@ fn quoted_fields_with_delimiters() {
     let observations = read_all(input.as_bytes(), &Schema::default());
     assert_eq!(observations[0].0.station, "Paris, \"Montsouris\"");
     assert_eq!(observations[0].0.time, 1_362_096_000);
-    assert_eq!(
-        observations[0].1,
-        b"\"Paris, \"\"Montsouris\"\"\",2013-03-01,1.5,1020,-3,0,2"
-    );
+    assert_eq!(observations[0].1, b"\"Paris, \"\"Montsouris\"\"\",2013-03-01,1.5,1020,-3,0,2");
 }
 
 /// `;` delimiter with decimal commas, detected automatically; sentinels and NA are
@@ -119,10 +94,7 @@ fn semicolons_decimal_commas_and_sentinels() {
     let input = "station;time;temp;pres;dewp;rain;wspm\nB;1362096000;-1,5;-999;NA;;-99999\n";
     let observations = read_all(input.as_bytes(), &Schema::default());
     assert_eq!(observations[0].0.time, 1_362_096_000);
-    assert_eq!(
-        observations[0].0.measures,
-        vec![Some(-1.5), None, None, None, None]
-    );
+    assert_eq!(observations[0].0.measures, vec![Some(-1.5), None, None, None, None]);
 }
 
 /// A file without header loads with the default (positional) schema; a named column
@@ -130,51 +102,26 @@ fn semicolons_decimal_commas_and_sentinels() {
 #[test]
 fn headerless_files_and_missing_columns() {
     let input = "A,2013-03-01T00:00,1,2,3,4,5\nA,2013-03-01T01:00,1,2,3,4,5\n";
-    assert_eq!(
-        load_bytes(input.as_bytes(), &Schema::default(), false)
-            .expect("loads")
-            .rows,
-        2
-    );
-    let named = load_bytes(
-        input.as_bytes(),
-        &Schema::preset("beijing").expect("preset"),
-        false,
-    );
+    assert_eq!(load_bytes(input.as_bytes(), &Schema::default(), false).expect("loads").rows, 2);
+    let named = load_bytes(input.as_bytes(), &Schema::preset("beijing").expect("preset"), false);
     assert!(matches!(named, Err(Error::Schema(_))), "{named:?}");
-    let missing = load_bytes(
-        GOOD.as_bytes(),
-        &Schema::preset("beijing").expect("preset"),
-        false,
-    );
+    let missing = load_bytes(GOOD.as_bytes(), &Schema::preset("beijing").expect("preset"), false);
     let message = missing.expect_err("no such column").to_string();
-    assert!(
-        message.contains("no column \"station\"") || message.contains("no column"),
-        "{message}"
-    );
-    assert!(
-        message.contains("the header has: station, time"),
-        "{message}"
-    );
+    assert!(message.contains("no column \"station\"") || message.contains("no column"), "{message}");
+    assert!(message.contains("the header has: station, time"), "{message}");
 }
 
 /// Empty input and non-UTF-8 stations are clear errors; non-UTF-8 elsewhere in a used
 /// number field too.
 #[test]
 fn empty_and_non_utf8_input() {
-    assert!(matches!(
-        load_bytes(b"", &Schema::default(), false),
-        Err(Error::Empty(_))
-    ));
+    assert!(matches!(load_bytes(b"", &Schema::default(), false), Err(Error::Empty(_))));
     let mut input = GOOD.as_bytes().to_vec();
     input.extend_from_slice(b"\xff\xfe,2013-03-01T00:00,1,2,3,4,5\n");
     match load_bytes(&input, &Schema::default(), false) {
-        Err(Error::Csv {
-            line: 3,
-            column,
-            reason,
-            ..
-        }) => assert_eq!((column.number, reason.as_str()), (1, "not UTF-8")),
+        Err(Error::Csv { line: 3, column, reason, .. }) => {
+            assert_eq!((column.number, reason.as_str()), (1, "not UTF-8"))
+        }
         other => panic!("expected not UTF-8, got {other:?}"),
     }
 }
@@ -186,26 +133,13 @@ fn skip_report_lists_skipped_rows() {
     let report = tempfile::NamedTempFile::new().expect("temp file");
     let file = report.reopen().expect("reopen");
     let mut reader = ObservationReader::new(input.as_bytes(), &Schema::default()).expect("opens");
-    let options = LoadOptions {
-        skip_bad: true,
-        skip_report: Some(Box::new(file)),
-        ..LoadOptions::default()
-    };
-    let summary = load(
-        &mut reader,
-        &mut NullSink::default(),
-        options,
-        &mut |_, _| {},
-    )
-    .expect("loads");
+    let options = LoadOptions { skip_bad: true, skip_report: Some(Box::new(file)), ..LoadOptions::default() };
+    let summary = load(&mut reader, &mut NullSink::default(), options, &mut |_, _| {}).expect("loads");
     assert_eq!((summary.rows, summary.skipped_rows), (1, 2));
     let text = std::fs::read_to_string(report.path()).expect("report");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
-    assert_eq!(
-        lines[0],
-        r#"3,"line 3, column 3 (temp): not a number: ""x""","B,2013-03-01T01:00,x,1,1,1,1""#
-    );
+    assert_eq!(lines[0], r#"3,"line 3, column 3 (temp): not a number: ""x""","B,2013-03-01T01:00,x,1,1,1,1""#);
     assert!(lines[1].starts_with("4,"), "{}", lines[1]);
 }
 

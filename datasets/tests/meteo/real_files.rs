@@ -10,24 +10,17 @@ use quiredb_datasets::meteo::Schema;
 use super::load_bytes;
 
 fn weather_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/weather"
-    ));
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/weather"));
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "SKIPPED: {} is absent; the real-file tests did not run",
-            dir.display()
-        );
+        eprintln!("SKIPPED: {} is absent; the real-file tests did not run", dir.display());
         None
     }
 }
 
 fn decoder(path: PathBuf) -> impl Read {
-    let file =
-        std::fs::File::open(&path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
     let mut decoder = zstd::Decoder::new(file).expect("zstd decoder");
     decoder.window_log_max(27).expect("window size");
     decoder
@@ -39,9 +32,7 @@ pub fn real_file(name: &str) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
     match name.split_once(':') {
         None => {
-            decoder(dir.join(name))
-                .read_to_end(&mut bytes)
-                .expect("decompress");
+            decoder(dir.join(name)).read_to_end(&mut bytes).expect("decompress");
         }
         Some((archive, member)) => {
             let mut tar = tar::Archive::new(decoder(dir.join(archive)));
@@ -61,15 +52,8 @@ fn naive_counts(bytes: &[u8], columns: &[&str]) -> (u64, u64, Vec<u64>) {
     let text = std::str::from_utf8(bytes).expect("real files are UTF-8");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();
-    let positions: Vec<usize> = columns
-        .iter()
-        .map(|c| {
-            header
-                .iter()
-                .position(|h| h == c)
-                .expect("column in header")
-        })
-        .collect();
+    let positions: Vec<usize> =
+        columns.iter().map(|c| header.iter().position(|h| h == c).expect("column in header")).collect();
     let (mut rows, mut complete, mut missing) = (0, 0, vec![0u64; columns.len()]);
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();
@@ -86,21 +70,10 @@ fn naive_counts(bytes: &[u8], columns: &[&str]) -> (u64, u64, Vec<u64>) {
     (rows, complete, missing)
 }
 
-fn check_preset(
-    file: &str,
-    preset: &str,
-    columns: &[&str],
-    rows: u64,
-    complete: u64,
-    missing: &[u64],
-) {
+fn check_preset(file: &str, preset: &str, columns: &[&str], rows: u64, complete: u64, missing: &[u64]) {
     let Some(bytes) = real_file(file) else { return };
     let naive = naive_counts(&bytes, columns);
-    assert_eq!(
-        naive,
-        (rows, complete, missing.to_vec()),
-        "naive count of {file}"
-    );
+    assert_eq!(naive, (rows, complete, missing.to_vec()), "naive count of {file}");
     let schema = Schema::preset(preset).expect("known preset");
     let summary = load_bytes(&bytes, &schema, false).expect("real file loads");
     assert_eq!(summary.rows, rows, "{summary}");
@@ -115,19 +88,11 @@ fn check_preset(
 fn beijing_loads_with_expected_counts() {
     let columns = ["TEMP", "PRES", "DEWP", "RAIN", "WSPM"];
     let missing = [398, 393, 403, 390, 318];
-    check_preset(
-        "beijing_multisite_all_stations.csv.zst",
-        "beijing",
-        &columns,
-        420_768,
-        420_359,
-        &missing,
-    );
+    check_preset("beijing_multisite_all_stations.csv.zst", "beijing", &columns, 420_768, 420_359, &missing);
     let Some(bytes) = real_file("beijing_multisite_all_stations.csv.zst") else {
         return;
     };
-    let summary =
-        load_bytes(&bytes, &Schema::preset("beijing").expect("preset"), false).expect("loads");
+    let summary = load_bytes(&bytes, &Schema::preset("beijing").expect("preset"), false).expect("loads");
     assert_eq!(summary.stations, 12);
     // 2013-03-01T00:00 .. 2017-02-28T23:00, civil time taken as UTC.
     assert_eq!(summary.time_range, Some((1_362_096_000, 1_488_322_800)));
@@ -138,38 +103,17 @@ fn beijing_loads_with_expected_counts() {
 fn nycflights13_loads_with_expected_counts() {
     let columns = ["temp", "dewp", "pressure", "precip", "wind_speed"];
     let file = "weather_nycflights13.tar.zst:weather.csv";
-    check_preset(
-        file,
-        "nycflights13",
-        &columns,
-        26_115,
-        23_383,
-        &[1, 1, 2_729, 0, 4],
-    );
+    check_preset(file, "nycflights13", &columns, 26_115, 23_383, &[1, 1, 2_729, 0, 4]);
 }
 
 /// vega: Seattle daily (1,461 rows, 4 measures) and the two hourly files (8,759 rows).
 #[test]
 fn vega_files_load_with_expected_counts() {
     let daily = ["precipitation", "temp_max", "temp_min", "wind"];
-    check_preset(
-        "weather_vega.tar.zst:seattle-weather.csv",
-        "vega-seattle",
-        &daily,
-        1_461,
-        1_461,
-        &[0; 4],
-    );
+    check_preset("weather_vega.tar.zst:seattle-weather.csv", "vega-seattle", &daily, 1_461, 1_461, &[0; 4]);
     let hourly = "weather_vega.tar.zst:seattle-temps.csv";
     check_preset(hourly, "vega-seattle-hourly", &["temp"], 8_759, 8_759, &[0]);
-    check_preset(
-        "weather_vega.tar.zst:sf-temps.csv",
-        "vega-sf-hourly",
-        &["temp"],
-        8_759,
-        8_759,
-        &[0],
-    );
+    check_preset("weather_vega.tar.zst:sf-temps.csv", "vega-sf-hourly", &["temp"], 8_759, 8_759, &[0]);
 }
 
 /// The calibration constants are what `fit.rs` gets from the Beijing file today.
@@ -191,22 +135,11 @@ fn calibration_constants_match_a_fresh_fit() {
     assert_eq!(fitted.stations.len(), recorded.stations.len());
     for (f, r) in fitted.stations.iter().zip(&recorded.stations) {
         assert_eq!(f.name, r.name);
-        let pairs = f
-            .coefficients
-            .iter()
-            .flatten()
-            .zip(r.coefficients.iter().flatten());
-        assert!(
-            pairs.clone().all(|(a, b)| close(*a, *b)),
-            "station {}: refit differs",
-            f.name
-        );
+        let pairs = f.coefficients.iter().flatten().zip(r.coefficients.iter().flatten());
+        assert!(pairs.clone().all(|(a, b)| close(*a, *b)), "station {}: refit differs", f.name);
     }
     let flat = |c: &Calibration| -> Vec<f64> {
-        let rain = c
-            .rain
-            .iter()
-            .flat_map(|m| [m.wet_after_dry, m.wet_after_wet, m.mean_wet_mm]);
+        let rain = c.rain.iter().flat_map(|m| [m.wet_after_dry, m.wet_after_wet, m.mean_wet_mm]);
         c.ar_phi
             .iter()
             .chain(c.innovation_cholesky.iter().flatten())
@@ -216,8 +149,5 @@ fn calibration_constants_match_a_fresh_fit() {
             .collect()
     };
     let (a, b) = (flat(&fitted), flat(&recorded));
-    assert!(
-        a.iter().zip(&b).all(|(x, y)| close(*x, *y)),
-        "fitted {a:?}\nrecorded {b:?}"
-    );
+    assert!(a.iter().zip(&b).all(|(x, y)| close(*x, *y)), "fitted {a:?}\nrecorded {b:?}");
 }

@@ -1,0 +1,125 @@
+//! Reading the meteorological layout of `store.rs`: station/time ranges through the
+//! B+tree, windows and k nearest neighbours over the measures through the R*-tree, each
+//! answer resolved to its raw record in the queue; and the layout's sizes.
+//!
+//! Everything runs in a caller's snapshot (`ReadTxn` or the write transaction), so a
+//! query sees one consistent state while loads go on.
+
+use std::ops::Bound;
+
+use quiredb_engine::{PageRead, ResultSet};
+use quiredb_structures::btree::BTree;
+use quiredb_structures::queue::{Queue, RecordId};
+use quiredb_structures::rtree::{Rect, WindowMode};
+
+use super::store::{
+    BTREE_NAME, DIMENSIONS, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, sink_error,
+    unpack_record_id,
+};
+use crate::error::{Error, Result};
+
+/// One answer: the record's id, its raw CSV line, and the distance for kNN.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// Where the record is in the queue.
+    pub id: RecordId,
+    /// The row as loaded (one CSV line, no terminator).
+    pub raw: Vec<u8>,
+    /// Euclidean distance to the query point (kNN only).
+    pub distance: Option<f64>,
+}
+
+/// Sizes of a loaded layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Records in the queue.
+    pub records: u64,
+    /// Keys in the (station, time) B+tree.
+    pub keys: u64,
+    /// Points in the R*-tree.
+    pub points: u64,
+    /// Height of the R*-tree.
+    pub rtree_height: u32,
+    /// Measure names recorded at load time.
+    pub measure_names: Vec<String>,
+}
+
+/// A read view of the layout in one transaction.
+pub struct MeteoView<'t, T: PageRead> {
+    txn: &'t T,
+    queue: Queue,
+    rtree: MeasureTree,
+}
+
+impl<'t, T: PageRead> MeteoView<'t, T> {
+    /// Opens the structures; an error if the database holds no meteorological data.
+    pub fn open(txn: &'t T) -> Result<Self> {
+        let missing = |error| Error::Schema(format!("no meteorological data in this database ({error})"));
+        let queue = Queue::open(txn, QUEUE_NAME).map_err(missing)?;
+        let rtree = MeasureTree::open(txn, RTREE_NAME).map_err(missing)?;
+        Ok(MeteoView { txn, queue, rtree })
+    }
+
+    /// Records of `station` with `from <= time <= to`, in time order.
+    pub fn range(&self, station: &str, from: i64, to: i64) -> Result<Vec<Found>> {
+        let station = station.to_owned();
+        let (mut low, mut high) = (Vec::new(), Vec::new());
+        encode_key(&station, from, &mut low);
+        encode_key(&station, to, &mut high);
+        let btree = BTree::open(self.txn, BTREE_NAME).map_err(sink_error)?;
+        let mut found = Vec::new();
+        for entry in btree.range(Bound::Included(&low), Bound::Included(&high)) {
+            let (_, value) = entry.map_err(sink_error)?;
+            let id =
+                decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
+            found.push(self.resolve(id, None)?);
+        }
+        Ok(found)
+    }
+
+    /// Records whose five measures all lie in `[min, max]` (inclusive), in id order.
+    pub fn window(&self, min: [f64; DIMENSIONS], max: [f64; DIMENSIONS]) -> Result<Vec<Found>> {
+        let mut payloads = Vec::new();
+        let query = Rect::new(min, max);
+        self.rtree
+            .visit_window(self.txn, &query, WindowMode::Intersects, |payload, _| payloads.push(payload))
+            .map_err(sink_error)?;
+        let mut ids: Vec<RecordId> = payloads.into_iter().map(unpack_record_id).collect();
+        ids.sort();
+        ids.into_iter().map(|id| self.resolve(id, None)).collect()
+    }
+
+    /// The `k` records nearest to `point` (Euclidean over the five measures), nearest
+    /// first, ties by record.
+    pub fn knn(&self, point: [f64; DIMENSIONS], k: usize) -> Result<Vec<Found>> {
+        let mut result = ResultSet::detached();
+        self.rtree.nearest_k(self.txn, point, k, None, &mut result).map_err(sink_error)?;
+        let rows: Vec<(u64, f64)> = result.ids().iter().copied().zip(result.scores().iter().copied()).collect();
+        rows.into_iter().map(|(payload, distance)| self.resolve(unpack_record_id(payload), Some(distance))).collect()
+    }
+
+    /// Sizes of the structures and the measure names.
+    pub fn stats(&self) -> Result<StoreStats> {
+        let keys = BTree::open(self.txn, BTREE_NAME).map_err(sink_error)?.len();
+        let measure_names = match BTree::open(self.txn, META_NAME) {
+            Ok(meta) => meta.get_vec(b"measures").map_err(sink_error)?.unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let names = String::from_utf8_lossy(&measure_names);
+        Ok(StoreStats {
+            records: self.queue.len(self.txn).map_err(sink_error)?,
+            keys,
+            points: self.rtree.len(self.txn).map_err(sink_error)?,
+            rtree_height: self.rtree.height(self.txn).map_err(sink_error)?,
+            measure_names: names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
+        })
+    }
+
+    fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {
+        let mut raw = Vec::new();
+        if !self.queue.get(self.txn, id, &mut raw).map_err(sink_error)? {
+            return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
+        }
+        Ok(Found { id, raw, distance })
+    }
+}

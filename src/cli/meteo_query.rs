@@ -1,0 +1,142 @@
+//! The meteorological queries: `quire range` (one station, a time interval, via the
+//! B+tree), `quire window` (a box over the five measures, via the R*-tree), `quire knn`
+//! (nearest records to a point of the five measures) and `quire stats` (sizes of the
+//! layout). Answers are the loaded CSV lines on stdout; counts and timings on stderr.
+//! The layout is documented in `datasets/src/meteo/store.rs`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use quiredb_datasets::meteo::fields::parse_timestamp;
+use quiredb_datasets::meteo::query::{Found, MeteoView};
+use quiredb_datasets::meteo::store::DIMENSIONS;
+use quiredb_engine::{Database, Options};
+
+/// Arguments of `quire range`.
+#[derive(clap::Args)]
+pub struct RangeArgs {
+    /// Database file.
+    pub db: PathBuf,
+    /// Station name.
+    #[arg(long)]
+    pub station: String,
+    /// First time (e.g. 2013-03-01T00:00, or epoch seconds), inclusive.
+    #[arg(long)]
+    pub from: String,
+    /// Last time, inclusive.
+    #[arg(long)]
+    pub to: String,
+}
+
+/// Arguments of `quire window`.
+#[derive(clap::Args)]
+pub struct WindowArgs {
+    /// Database file.
+    pub db: PathBuf,
+    /// Lower corner: five comma-separated values (temp,pres,dewp,rain,wspm order of the load).
+    #[arg(long, allow_hyphen_values = true)]
+    pub min: String,
+    /// Upper corner: five comma-separated values.
+    #[arg(long, allow_hyphen_values = true)]
+    pub max: String,
+}
+
+/// Arguments of `quire knn`.
+#[derive(clap::Args)]
+pub struct KnnArgs {
+    /// Database file.
+    pub db: PathBuf,
+    /// Query point: five comma-separated values.
+    #[arg(long, allow_hyphen_values = true)]
+    pub point: String,
+    /// Number of neighbours.
+    #[arg(short, default_value_t = 10)]
+    pub k: usize,
+}
+
+/// Arguments of `quire stats`.
+#[derive(clap::Args)]
+pub struct StatsArgs {
+    /// Database file.
+    pub db: PathBuf,
+}
+
+fn open(path: &Path) -> Result<Database> {
+    if !path.exists() {
+        bail!("{} does not exist", path.display());
+    }
+    Database::open(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
+}
+
+fn point(text: &str) -> Result<[f64; DIMENSIONS]> {
+    let values: Vec<f64> = text
+        .split(',')
+        .map(|value| value.trim().parse::<f64>().with_context(|| format!("{value:?} is not a number")))
+        .collect::<Result<_>>()?;
+    <[f64; DIMENSIONS]>::try_from(values).map_err(|v| anyhow::anyhow!("{DIMENSIONS} values needed, got {}", v.len()))
+}
+
+fn time(text: &str) -> Result<i64> {
+    parse_timestamp(text.as_bytes()).map_err(|reason| anyhow::anyhow!("{text:?}: {reason}"))
+}
+
+fn print(found: &[Found], started: Instant) -> Result<ExitCode> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for answer in found {
+        if let Some(distance) = answer.distance {
+            write!(out, "{distance:.4}\t")?;
+        }
+        out.write_all(&answer.raw)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    eprintln!("{} records in {:.3} ms", found.len(), started.elapsed().as_secs_f64() * 1e3);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `quire range`.
+pub fn range(args: RangeArgs) -> Result<ExitCode> {
+    let (from, to) = (time(&args.from)?, time(&args.to)?);
+    let db = open(&args.db)?;
+    let txn = db.begin_read()?;
+    let started = Instant::now();
+    let found = MeteoView::open(&txn)?.range(&args.station, from, to)?;
+    print(&found, started)
+}
+
+/// Runs `quire window`.
+pub fn window(args: WindowArgs) -> Result<ExitCode> {
+    let (min, max) = (point(&args.min)?, point(&args.max)?);
+    let db = open(&args.db)?;
+    let txn = db.begin_read()?;
+    let started = Instant::now();
+    let found = MeteoView::open(&txn)?.window(min, max)?;
+    print(&found, started)
+}
+
+/// Runs `quire knn`; each line starts with the distance and a tab.
+pub fn knn(args: KnnArgs) -> Result<ExitCode> {
+    let query = point(&args.point)?;
+    let db = open(&args.db)?;
+    let txn = db.begin_read()?;
+    let started = Instant::now();
+    let found = MeteoView::open(&txn)?.knn(query, args.k)?;
+    print(&found, started)
+}
+
+/// Runs `quire stats`.
+pub fn stats(args: StatsArgs) -> Result<ExitCode> {
+    let db = open(&args.db)?;
+    let txn = db.begin_read()?;
+    let stats = MeteoView::open(&txn)?.stats()?;
+    println!("records (queue):          {}", stats.records);
+    println!("keys (station, time):     {}", stats.keys);
+    println!("points (5-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
+    println!("measures:                 {}", stats.measure_names.join(", "));
+    println!("file:                     {} bytes", std::fs::metadata(&args.db)?.len());
+    println!("engine:                   {:?}", db.stats());
+    Ok(ExitCode::SUCCESS)
+}
