@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod demo;
+pub mod demo_btree;
 pub mod demo_queue;
 pub mod r#gen;
 pub mod load_csv;
