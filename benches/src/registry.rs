@@ -34,7 +34,7 @@ pub fn queue() -> Vec<Entry<QueueOpen>> {
     let mut v: Vec<Entry<QueueOpen>> = vec![
         Entry {
             id: "quiredb",
-            settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB",
+            settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB, mmap reads",
             open: peers::quiredb_queue::QuireQueue::open,
         },
         Entry { id: "sqlite-wal", settings: "rowid table, WAL, FULL", open: peers::sqlite::SqliteHeap::open },
