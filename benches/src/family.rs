@@ -29,6 +29,13 @@ pub trait KvEngine {
     fn scan(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<()>;
     /// Bytes the database occupies on disk now.
     fn size_bytes(&mut self) -> Result<u64>;
+    /// Range read (KV): visits up to `count` pairs in key order from the first key
+    /// ≥ `start`, in one read snapshot; returns how many, or `None` when the adapter
+    /// has no range read.
+    fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
+        let _ = (start, count, visit);
+        Ok(None)
+    }
     /// Another handle on the same database for a concurrent thread (T7).
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>>;
 }

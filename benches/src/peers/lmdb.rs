@@ -78,6 +78,18 @@ impl KvEngine for Lmdb {
         Ok(())
     }
 
+    fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
+        let rtxn = self.env.read_txn().or_engine(ID)?;
+        let bounds = (std::ops::Bound::Included(start), std::ops::Bound::Unbounded);
+        let mut seen = 0;
+        for item in self.db.range(&rtxn, &bounds).or_engine(ID)?.take(count) {
+            let (k, v) = item.or_engine(ID)?;
+            visit(k, v);
+            seen += 1;
+        }
+        Ok(Some(seen))
+    }
+
     fn size_bytes(&mut self) -> Result<u64> {
         dir_size(&self.dir)
     }

@@ -95,11 +95,33 @@ impl KvEngine for QuireKv {
         Ok(())
     }
 
+    fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
+        let txn = self.db.begin_read().or_engine(ID)?;
+        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut cursor = tree.cursor();
+        cursor.seek(start).or_engine(ID)?;
+        let mut value = Vec::new();
+        let mut seen = 0;
+        while seen < count {
+            cursor.value(&mut value).or_engine(ID)?;
+            let Some(key) = cursor.key() else { break };
+            visit(key, &value);
+            seen += 1;
+            cursor.move_next().or_engine(ID)?;
+        }
+        Ok(Some(seen))
+    }
+
     fn size_bytes(&mut self) -> Result<u64> {
         dir_size(&self.dir)
     }
 
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
-        Ok(Box::new(QuireKv { db: self.db.clone(), head: self.head, durability: self.durability, dir: self.dir.clone() }))
+        Ok(Box::new(QuireKv {
+            db: self.db.clone(),
+            head: self.head,
+            durability: self.durability,
+            dir: self.dir.clone(),
+        }))
     }
 }

@@ -82,6 +82,18 @@ impl KvEngine for Redb {
         Ok(())
     }
 
+    fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
+        let rtxn = self.db.begin_read().or_engine(ID)?;
+        let table = rtxn.open_table(TABLE).or_engine(ID)?;
+        let mut seen = 0;
+        for item in table.range::<&[u8]>(start..).or_engine(ID)?.take(count) {
+            let (k, v) = item.or_engine(ID)?;
+            visit(k.value(), v.value());
+            seen += 1;
+        }
+        Ok(Some(seen))
+    }
+
     fn size_bytes(&mut self) -> Result<u64> {
         let meta = std::fs::metadata(&self.path);
         meta.map(|m| m.len()).map_err(|e| crate::error::BenchError::io(&self.path, e))

@@ -130,6 +130,21 @@ impl KvEngine for SqliteKv {
         tx.commit().or_engine(id)
     }
 
+    fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
+        let id = self.journal.id();
+        let mut stmt =
+            self.conn.prepare_cached("SELECT key, value FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?2").or_engine(id)?;
+        let mut rows = stmt.query(rusqlite::params![start, count as i64]).or_engine(id)?;
+        let mut seen = 0;
+        while let Some(row) = rows.next().or_engine(id)? {
+            let k = row.get_ref(0).or_engine(id)?.as_blob().or_engine(id)?;
+            let v = row.get_ref(1).or_engine(id)?.as_blob().or_engine(id)?;
+            visit(k, v);
+            seen += 1;
+        }
+        Ok(Some(seen))
+    }
+
     fn size_bytes(&mut self) -> Result<u64> {
         dir_size(self.path.parent().expect("the database file lives in a directory"))
     }

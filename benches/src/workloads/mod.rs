@@ -3,6 +3,7 @@
 //! cross-checks, prints its table and appends its JSON lines.
 //! Each workload module (t1 … t7) exposes `run(&Config) -> Result<Outcome>`.
 
+pub mod kv;
 pub mod t1;
 pub mod t2;
 pub mod t3;
@@ -139,6 +140,7 @@ pub fn run(workload: &str, cfg: &Config) -> Result<Vec<Record>> {
         "T5" => t5::run(cfg)?,
         "T6" => t6::run(cfg)?,
         "T7" => t7::run(cfg)?,
+        "KV" => kv::run(cfg)?,
         other => {
             return Err(BenchError::Usage(format!("unknown workload {other} (T1…T7, all, report)")));
         }

@@ -1,0 +1,172 @@
+//! KV — the redb-style workload of the B+tree issue: random 24-byte keys with 150-byte
+//! values; bulk load in one transaction; 1,000 individual durable writes; 100 batches
+//! of 1,000 writes; random reads (two passes); 500,000 range reads of 10 pairs;
+//! removal of half the keys in one transaction; file size before and after.
+//! Engines: the ordered key-value family (range reads where the adapter has them).
+
+use super::{Config, Outcome, remove_dir};
+use crate::check::{Checks, fnv};
+use crate::error::{BenchError, Result};
+use crate::family::{KvEngine, KvOptions};
+use crate::measure::time;
+use crate::registry;
+use crate::results::{Collector, Unit};
+
+const KEY_LEN: usize = 24;
+const VALUE_LEN: usize = 150;
+
+/// xorshift64*: the same data for every engine from the seed.
+fn random_bytes(state: &mut u64, out: &mut [u8]) {
+    for chunk in out.chunks_mut(8) {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        let word = state.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+}
+
+/// `n` random pairs (keys distinct with overwhelming probability; duplicates dropped).
+fn pairs(n: usize, state: &mut u64) -> Vec<([u8; KEY_LEN], [u8; VALUE_LEN])> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (mut key, mut value) = ([0u8; KEY_LEN], [0u8; VALUE_LEN]);
+        random_bytes(state, &mut key);
+        random_bytes(state, &mut value);
+        out.push((key, value));
+    }
+    out
+}
+
+/// Sizes of one run.
+struct Sizes {
+    singles: usize,
+    batches: usize,
+    batch: usize,
+    ranges: usize,
+}
+
+/// Runs KV on every selected key-value engine.
+pub fn run(cfg: &Config) -> Result<Outcome> {
+    let n = cfg.count(2_000, 1_000_000, 5_000_000);
+    let sizes = Sizes {
+        singles: cfg.count(20, 1000, 1000).min(n),
+        batches: cfg.count(5, 100, 100),
+        batch: cfg.count(20, 1000, 1000),
+        ranges: cfg.count(1000, 500_000, 500_000),
+    };
+    let mut state = cfg.seed | 1;
+    let load = pairs(n, &mut state);
+    let singles = pairs(sizes.singles, &mut state);
+    let batched = pairs(sizes.batches * sizes.batch, &mut state);
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut shuffle = cfg.seed ^ 0x4b56;
+    for i in (1..n).rev() {
+        let mut word = [0u8; 8];
+        random_bytes(&mut shuffle, &mut word);
+        order.swap(i, (u64::from_le_bytes(word) % (i as u64 + 1)) as usize);
+    }
+    let engines = cfg.select("KV", registry::kv())?;
+    let mut collector = Collector::default();
+    let mut checks = Checks::new("KV");
+    checks.expect("read found", n as u64)?;
+    checks.expect("removed", (n / 2) as u64)?;
+    for _ in 0..cfg.repeats {
+        for entry in &engines {
+            collector.set_settings(entry.id, entry.settings);
+            let dir = cfg.scratch("KV", entry.id)?;
+            let mut engine = (entry.open)(&dir, &KvOptions { cache_bytes: None })?;
+            let data = Data { load: &load, singles: &singles, batched: &batched, order: &order };
+            phases(engine.as_mut(), entry.id, &data, &sizes, &mut collector, &mut checks)?;
+            drop(engine);
+            remove_dir(&dir)?;
+        }
+    }
+    Ok(Outcome {
+        collector,
+        checks,
+        dataset: format!(
+            "{n} random {KEY_LEN} B keys / {VALUE_LEN} B values; {} single writes; {}×{} batched; {} ranges of 10",
+            sizes.singles, sizes.batches, sizes.batch, sizes.ranges
+        ),
+    })
+}
+
+struct Data<'a> {
+    load: &'a [([u8; KEY_LEN], [u8; VALUE_LEN])],
+    singles: &'a [([u8; KEY_LEN], [u8; VALUE_LEN])],
+    batched: &'a [([u8; KEY_LEN], [u8; VALUE_LEN])],
+    order: &'a [usize],
+}
+
+fn as_refs(pairs: &[([u8; KEY_LEN], [u8; VALUE_LEN])]) -> Vec<(&[u8], &[u8])> {
+    pairs.iter().map(|(k, v)| (&k[..], &v[..])).collect()
+}
+
+fn phases(
+    engine: &mut dyn KvEngine,
+    id: &str,
+    data: &Data<'_>,
+    sizes: &Sizes,
+    c: &mut Collector,
+    checks: &mut Checks,
+) -> Result<()> {
+    let all = as_refs(data.load);
+    let (_, s) = time(all.len() as u64, || engine.put_batch(&all))?;
+    c.add(id, "bulk load (1 txn)", Unit::OpsPerSec, s);
+    drop(all);
+
+    let (_, s) = time(data.singles.len() as u64, || {
+        data.singles.iter().try_for_each(|(k, v)| engine.put_batch(&[(&k[..], &v[..])]))
+    })?;
+    c.add(id, "individual writes (commit each)", Unit::MsPerOp, s);
+
+    let batched = as_refs(data.batched);
+    let (_, s) =
+        time(batched.len() as u64, || batched.chunks(sizes.batch).try_for_each(|chunk| engine.put_batch(chunk)))?;
+    c.add(id, "batch writes", Unit::OpsPerSec, s);
+
+    for pass in ["random reads (pass 1)", "random reads (pass 2)"] {
+        let mut out = Vec::new();
+        let ((found, hash), s) = time(data.order.len() as u64, || {
+            let (mut found, mut hash) = (0u64, 0u64);
+            for &i in data.order {
+                if engine.get(&data.load[i].0, &mut out)? {
+                    found += 1;
+                    hash = hash.wrapping_add(fnv(&out));
+                }
+            }
+            Ok::<_, BenchError>((found, hash))
+        })?;
+        c.add(id, pass, Unit::OpsPerSec, s);
+        checks.record(id, "read found", found)?;
+        checks.record(id, "read hash", hash)?;
+    }
+
+    let starts = data.order.iter().cycle().take(sizes.ranges);
+    let (seen, s) = time(sizes.ranges as u64, || {
+        let mut seen = Some(0u64);
+        for &i in starts {
+            let mut visit = |_: &[u8], v: &[u8]| {
+                std::hint::black_box(v);
+            };
+            match engine.range(&data.load[i].0, 10, &mut visit)? {
+                Some(count) => seen = seen.map(|total| total + count as u64),
+                None => return Ok::<_, BenchError>(None),
+            }
+        }
+        Ok(seen)
+    })?;
+    if let Some(seen) = seen {
+        c.add(id, "range reads (10 pairs)", Unit::OpsPerSec, s);
+        checks.record(id, "range pairs seen", seen)?;
+    }
+
+    c.add_bytes(id, "size before removal", engine.size_bytes()?);
+    let half: Vec<&[u8]> = data.load[..data.load.len() / 2].iter().map(|(k, _)| &k[..]).collect();
+    let (removed, s) = time(half.len() as u64, || engine.delete_batch(&half))?;
+    c.add(id, "remove half (1 txn)", Unit::OpsPerSec, s);
+    checks.record(id, "removed", removed)?;
+    c.add_bytes(id, "size after removal", engine.size_bytes()?);
+    Ok(())
+}
