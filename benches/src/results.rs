@@ -286,3 +286,87 @@ fn render(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context() -> RecordContext {
+        RecordContext {
+            machine: Machine {
+                commit: "abc".into(),
+                cpu: "cpu".into(),
+                cores: 2,
+                mem: "1 kB".into(),
+                kernel: "6".into(),
+                date: "2026-11-29T00:00:00Z".into(),
+            },
+            dataset: "d".into(),
+            seed: 7,
+            settings: String::new(),
+        }
+    }
+
+    fn collector() -> Collector {
+        let mut c = Collector::default();
+        for (engine, wall) in [("quiredb", 1.0), ("redb", 2.0), ("lmdb", 4.0)] {
+            for extra in [0.0, 0.5, 1.0] {
+                c.add(engine, "insert", Unit::OpsPerSec, Sample { wall_s: wall + extra, cpu_s: wall, n: 100 });
+            }
+            c.set_settings(engine, "durable");
+        }
+        c
+    }
+
+    #[test]
+    fn json_line_has_the_documented_fields() {
+        // Proves every key of the documented JSON line is present with the right types.
+        let records = collector().records("T2", "run1", &context());
+        let line = serde_json::to_string(&records[0]).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        for key in ["workload", "engine", "op", "unit", "value", "cpu_s", "n", "context"] {
+            assert!(v.get(key).is_some(), "missing {key} in {line}");
+        }
+        assert_eq!(v["unit"], "ops/s");
+        assert_eq!(v["workload"], "T2");
+        for key in ["commit", "cpu", "cores", "mem", "kernel", "date", "dataset", "seed", "settings"] {
+            assert!(v["context"].get(key).is_some(), "missing context.{key} in {line}");
+        }
+        assert_eq!(v["context"]["settings"], "durable");
+    }
+
+    #[test]
+    fn median_and_extremes_over_repeats() {
+        // Proves the value is the median of the repeats and min/max bracket it (ops/s).
+        let records = collector().records("T2", "run1", &context());
+        let redb = records.iter().find(|r| r.engine == "redb").unwrap();
+        assert_eq!((redb.value, redb.min, redb.max), (100.0 / 2.5, 100.0 / 3.0, 100.0 / 2.0));
+        assert_eq!(redb.repeats, 3);
+        assert_eq!(redb.cpu_value, 50.0);
+    }
+
+    #[test]
+    fn ratio_column_only_with_quiredb() {
+        // Proves the table gains the ratio column when quiredb is present, against the best peer.
+        let records = collector().records("T2", "run1", &context());
+        let text = table(&records);
+        assert!(text.contains("quiredb vs best peer"), "{text}");
+        // quiredb median 1.5 s vs best peer redb 2.5 s for 100 ops: 66.7/40 = 1.67x.
+        assert!(text.contains("1.67x"), "{text}");
+        let peers: Vec<Record> = records.into_iter().filter(|r| r.engine != "quiredb").collect();
+        assert!(!table(&peers).contains("vs best peer"));
+    }
+
+    #[test]
+    fn jsonl_appends_lines() {
+        // Proves append_jsonl adds one parseable line per record and keeps earlier lines.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r/x.jsonl");
+        let records = collector().records("T2", "run1", &context());
+        append_jsonl(&path, &records).unwrap();
+        append_jsonl(&path, &records).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 6);
+        assert!(text.lines().all(|l| serde_json::from_str::<Record>(l).is_ok()));
+    }
+}

@@ -95,6 +95,15 @@ pub fn generate(input: &Path, output: &Path) -> Result<()> {
         std::fs::write(&path, md).map_err(|e| BenchError::io(&path, e))?;
         index_rows(&mut index, w, &rs);
     }
+    index.push_str("\n## Data sets, sizes and notes\n\n| workload | data set | repeats | notes |\n|---|---|---|---|\n");
+    for w in &workloads {
+        let rs: Vec<&Record> = records.iter().filter(|r| &r.workload == w).collect();
+        let mut notes: Vec<&str> = rs.iter().map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
+        notes.sort_unstable();
+        notes.dedup();
+        let repeats = rs.iter().map(|r| r.repeats).max().unwrap_or(0);
+        let _ = writeln!(index, "| [{w}]({w}.md) | {} | {repeats} | {} |", rs[0].context.dataset, notes.join("; "));
+    }
     if let Some(r) = records.first() {
         let m = &r.context.machine;
         let _ = writeln!(
