@@ -20,7 +20,7 @@
 
 use roxmltree::{Document, Node, NodeType};
 
-use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator};
+use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Step};
 
 /// One selected item: a node, or an attribute of an element.
 #[derive(Debug, Clone, Copy)]
@@ -113,17 +113,26 @@ fn eval_path<'a, 'i>(path: &LocationPath, context: &[Item<'a, 'i>]) -> Vec<Item<
         context.to_vec()
     };
     for step in &path.steps {
-        let bases = match step.separator {
-            Separator::Child => current,
-            Separator::Descendant => descendant_or_self(&current),
-        };
         let mut next = Vec::new();
-        for base in &bases {
-            for candidate in apply_test(&step.test, *base) {
-                if step.predicates.iter().all(|p| holds(p, candidate)) {
-                    next.push(candidate);
+        let mut candidates = Vec::new();
+        let keep = |c: &Item<'a, 'i>| step.predicates.iter().all(|p| holds(p, *c));
+        let mut visit = |base: Item<'a, 'i>| {
+            candidates.clear();
+            select(&step.test, base, &mut candidates);
+            next.extend(candidates.iter().filter(|c| keep(c)));
+        };
+        match step.separator {
+            Separator::Child => current.iter().for_each(|base| visit(*base)),
+            // descendant-or-self::node()/child::t = the proper descendants that pass t.
+            Separator::Descendant if is_child_test(&step.test) => for_each_descendant_or_self(&current, true, |item| {
+                if let Item::Node { node, .. } = item
+                    && passes_child_test(&step.test, node)
+                    && keep(&item)
+                {
+                    next.push(item);
                 }
-            }
+            }),
+            Separator::Descendant => for_each_descendant_or_self(&current, false, visit),
         }
         sort_unique(&mut next);
         current = next;
@@ -131,50 +140,69 @@ fn eval_path<'a, 'i>(path: &LocationPath, context: &[Item<'a, 'i>]) -> Vec<Item<
     current
 }
 
-/// descendant-or-self::node() of a sorted, unique context set, sorted and unique.
-fn descendant_or_self<'a, 'i>(context: &[Item<'a, 'i>]) -> Vec<Item<'a, 'i>> {
-    let mut out = Vec::new();
+/// Calls `f` on every item of descendant-or-self::node() of a sorted, unique context
+/// set, each once: a context inside the subtree of an earlier one adds nothing new.
+/// With `proper`, only proper descendants (the contexts themselves are skipped, which
+/// is exact: a skipped context is not inside another context's subtree).
+fn for_each_descendant_or_self<'a, 'i>(context: &[Item<'a, 'i>], proper: bool, mut f: impl FnMut(Item<'a, 'i>)) {
     let mut covered: Option<Node<'a, 'i>> = None; // last context whose subtree was walked
     for item in context {
         match *item {
-            Item::Attribute { .. } => out.push(*item),
+            Item::Attribute { .. } if !proper => f(*item),
+            Item::Attribute { .. } => {}
             Item::Node { doc, node } => {
                 let inside = covered.is_some_and(|c| node.ancestors().any(|a| a == c));
                 if !inside {
-                    out.extend(node.descendants().map(|n| Item::Node { doc, node: n }));
+                    node.descendants().skip(usize::from(proper)).for_each(|n| f(Item::Node { doc, node: n }));
                     covered = Some(node);
                 }
             }
         }
     }
-    sort_unique(&mut out);
-    out
 }
 
-/// The items a node test selects from one context item (child, attribute or self axis).
-fn apply_test<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>) -> Vec<Item<'a, 'i>> {
+/// Appends the items a node test selects from one context item (child, attribute or
+/// self axis) to `out`, in document order.
+fn select<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>, out: &mut Vec<Item<'a, 'i>>) {
     let Item::Node { doc, node } = base else {
         // Attributes have no children and no attributes; only `.` selects them.
-        return if *test == NodeTest::SelfNode { vec![base] } else { Vec::new() };
+        if *test == NodeTest::SelfNode {
+            out.push(base);
+        }
+        return;
     };
     let wrap = |n: Node<'a, 'i>| Item::Node { doc, node: n };
     match test {
-        NodeTest::SelfNode => vec![base],
-        NodeTest::Element(name) => {
-            node.children().filter(|c| c.is_element() && c.tag_name().name() == name).map(wrap).collect()
+        NodeTest::SelfNode => out.push(base),
+        NodeTest::Element(_) | NodeTest::AnyElement | NodeTest::Text | NodeTest::Node => {
+            out.extend(node.children().filter(|c| passes_child_test(test, *c)).map(wrap))
         }
-        NodeTest::AnyElement => node.children().filter(Node::is_element).map(wrap).collect(),
-        NodeTest::Text => node.children().filter(Node::is_text).map(wrap).collect(),
-        NodeTest::Node => node.children().map(wrap).collect(),
-        NodeTest::Attribute(name) => node
-            .attributes()
-            .enumerate()
-            .filter(|(_, a)| a.name() == name)
-            .map(|(index, _)| Item::Attribute { doc, owner: node, index })
-            .collect(),
+        NodeTest::Attribute(name) => out.extend(
+            node.attributes().enumerate().filter(|(_, a)| a.name() == name).map(|(index, _)| Item::Attribute {
+                doc,
+                owner: node,
+                index,
+            }),
+        ),
         NodeTest::AnyAttribute => {
-            (0..node.attributes().len()).map(|index| Item::Attribute { doc, owner: node, index }).collect()
+            out.extend((0..node.attributes().len()).map(|index| Item::Attribute { doc, owner: node, index }))
         }
+    }
+}
+
+/// Whether the test selects along the child axis (not attributes, not self).
+fn is_child_test(test: &NodeTest) -> bool {
+    matches!(test, NodeTest::Element(_) | NodeTest::AnyElement | NodeTest::Text | NodeTest::Node)
+}
+
+/// Whether a child node passes a child-axis test.
+fn passes_child_test(test: &NodeTest, node: Node<'_, '_>) -> bool {
+    match test {
+        NodeTest::Element(name) => node.is_element() && node.tag_name().name() == name,
+        NodeTest::AnyElement => node.is_element(),
+        NodeTest::Text => node.is_text(),
+        NodeTest::Node => true,
+        _ => false,
     }
 }
 
@@ -184,11 +212,41 @@ fn holds(predicate: &Predicate, item: Item<'_, '_>) -> bool {
         Predicate::Or(a, b) => holds(a, item) || holds(b, item),
         Predicate::And(a, b) => holds(a, item) && holds(b, item),
         Predicate::Not(a) => !holds(a, item),
-        Predicate::Exists(path) => !eval_path(path, &[item]).is_empty(),
+        Predicate::Exists(path) => any_match(&path.steps, start(path, item), &|_| true),
         Predicate::Compare { path, op, literal, .. } => {
-            eval_path(path, &[item]).iter().any(|selected| compare(&selected.string_value(), *op, literal))
+            any_match(&path.steps, start(path, item), &|s| compare(&s.string_value(), *op, literal))
         }
     }
+}
+
+/// Where a predicate path starts: the context item, or its document root.
+fn start<'a, 'i>(path: &LocationPath, item: Item<'a, 'i>) -> Item<'a, 'i> {
+    if path.absolute { Item::Node { doc: item.document(), node: item.node().document().root() } } else { item }
+}
+
+/// Whether some item that `steps` select from `item` satisfies `accept`: the same
+/// answer as building the node-set with [`eval_path`] and scanning it ("some node
+/// satisfies" is all XPath 1.0 asks of a node-set in a predicate), found depth-first
+/// and stopping at the first hit.
+fn any_match<'a, 'i>(steps: &[Step], item: Item<'a, 'i>, accept: &dyn Fn(Item<'a, 'i>) -> bool) -> bool {
+    let Some((step, rest)) = steps.split_first() else { return accept(item) };
+    let bases: Box<dyn Iterator<Item = Item<'a, 'i>>> = match (step.separator, item) {
+        (Separator::Descendant, Item::Node { doc, node }) => {
+            Box::new(node.descendants().map(move |n| Item::Node { doc, node: n }))
+        }
+        _ => Box::new(std::iter::once(item)),
+    };
+    let mut candidates = Vec::new();
+    for base in bases {
+        candidates.clear();
+        select(&step.test, base, &mut candidates);
+        for &candidate in &candidates {
+            if step.predicates.iter().all(|p| holds(p, candidate)) && any_match(rest, candidate, accept) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// XPath 1.0 comparison of one node's string value with a literal.

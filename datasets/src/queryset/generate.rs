@@ -90,6 +90,7 @@ pub fn generate_sets(collection: &str, docs: &[Document<'_>], options: &Generato
     let mut sets: BTreeMap<Bucket, Vec<(usize, String)>> = BTreeMap::new();
     let mut seen = BTreeSet::new();
     let mut tag_totals: HashMap<String, usize> = HashMap::new();
+    let (mut drawn, mut empty) = (0, 0);
     for _ in 0..options.max_attempts {
         if Bucket::ALL.iter().all(|b| sets.get(b).is_some_and(|s| s.len() >= options.per_set)) {
             break;
@@ -98,9 +99,11 @@ pub fn generate_sets(collection: &str, docs: &[Document<'_>], options: &Generato
         if !seen.insert(text.clone()) {
             continue;
         }
+        drawn += 1;
         let query = xpath::parse(&text)?;
         let count = reference::count(&query, docs);
         if count == 0 {
+            empty += 1;
             continue;
         }
         let total = *tag_totals.entry(last.clone()).or_insert_with(|| {
@@ -120,7 +123,10 @@ pub fn generate_sets(collection: &str, docs: &[Document<'_>], options: &Generato
             bucket,
             seed: options.seed,
             generator: GENERATOR_VERSION.to_string(),
-            comments: vec![" selectivity = count(query) div count(//last-step-name)".into()],
+            comments: vec![
+                " selectivity = count(query) div count(//last-step-name)".into(),
+                format!(" candidates evaluated: {drawn}, empty: {empty}"),
+            ],
             queries: sets.remove(&bucket).unwrap_or_default(),
         })
         .collect())
