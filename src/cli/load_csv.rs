@@ -77,6 +77,10 @@ pub struct LoadArgs {
     /// Buffer pool size in MiB.
     #[arg(long, default_value_t = 256)]
     pub cache_mib: usize,
+    /// Points held in memory for the R*-tree's bulk load (48 bytes each); past that,
+    /// points are inserted one by one. 0 = always insert.
+    #[arg(long, default_value_t = quiredb_datasets::meteo::store::BULK_POINTS_LIMIT)]
+    pub bulk_points: usize,
     /// Durability of the commit(s).
     #[arg(long, value_enum, default_value = "checksummed")]
     pub durability: DurabilityArg,
@@ -109,7 +113,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     let (summary, stats) = match &database {
         Some(db) => {
             let durability = args.durability.into();
-            let mut sink = IndexSink::new(db, durability, reader.measure_names())?;
+            let mut sink = IndexSink::new(db, durability, reader.measure_names())?.with_bulk_limit(args.bulk_points);
             let summary = run_load(&args, &mut reader, &mut sink, &progress, &report_path)?;
             (summary, Some(sink.stats()))
         }

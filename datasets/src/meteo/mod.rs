@@ -6,8 +6,12 @@
 //! ```text
 //! CSV bytes ─► ObservationReader (schema.rs mapping, fields.rs parsing)
 //!           ─► load() (pipeline.rs: skip-bad policy, batches, LoadSummary)
-//!           ─► dyn ObservationSink (the database indexes; NullSink for a dry run)
+//!           ─► dyn ObservationSink: store::IndexSink (queue + B+tree + R*-tree in one
+//!              database; store.rs has the layout) or NullSink (a dry run)
 //! ```
+//!
+//! Reading back: [`query::MeteoView`] (range by station and time, window and kNN over
+//! the five measures, sizes).
 //!
 //! An [`Observation`] is one row: a station name, a time in seconds since
 //! 1970-01-01T00:00 (civil times without a zone are taken as UTC), and the measures in
@@ -19,7 +23,12 @@
 //! (`station,time,temp,pres,dewp,rain,wspm`, see [`Schema::default`]) with parameters
 //! fitted on the Beijing data ([`calibration`], [`fit`]).
 //!
-//! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`.
+//! Speed (2 vCPU, CPU time, 10 M generated rows, 459 MB): the `csv` crate alone splits
+//! 665 MB/s; with serde into typed rows 218 MB/s; this reader with validation and raw
+//! records 245 MB/s (0.37× and 1.12× of those). Measure with `quire load-csv FILE
+//! --parse-only [--typed]` and `--dry-run`.
+//!
+//! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`, `store.rs`.
 
 pub mod calibration;
 pub mod fields;
@@ -33,8 +42,10 @@ pub mod store;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
+pub use query::MeteoView;
 pub use reader::{ObservationReader, ReadOutcome};
 pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
+pub use store::IndexSink;
 
 /// The number of measures of the default schema and of the paper's records (dimension 5).
 pub const DEFAULT_MEASURES: usize = 5;

@@ -145,6 +145,7 @@ pub struct IndexSink<'db> {
     station: String,
     bulk: Option<(Vec<u64>, Vec<f64>)>,
     measure_names: Vec<String>,
+    bulk_limit: usize,
     stats: SinkStats,
 }
 
@@ -170,8 +171,19 @@ impl<'db> IndexSink<'db> {
             station: String::new(),
             bulk: empty.then(|| (Vec::new(), Vec::new())),
             measure_names,
+            bulk_limit: BULK_POINTS_LIMIT,
             stats: SinkStats::default(),
         })
+    }
+
+    /// Sets how many points are held for the R-tree's bulk load (default
+    /// [`BULK_POINTS_LIMIT`]; 48 bytes each; 0 = insert every point one by one).
+    pub fn with_bulk_limit(mut self, points: usize) -> Self {
+        self.bulk_limit = points;
+        if points == 0 {
+            self.bulk = None;
+        }
+        self
     }
 
     /// What was written so far.
@@ -220,7 +232,7 @@ impl<'db> IndexSink<'db> {
         }
         self.stats.records += chunk.len() as u64;
         self.chunk.clear();
-        if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= BULK_POINTS_LIMIT) {
+        if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= self.bulk_limit) {
             self.flush_bulk()?;
         }
         Ok(())
