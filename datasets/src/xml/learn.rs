@@ -18,7 +18,7 @@ use super::profile::{Attribute, Child, Profile, State, Text, Value};
 /// Values kept to decide on a Choice.
 const MAX_CHOICES: usize = 32;
 /// Words kept in the vocabulary.
-const VOCABULARY: usize = 2000;
+const VOCABULARY: usize = 20_000;
 
 type Key = (String, String, u32); // (parent tag, tag, depth)
 
