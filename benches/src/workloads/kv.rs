@@ -49,12 +49,10 @@ struct Sizes {
 /// Runs KV on every selected key-value engine.
 pub fn run(cfg: &Config) -> Result<Outcome> {
     let n = cfg.count(2_000, 1_000_000, 5_000_000);
-    let sizes = Sizes {
-        singles: cfg.count(20, 1000, 1000).min(n),
-        batches: cfg.count(5, 100, 100),
-        batch: cfg.count(20, 1000, 1000),
-        ranges: cfg.count(1000, 500_000, 500_000),
-    };
+    let smoke = cfg.size == super::Size::Smoke;
+    let pick = |small: usize, normal: usize| if smoke { small } else { normal };
+    let sizes =
+        Sizes { singles: pick(20, 1000), batches: pick(5, 100), batch: pick(20, 1000), ranges: pick(1000, 500_000) };
     let mut state = cfg.seed | 1;
     let load = pairs(n, &mut state);
     let singles = pairs(sizes.singles, &mut state);

@@ -74,20 +74,25 @@ pub fn compact(page: &mut [u8]) {
     build(page, level(&copy), (node::prev(&copy), node::next(&copy)), &cells, &children);
 }
 
-/// Array shapes `(element size, index)` touched by adding/removing entry `i`.
-fn shapes(page: &[u8], i: usize) -> Vec<(usize, usize, usize)> {
+/// The arrays touched by adding/removing entry `i`: `(element size, count, index)`;
+/// a leaf has two (prefixes, slots), a branch three (prefixes, children, slots).
+fn shapes(page: &[u8], i: usize) -> ([(usize, usize, usize); 3], usize) {
     let n = count(page);
-    if level(page) == 0 { vec![(8, n, i), (2, n, i)] } else { vec![(8, n, i), (8, n + 1, i + 1), (2, n, i)] }
+    if level(page) == 0 {
+        ([(8, n, i), (2, n, i), (0, 0, 0)], 2)
+    } else {
+        ([(8, n, i), (8, n + 1, i + 1), (2, n, i)], 3)
+    }
 }
 
 /// Opens a gap at the given index of every array (insert) or closes it (remove).
 fn reshape(page: &mut [u8], arrays: &[(usize, usize, usize)], insert: bool) {
-    let mut old = Vec::with_capacity(arrays.len());
-    let mut new = Vec::with_capacity(arrays.len());
+    let mut old = [0usize; 3];
+    let mut new = [0usize; 3];
     let (mut o, mut w) = (NODE_HEADER, NODE_HEADER);
-    for &(size, n, _) in arrays {
-        old.push(o);
-        new.push(w);
+    for (k, &(size, n, _)) in arrays.iter().enumerate() {
+        old[k] = o;
+        new[k] = w;
         o += size * n;
         w += if insert { size * (n + 1) } else { size * (n - 1) };
     }
@@ -120,8 +125,8 @@ pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool 
         }
         compact(page);
     }
-    let shapes = shapes(page, i);
-    reshape(page, &shapes, true);
+    let (shapes, arrays) = shapes(page, i);
+    reshape(page, &shapes[..arrays], true);
     let n = count(page) + 1;
     put_u16(page, 0, n);
     let top = cell_start(page) - cell.len();
@@ -141,8 +146,8 @@ pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool 
 pub fn remove(page: &mut [u8], i: usize) {
     let at = node::slot(page, i);
     let len = node::cell_len(page, at, level(page) == 0);
-    let shapes = shapes(page, i);
-    reshape(page, &shapes, false);
+    let (shapes, arrays) = shapes(page, i);
+    reshape(page, &shapes[..arrays], false);
     let n = count(page) - 1;
     put_u16(page, 0, n);
     if at == cell_start(page) {
