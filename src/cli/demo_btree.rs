@@ -67,7 +67,9 @@ fn edits(db: &Database) -> Result<()> {
     let len = tree.len();
     drop(tree);
     txn.commit(Durability::Full)?;
-    println!("btree: 100 single-insert durable commits at {per_commit:.0} µs each; removed 500 keys; {len} keys, checker clean");
+    println!(
+        "btree: 100 single-insert durable commits at {per_commit:.0} µs each; removed 500 keys; {len} keys, checker clean"
+    );
     Ok(())
 }
 

@@ -9,10 +9,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_b10b);
+    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_b10b);
     println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
     seed
 }
@@ -31,8 +28,7 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
 }
 
 fn memdb() -> Database {
-    Database::with_storage(Arc::new(MemStorage::new()), Options::default(), "mem")
-        .expect("in-memory database")
+    Database::with_storage(Arc::new(MemStorage::new()), Options::default(), "mem").expect("in-memory database")
 }
 
 fn check_clean(txn: &impl quiredb_engine::PageRead, blob: BlobRef) -> Vec<u64> {
@@ -123,10 +119,8 @@ fn free_returns_every_page() {
     let db = memdb();
     let before = db.meta().live_pages;
     let txn = db.begin_write().expect("writer");
-    let blobs: Vec<BlobRef> = [5, 9000, 100_000, 3_000_000]
-        .iter()
-        .map(|&n| blob::write_bytes(&txn, &bytes(n, 7)).expect("write"))
-        .collect();
+    let blobs: Vec<BlobRef> =
+        [5, 9000, 100_000, 3_000_000].iter().map(|&n| blob::write_bytes(&txn, &bytes(n, 7)).expect("write")).collect();
     txn.commit(Durability::None).expect("commit");
     assert!(db.meta().live_pages > before);
     let txn = db.begin_write().expect("writer");
@@ -151,9 +145,7 @@ fn named_blob_survives_reopen() {
     }
     let db = Database::open(&path, Options::default()).expect("open");
     let txn = db.begin_read().expect("reader");
-    let blob = blob::get_named(&txn, "picture")
-        .expect("lookup")
-        .expect("present");
+    let blob = blob::get_named(&txn, "picture").expect("lookup").expect("present");
     let mut out = Vec::new();
     blob::read_to_vec(&txn, blob, &mut out).expect("read");
     assert_eq!(out, data);
@@ -180,10 +172,7 @@ fn one_gibibyte_blob() {
     let txn = db.begin_read().expect("reader");
     assert_eq!(blob::len(&txn, blob).expect("len"), len);
     let mut buf = [0u8; 100];
-    assert_eq!(
-        blob::read_at(&txn, blob, len - 50, &mut buf).expect("read_at"),
-        50
-    );
+    assert_eq!(blob::read_at(&txn, blob, len - 50, &mut buf).expect("read_at"), 50);
     assert!(buf[..50].iter().all(|&b| b == 0xA5));
     check_clean(&txn, blob);
 }

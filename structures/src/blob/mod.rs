@@ -82,10 +82,7 @@ impl BlobRef {
         let bytes: &[u8; Self::SIZE] = bytes.try_into().ok()?;
         let root = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
         let len = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes"));
-        Some(BlobRef {
-            root: PageId(root),
-            len,
-        })
+        Some(BlobRef { root: PageId(root), len })
     }
 }
 
@@ -132,19 +129,13 @@ pub(crate) fn named_ref(entry: &quiredb_engine::CatalogEntry) -> Result<BlobRef>
 }
 
 /// The checker of a named blob, for `quire check` (`check.rs`).
-pub fn check_entry(
-    txn: &impl PageRead,
-    entry: &quiredb_engine::CatalogEntry,
-) -> Result<Vec<String>> {
+pub fn check_entry(txn: &impl PageRead, entry: &quiredb_engine::CatalogEntry) -> Result<Vec<String>> {
     let blob = named_ref(entry)?;
     let mut pages = Vec::new();
     let mut problems = check(txn, blob, &mut pages)?;
     let distinct: std::collections::HashSet<u64> = pages.iter().copied().collect();
     if distinct.len() != pages.len() {
-        problems.push(format!(
-            "{} pages are reachable more than once",
-            pages.len() - distinct.len()
-        ));
+        problems.push(format!("{} pages are reachable more than once", pages.len() - distinct.len()));
     }
     Ok(problems)
 }

@@ -15,11 +15,7 @@ pub(crate) struct Root {
 }
 
 fn corrupted(page: u64, reason: impl Into<String>) -> Error {
-    Error::Corrupted {
-        structure: "blob".to_owned(),
-        page,
-        reason: reason.into(),
-    }
+    Error::Corrupted { structure: "blob".to_owned(), page, reason: reason.into() }
 }
 
 fn id_at(page: &[u8], slot: usize) -> u64 {
@@ -40,40 +36,23 @@ fn header(page: &[u8], blob: BlobRef) -> Result<Header> {
     let count = u16::from_le_bytes(page[12..14].try_into().expect("2 bytes")) as usize;
     let height = page[14];
     if len != blob.len {
-        return Err(corrupted(
-            blob.root.0,
-            format!("root says {len} bytes, reference says {}", blob.len),
-        ));
+        return Err(corrupted(blob.root.0, format!("root says {len} bytes, reference says {}", blob.len)));
     }
-    if ROOT_HEADER + 8 * count + tail_len > payload
-        || tail_len as u64 > len
-        || (height == 0) != (count == 0)
-    {
+    if ROOT_HEADER + 8 * count + tail_len > payload || tail_len as u64 > len || (height == 0) != (count == 0) {
         return Err(corrupted(
             blob.root.0,
             format!("bad root header: {count} children, tail {tail_len}, height {height}"),
         ));
     }
-    Ok(Header {
-        tail_len,
-        count,
-        height,
-    })
+    Ok(Header { tail_len, count, height })
 }
 
 impl Root {
     pub(crate) fn load(txn: &impl PageRead, blob: BlobRef) -> Result<Root> {
         let page = txn.page(blob.root)?;
         let head = header(&page, blob)?;
-        let children = (0..head.count)
-            .map(|slot| id_at(&page[ROOT_HEADER..], slot))
-            .collect();
-        Ok(Root {
-            len: blob.len,
-            tail_len: head.tail_len,
-            height: head.height,
-            children,
-        })
+        let children = (0..head.count).map(|slot| id_at(&page[ROOT_HEADER..], slot)).collect();
+        Ok(Root { len: blob.len, tail_len: head.tail_len, height: head.height, children })
     }
 }
 
@@ -106,9 +85,7 @@ pub fn read_at(txn: &impl PageRead, blob: BlobRef, offset: u64, buf: &mut [u8]) 
         } else {
             let page = data_page(txn, &root, &head, at / payload, blob)?;
             let within = (at % payload) as usize;
-            take = (want - done)
-                .min(root.len() - within)
-                .min((tree_len - at) as usize);
+            take = (want - done).min(root.len() - within).min((tree_len - at) as usize);
             buf[done..done + take].copy_from_slice(&page[within..within + take]);
         }
         done += take;
@@ -117,26 +94,13 @@ pub fn read_at(txn: &impl PageRead, blob: BlobRef, offset: u64, buf: &mut [u8]) 
 }
 
 /// Pins data page `index` by walking down from the root.
-fn data_page<'t>(
-    txn: &'t impl PageRead,
-    root: &[u8],
-    head: &Header,
-    index: u64,
-    blob: BlobRef,
-) -> Result<PageRef<'t>> {
+fn data_page<'t>(txn: &'t impl PageRead, root: &[u8], head: &Header, index: u64, blob: BlobRef) -> Result<PageRef<'t>> {
     let fanout = (root.len() / 8) as u64;
-    let mut span = fanout
-        .checked_pow(u32::from(head.height) - 1)
-        .ok_or_else(|| corrupted(blob.root.0, "height too large"))?;
+    let mut span =
+        fanout.checked_pow(u32::from(head.height) - 1).ok_or_else(|| corrupted(blob.root.0, "height too large"))?;
     let slot = (index / span) as usize;
     if slot >= head.count {
-        return Err(corrupted(
-            blob.root.0,
-            format!(
-                "data page {index} is beyond the root's {} children",
-                head.count
-            ),
-        ));
+        return Err(corrupted(blob.root.0, format!("data page {index} is beyond the root's {} children", head.count)));
     }
     let mut id = id_at(&root[ROOT_HEADER..], slot);
     let mut rest = index % span;
@@ -145,10 +109,7 @@ fn data_page<'t>(
         span /= fanout;
         let child = id_at(&page, (rest / span) as usize);
         if child == 0 {
-            return Err(corrupted(
-                id,
-                format!("index page lacks the child of data page {index}"),
-            ));
+            return Err(corrupted(id, format!("index page lacks the child of data page {index}")));
         }
         rest %= span;
         id = child;
@@ -158,8 +119,7 @@ fn data_page<'t>(
 
 /// The whole blob as a vector.
 pub fn read_to_vec(txn: &impl PageRead, blob: BlobRef, out: &mut Vec<u8>) -> Result<()> {
-    let len =
-        usize::try_from(blob.len).map_err(|_| corrupted(blob.root.0, "blob larger than memory"))?;
+    let len = usize::try_from(blob.len).map_err(|_| corrupted(blob.root.0, "blob larger than memory"))?;
     out.clear();
     out.resize(len, 0);
     read_at(txn, blob, 0, out)?;
@@ -175,11 +135,7 @@ pub struct BlobReader<'t, T: PageRead> {
 
 /// A reader positioned at the start of `blob`.
 pub fn reader<T: PageRead>(txn: &T, blob: BlobRef) -> BlobReader<'_, T> {
-    BlobReader {
-        txn,
-        blob,
-        position: 0,
-    }
+    BlobReader { txn, blob, position: 0 }
 }
 
 impl<T: PageRead> Read for BlobReader<'_, T> {
@@ -197,8 +153,7 @@ impl<T: PageRead> Seek for BlobReader<'_, T> {
             SeekFrom::End(delta) => self.blob.len.checked_add_signed(delta),
             SeekFrom::Current(delta) => self.position.checked_add_signed(delta),
         };
-        let target = target
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        let target = target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
         self.position = target;
         Ok(target)
     }
@@ -227,10 +182,7 @@ pub fn check(txn: &impl PageRead, blob: BlobRef, pages: &mut Vec<u64>) -> Result
         leaves += count_subtree(txn, child, root.height, pages)?;
     }
     if leaves != data_pages {
-        problems.push(format!(
-            "blob root {}: {leaves} data pages for {tree_len} bytes",
-            blob.root.0
-        ));
+        problems.push(format!("blob root {}: {leaves} data pages for {tree_len} bytes", blob.root.0));
     }
     Ok(problems)
 }
@@ -243,10 +195,7 @@ fn count_subtree(txn: &impl PageRead, id: u64, height: u8, pages: &mut Vec<u64>)
     }
     let children: Vec<u64> = {
         let page = txn.page(PageId(id))?;
-        (0..page.len() / 8)
-            .map(|slot| id_at(&page, slot))
-            .take_while(|&c| c != 0)
-            .collect()
+        (0..page.len() / 8).map(|slot| id_at(&page, slot)).take_while(|&c| c != 0).collect()
     };
     let mut total = 0;
     for child in children {

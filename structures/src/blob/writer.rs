@@ -29,12 +29,7 @@ pub fn write(txn: &WriteTxn<'_>, data: &mut impl Read) -> Result<BlobRef> {
         std::mem::swap(&mut pending, &mut next);
         pending_len = got;
     }
-    finish(
-        txn,
-        data_pages,
-        &pending[..pending_len],
-        total + pending_len as u64,
-    )
+    finish(txn, data_pages, &pending[..pending_len], total + pending_len as u64)
 }
 
 /// Writes `bytes` as a new blob.
@@ -65,10 +60,7 @@ fn write_data_page(txn: &WriteTxn<'_>, bytes: &[u8]) -> Result<u64> {
 /// Places the tail, builds the index levels and writes the root.
 fn finish(txn: &WriteTxn<'_>, mut ids: Vec<u64>, tail: &[u8], len: u64) -> Result<BlobRef> {
     if len == 0 {
-        return Ok(BlobRef {
-            root: PageId(0),
-            len: 0,
-        });
+        return Ok(BlobRef { root: PageId(0), len: 0 });
     }
     let payload = txn.payload_size();
     let mut tail = tail;
@@ -93,10 +85,7 @@ fn finish(txn: &WriteTxn<'_>, mut ids: Vec<u64>, tail: &[u8], len: u64) -> Resul
     }
     let at = ROOT_HEADER + 8 * ids.len();
     root[at..at + tail.len()].copy_from_slice(tail);
-    Ok(BlobRef {
-        root: root.id(),
-        len,
-    })
+    Ok(BlobRef { root: root.id(), len })
 }
 
 /// Groups `ids` into index pages of `P/8` ids; returns the index page ids.

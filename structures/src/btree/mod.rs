@@ -46,10 +46,12 @@
 //! separators are the shortest prefix of the right node's first key that is greater
 //! than the left node's last key.
 //!
-//! Removal policy: a node under a quarter full is merged with a sibling (the left one
-//! if any) when both fit in one page, else the two are redistributed evenly when the
-//! parent has room for the new separator; otherwise it stays (its sibling is then
-//! over three quarters full). The checker verifies exactly this.
+//! Removal policy: a node left under a quarter full is merged with its left sibling,
+//! else its right sibling, when the two fit in one page; otherwise it is redistributed
+//! evenly with the first of them when the parent has room for the new separator, else
+//! it stays (its siblings are then over three quarters full). Freed pages go back to
+//! the engine. The checker verifies that no two adjacent siblings are both under a
+//! quarter full and that no non-root node is empty.
 //!
 //! Files: `node.rs` (reading, search) · `node_write.rs` (building, in-place edits) ·
 //! `write.rs` (insert, split) · `remove.rs` (remove, merge) · `cursor.rs` (cursors,
