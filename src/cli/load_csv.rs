@@ -161,8 +161,11 @@ fn run_load<R: Read>(
     let result = load(reader, sink, options, &mut update);
     progress.bar.finish_and_clear();
     let stopped = || {
-        let unchanged =
-            if args.batch.is_some() { "batches committed before the error stay" } else { "the database is unchanged" };
+        let unchanged = match (args.dry_run, args.batch) {
+            (true, _) => "dry run",
+            (false, Some(_)) => "batches committed before the error stay",
+            (false, None) => "the database is unchanged",
+        };
         format!("load of {} stopped; {unchanged}", args.file.display())
     };
     result.with_context(stopped)
