@@ -332,3 +332,67 @@ fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
         }
     }
 }
+
+/// Uniform random windows of volume `fraction` (cubes) and the per-query I/O.
+fn io_per_query<const D: usize>(points: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("io.quire");
+    let mut rng = Rng(seed());
+    let mut unit = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+    let coords: Vec<f64> = (0..points * D).map(|_| unit()).collect();
+    let ids: Vec<u64> = (0..points as u64).collect();
+    let big = Options { page_size: Some(8192), cache_bytes: 512 << 20, ..Options::default() };
+    let nodes = {
+        let db = Database::create(&path, big).expect("db");
+        let txn = db.begin_write().expect("write");
+        let tree = RTree::<D>::create(&txn, "t").expect("create");
+        tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
+        let nodes = tree.node_pages(&txn).expect("nodes");
+        txn.commit(Durability::Full).expect("commit");
+        nodes
+    };
+    let cache_bytes = (nodes as usize * 8192 / 4).max(64 * 8192);
+    let db = Database::open(&path, Options { page_size: Some(8192), cache_bytes, ..Options::default() }).expect("open");
+    let txn = db.begin_read().expect("read");
+    let tree = RTree::<D>::open(&txn, "t").expect("open tree");
+    let queries = 2000;
+    for (fraction, label) in [(1e-5, "0.001%"), (1e-4, "0.01%"), (1e-3, "0.1%"), (1e-2, "1%")] {
+        let side = f64::powf(fraction, 1.0 / D as f64);
+        let (before, mut visited, mut found) = (db.stats(), 0u64, 0u64);
+        for _ in 0..queries {
+            let lo: [f64; D] = std::array::from_fn(|_| unit() * (1.0 - side));
+            let window = Rect::new(lo, std::array::from_fn(|d| lo[d] + side));
+            visited += tree.visit_window(&txn, &window, WindowMode::Intersects, |_, _| found += 1).expect("window");
+        }
+        let after = db.stats();
+        println!(
+            "{D}-D window {label}: {:.1} nodes visited, {:.1} pages read from the file per query ({:.1} results; tree {nodes} pages, pool {} pages)",
+            visited as f64 / queries as f64,
+            (after.misses - before.misses) as f64 / queries as f64,
+            found as f64 / queries as f64,
+            cache_bytes / 8192
+        );
+    }
+    let before = db.stats();
+    let mut out = txn.result_set();
+    for _ in 0..queries {
+        out.clear();
+        tree.nearest_k(&txn, std::array::from_fn(|_| unit()), 10, None, &mut out).expect("knn");
+    }
+    let after = db.stats();
+    println!(
+        "{D}-D kNN k=10: {:.1} page requests, {:.1} pages read from the file per query",
+        (after.hits + after.misses - before.hits - before.misses) as f64 / queries as f64,
+        (after.misses - before.misses) as f64 / queries as f64
+    );
+}
+
+#[test]
+#[ignore = "measurement: RTREE_IO_POINTS (default 1000000) points, run with --ignored --nocapture"]
+fn pages_read_per_query_with_a_pool_of_a_quarter_of_the_tree() {
+    // Reports (does not assert) node visits and file reads per window and kNN query on a
+    // bulk-loaded tree reopened with a buffer pool holding 25% of its pages.
+    let points = std::env::var("RTREE_IO_POINTS").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    io_per_query::<5>(points);
+    io_per_query::<2>(points);
+}

@@ -12,7 +12,7 @@ use super::{OrEngine, create_dir};
 use crate::error::{BenchError, Result};
 use crate::family::{SpatialEngine, WindowAnswer};
 use quiredb_engine::{Database, Durability, Options, PageRead};
-use quiredb_structures::rtree::{RTree, Rect, WindowMode};
+use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::path::Path;
 
 const ID: &str = "quiredb";
@@ -20,9 +20,9 @@ const ID: &str = "quiredb";
 const CACHE_BYTES: usize = 256 << 20;
 
 /// A QuireDB database holding one R-tree of N-dimensional points.
-pub struct QuireSpatial<const N: usize> {
+pub struct QuireSpatial<const N: usize, C: Coord> {
     db: Database,
-    tree: RTree<N>,
+    tree: RTree<N, C>,
     pending: Vec<(u64, [f64; N])>,
 }
 
@@ -30,19 +30,20 @@ fn point<const N: usize>(p: &[f64]) -> [f64; N] {
     p.try_into().expect("the workload passes points of the engine's dimension")
 }
 
-impl<const N: usize> QuireSpatial<N> {
+impl<const N: usize, C: Coord> QuireSpatial<N, C> {
     fn open(dir: &Path) -> Result<Self> {
         create_dir(dir)?;
         let options = Options { page_size: Some(8192), cache_bytes: CACHE_BYTES, ..Options::default() };
         let db = Database::create(dir.join("quire.db"), options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
-        let tree = RTree::create(&txn, "points").or_engine(ID)?;
+        let max_entries = std::env::var("QUIRE_RTREE_MAX").ok().and_then(|v| v.parse().ok());
+        let tree = RTree::create_with(&txn, "points", RTreeOptions { max_entries }).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
         Ok(QuireSpatial { db, tree, pending: Vec::new() })
     }
 }
 
-impl<const N: usize> SpatialEngine for QuireSpatial<N> {
+impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     fn insert(&mut self, id: u64, p: &[f64]) -> Result<()> {
         self.pending.push((id, point::<N>(p)));
         Ok(())
@@ -83,8 +84,17 @@ impl<const N: usize> SpatialEngine for QuireSpatial<N> {
 /// Opener for `quiredb` (2-D and 5-D builds).
 pub fn open(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
     match dims {
-        2 => Ok(Box::new(QuireSpatial::<2>::open(dir)?)),
-        5 => Ok(Box::new(QuireSpatial::<5>::open(dir)?)),
+        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir)?)),
+        _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
+    }
+}
+
+/// Opener for `quiredb-f32` (coordinates stored as f32: exact for the T4 points).
+pub fn open_f32(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
+    match dims {
+        2 => Ok(Box::new(QuireSpatial::<2, f32>::open(dir)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f32>::open(dir)?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
     }
 }

@@ -43,7 +43,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
 
     fn bulk_load_entries(&self, txn: &WriteTxn<'_>, mut entries: Vec<Entry<D>>) -> Result<()> {
         let mut head = self.head(txn)?;
-        self.free_subtree(txn, PageId(head.root))?;
+        self.free_subtree(txn, PageId(head.root), head.root_level())?;
         let len = entries.len() as u64;
         let (mut level, mut nodes) = (0u16, 0u64);
         loop {

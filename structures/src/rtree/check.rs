@@ -55,7 +55,7 @@ impl<T: PageRead> Walk<'_, T> {
             self.problem(format!("node {id} is reached twice"));
             return Ok(None);
         }
-        let node = match Layout::<D, C>::load(self.txn, id, self.max) {
+        let node = match Layout::<D, C>::load_checked(self.txn, id, self.max) {
             Ok(node) => node,
             Err(error) => {
                 self.problem(format!("node {id}: {error}"));

@@ -43,15 +43,19 @@ impl Coord for f64 {
     fn read(bytes: &[u8]) -> f64 {
         f64::from_le_bytes(bytes[..8].try_into().expect("slice of 8 bytes"))
     }
+    #[inline(always)]
     fn write_down(bytes: &mut [u8], value: f64) {
         bytes[..8].copy_from_slice(&value.to_le_bytes());
     }
+    #[inline(always)]
     fn write_up(bytes: &mut [u8], value: f64) {
         bytes[..8].copy_from_slice(&value.to_le_bytes());
     }
+    #[inline(always)]
     fn round_down(value: f64) -> f64 {
         value
     }
+    #[inline(always)]
     fn round_up(value: f64) -> f64 {
         value
     }
@@ -65,16 +69,20 @@ impl Coord for f32 {
     fn read(bytes: &[u8]) -> f64 {
         f64::from(f32::from_le_bytes(bytes[..4].try_into().expect("slice of 4 bytes")))
     }
+    #[inline(always)]
     fn write_down(bytes: &mut [u8], value: f64) {
         bytes[..4].copy_from_slice(&(Self::round_down(value) as f32).to_le_bytes());
     }
+    #[inline(always)]
     fn write_up(bytes: &mut [u8], value: f64) {
         bytes[..4].copy_from_slice(&(Self::round_up(value) as f32).to_le_bytes());
     }
+    #[inline(always)]
     fn round_down(value: f64) -> f64 {
         let near = value as f32;
         f64::from(if f64::from(near) > value { near.next_down() } else { near })
     }
+    #[inline(always)]
     fn round_up(value: f64) -> f64 {
         let near = value as f32;
         f64::from(if f64::from(near) < value { near.next_up() } else { near })

@@ -80,8 +80,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     fn descend(&self, txn: &WriteTxn<'_>, head: &Head, rect: &Rect<D>, level: u16) -> Result<Vec<(PageId, Node<D>, usize)>> {
         let mut path = Vec::with_capacity(head.height as usize);
         let mut id = PageId(head.root);
+        let mut expected = head.root_level();
         loop {
-            let node = self.load(txn, id)?;
+            let node = self.load(txn, id, expected)?;
             if node.level == level {
                 path.push((id, node, usize::MAX));
                 return Ok(path);
@@ -93,6 +94,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             let child = PageId(node.entries[index].id);
             path.push((id, node, index));
             id = child;
+            expected -= 1;
         }
     }
 
@@ -180,18 +182,28 @@ pub(crate) fn choose_subtree<const D: usize>(node: &Node<D>, rect: &Rect<D>) -> 
         scored.select_nth_unstable_by(OVERLAP_CANDIDATES - 1, by_enlargement);
         scored.truncate(OVERLAP_CANDIDATES);
     }
-    let mut best = (f64::INFINITY, f64::INFINITY, f64::INFINITY, usize::MAX);
-    for &(enlargement, area, i) in &scored {
-        let grown = entries[i].rect.union(rect);
+    scored.sort_unstable_by(by_enlargement);
+    let mut best = (f64::INFINITY, usize::MAX);
+    for &(_, _, i) in &scored {
+        let (own, grown) = (&entries[i].rect, entries[i].rect.union(rect));
         let mut delta = 0.0;
         for (j, other) in entries.iter().enumerate() {
-            if j != i {
-                delta += grown.overlap(&other.rect) - entries[i].rect.overlap(&other.rect);
+            let gained = grown.overlap(&other.rect);
+            if gained > 0.0 && j != i {
+                delta += gained - own.overlap(&other.rect);
+                if delta >= best.0 {
+                    break;
+                }
             }
         }
-        if (delta, enlargement, area) < (best.0, best.1, best.2) {
-            best = (delta, enlargement, area, i);
+        // Candidates come in (enlargement, area) order, so a strict improvement in
+        // overlap is the only way to win; zero added overlap cannot be beaten.
+        if delta < best.0 {
+            best = (delta, i);
+            if delta == 0.0 {
+                break;
+            }
         }
     }
-    best.3
+    best.1
 }

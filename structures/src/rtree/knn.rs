@@ -67,6 +67,19 @@ impl Ord for Candidate {
     }
 }
 
+/// Squared distance from `p` to the farthest corner of the encoded box `chunk`.
+#[inline(always)]
+fn chunk_max_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
+    let mut sum = 0.0;
+    for d in 0..D {
+        let lo = C::read(&chunk[d * C::BYTES..]);
+        let hi = C::read(&chunk[(D + d) * C::BYTES..]);
+        let far = (p[d] - lo).abs().max((hi - p[d]).abs());
+        sum += far * far;
+    }
+    sum
+}
+
 #[inline(always)]
 fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
     let mut sum = 0.0;
@@ -109,7 +122,10 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         if k == 0 {
             return Ok(());
         }
-        let limit = max_dist2(max_distance);
+        let mut limit = max_dist2(max_distance);
+        // Every non-root node has at least `min` leaf entries below it: when that is
+        // at least k, the k-th nearest lies no farther than any child's farthest corner.
+        let subtree_has_k = self.min >= k;
         let head = self.head(txn)?;
         let mut best: BinaryHeap<Candidate> = BinaryHeap::with_capacity(k + 1);
         let mut nodes = BinaryHeap::new();
@@ -125,6 +141,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 let dist2 = chunk_dist2::<C, D>(chunk, &point);
                 let id = Layout::<D, C>::id(chunk);
                 if level > 0 {
+                    if subtree_has_k {
+                        limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
+                    }
                     let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
                     if dist2 <= bound {
                         nodes.push(Item { dist2, kind: 0, id, level: level - 1 });

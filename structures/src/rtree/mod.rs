@@ -164,7 +164,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// Frees every page of the tree and removes it from the catalog.
     pub fn drop_tree(self, txn: &WriteTxn<'_>) -> Result<()> {
         let head = self.head(txn)?;
-        self.free_subtree(txn, PageId(head.root))?;
+        self.free_subtree(txn, PageId(head.root), head.root_level())?;
         txn.free_page(self.head)?;
         txn.drop_structure(&self.name)?;
         Ok(())
@@ -185,17 +185,22 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         head.store(txn, self.head)
     }
 
-    pub(crate) fn load(&self, txn: &impl PageRead, id: PageId) -> Result<Node<D>> {
-        Layout::<D, C>::load(txn, id, self.max)
+    /// Loads node `id`, which must be at `level` (so a damaged file cannot loop).
+    pub(crate) fn load(&self, txn: &impl PageRead, id: PageId, level: u16) -> Result<Node<D>> {
+        let node = Layout::<D, C>::load(txn, id, self.max)?;
+        if node.level != level {
+            return Err(node::corrupted(id, format!("node has level {}, expected {level}", node.level)));
+        }
+        Ok(node)
     }
 
     /// Frees node `id` and everything below it.
-    pub(crate) fn free_subtree(&self, txn: &WriteTxn<'_>, id: PageId) -> Result<u64> {
-        let node = self.load(txn, id)?;
+    pub(crate) fn free_subtree(&self, txn: &WriteTxn<'_>, id: PageId, level: u16) -> Result<u64> {
+        let node = self.load(txn, id, level)?;
         let mut freed = 1;
-        if node.level > 0 {
+        if level > 0 {
             for e in &node.entries {
-                freed += self.free_subtree(txn, PageId(e.id))?;
+                freed += self.free_subtree(txn, PageId(e.id), level - 1)?;
             }
         }
         txn.free_page(id)?;

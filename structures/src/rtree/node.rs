@@ -99,13 +99,15 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     /// Id of the encoded entry `chunk`.
     #[inline(always)]
     pub fn id(chunk: &[u8]) -> u64 {
-        read_u64(chunk, 2 * D * C::BYTES)
+        let at = 2 * D * C::BYTES;
+        u64::from_le_bytes(chunk[at..at + 8].try_into().expect("slice of 8 bytes"))
     }
 
     /// The level and the encoded entries of a node page, checked against `max`.
+    #[inline]
     pub fn entries<'p>(page: &'p [u8], id: PageId, max: usize) -> Result<(u16, &'p [u8])> {
-        let level = read_u16(page, 0);
-        let count = read_u16(page, 2) as usize;
+        let level = u16::from_le_bytes([page[0], page[1]]);
+        let count = usize::from(u16::from_le_bytes([page[2], page[3]]));
         if count > max {
             return Err(corrupted(id, format!("node holds {count} entries, more than {max}")));
         }
@@ -135,12 +137,18 @@ impl<const D: usize, C: Coord> Layout<D, C> {
                 C::write_down(&mut chunk[d * C::BYTES..], e.rect.min[d]);
                 C::write_up(&mut chunk[(D + d) * C::BYTES..], e.rect.max[d]);
             }
-            write_u64(chunk, 2 * D * C::BYTES, e.id);
+            let at = 2 * D * C::BYTES;
+            chunk[at..at + 8].copy_from_slice(&e.id.to_le_bytes());
         }
     }
 
-    /// Reads and decodes node `id`, checking its page kind.
+    /// Reads and decodes node `id` (count checked; the level is checked by callers).
     pub fn load(txn: &impl PageRead, id: PageId, max: usize) -> Result<Node<D>> {
+        Self::decode(&txn.page(id)?, id, max)
+    }
+
+    /// Like [`Layout::load`], also checking the page kind (for the checker).
+    pub fn load_checked(txn: &impl PageRead, id: PageId, max: usize) -> Result<Node<D>> {
         let page = txn.page(id)?;
         if page.kind() != PageKind::RTREE_NODE {
             return Err(corrupted(id, format!("page kind {:?} is not an R-tree node", page.kind())));

@@ -9,7 +9,7 @@ use super::coord::Coord;
 use super::geom::Rect;
 use super::node::{Layout, corrupted};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, ResultSet};
+use quiredb_engine::{PageId, PageRead, ResultSet};
 
 /// Which entries a window query returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,12 +34,22 @@ pub(crate) fn validate_query<const D: usize>(query: &Rect<D>) -> Result<()> {
 
 #[inline(always)]
 fn chunk_intersects<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
-    (0..D).all(|d| C::read(&chunk[d * C::BYTES..]) <= q.max[d] && C::read(&chunk[(D + d) * C::BYTES..]) >= q.min[d])
+    for d in 0..D {
+        if C::read(&chunk[d * C::BYTES..]) > q.max[d] || C::read(&chunk[(D + d) * C::BYTES..]) < q.min[d] {
+            return false;
+        }
+    }
+    true
 }
 
 #[inline(always)]
 fn chunk_within<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
-    (0..D).all(|d| C::read(&chunk[d * C::BYTES..]) >= q.min[d] && C::read(&chunk[(D + d) * C::BYTES..]) <= q.max[d])
+    for d in 0..D {
+        if C::read(&chunk[d * C::BYTES..]) < q.min[d] || C::read(&chunk[(D + d) * C::BYTES..]) > q.max[d] {
+            return false;
+        }
+    }
+    true
 }
 
 impl<const D: usize, C: Coord> RTree<D, C> {
@@ -97,12 +107,14 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         })
     }
 
-    /// Pins node page `id`, checking its kind and level.
+    /// Pins node page `id`, checking its level (the kind is checked by `check` and
+    /// on every decode; the hot read path relies on the level and count checks).
+    #[inline]
     pub(crate) fn node_page<'t>(&self, txn: &'t impl PageRead, id: u64, level: u16) -> Result<quiredb_engine::PageRef<'t>> {
         let page = txn.page(PageId(id))?;
-        let found = quiredb_engine::page::read_u16(&page, 0);
-        if page.kind() != PageKind::RTREE_NODE || found != level {
-            return Err(corrupted(PageId(id), format!("expected a node of level {level}, found {:?} level {found}", page.kind())));
+        let found = u16::from_le_bytes([page[0], page[1]]);
+        if found != level {
+            return Err(corrupted(PageId(id), format!("expected a node of level {level}, found level {found}")));
         }
         Ok(page)
     }

@@ -21,7 +21,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let rect = stored_rect::<C, D>(rect)?;
         let mut head = self.head(txn)?;
         let mut path = Vec::with_capacity(head.height as usize);
-        if !self.find_leaf(txn, PageId(head.root), &rect, payload, &mut path)? {
+        if !self.find_leaf(txn, PageId(head.root), head.root_level(), &rect, payload, &mut path)? {
             return Ok(false);
         }
         let orphans = self.condense(txn, &mut head, path)?;
@@ -47,7 +47,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// Removes every entry (frees all node pages but one empty leaf root).
     pub fn clear(&self, txn: &WriteTxn<'_>) -> Result<()> {
         let mut head = self.head(txn)?;
-        self.free_subtree(txn, PageId(head.root))?;
+        self.free_subtree(txn, PageId(head.root), head.root_level())?;
         head.root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() })?.0;
         (head.height, head.len, head.nodes) = (1, 0, 1);
         self.store_head(txn, &head)
@@ -55,8 +55,16 @@ impl<const D: usize, C: Coord> RTree<D, C> {
 
     /// Depth-first search for the leaf entry; fills `path` with the nodes from the root
     /// down, each with the index taken (the entry's index in the leaf).
-    fn find_leaf(&self, txn: &WriteTxn<'_>, id: PageId, rect: &Rect<D>, payload: u64, path: &mut Path<D>) -> Result<bool> {
-        let node = self.load(txn, id)?;
+    fn find_leaf(
+        &self,
+        txn: &WriteTxn<'_>,
+        id: PageId,
+        level: u16,
+        rect: &Rect<D>,
+        payload: u64,
+        path: &mut Path<D>,
+    ) -> Result<bool> {
+        let node = self.load(txn, id, level)?;
         if node.level == 0 {
             let found = node.entries.iter().position(|e| e.id == payload && e.rect == *rect);
             if let Some(index) = found {
@@ -69,7 +77,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         path.push((id, node, 0));
         for (index, child) in children {
             path.last_mut().expect("pushed above").2 = index;
-            if self.find_leaf(txn, PageId(child), rect, payload, path)? {
+            if self.find_leaf(txn, PageId(child), level - 1, rect, payload, path)? {
                 return Ok(true);
             }
         }
@@ -111,7 +119,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         }
         let mut freed = 0;
         for e in &node.entries {
-            let child = self.load(txn, PageId(e.id))?;
+            let child = self.load(txn, PageId(e.id), node.level - 1)?;
             freed += self.dissolve(txn, &child, orphans)? + 1;
             txn.free_page(PageId(e.id))?;
         }
@@ -122,7 +130,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// branch root with one child is replaced by that child, repeatedly.
     fn fix_root(&self, txn: &WriteTxn<'_>, head: &mut Head, only_empty: bool) -> Result<()> {
         loop {
-            let root = self.load(txn, PageId(head.root))?;
+            let root = self.load(txn, PageId(head.root), head.root_level())?;
             if root.level == 0 {
                 return Ok(());
             }
