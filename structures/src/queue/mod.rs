@@ -50,6 +50,12 @@
 //! the meteo and label-list records this queue is for. Large mid-size records (1–8 KB)
 //! can waste up to a record per page; those belong in blobs anyway.
 //!
+//! **Where the time goes** (T3, 5 M 32-byte records, 2-core VM, perf): filling pages
+//! is ≈ 20 ns per record, about a tenth of an append batch; the rest is the engine's
+//! commit (a checksum and one `pwrite` per 8 KiB page, two syncs). A scan spends ≈ 3 %
+//! in `visit_page`; the rest is the pool miss path (copy, checksum) when the queue is
+//! larger than the pool, and the kernel's read-ahead when cold.
+//!
 //! **Invariants** (checked by [`check`]): the chain from `head_page` has
 //! `data_pages` pages ending at `tail_page`; each page's `first_seq` is the previous
 //! page's `first_seq + count`; the head page holds `head_seq` (or it equals the end),
