@@ -431,3 +431,29 @@ fn fault_txn_model(base: &Model) -> Model {
     }
     next
 }
+
+/// `open_cached` reuses the head only within one snapshot: after a commit that moves
+/// the root, a new read transaction sees the new tree.
+#[test]
+fn head_cache_follows_snapshots() {
+    let (_storage, db) = memdb(small_options());
+    let txn = db.begin_write().expect("writer");
+    let head = BTree::create(&txn, "t").expect("create").head_page();
+    txn.commit(Durability::None).expect("commit");
+    let cache = btree::HeadCache::default();
+    for round in 0..5u64 {
+        let txn = db.begin_write().expect("writer");
+        let mut tree = BTree::open(&txn, "t").expect("open");
+        for i in 0..2000u64 {
+            tree.insert(&(round * 2000 + i).to_be_bytes(), &[round as u8; 40]).expect("insert");
+        }
+        drop(tree);
+        txn.commit(Durability::None).expect("commit");
+        let txn = db.begin_read().expect("reader");
+        for _ in 0..2 {
+            let tree = BTree::open_cached(&txn, "t", head, &cache).expect("open cached");
+            assert_eq!(tree.len(), (round + 1) * 2000);
+            assert_eq!(tree.get_vec(&(round * 2000).to_be_bytes()).expect("get"), Some(vec![round as u8; 40]));
+        }
+    }
+}

@@ -3,14 +3,14 @@
 //! named `kv`. Each `put_batch`/`delete_batch` is one write transaction committed with
 //! `Durability::Checksummed` (one sync per commit; `quiredb-full`: `Durability::Full`,
 //! two syncs). Reads open a snapshot per call and reach the tree through its head page
-//! (cached at open) instead of the catalog. Pool: the harness's cache budget, else
+//! (id cached at open, contents cached per snapshot) instead of the catalog. Pool: the harness's cache budget, else
 //! 1 GiB.
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{KvEngine, KvOptions, dir_size};
 use quiredb_engine::{Database, Durability, Options, PageId};
-use quiredb_structures::btree::BTree;
+use quiredb_structures::btree::{BTree, HeadCache};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -25,6 +25,8 @@ pub struct QuireKv {
     head: PageId,
     durability: Durability,
     dir: PathBuf,
+    /// The tree's head as read in the last snapshot (skips a page per lookup).
+    cache: HeadCache,
 }
 
 impl QuireKv {
@@ -48,7 +50,7 @@ impl QuireKv {
         let txn = db.begin_write().or_engine(ID)?;
         let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireKv { db: Arc::new(db), head, durability, dir: dir.into() })
+        Ok(QuireKv { db: Arc::new(db), head, durability, dir: dir.into(), cache: HeadCache::default() })
     }
 }
 
@@ -77,13 +79,13 @@ impl KvEngine for QuireKv {
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
         tree.get(key, out).or_engine(ID)
     }
 
     fn scan(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<()> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek_first().or_engine(ID)?;
         let mut value = Vec::new();
@@ -97,7 +99,7 @@ impl KvEngine for QuireKv {
 
     fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek(start).or_engine(ID)?;
         let mut value = Vec::new();

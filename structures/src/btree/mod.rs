@@ -76,6 +76,7 @@ pub use typed::Typed;
 
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
+use std::borrow::Cow;
 use std::cell::Cell;
 
 /// Magic number of a head page.
@@ -91,6 +92,10 @@ fn max_inline_cell(payload_size: usize) -> usize {
     (payload_size - node::NODE_HEADER) / 4 - node::BRANCH_ENTRY
 }
 
+/// The head of a tree as last read in a given snapshot (see [`BTree::open_cached`]).
+#[derive(Debug, Default)]
+pub struct HeadCache(Cell<Option<(quiredb_engine::TxnId, PageId, Head)>>);
+
 /// The fields of the head page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Head {
@@ -104,7 +109,7 @@ struct Head {
 /// transaction (two handles writing the same tree would see stale roots).
 pub struct BTree<'t, T: PageRead> {
     txn: &'t T,
-    name: String,
+    name: Cow<'t, str>,
     head_page: PageId,
     head: Cell<Head>,
 }
@@ -127,15 +132,32 @@ impl<'t, T: PageRead> BTree<'t, T> {
             });
         }
         let head = read_head(txn, name, entry.root)?;
-        Ok(BTree { txn, name: name.to_owned(), head_page: entry.root, head: Cell::new(head) })
+        Ok(BTree { txn, name: Cow::Owned(name.to_owned()), head_page: entry.root, head: Cell::new(head) })
     }
 
     /// Opens a tree by its head page (see [`BTree::head_page`]), skipping the catalog
     /// lookup: for hot loops that reopen the same tree in many short transactions.
     /// The head page of a tree never changes while the tree exists.
-    pub fn open_head(txn: &'t T, name: &str, head_page: PageId) -> Result<Self> {
+    pub fn open_head(txn: &'t T, name: &'t str, head_page: PageId) -> Result<Self> {
         let head = read_head(txn, name, head_page)?;
-        Ok(BTree { txn, name: name.to_owned(), head_page, head: Cell::new(head) })
+        Ok(BTree { txn, name: Cow::Borrowed(name), head_page, head: Cell::new(head) })
+    }
+
+    /// Like [`BTree::open_head`], but reuses the head remembered in `cache` when `txn`
+    /// reads the same snapshot it was read in (a committed snapshot never changes), so
+    /// a hot loop of one-lookup read transactions skips one page access per lookup.
+    /// Use one cache per tree, for read transactions only.
+    pub fn open_cached(txn: &'t T, name: &'t str, head_page: PageId, cache: &HeadCache) -> Result<Self> {
+        let snapshot = txn.txn_id();
+        let head = match cache.0.get() {
+            Some((seen, head_page_seen, head)) if seen == snapshot && head_page_seen == head_page => head,
+            _ => {
+                let head = read_head(txn, name, head_page)?;
+                cache.0.set(Some((snapshot, head_page, head)));
+                head
+            }
+        };
+        Ok(BTree { txn, name: Cow::Borrowed(name), head_page, head: Cell::new(head) })
     }
 
     /// The head page: the tree's fixed entry point, as recorded in the catalog.
@@ -246,7 +268,12 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
             leaf.id().0
         };
         let head_page = txn.alloc_page(PageKind::BTREE_HEAD)?.id();
-        let tree = BTree { txn, name: name.to_owned(), head_page, head: Cell::new(Head { root, height: 1, len: 0 }) };
+        let tree = BTree {
+            txn,
+            name: Cow::Owned(name.to_owned()),
+            head_page,
+            head: Cell::new(Head { root, height: 1, len: 0 }),
+        };
         tree.store_head()?;
         txn.create_structure(name, StructureKind::BTREE, &[], head_page)?;
         Ok(tree)
