@@ -22,6 +22,13 @@
 //! the queue with one appender, its keys are sorted before the B+tree inserts, and
 //! while the R-tree is empty its points are collected (up to [`BULK_POINTS_LIMIT`],
 //! 48 bytes each) and bulk-loaded (STR) at the commit instead of inserted one by one.
+//!
+//! Measured (2 vCPU shared with other builds, so CPU time is quoted; wall time was
+//! 3–6× higher): 1 M generated rows load in 1.74 s CPU with the bulk load, 14.0 s with
+//! one R* insert per point (≈ 12 µs each); the full 57,852,305 rows (2.65 GB CSV) in one
+//! transaction with `--bulk-points 60000000`: 135 s CPU (427 k rows/s), 8.0 GB peak RSS
+//! (the held points), a 10.8 GB file. Parsing alone is ≈ 12 s CPU of that; the rest is
+//! the B+tree inserts (node search dominates), the queue, the STR sort and the commit.
 
 use quiredb_engine::{Database, Durability, PageId, WriteTxn};
 use quiredb_structures::btree::BTree;
