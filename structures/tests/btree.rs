@@ -457,3 +457,21 @@ fn head_cache_follows_snapshots() {
         }
     }
 }
+
+/// `insert_batch` equals one `insert` per pair, later pairs winning, one head write.
+#[test]
+fn insert_batch_matches_single_inserts() {
+    let (_storage, db) = memdb(small_options());
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::create(&txn, "t").expect("create");
+    let mut rng = Rng(7);
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..5000).map(|_| (random_key(&mut rng), random_value(&mut rng))).collect();
+    let model: Model = pairs.iter().cloned().collect();
+    assert_eq!(tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch"), model.len() as u64);
+    assert_clean(&tree, "batch");
+    assert_same(&tree, &model, "batch");
+    drop(tree);
+    txn.commit(Durability::None).expect("commit");
+    let txn = db.begin_read().expect("reader");
+    assert_eq!(BTree::open(&txn, "t").expect("open").len(), model.len() as u64);
+}

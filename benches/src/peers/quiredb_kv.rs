@@ -58,9 +58,7 @@ impl KvEngine for QuireKv {
     fn put_batch(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
         let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
-        for (key, value) in pairs {
-            tree.insert(key, value).or_engine(ID)?;
-        }
+        tree.insert_batch(pairs.iter().copied()).or_engine(ID)?;
         drop(tree);
         txn.commit(self.durability).or_engine(ID)
     }

@@ -53,6 +53,30 @@ pub(super) fn split_point(cells: &[Vec<u8>], per_entry: usize) -> usize {
 impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Inserts or replaces the value of `key`; returns true if the key was present.
     pub fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
+        let replaced = self.insert_entry(key, value)?;
+        self.store_head()?;
+        Ok(replaced)
+    }
+
+    /// Inserts or replaces every pair in order (a later pair wins over an earlier one
+    /// with the same key), writing the head page once at the end; returns how many
+    /// keys were new. After an error, abort the transaction.
+    pub fn insert_batch<K, V>(&mut self, pairs: impl IntoIterator<Item = (K, V)>) -> Result<u64>
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let mut added = 0;
+        let result = pairs.into_iter().try_for_each(|(key, value)| {
+            added += u64::from(!self.insert_entry(key.as_ref(), value.as_ref())?);
+            Ok::<_, Error>(())
+        });
+        self.store_head()?;
+        result.map(|()| added)
+    }
+
+    /// [`BTree::insert`] without writing the head page.
+    fn insert_entry(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
         let payload = self.txn.payload_size();
         let max = super::max_key_len(payload);
         if key.len() > max {
@@ -95,7 +119,6 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         if shrunk {
             self.rebalance(path, leaf_id)?;
         }
-        self.store_head()?;
         Ok(replaced)
     }
 
