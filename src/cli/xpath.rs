@@ -48,3 +48,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn one_result_per_line_whatever_its_text() {
+        assert_eq!(escape("a\nb\r\\c"), "a\\nb\\r\\\\c");
+        assert_eq!(escape("plain"), "plain");
+    }
+}
