@@ -58,7 +58,8 @@ fn bulk_2d(db: &Database) -> Result<()> {
     let start = Instant::now();
     tree.nearest_k(&txn, [0.5, 0.5], 5, None, &mut rows)?;
     let elapsed = start.elapsed().as_secs_f64() * 1e6;
-    let answer: Vec<String> = (0..rows.len()).map(|i| format!("#{} at {:.5}", rows.ids()[i], rows.scores()[i])).collect();
+    let answer: Vec<String> =
+        (0..rows.len()).map(|i| format!("#{} at {:.5}", rows.ids()[i], rows.scores()[i])).collect();
     println!("rtree: 5 nearest to (0.5, 0.5): {} ({elapsed:.0} µs)", answer.join(", "));
     let problems = tree.check(&txn)?;
     ensure!(problems.is_empty(), "2-D tree invariants: {problems:?}");

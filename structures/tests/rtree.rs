@@ -9,8 +9,8 @@
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage, Storage};
 use quiredb_engine::{Database, Durability, Options, PageRead, ResultSet};
-use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use quiredb_structures::Error;
+use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::sync::Arc;
 
 /// splitmix64: a tiny seeded generator (no dependency).
@@ -67,11 +67,8 @@ fn sorted(mut ids: Vec<u64>) -> Vec<u64> {
 }
 
 fn knn_model<const D: usize>(model: &Model<D>, p: &[f64; D], k: usize, max: Option<f64>) -> Vec<(u64, f64)> {
-    let mut all: Vec<(f64, u64)> = model
-        .iter()
-        .map(|(r, id)| (r.min_dist2(p), *id))
-        .filter(|(d2, _)| max.is_none_or(|m| *d2 <= m * m))
-        .collect();
+    let mut all: Vec<(f64, u64)> =
+        model.iter().map(|(r, id)| (r.min_dist2(p), *id)).filter(|(d2, _)| max.is_none_or(|m| *d2 <= m * m)).collect();
     all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     all.into_iter().take(k).map(|(d2, id)| (id, d2.sqrt())).collect()
 }
@@ -81,7 +78,13 @@ fn rows(set: &ResultSet) -> Vec<(u64, f64)> {
 }
 
 /// Runs every query kind `queries` times against the model.
-fn compare<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRead, model: &Model<D>, rng: &mut Rng, queries: usize) {
+fn compare<const D: usize, C: Coord>(
+    tree: &RTree<D, C>,
+    txn: &impl PageRead,
+    model: &Model<D>,
+    rng: &mut Rng,
+    queries: usize,
+) {
     assert_eq!(tree.len(txn).expect("len"), model.len() as u64, "entry count");
     let mut out = txn.result_set();
     for q in 0..queries {
@@ -95,10 +98,12 @@ fn compare<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRead, mo
         for mode in [WindowMode::Intersects, WindowMode::Contained] {
             out.clear();
             tree.window(txn, &window, mode, &mut out).expect("window");
-            let test = |r: &Rect<D>| if mode == WindowMode::Intersects { window.intersects(r) } else { window.contains(r) };
+            let test =
+                |r: &Rect<D>| if mode == WindowMode::Intersects { window.intersects(r) } else { window.contains(r) };
             let expected = sorted(model.iter().filter(|(r, _)| test(r)).map(|(_, id)| *id).collect());
             assert_eq!(sorted(out.ids().to_vec()), expected, "window {mode:?} #{q} {window:?}");
-            let iterated: Vec<u64> = tree.window_iter(txn, &window, mode).expect("iter").map(|r| r.expect("row").1).collect();
+            let iterated: Vec<u64> =
+                tree.window_iter(txn, &window, mode).expect("iter").map(|r| r.expect("row").1).collect();
             assert_eq!(sorted(iterated), expected, "window_iter {mode:?} #{q}");
         }
         let p: [f64; D] = std::array::from_fn(|_| rng.coord());
@@ -112,8 +117,12 @@ fn compare<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRead, mo
         tree.nearest_k(txn, p, k, max, &mut out).expect("knn");
         let expected = knn_model(model, &p, k, max);
         assert_eq!(rows(&out), expected, "nearest_k #{q} k={k} max={max:?} at {p:?}");
-        let iterated: Vec<(u64, f64)> =
-            tree.nearest(txn, p, max).expect("nearest").take(k).map(|r| r.map(|(d, id)| (id, d)).expect("row")).collect();
+        let iterated: Vec<(u64, f64)> = tree
+            .nearest(txn, p, max)
+            .expect("nearest")
+            .take(k)
+            .map(|r| r.map(|(d, id)| (id, d)).expect("row"))
+            .collect();
         assert_eq!(iterated, expected, "nearest iterator #{q}");
     }
 }
@@ -264,7 +273,10 @@ fn remove_everything_then_reuse() {
         assert!(tree.remove(&txn, r, *id).expect("remove"));
     }
     assert_sound(&tree, &txn);
-    assert_eq!((tree.len(&txn).expect("len"), tree.height(&txn).expect("h"), tree.node_pages(&txn).expect("n")), (0, 1, 1));
+    assert_eq!(
+        (tree.len(&txn).expect("len"), tree.height(&txn).expect("h"), tree.node_pages(&txn).expect("n")),
+        (0, 1, 1)
+    );
     tree.insert(&txn, &items[0].0, 7).expect("insert again");
     assert_sound(&tree, &txn);
 }

@@ -51,7 +51,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             let mut parents = Vec::with_capacity(groups.len());
             for (start, end) in groups {
                 let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
-                Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page);
+                Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page, self.max);
                 parents.push(Entry { rect: bbox(&entries[start..end]), id: page.id().0 });
                 nodes += 1;
             }

@@ -104,8 +104,8 @@ impl<const D: usize> Rect<D> {
     /// Squared Euclidean distance from `p` to the nearest point of the box.
     pub fn min_dist2(&self, p: &[f64; D]) -> f64 {
         let mut sum = 0.0;
-        for d in 0..D {
-            let gap = (self.min[d] - p[d]).max(p[d] - self.max[d]).max(0.0);
+        for (d, x) in p.iter().enumerate() {
+            let gap = (self.min[d] - x).max(x - self.max[d]).max(0.0);
             sum += gap * gap;
         }
         sum

@@ -5,11 +5,11 @@
 //! Nodes are decoded along the path, changed in memory and written back; the walk
 //! stops as soon as a parent's box does not change.
 
+use super::RTree;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
-use super::node::{Entry, Head, Layout, Node, corrupted};
+use super::node::{Entry, Head, Node, corrupted};
 use super::split::{by_f64, rstar_split};
-use super::RTree;
 use crate::error::Result;
 use quiredb_engine::{PageId, WriteTxn};
 
@@ -58,7 +58,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         node.entries.push(entry);
         loop {
             let sibling = self.treat_overflow(txn, head, &mut node, path.is_empty(), reinserted, pending)?;
-            Layout::<D, C>::store(txn, id, &node)?;
+            self.store_node(txn, id, &node)?;
             let Some((parent_id, mut parent, index)) = path.pop() else {
                 if let Some(sibling) = sibling {
                     self.grow_root(txn, head, id, &node, sibling)?;
@@ -77,7 +77,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
 
     /// The nodes from the root down to the node of `level` chosen for `rect`, each
     /// with the index of the child taken.
-    fn descend(&self, txn: &WriteTxn<'_>, head: &Head, rect: &Rect<D>, level: u16) -> Result<Vec<(PageId, Node<D>, usize)>> {
+    fn descend(
+        &self,
+        txn: &WriteTxn<'_>,
+        head: &Head,
+        rect: &Rect<D>,
+        level: u16,
+    ) -> Result<Vec<(PageId, Node<D>, usize)>> {
         let mut path = Vec::with_capacity(head.height as usize);
         let mut id = PageId(head.root);
         let mut expected = head.root_level();
@@ -124,15 +130,22 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let (keep, moved) = rstar_split(std::mem::take(&mut node.entries), self.min);
         node.entries = keep;
         let sibling = Node { level: node.level, entries: moved };
-        let sibling_id = Layout::<D, C>::create(txn, &sibling)?;
+        let sibling_id = self.create_node(txn, &sibling)?;
         head.nodes += 1;
         Ok(Some(Entry { rect: sibling.bbox(), id: sibling_id.0 }))
     }
 
     /// A new root above the split old root.
-    fn grow_root(&self, txn: &WriteTxn<'_>, head: &mut Head, old: PageId, node: &Node<D>, sibling: Entry<D>) -> Result<()> {
+    fn grow_root(
+        &self,
+        txn: &WriteTxn<'_>,
+        head: &mut Head,
+        old: PageId,
+        node: &Node<D>,
+        sibling: Entry<D>,
+    ) -> Result<()> {
         let root = Node { level: node.level + 1, entries: vec![Entry { rect: node.bbox(), id: old.0 }, sibling] };
-        head.root = Layout::<D, C>::create(txn, &root)?.0;
+        head.root = self.create_node(txn, &root)?.0;
         head.nodes += 1;
         head.height += 1;
         Ok(())

@@ -99,7 +99,12 @@ fn max_dist2(max_distance: Option<f64>) -> f64 {
 impl<const D: usize, C: Coord> RTree<D, C> {
     /// Entries by increasing distance from `point` (ties by payload), optionally only
     /// those within `max_distance`; yields `(distance, payload)`.
-    pub fn nearest<'t, T: PageRead>(&self, txn: &'t T, point: [f64; D], max_distance: Option<f64>) -> Result<Nearest<'t, T, D, C>> {
+    pub fn nearest<'t, T: PageRead>(
+        &self,
+        txn: &'t T,
+        point: [f64; D],
+        max_distance: Option<f64>,
+    ) -> Result<Nearest<'t, T, D, C>> {
         validate_point(&point)?;
         let head = self.head(txn)?;
         let mut heap = BinaryHeap::new();
@@ -137,24 +142,30 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             }
             let page = self.node_page(txn, node.id, node.level)?;
             let (level, bytes) = Layout::<D, C>::entries(&page, PageId(node.id), self.max)?;
-            for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
-                let dist2 = chunk_dist2::<C, D>(chunk, &point);
-                let id = Layout::<D, C>::id(chunk);
-                if level > 0 {
-                    if subtree_has_k {
-                        limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
-                    }
-                    let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
-                    if dist2 <= bound {
-                        nodes.push(Item { dist2, kind: 0, id, level: level - 1 });
-                    }
-                } else if dist2 <= limit {
-                    let candidate = Candidate(dist2, id);
-                    if best.len() < k {
-                        best.push(candidate);
-                    } else if best.peek().is_some_and(|worst| candidate < *worst) {
-                        best.pop();
-                        best.push(candidate);
+            for (group, run) in Layout::<D, C>::runs(&page, bytes, self.max) {
+                let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
+                if chunk_dist2::<C, D>(group, &point) > bound {
+                    continue;
+                }
+                for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                    let dist2 = chunk_dist2::<C, D>(chunk, &point);
+                    let id = Layout::<D, C>::id(chunk);
+                    if level > 0 {
+                        if subtree_has_k {
+                            limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
+                        }
+                        let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
+                        if dist2 <= bound {
+                            nodes.push(Item { dist2, kind: 0, id, level: level - 1 });
+                        }
+                    } else if dist2 <= limit {
+                        let candidate = Candidate(dist2, id);
+                        if best.len() < k {
+                            best.push(candidate);
+                        } else if best.peek().is_some_and(|worst| candidate < *worst) {
+                            best.pop();
+                            best.push(candidate);
+                        }
                     }
                 }
             }
@@ -180,11 +191,16 @@ impl<T: PageRead, const D: usize, C: Coord> Nearest<'_, T, D, C> {
     fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
         let page = self.tree.node_page(self.txn, id, expected)?;
         let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.tree.max)?;
-        for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
-            let dist2 = chunk_dist2::<C, D>(chunk, &self.point);
-            if dist2 <= self.max_dist2 {
-                let kind = u8::from(level == 0);
-                self.heap.push(Item { dist2, kind, id: Layout::<D, C>::id(chunk), level: level.saturating_sub(1) });
+        for (group, run) in Layout::<D, C>::runs(&page, bytes, self.tree.max) {
+            if chunk_dist2::<C, D>(group, &self.point) > self.max_dist2 {
+                continue;
+            }
+            for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                let dist2 = chunk_dist2::<C, D>(chunk, &self.point);
+                if dist2 <= self.max_dist2 {
+                    let kind = u8::from(level == 0);
+                    self.heap.push(Item { dist2, kind, id: Layout::<D, C>::id(chunk), level: level.saturating_sub(1) });
+                }
             }
         }
         Ok(())

@@ -77,11 +77,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let max = options.max_entries.unwrap_or(fit);
         if D == 0 || D > MAX_DIMS || !(4..=fit).contains(&max) {
             return Err(Error::InvalidParameter {
-                reason: format!("an R-tree of {D} dimensions needs 1..={MAX_DIMS} dimensions and 4..={fit} entries per node, not {max}"),
+                reason: format!(
+                    "an R-tree of {D} dimensions needs 1..={MAX_DIMS} dimensions and 4..={fit} entries per node, not {max}"
+                ),
             });
         }
         let min = (max * 2 / 5).max(2);
-        let root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() })?;
+        let root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() }, max)?;
         let mut head_page = txn.alloc_page(PageKind::RTREE_HEAD)?;
         let head = Head {
             dims: D as u8,
@@ -115,7 +117,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         }
         let tree = RTree { name: name.to_owned(), head: entry.root, max, min, _coord: PhantomData };
         let head = tree.head(txn)?;
-        if usize::from(head.max) != max || usize::from(head.min) != min || head.dims as usize != D {
+        let fits = max <= Layout::<D, C>::capacity(txn.payload_size()) && 2 * min <= max && min >= 1;
+        if usize::from(head.max) != max || usize::from(head.min) != min || head.dims as usize != D || !fits {
             return Err(node::corrupted(tree.head, "head page disagrees with the catalog".into()));
         }
         Ok(tree)
@@ -185,6 +188,16 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         head.store(txn, self.head)
     }
 
+    /// Writes `node` to page `id`.
+    pub(crate) fn store_node(&self, txn: &WriteTxn<'_>, id: PageId, node: &Node<D>) -> Result<()> {
+        Layout::<D, C>::store(txn, id, node, self.max)
+    }
+
+    /// Allocates a page holding `node`.
+    pub(crate) fn create_node(&self, txn: &WriteTxn<'_>, node: &Node<D>) -> Result<PageId> {
+        Layout::<D, C>::create(txn, node, self.max)
+    }
+
     /// Loads node `id`, which must be at `level` (so a damaged file cannot loop).
     pub(crate) fn load(&self, txn: &impl PageRead, id: PageId, level: u16) -> Result<Node<D>> {
         let node = Layout::<D, C>::load(txn, id, self.max)?;
@@ -212,11 +225,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
 pub(crate) fn parse_params(entry: &CatalogEntry) -> Result<(usize, u8, usize, usize)> {
     let p = &entry.params;
     if p.len() != 6 {
-        return Err(Error::WrongKind {
-            name: entry.name.clone(),
-            found: describe(entry),
-            expected: "rtree".into(),
-        });
+        return Err(Error::WrongKind { name: entry.name.clone(), found: describe(entry), expected: "rtree".into() });
     }
     Ok((p[0] as usize, p[1], read_u16(p, 2) as usize, read_u16(p, 4) as usize))
 }

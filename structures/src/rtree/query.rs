@@ -80,13 +80,18 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             nodes += 1;
             let page = self.node_page(txn, id, expected)?;
             let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.max)?;
-            for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
-                if level > 0 {
-                    if chunk_intersects::<C, D>(chunk, query) {
-                        stack.push((Layout::<D, C>::id(chunk), level - 1));
+            for (group, run) in Layout::<D, C>::runs(&page, bytes, self.max) {
+                if !chunk_intersects::<C, D>(group, query) {
+                    continue;
+                }
+                for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                    if level > 0 {
+                        if chunk_intersects::<C, D>(chunk, query) {
+                            stack.push((Layout::<D, C>::id(chunk), level - 1));
+                        }
+                    } else if matches_mode::<C, D>(chunk, query, mode) {
+                        visit(Layout::<D, C>::id(chunk), &Layout::<D, C>::rect(chunk));
                     }
-                } else if matches_mode::<C, D>(chunk, query, mode) {
-                    visit(Layout::<D, C>::id(chunk), &Layout::<D, C>::rect(chunk));
                 }
             }
         }
@@ -94,7 +99,12 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     }
 
     /// An iterator over the `(box, payload)` of the entries matching `query`.
-    pub fn window_iter<'t, T: PageRead>(&self, txn: &'t T, query: &Rect<D>, mode: WindowMode) -> Result<WindowIter<'t, T, D, C>> {
+    pub fn window_iter<'t, T: PageRead>(
+        &self,
+        txn: &'t T,
+        query: &Rect<D>,
+        mode: WindowMode,
+    ) -> Result<WindowIter<'t, T, D, C>> {
         validate_query(query)?;
         let head = self.head(txn)?;
         Ok(WindowIter {
@@ -110,7 +120,12 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// Pins node page `id`, checking its level (the kind is checked by `check` and
     /// on every decode; the hot read path relies on the level and count checks).
     #[inline]
-    pub(crate) fn node_page<'t>(&self, txn: &'t impl PageRead, id: u64, level: u16) -> Result<quiredb_engine::PageRef<'t>> {
+    pub(crate) fn node_page<'t>(
+        &self,
+        txn: &'t impl PageRead,
+        id: u64,
+        level: u16,
+    ) -> Result<quiredb_engine::PageRef<'t>> {
         let page = txn.page(PageId(id))?;
         let found = u16::from_le_bytes([page[0], page[1]]);
         if found != level {
@@ -143,13 +158,18 @@ impl<T: PageRead, const D: usize, C: Coord> WindowIter<'_, T, D, C> {
     fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
         let page = self.tree.node_page(self.txn, id, expected)?;
         let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.tree.max)?;
-        for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
-            if level > 0 {
-                if chunk_intersects::<C, D>(chunk, &self.query) {
-                    self.stack.push((Layout::<D, C>::id(chunk), level - 1));
+        for (group, run) in Layout::<D, C>::runs(&page, bytes, self.tree.max) {
+            if !chunk_intersects::<C, D>(group, &self.query) {
+                continue;
+            }
+            for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                if level > 0 {
+                    if chunk_intersects::<C, D>(chunk, &self.query) {
+                        self.stack.push((Layout::<D, C>::id(chunk), level - 1));
+                    }
+                } else if matches_mode::<C, D>(chunk, &self.query, self.mode) {
+                    self.ready.push((Layout::<D, C>::rect(chunk), Layout::<D, C>::id(chunk)));
                 }
-            } else if matches_mode::<C, D>(chunk, &self.query, self.mode) {
-                self.ready.push((Layout::<D, C>::rect(chunk), Layout::<D, C>::id(chunk)));
             }
         }
         Ok(())

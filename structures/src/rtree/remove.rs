@@ -8,7 +8,7 @@
 use super::RTree;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
-use super::node::{Entry, Head, Layout, Node};
+use super::node::{Entry, Head, Node};
 use crate::error::Result;
 use quiredb_engine::{PageId, WriteTxn};
 
@@ -48,7 +48,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     pub fn clear(&self, txn: &WriteTxn<'_>) -> Result<()> {
         let mut head = self.head(txn)?;
         self.free_subtree(txn, PageId(head.root), head.root_level())?;
-        head.root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() })?.0;
+        head.root = self.create_node(txn, &Node { level: 0, entries: Vec::new() })?.0;
         (head.height, head.len, head.nodes) = (1, 0, 1);
         self.store_head(txn, &head)
     }
@@ -97,7 +97,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 head.nodes -= 1;
                 parent.entries.swap_remove(index);
             } else {
-                Layout::<D, C>::store(txn, id, &node)?;
+                self.store_node(txn, id, &node)?;
                 let rect = node.bbox();
                 if parent.entries[index].rect == rect {
                     return Ok(orphans);
@@ -106,7 +106,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             }
             (id, node) = (parent_id, parent);
         }
-        Layout::<D, C>::store(txn, id, &node)?;
+        self.store_node(txn, id, &node)?;
         Ok(orphans)
     }
 
@@ -135,7 +135,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 return Ok(());
             }
             if root.entries.is_empty() {
-                Layout::<D, C>::store(txn, PageId(head.root), &Node { level: 0, entries: Vec::new() })?;
+                self.store_node(txn, PageId(head.root), &Node { level: 0, entries: Vec::new() })?;
                 head.height = 1;
                 return Ok(());
             }
