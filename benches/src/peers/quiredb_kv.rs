@@ -122,6 +122,7 @@ impl KvEngine for QuireKv {
             head: self.head,
             durability: self.durability,
             dir: self.dir.clone(),
+            cache: HeadCache::default(),
         }))
     }
 }
