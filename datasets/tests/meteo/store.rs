@@ -120,3 +120,82 @@ fn batches_commit_and_loads_append() {
     let complete = observations.iter().filter(|o| o.is_complete()).count() as u64;
     assert_eq!((stats.records, stats.keys, stats.points), (10_000, 5_000, 2 * complete));
 }
+
+/// Environment variable that turns the kill test's process into the loading child.
+const KILL_CHILD: &str = "QUIRE_METEO_KILL_CHILD";
+
+/// A load killed with SIGKILL in the middle of its transaction (after dirty pages were
+/// spilled to the file by a tiny buffer pool) leaves the database exactly as it was.
+/// The test re-runs its own binary as the loading child, which stops after 150,000 rows
+/// and waits to be killed; no timing decides the outcome.
+#[test]
+fn killed_load_leaves_the_database_as_before() {
+    if let Some(path) = std::env::var_os(KILL_CHILD) {
+        return stalled_child_load(std::path::Path::new(&path));
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("killed.quire");
+    let small = Options { cache_bytes: 1 << 20, ..Options::default() };
+    let before = {
+        let db = Database::create(&path, small.clone()).expect("create");
+        load_into(&db, &fixture(2_000, 3).0, None).expect("first load");
+        MeteoView::open(&db.begin_read().expect("read")).expect("layout").stats().expect("stats")
+    };
+    let size_before = std::fs::metadata(&path).expect("file").len();
+    let marker = dir.path().join("stalled");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["store::killed_load_leaves_the_database_as_before", "--exact", "--nocapture"])
+        .env(KILL_CHILD, &path)
+        .spawn()
+        .expect("spawn the loading child");
+    while !marker.exists() {
+        if let Some(status) = child.try_wait().expect("child status") {
+            panic!("the loading child ended before stalling: {status}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL the child");
+    child.wait().expect("reap the child");
+    let size_killed = std::fs::metadata(&path).expect("file").len();
+    println!("file {size_before} bytes before the child, {size_killed} after the kill");
+    assert!(size_killed > size_before, "the child should have spilled pages into the file");
+    let db = Database::open(&path, small).expect("reopen after the kill");
+    assert!(quiredb_engine::check(&db).expect("check runs").is_clean(), "integrity after the kill");
+    let after = MeteoView::open(&db.begin_read().expect("read")).expect("layout").stats().expect("stats");
+    assert_eq!(after, before);
+}
+
+/// The child side: loads 200,000 rows into `path`; after 150,000 it marks the file
+/// `stalled` beside the database and sleeps until killed.
+fn stalled_child_load(path: &std::path::Path) {
+    struct Stall<'db> {
+        inner: IndexSink<'db>,
+        rows: u64,
+        marker: std::path::PathBuf,
+    }
+    impl ObservationSink for Stall<'_> {
+        fn push(&mut self, observation: &Observation, raw: &[u8]) -> quiredb_datasets::Result<()> {
+            self.inner.push(observation, raw)?;
+            self.rows += 1;
+            if self.rows == 150_000 {
+                std::fs::write(&self.marker, b"stalled")?;
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                }
+            }
+            Ok(())
+        }
+        fn finish(&mut self) -> quiredb_datasets::Result<()> {
+            self.inner.finish()
+        }
+    }
+    let small = Options { cache_bytes: 1 << 20, ..Options::default() };
+    let db = Database::open(path, small).expect("child opens the database");
+    let (csv, _) = fixture(200_000, 4);
+    let mut reader = ObservationReader::new(csv.as_slice(), &Schema::default()).expect("opens");
+    let inner = IndexSink::new(&db, Durability::Checksummed, names()).expect("sink");
+    let marker = path.with_file_name("stalled");
+    let mut sink = Stall { inner, rows: 0, marker };
+    let result = load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {});
+    panic!("the child was not killed: {result:?}");
+}
