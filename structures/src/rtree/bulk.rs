@@ -10,7 +10,7 @@
 use super::RTree;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
-use super::node::{Entry, Layout, bbox};
+use super::node::{Entry, GROUP, Layout, bbox};
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
 
@@ -50,6 +50,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             let groups = pack(&mut entries, self.max, self.min);
             let mut parents = Vec::with_capacity(groups.len());
             for (start, end) in groups {
+                // Order the node's entries so its group boxes (runs of 16) are compact.
+                partition(&mut entries[start..end], 0, GROUP);
                 let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
                 Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page, self.max);
                 parents.push(Entry { rect: bbox(&entries[start..end]), id: page.id().0 });
