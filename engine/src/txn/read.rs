@@ -8,8 +8,8 @@ use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
-use std::cell::Cell;
 use crate::resultset::ResultSet;
+use std::cell::Cell;
 
 /// Logical → physical translations a reader remembers (direct-mapped, a power of two).
 const TRANSLATIONS: usize = 256;
