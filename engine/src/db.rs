@@ -220,11 +220,37 @@ impl Database {
     }
 }
 
+impl Drop for Database {
+    /// Returns the growth reserved ahead of use to the file system, so a closed file is
+    /// as long as its pages. Best effort: a failure leaves a longer, equally valid file.
+    fn drop(&mut self) {
+        if self.core.check_not_poisoned().is_err() {
+            return;
+        }
+        let end = self.meta().page_count * self.core.page_size as u64;
+        if self.core.storage.len().is_ok_and(|len| len > end) {
+            let _ = self.core.storage.truncate(end);
+        }
+    }
+}
+
+/// How long `open` keeps trying a lock held by someone else. A child process forked by
+/// this program holds the parent's lock between `fork` and `exec` (the descriptor is
+/// close-on-exec); the retry rides over that window and nothing longer.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(250);
+
 fn open_file(path: &Path, create: bool) -> Result<FileStorage> {
-    FileStorage::open(path, create).map_err(|error| match error {
-        OpenError::Locked => Error::Locked { path: path.display().to_string() },
-        OpenError::Io(error) => Error::io(format!("opening {}", path.display()), error),
-    })
+    let start = std::time::Instant::now();
+    loop {
+        match FileStorage::open(path, create) {
+            Ok(storage) => return Ok(storage),
+            Err(OpenError::Locked) if start.elapsed() < LOCK_RETRY => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(OpenError::Locked) => return Err(Error::Locked { path: path.display().to_string() }),
+            Err(OpenError::Io(error)) => return Err(Error::io(format!("opening {}", path.display()), error)),
+        }
+    }
 }
 
 /// Writes the two meta pages of an empty database.

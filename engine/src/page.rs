@@ -107,14 +107,20 @@ fn checksum(page: &[u8]) -> u32 {
     crc32c::crc32c(&page[4..])
 }
 
-/// Writes the header fields and the checksum into `page`; call right before writing.
+/// Writes the header fields and the checksum into `page`.
 pub fn seal(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
+    set_header(page, kind, logical, txn);
+    reseal(page);
+}
+
+/// Writes the header fields only; the checksum is computed when the page is written
+/// ([`reseal`]), so a page being built does not pay for one.
+pub fn set_header(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
     page[4] = kind.0;
     page[5..8].fill(0);
     page[8..16].copy_from_slice(&logical.to_le_bytes());
     page[16..24].copy_from_slice(&txn.0.to_le_bytes());
     page[24..32].fill(0);
-    reseal(page);
 }
 
 /// Recomputes the checksum of a page whose header is already set.

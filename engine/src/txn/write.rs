@@ -165,7 +165,7 @@ impl<'db> WriteTxn<'db> {
         let phys = self.alloc_phys(state);
         let (index, mut guard) = self.take_dirty(state, phys)?;
         guard.bytes.fill(0);
-        page::seal(&mut guard.bytes, kind, logical, state.meta.txn);
+        page::set_header(&mut guard.bytes, kind, logical, state.meta.txn);
         state.dirty.insert(phys.0, index);
         Ok((phys, guard))
     }
@@ -188,7 +188,7 @@ impl<'db> WriteTxn<'db> {
         guard.bytes.copy_from_slice(&old.bytes);
         drop(old);
         let head = page::header(&guard.bytes);
-        page::seal(&mut guard.bytes, head.kind, logical, state.meta.txn);
+        page::set_header(&mut guard.bytes, head.kind, logical, state.meta.txn);
         state.dirty.insert(new.0, index);
         state.freed.push(phys.0);
         Ok((new, guard))
