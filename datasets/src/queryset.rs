@@ -4,7 +4,7 @@
 //! or `1` (selectivity ≤ 100 %, ≤ 10 %, ≤ 1 %), UTF-8 text:
 //! ```text
 //! # quiredb query set
-//! # generator: quiredb-queryset 1
+//! # generator: quiredb-queryset 2
 //! # collection: xmark_f1
 //! # bucket: 10
 //! # seed: 42
@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// Version written in the `generator:` comment.
-pub const GENERATOR_VERSION: &str = "quiredb-queryset 1";
+pub const GENERATOR_VERSION: &str = "quiredb-queryset 2";
 
 /// Selectivity bucket of a set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -9,6 +9,9 @@
 //! taken from below that step's summary node. Each query is counted with the reference
 //! evaluator; empty ones are dropped.
 //!
+//! By default, queries of the form `s[n/x]/n` are skipped: BaseX 9.7.2 rewrites them
+//! to `s/n[x]` and returns too few nodes (see [`hits_basex_merge_bug`]).
+//!
 //! Selectivity = count(query) / count(//t) where t is the last step's name. Buckets are
 //! disjoint so the three sets differ: `1` takes s ≤ 1 %, `10` takes 1 % < s ≤ 10 %,
 //! `100` takes s > 10 % — each set is within its "up to" bound.
@@ -24,6 +27,7 @@ use roxmltree::{Document, Node};
 
 use super::{Bucket, GENERATOR_VERSION, QuerySet};
 use crate::error::Result;
+use quiredb_xml::xpath::{NodeTest, Predicate, Separator};
 use quiredb_xml::{reference, xpath};
 
 /// Knobs of [`generate_sets`].
@@ -34,11 +38,14 @@ pub struct GeneratorOptions {
     pub per_set: usize,
     /// Candidates drawn before giving up on filling every set.
     pub max_attempts: usize,
+    /// Skip queries BaseX 9.7.2 answers wrongly (see [`hits_basex_merge_bug`]), so
+    /// that T5's check "BaseX counts = reference counts" measures speed, not that bug.
+    pub avoid_basex_bug: bool,
 }
 
 impl Default for GeneratorOptions {
     fn default() -> Self {
-        GeneratorOptions { seed: 42, per_set: 50, max_attempts: 20_000 }
+        GeneratorOptions { seed: 42, per_set: 50, max_attempts: 20_000, avoid_basex_bug: true }
     }
 }
 
@@ -99,8 +106,11 @@ pub fn generate_sets(collection: &str, docs: &[Document<'_>], options: &Generato
         if !seen.insert(text.clone()) {
             continue;
         }
-        drawn += 1;
         let query = xpath::parse(&text)?;
+        if options.avoid_basex_bug && hits_basex_merge_bug(&query) {
+            continue;
+        }
+        drawn += 1;
         let count = reference::count(&query, docs);
         if count == 0 {
             empty += 1;
@@ -126,10 +136,36 @@ pub fn generate_sets(collection: &str, docs: &[Document<'_>], options: &Generato
             comments: vec![
                 " selectivity = count(query) div count(//last-step-name)".into(),
                 format!(" candidates evaluated: {drawn}, empty: {empty}"),
+                format!(" queries of the form s[n/x]/n skipped (BaseX 9.7.2 bug): {}", options.avoid_basex_bug),
             ],
             queries: sets.remove(&bucket).unwrap_or_default(),
         })
         .collect())
+}
+
+/// Whether BaseX 9.7.2 gives a wrong count for the query: it rewrites `s[n/x]/n` (one
+/// predicate that is one path starting with child step `n` and going deeper, then the
+/// child step `n`) into `s/n[x]`, which drops the `n` siblings without an `x`.
+/// Minimal case: on `<r><t><e><b/></e><e/></t></r>`, `count(//t[e/b]/e)` is 2, BaseX
+/// answers 1 (also `//t[e//b]/e`; with `and`, two predicates or `.//e` it is right).
+pub fn hits_basex_merge_bug(query: &xpath::Query) -> bool {
+    query.paths.iter().any(|path| {
+        path.steps.windows(2).any(|pair| {
+            let [step, next] = pair else { return false };
+            let [Predicate::Exists(inner)] = step.predicates.as_slice() else { return false };
+            let first = inner.steps.iter().find(|s| s.test != NodeTest::SelfNode);
+            let leading_self = inner.steps.iter().take_while(|s| s.test == NodeTest::SelfNode).count();
+            match (first, &next.test) {
+                (Some(first), NodeTest::Element(name)) => {
+                    first.separator == Separator::Child
+                        && first.test == NodeTest::Element(name.clone())
+                        && next.separator == Separator::Child
+                        && inner.steps.len() > leading_self + 1
+                }
+                _ => false,
+            }
+        })
+    })
 }
 
 /// The disjoint bucket of a selectivity.
@@ -215,7 +251,7 @@ mod tests {
     fn sets_hold_distinct_non_empty_queries_with_reference_counts() {
         let doc = Document::parse(DOC).expect("well-formed");
         let docs = [doc];
-        let options = GeneratorOptions { seed: 9, per_set: 5, max_attempts: 500 };
+        let options = GeneratorOptions { seed: 9, per_set: 5, max_attempts: 500, avoid_basex_bug: true };
         println!("seed {}", options.seed);
         let sets = generate_sets("tiny", &docs, &options).expect("generate");
         assert_eq!(sets.len(), 3);
@@ -233,10 +269,27 @@ mod tests {
     }
 
     #[test]
+    fn spots_the_basex_merge_bug_pattern() {
+        for (q, hit) in [
+            ("//t[e/b]/e", true),
+            ("//t[./e//b]/e", true),
+            ("/r/t[e/b]/e/b", true),
+            ("//t[e]/e", false),
+            ("//t[.//e/b]/e", false),
+            ("//t[e/b]//e", false),
+            ("//t[e/b and x]/e", false),
+            ("//t[e/b][x]/e", false),
+            ("//t[f/b]/e", false),
+        ] {
+            assert_eq!(hits_basex_merge_bug(&xpath::parse(q).expect("parses")), hit, "{q}");
+        }
+    }
+
+    #[test]
     fn same_seed_same_sets() {
         let doc = Document::parse(DOC).expect("well-formed");
         let docs = [doc];
-        let options = GeneratorOptions { seed: 3, per_set: 4, max_attempts: 300 };
+        let options = GeneratorOptions { seed: 3, per_set: 4, max_attempts: 300, avoid_basex_bug: true };
         let a = generate_sets("tiny", &docs, &options).expect("generate");
         let b = generate_sets("tiny", &docs, &options).expect("generate");
         assert_eq!(a, b);
