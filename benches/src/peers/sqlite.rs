@@ -132,8 +132,10 @@ impl KvEngine for SqliteKv {
 
     fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
         let id = self.journal.id();
-        let mut stmt =
-            self.conn.prepare_cached("SELECT key, value FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?2").or_engine(id)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?2")
+            .or_engine(id)?;
         let mut rows = stmt.query(rusqlite::params![start, count as i64]).or_engine(id)?;
         let mut seen = 0;
         while let Some(row) = rows.next().or_engine(id)? {

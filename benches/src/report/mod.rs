@@ -112,6 +112,10 @@ pub fn generate(input: &Path, output: &Path) -> Result<()> {
             m.cpu, m.cores, m.mem, m.kernel, m.commit
         );
     }
+    // Hand-written notes on how the committed run was made, kept across regenerations.
+    if output.join("RUN.md").exists() {
+        index.push_str("\nHow this run was made, and what it could not do: [RUN.md](RUN.md).\n");
+    }
     let path = output.join("README.md");
     std::fs::write(&path, index).map_err(|e| BenchError::io(&path, e))?;
     println!("wrote {} workload reports to {}", workloads.len(), output.display());
