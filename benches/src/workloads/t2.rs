@@ -19,7 +19,8 @@ const BATCH: usize = 100_000;
 
 /// Runs T2 for every selected key-value engine.
 pub fn run(cfg: &Config) -> Result<Outcome> {
-    let n = cfg.count(20_000, 5_000_000, 57_852_305);
+    // Smoke size keeps the 80% budget above 64 pages of 8 KiB (engines refuse smaller pools).
+    let n = cfg.count(40_000, 5_000_000, 57_852_305);
     let records = meteo(n, cfg.seed);
     let queries = cfg.count(5_000, 200_000, 1_000_000).min(n);
     let query_idx = permutation(n, cfg.seed ^ 0x51)[..queries].to_vec();
