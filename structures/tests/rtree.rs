@@ -408,3 +408,39 @@ fn pages_read_per_query_with_a_pool_of_a_quarter_of_the_tree() {
     io_per_query::<5>(points);
     io_per_query::<2>(points);
 }
+
+#[test]
+fn damaged_node_pages_give_errors_not_panics() {
+    // Proves a node page with an impossible count, a wrong level or a cycle makes
+    // queries, mutations and the checker report corruption instead of panicking.
+    let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "damaged").expect("db");
+    let txn = db.begin_write().expect("write");
+    let tree = RTree::<2>::create_with(&txn, "t", RTreeOptions { max_entries: Some(8) }).expect("create");
+    let items: Model<2> = (0..300u64).map(|i| (Rect::point([i as f64, (i % 7) as f64]), i)).collect();
+    tree.bulk_load(&txn, &items).expect("bulk");
+    let head = txn.catalog_entry("t").expect("catalog").expect("entry").root;
+    let root =
+        quiredb_engine::PageId(u64::from_le_bytes(txn.page(head).expect("head")[8..16].try_into().expect("8 bytes")));
+    let child = u64::from_le_bytes(txn.page(root).expect("root")[8 + 32..8 + 40].try_into().expect("8 bytes"));
+    let everything = Rect::new([-1e9; 2], [1e9; 2]);
+    let damages: [(&str, fn(&mut [u8], u64)); 3] = [
+        ("count", |page, _| page[2..4].copy_from_slice(&u16::MAX.to_le_bytes())),
+        ("level", |page, _| page[0..2].copy_from_slice(&7u16.to_le_bytes())),
+        ("cycle", |page, root| page[8 + 32..8 + 40].copy_from_slice(&root.to_le_bytes())),
+    ];
+    for (what, damage) in damages {
+        let target = if what == "cycle" { quiredb_engine::PageId(child) } else { root };
+        let saved = txn.page(target).expect("page").to_vec();
+        damage(&mut txn.page_mut(target).expect("page_mut"), root.0);
+        let mut out = txn.result_set();
+        assert!(tree.window(&txn, &everything, WindowMode::Intersects, &mut out).is_err(), "{what}: window");
+        assert!(tree.nearest_k(&txn, [1.0, 1.0], 400, None, &mut out).is_err(), "{what}: knn");
+        if what != "cycle" {
+            assert!(tree.insert(&txn, &Rect::point([5.0, 5.0]), 1000).is_err(), "{what}: insert");
+        }
+        let problems = tree.check(&txn).expect("check runs");
+        assert!(!problems.is_empty(), "{what}: the checker sees the damage");
+        txn.page_mut(target).expect("page_mut").copy_from_slice(&saved);
+    }
+    assert_sound(&tree, &txn);
+}

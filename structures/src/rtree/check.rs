@@ -30,6 +30,10 @@ pub(crate) fn check_tree<const D: usize, C: Coord>(
     max: usize,
     min: usize,
 ) -> Result<Vec<String>> {
+    let capacity = Layout::<D, C>::capacity(txn.payload_size());
+    if max > capacity || min == 0 || 2 * min > max {
+        return Ok(vec![format!("node bounds {min}..={max} are impossible for pages holding {capacity} entries")]);
+    }
     let head = Head::load(txn, head_id)?;
     let mut walk = Walk { txn, max, min, seen: HashSet::new(), leaf_entries: 0, problems: Vec::new() };
     walk.node::<D, C>(PageId(head.root), head.root_level(), true)?;
