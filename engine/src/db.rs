@@ -266,36 +266,87 @@ fn initialise(storage: &dyn Storage, page_size: u32) -> Result<()> {
     storage.sync().map_err(|error| Error::io("creating the database", error))
 }
 
+/// Legal page sizes, smallest first.
+const PAGE_SIZES: [u32; 5] = [4096, 8192, 16384, 32768, 65536];
+
+/// What reading the meta slots found.
+#[derive(Default)]
+struct Found {
+    metas: Vec<(Meta, u64)>,
+    newer: Option<u32>,
+    magic_seen: bool,
+    first_error: Option<Error>,
+}
+
+impl Found {
+    /// Reads slot `slot` assuming pages of `page_size` bytes; a slot past the end of a
+    /// file of `len` bytes is simply absent.
+    fn try_slot(&mut self, storage: &dyn Storage, len: u64, slot: u64, page_size: u32) -> Result<()> {
+        let offset = slot * u64::from(page_size);
+        if self.metas.iter().any(|(_, held)| *held == slot) || offset + u64::from(page_size) > len {
+            return Ok(());
+        }
+        let read =
+            |buf: &mut [u8]| storage.read_at(offset, buf).map_err(|error| Error::io("reading a meta page", error));
+        let mut probe = [0u8; META_PROBE_BYTES];
+        read(&mut probe)?;
+        if meta::probe_page_size(&probe).is_none() {
+            return Ok(());
+        }
+        self.magic_seen = true;
+        let version = page::read_u32(&probe, 40);
+        if version > meta::FORMAT_VERSION {
+            self.newer = Some(version);
+            return Ok(());
+        }
+        if meta::probe_page_size(&probe) != Some(page_size) {
+            return Ok(());
+        }
+        let mut page = vec![0u8; page_size as usize];
+        read(&mut page)?;
+        match Meta::decode(slot, &page) {
+            Ok(meta) => self.metas.push((meta, slot)),
+            Err(error) => self.first_error = self.first_error.take().or(Some(error)),
+        }
+        Ok(())
+    }
+}
+
 /// Reads both meta pages and picks the one to trust. Returns it, its slot and whether
-/// the newer one had to be rejected.
+/// the newer one had to be rejected. Slot 0 names the page size; if it is damaged, slot
+/// 1 is looked for at every legal page size.
 fn choose_meta(storage: &dyn Storage, options: &Options, name: &str) -> Result<(Meta, u64, bool)> {
     let len = storage.len().map_err(|error| Error::io("reading the file length", error))?;
-    let not_db = || Error::NotADatabase { path: name.to_owned() };
-    if len < META_PROBE_BYTES as u64 {
-        return Err(not_db());
-    }
+    let mut found = Found::default();
     let mut probe = [0u8; META_PROBE_BYTES];
-    storage.read_at(0, &mut probe).map_err(|error| Error::io("reading the meta page", error))?;
-    let page_size = meta::probe_page_size(&probe).ok_or_else(not_db)?;
-    meta::check_identity(&probe, options.page_size.unwrap_or(page_size)).map_err(|error| match error {
-        Error::NotADatabase { .. } => not_db(),
-        other => other,
-    })?;
+    if len >= META_PROBE_BYTES as u64 {
+        storage.read_at(0, &mut probe).map_err(|error| Error::io("reading the meta page", error))?;
+    }
+    let claimed = meta::probe_page_size(&probe).filter(|size| PAGE_SIZES.contains(size));
+    for page_size in claimed.into_iter().chain(PAGE_SIZES) {
+        found.try_slot(storage, len, 0, page_size)?;
+        found.try_slot(storage, len, 1, page_size)?;
+        if found.metas.len() == 2 {
+            break;
+        }
+    }
+    let Some(page_size) = found.metas.first().map(|(meta, _)| meta.page_size) else {
+        return Err(match (found.newer, found.magic_seen) {
+            (Some(version), _) => Error::NewerFormat { found: version, supported: meta::FORMAT_VERSION },
+            (None, true) => found.first_error.unwrap_or_else(|| Error::corrupted(PhysId(0), "no valid meta page")),
+            (None, false) => Error::NotADatabase { path: name.to_owned() },
+        });
+    };
+    if let Some(requested) = options.page_size
+        && requested != page_size
+    {
+        return Err(Error::PageSizeMismatch { found: page_size, requested });
+    }
     if len < META_PAGES * u64::from(page_size) {
         return Err(Error::Truncated { found: len, expected: META_PAGES * u64::from(page_size) });
     }
-    let mut candidates = Vec::new();
-    let mut first_error = None;
-    for slot in 0..META_PAGES {
-        let mut page = vec![0u8; page_size as usize];
-        storage
-            .read_at(slot * u64::from(page_size), &mut page)
-            .map_err(|error| Error::io("reading a meta page", error))?;
-        match Meta::decode(slot, &page) {
-            Ok(meta) => candidates.push((meta, slot)),
-            Err(error) => first_error = first_error.or(Some(error)),
-        }
-    }
+    let rejected = found.metas.len() < 2 || found.first_error.is_some();
+    let mut candidates = found.metas;
     candidates.sort_by_key(|(meta, slot)| (std::cmp::Reverse(meta.txn), *slot));
     let newest_valid = candidates.first().map(|(meta, _)| meta.txn);
     for (meta, slot) in &candidates {
@@ -304,11 +355,10 @@ fn choose_meta(storage: &dyn Storage, options: &Options, name: &str) -> Result<(
             if len < expected {
                 return Err(Error::Truncated { found: len, expected });
             }
-            let fell_back = first_error.is_some() || Some(meta.txn) != newest_valid;
-            return Ok((*meta, *slot, fell_back));
+            return Ok((*meta, *slot, rejected || Some(meta.txn) != newest_valid));
         }
     }
-    Err(first_error.unwrap_or_else(|| Error::corrupted(PhysId(0), "no meta page describes a complete commit")))
+    Err(Error::corrupted(PhysId(0), "no meta page describes a complete commit"))
 }
 
 /// True if every page the meta's commit record lists as unsynced was fully written.

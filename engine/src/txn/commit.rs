@@ -132,7 +132,14 @@ impl WriteTxn<'_> {
         }
         let mut logical = free.logical.clone();
         logical.extend(state.logical_freed.iter().copied());
-        let mut unsynced = if durability == Durability::Full { Vec::new() } else { free.unsynced.clone() };
+        // Pages written since the last sync that this commit makes unreachable leave the
+        // list: once durable they may be reused, and open must not verify them then.
+        let mut unsynced = if durability == Durability::Full {
+            Vec::new()
+        } else {
+            let gone: std::collections::HashSet<u64> = freed_now.iter().copied().collect();
+            free.unsynced.iter().copied().filter(|phys| !gone.contains(phys)).collect()
+        };
         drop(free);
         let per_page = Record::capacity_per_page(self.core.page_size);
         let mut pages: Vec<PhysId> = Vec::new();

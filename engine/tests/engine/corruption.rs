@@ -106,7 +106,11 @@ fn both_metas_bad_foreign_truncated_newer_and_mismatched_files_are_named_errors(
     assert!(matches!(open(image[..6000].to_vec(), small_options()), Err(Error::Truncated { .. })));
     assert!(matches!(open(image[..image.len() / 2].to_vec(), small_options()), Err(Error::Truncated { .. })));
     let mut newer = image.clone();
-    newer[40] = 99;
+    for slot in 0..2 {
+        let meta = &mut newer[slot * 4096..(slot + 1) * 4096];
+        meta[40] = 99;
+        quiredb_engine::page::reseal(meta);
+    }
     assert!(matches!(open(newer, small_options()), Err(Error::NewerFormat { found: 99, .. })));
     let other_size = Options { page_size: Some(8192), ..small_options() };
     assert!(matches!(open(image.clone(), other_size), Err(Error::PageSizeMismatch { found: 4096, requested: 8192 })));
