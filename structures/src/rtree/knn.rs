@@ -142,6 +142,12 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             }
             let page = self.node_page(txn, node.id, node.level)?;
             let (level, bytes) = Layout::<D, C>::entries(&page, PageId(node.id), self.max)?;
+            if level > 0 && subtree_has_k {
+                // Tighten the bound with the nearest farthest corner before queueing.
+                for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
+                    limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
+                }
+            }
             for (group, run) in Layout::<D, C>::runs(&page, bytes, self.max) {
                 let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
                 if chunk_dist2::<C, D>(group, &point) > bound {
@@ -151,9 +157,6 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                     let dist2 = chunk_dist2::<C, D>(chunk, &point);
                     let id = Layout::<D, C>::id(chunk);
                     if level > 0 {
-                        if subtree_has_k {
-                            limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
-                        }
                         let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
                         if dist2 <= bound {
                             nodes.push(Item { dist2, kind: 0, id, level: level - 1 });
