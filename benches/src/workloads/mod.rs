@@ -68,6 +68,15 @@ impl Config {
         })
     }
 
+    /// A secondary count (queries, phases) by run size only, ignoring `--n`.
+    pub fn sized(&self, smoke: usize, default: usize, full: usize) -> usize {
+        match self.size {
+            Size::Smoke => smoke,
+            Size::Default => default,
+            Size::Full => full,
+        }
+    }
+
     /// The selected entries of a family, failing loudly on unknown requested ids.
     pub fn select<O: Copy>(&self, workload: &str, entries: Vec<Entry<O>>) -> Result<Vec<Entry<O>>> {
         let chosen = registry::select(entries, &self.engines);

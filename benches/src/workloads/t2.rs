@@ -22,7 +22,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     // Smoke size keeps the 80% budget above 64 pages of 8 KiB (engines refuse smaller pools).
     let n = cfg.count(40_000, 5_000_000, 57_852_305);
     let records = meteo(n, cfg.seed);
-    let queries = cfg.count(5_000, 200_000, 1_000_000).min(n);
+    let queries = cfg.sized(5_000, 200_000, 1_000_000).min(n);
     let query_idx = permutation(n, cfg.seed ^ 0x51)[..queries].to_vec();
     let raw_bytes = (n * (crate::data::METEO_KEY_LEN + crate::data::METEO_VALUE_LEN)) as u64;
     let caches = [("all fits", raw_bytes * 4 + (64 << 20)), ("80% fits", raw_bytes * 8 / 10)];

@@ -31,7 +31,7 @@ struct Data {
 /// Runs T4 in 5-D and 2-D for every selected spatial engine.
 pub fn run(cfg: &Config) -> Result<Outcome> {
     let n = cfg.count(5_000, 1_000_000, 57_852_305);
-    let queries = cfg.count(50, 500, 1000).min(1000);
+    let queries = cfg.sized(50, 500, 1000);
     let engines = cfg.select("T4", registry::spatial())?;
     let mut collector = Collector::default();
     let mut checks = Checks::new("T4");

@@ -25,7 +25,7 @@ const INSERTS: usize = 1000;
 pub fn run(cfg: &Config) -> Result<Outcome> {
     let n = cfg.count(20_000, 1_000_000, 5_000_000);
     let phase_s = if cfg.size == super::Size::Smoke { 0.5 } else { 3.0 };
-    let inserts = cfg.count(100, INSERTS, INSERTS);
+    let inserts = cfg.sized(100, INSERTS, INSERTS);
     let records = meteo(n, cfg.seed);
     let pairs: Vec<([u8; 12], [u8; 20])> = records.iter().map(|r| (r.key(), r.value())).collect();
     let all = cfg.select("T7", registry::kv())?;
