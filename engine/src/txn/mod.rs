@@ -65,6 +65,12 @@ impl<'a> PageRef<'a> {
     pub fn kind(&self) -> PageKind {
         page::header(&self.guard.bytes).kind
     }
+
+    /// Transaction that wrote this version of the page. Together with the logical id it
+    /// names the version: a structure may cache a decoded page keyed by both.
+    pub fn txn(&self) -> TxnId {
+        page::header(&self.guard.bytes).txn
+    }
 }
 
 impl Deref for PageRef<'_> {

@@ -52,6 +52,26 @@ pub(super) struct WriteState {
     pub trim_tail: bool,
     /// Set once the commit is published: dropping then gives nothing back.
     pub done: bool,
+    /// Recent translations logical → physical of this transaction's map (direct-mapped;
+    /// `map_set` keeps them current). Empty until the first lookup.
+    pub translations: Vec<(u64, u64)>,
+}
+
+/// Translations a write transaction remembers (a power of two).
+const TRANSLATIONS: usize = 4096;
+
+impl WriteState {
+    fn remembered(&self, logical: u64) -> Option<PhysId> {
+        let (held, phys) = *self.translations.get(logical as usize % TRANSLATIONS)?;
+        (held == logical && logical != 0 && phys != 0).then_some(PhysId(phys))
+    }
+
+    fn remember(&mut self, logical: u64, phys: u64) {
+        if self.translations.is_empty() {
+            self.translations = vec![(0, 0); TRANSLATIONS];
+        }
+        self.translations[logical as usize % TRANSLATIONS] = (logical, phys);
+    }
 }
 
 impl Default for Meta {
@@ -196,6 +216,9 @@ impl<'db> WriteTxn<'db> {
 
     /// Translates a logical id through the writer's own (possibly modified) page map.
     fn lookup(&self, state: &mut WriteState, logical: u64) -> Result<Option<PhysId>> {
+        if let Some(phys) = state.remembered(logical) {
+            return Ok(Some(phys));
+        }
         let meta = state.meta;
         if meta.map_depth == 0 || logical >= self.core.map_capacity(meta.map_depth) {
             return Ok(None);
@@ -209,6 +232,7 @@ impl<'db> WriteTxn<'db> {
             }
             phys = PhysId(entry);
         }
+        state.remember(logical, phys.0);
         Ok(Some(phys))
     }
 
@@ -225,6 +249,7 @@ impl<'db> WriteTxn<'db> {
 
     /// Points `logical` at `target` (0 = unmapped), copying map pages top-down.
     fn map_set(&self, state: &mut WriteState, logical: u64, target: u64) -> Result<()> {
+        state.remember(logical, target);
         while logical >= self.core.map_capacity(state.meta.map_depth) {
             let level = state.meta.map_depth + 1;
             let old_root = state.meta.map_root.0;
