@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
 use crate::resultset::ResultSet;
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 
 /// Logical → physical translations a reader remembers (direct-mapped, a power of two).
 const TRANSLATIONS: usize = 256;
@@ -24,6 +24,8 @@ pub struct ReadTxn<'db> {
     core: &'db Core,
     meta: Meta,
     translations: [Cell<(u64, u64)>; TRANSLATIONS],
+    /// The catalog, parsed on first use (it cannot change within a snapshot).
+    catalog: OnceCell<catalog::Catalog>,
 }
 
 impl<'db> ReadTxn<'db> {
@@ -32,7 +34,7 @@ impl<'db> ReadTxn<'db> {
         let meta = shared.current;
         shared.add_reader(meta.txn);
         drop(shared);
-        ReadTxn { core, meta, translations: std::array::from_fn(|_| Cell::new((0, 0))) }
+        ReadTxn { core, meta, translations: std::array::from_fn(|_| Cell::new((0, 0))), catalog: OnceCell::new() }
     }
 
     /// The meta this snapshot was taken from.
@@ -42,6 +44,14 @@ impl<'db> ReadTxn<'db> {
 
     pub(crate) fn core(&self) -> &'db Core {
         self.core
+    }
+
+    fn catalog(&self) -> Result<&catalog::Catalog> {
+        if let Some(catalog) = self.catalog.get() {
+            return Ok(catalog);
+        }
+        let loaded = catalog::Catalog::load(self, self.meta.catalog_root)?;
+        Ok(self.catalog.get_or_init(|| loaded))
     }
 }
 
@@ -75,11 +85,11 @@ impl PageRead for ReadTxn<'_> {
     }
 
     fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {
-        Ok(catalog::Catalog::load(self, self.meta.catalog_root)?.get(name).cloned())
+        Ok(self.catalog()?.get(name).cloned())
     }
 
     fn catalog_list(&self) -> Result<Vec<CatalogEntry>> {
-        Ok(catalog::Catalog::load(self, self.meta.catalog_root)?.entries().cloned().collect())
+        Ok(self.catalog()?.entries().cloned().collect())
     }
 
     fn result_set(&self) -> ResultSet {
