@@ -33,6 +33,8 @@ impl Rng {
     }
 }
 
+/// Corrupts a node page given the root's logical id.
+type Damage = fn(&mut [u8], u64);
 fn seed() -> u64 {
     let seed = std::env::var("RTREE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_0006);
     println!("RTREE_SEED={seed}");
@@ -423,7 +425,7 @@ fn damaged_node_pages_give_errors_not_panics() {
         quiredb_engine::PageId(u64::from_le_bytes(txn.page(head).expect("head")[8..16].try_into().expect("8 bytes")));
     let child = u64::from_le_bytes(txn.page(root).expect("root")[8 + 32..8 + 40].try_into().expect("8 bytes"));
     let everything = Rect::new([-1e9; 2], [1e9; 2]);
-    let damages: [(&str, fn(&mut [u8], u64)); 3] = [
+    let damages: [(&str, Damage); 3] = [
         ("count", |page, _| page[2..4].copy_from_slice(&u16::MAX.to_le_bytes())),
         ("level", |page, _| page[0..2].copy_from_slice(&7u16.to_le_bytes())),
         ("cycle", |page, root| page[8 + 32..8 + 40].copy_from_slice(&root.to_le_bytes())),
