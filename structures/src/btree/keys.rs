@@ -177,7 +177,7 @@ mod tests {
     fn encodings_preserve_order() {
         assert_order(&[0u64, 1, 255, 256, u64::MAX]);
         assert_order(&[i64::MIN, -256, -1, 0, 1, i64::MAX]);
-        assert_order(&[f64::NEG_INFINITY, -1e300, -1.5, -0.0_f64.next_down(), 0.0, 1e-300, 2.5, f64::INFINITY]);
+        assert_order(&[f64::NEG_INFINITY, -1e300, -1.5, 0.0_f64.next_down(), 0.0, 1e-300, 2.5, f64::INFINITY]);
         assert_order(&[String::new(), "a".into(), "a\0".into(), "a\0b".into(), "ab".into(), "b".into()]);
         assert_order(&[(1u64, "b".to_string()), (1, "ba".into()), (2, String::new())]);
         assert_order(&[("a".to_string(), -5i64, 1.0f64), ("a".into(), 3, 0.0), ("a\0".into(), -9, 0.0)]);
