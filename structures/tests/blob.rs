@@ -177,10 +177,10 @@ fn one_gibibyte_blob() {
     check_clean(&txn, blob);
 }
 
-/// Engine regression (reported, not ours to fix): the first catalog lookup of a write
-/// transaction on a database whose catalog is not empty must not panic. Today
-/// `WriteTxn::with_catalog` holds a `RefCell` borrow across `Catalog::load`, whose
-/// `page()` call then borrows mutably: "RefCell already borrowed".
+/// Engine regression: the first catalog lookup of a write transaction on a database
+/// whose catalog is not empty must not panic. `WriteTxn::with_catalog` once held a
+/// `RefCell` borrow across `Catalog::load`, whose `page()` call then borrowed mutably
+/// ("RefCell already borrowed"); fixed in the engine, kept as a regression test.
 #[test]
 fn engine_write_txn_reads_existing_catalog() {
     let db = memdb();
