@@ -13,6 +13,7 @@
 //! of transaction, and `WriteTxn::{page_mut, alloc_page, free_page}` for writing.
 
 pub(crate) mod commit;
+mod pagemap;
 
 mod read;
 mod write;

@@ -12,7 +12,8 @@
 //! - `freed` holds only committed pages, each once.
 //!
 //! All methods take `&self` (state in a `RefCell`) so a structure can hold several
-//! pages at once, e.g. both halves of a split. Read next: `commit.rs`.
+//! pages at once, e.g. both halves of a split. Read next: `pagemap.rs` (the page-map
+//! side of shadow paging), `commit.rs`.
 
 use super::{PageMut, PageRead, PageRef};
 use crate::catalog::{Catalog, CatalogEntry, StructureKind};
@@ -61,12 +62,12 @@ pub(super) struct WriteState {
 const TRANSLATIONS: usize = 4096;
 
 impl WriteState {
-    fn remembered(&self, logical: u64) -> Option<PhysId> {
+    pub(super) fn remembered(&self, logical: u64) -> Option<PhysId> {
         let (held, phys) = *self.translations.get(logical as usize % TRANSLATIONS)?;
         (held == logical && logical != 0 && phys != 0).then_some(PhysId(phys))
     }
 
-    fn remember(&mut self, logical: u64, phys: u64) {
+    pub(super) fn remember(&mut self, logical: u64, phys: u64) {
         if self.translations.is_empty() {
             self.translations = vec![(0, 0); TRANSLATIONS];
         }
@@ -122,7 +123,7 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// Locks the dirty frame of fresh page `phys`, re-dirtying it if it was spilled.
-    fn fresh_frame(&self, state: &mut WriteState, phys: PhysId, logical: u64) -> Result<WriteGuard<'db>> {
+    pub(super) fn fresh_frame(&self, state: &mut WriteState, phys: PhysId, logical: u64) -> Result<WriteGuard<'db>> {
         let pool = &self.core.pool;
         if let Some(&index) = state.dirty.get(&phys.0) {
             return Ok(pool
@@ -181,7 +182,12 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// A new dirty page at a fresh physical location with the given header.
-    fn new_page(&self, state: &mut WriteState, kind: PageKind, logical: u64) -> Result<(PhysId, WriteGuard<'db>)> {
+    pub(super) fn new_page(
+        &self,
+        state: &mut WriteState,
+        kind: PageKind,
+        logical: u64,
+    ) -> Result<(PhysId, WriteGuard<'db>)> {
         let phys = self.alloc_phys(state);
         let (index, mut guard) = self.take_dirty(state, phys)?;
         guard.bytes.fill(0);
@@ -192,7 +198,7 @@ impl<'db> WriteTxn<'db> {
 
     /// Makes `phys` writable in this transaction: fresh pages in place, committed ones by
     /// copying to a fresh page (the old one is freed at commit).
-    fn writable(
+    pub(super) fn writable(
         &self,
         state: &mut WriteState,
         phys: PhysId,
@@ -214,30 +220,14 @@ impl<'db> WriteTxn<'db> {
         Ok((new, guard))
     }
 
-    /// Translates a logical id through the writer's own (possibly modified) page map.
-    fn lookup(&self, state: &mut WriteState, logical: u64) -> Result<Option<PhysId>> {
-        if let Some(phys) = state.remembered(logical) {
-            return Ok(Some(phys));
-        }
-        let meta = state.meta;
-        if meta.map_depth == 0 || logical >= self.core.map_capacity(meta.map_depth) {
-            return Ok(None);
-        }
-        let mut phys = meta.map_root;
-        for level in (1..=meta.map_depth).rev() {
-            let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
-            let entry = Core::map_entry(page.guard_bytes(), self.core.map_index(logical, level));
-            if entry == 0 {
-                return Ok(None);
-            }
-            phys = PhysId(entry);
-        }
-        state.remember(logical, phys.0);
-        Ok(Some(phys))
-    }
-
     /// Pins a physical page as this transaction sees it: dirty copy first, else committed.
-    fn read_any(&self, state: &WriteState, phys: PhysId, kind: Option<PageKind>, logical: u64) -> Result<AnyPage<'db>> {
+    pub(super) fn read_any(
+        &self,
+        state: &WriteState,
+        phys: PhysId,
+        kind: Option<PageKind>,
+        logical: u64,
+    ) -> Result<AnyPage<'db>> {
         if let Some(&index) = state.dirty.get(&phys.0) {
             let guard = self.core.pool.dirty_ref(index, phys).unwrap_or_else(|| {
                 panic!("page {logical} is borrowed mutably while being read in the same transaction")
@@ -245,70 +235,6 @@ impl<'db> WriteTxn<'db> {
             return Ok(AnyPage(guard));
         }
         Ok(AnyPage(self.core.read_committed(phys, kind, logical, state.meta.txn)?))
-    }
-
-    /// Points `logical` at `target` (0 = unmapped), copying map pages top-down.
-    fn map_set(&self, state: &mut WriteState, logical: u64, target: u64) -> Result<()> {
-        state.remember(logical, target);
-        while logical >= self.core.map_capacity(state.meta.map_depth) {
-            let level = state.meta.map_depth + 1;
-            let old_root = state.meta.map_root.0;
-            let (root, mut guard) = self.new_page(state, PageKind::MAP, u64::from(level))?;
-            page::write_u64(&mut guard.bytes, HEADER_SIZE, old_root);
-            state.meta.map_root = root;
-            state.meta.map_depth = level;
-        }
-        let depth = state.meta.map_depth;
-        let (root, mut guard) = self.writable(state, state.meta.map_root, Some(PageKind::MAP), u64::from(depth))?;
-        state.meta.map_root = root;
-        for level in (1..=depth).rev() {
-            let slot = HEADER_SIZE + 8 * self.core.map_index(logical, level) as usize;
-            if level == 1 {
-                page::write_u64(&mut guard.bytes, slot, target);
-                return Ok(());
-            }
-            let child = page::read_u64(&guard.bytes, slot);
-            let (new_child, child_guard) = if child == 0 {
-                self.new_page(state, PageKind::MAP, u64::from(level - 1))?
-            } else {
-                self.writable(state, PhysId(child), Some(PageKind::MAP), u64::from(level - 1))?
-            };
-            page::write_u64(&mut guard.bytes, slot, new_child.0);
-            guard = child_guard;
-        }
-        unreachable!("the loop returns at level 1 of a map with depth {depth} >= 1")
-    }
-
-    /// After unmapping `logical`, releases the map pages on its path that became empty
-    /// (all on the path are fresh: `map_set` just copied them). The root stays.
-    fn prune_map(&self, state: &mut WriteState, logical: u64) -> Result<()> {
-        let depth = state.meta.map_depth;
-        let mut path = vec![state.meta.map_root];
-        for level in (2..=depth).rev() {
-            let page = self.read_any(state, *path.last().expect("root"), Some(PageKind::MAP), u64::from(level))?;
-            let child = Core::map_entry(page.guard_bytes(), self.core.map_index(logical, level));
-            path.push(PhysId(child));
-        }
-        for level in 1..depth {
-            let phys = path[(depth - level) as usize];
-            let empty = {
-                let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
-                page.guard_bytes()[HEADER_SIZE..].iter().all(|&byte| byte == 0)
-            };
-            if !empty {
-                return Ok(());
-            }
-            let index = state.dirty.remove(&phys.0).expect("a just-copied map page is dirty");
-            let guard = self.core.pool.dirty_mut(index, phys).expect("map pages are never borrowed");
-            self.core.pool.discard(guard);
-            state.fresh.remove(&phys.0);
-            self.core.free.lock().free.insert(phys.0);
-            let parent = path[(depth - level - 1) as usize];
-            let mut guard = self.fresh_frame(state, parent, u64::from(level + 1))?;
-            let slot = HEADER_SIZE + 8 * self.core.map_index(logical, level + 1) as usize;
-            page::write_u64(&mut guard.bytes, slot, 0);
-        }
-        Ok(())
     }
 
     /// Locks logical page `id` for writing (copy-on-write on first touch).
@@ -402,36 +328,6 @@ impl<'db> WriteTxn<'db> {
         self.state.borrow_mut().trim_tail = true;
     }
 
-    /// Moves every logical page stored at a physical page at or above `threshold` to
-    /// the lowest free pages (by rewriting it unchanged), and rewrites every page-map
-    /// page likewise. Returns how many data pages moved.
-    pub(crate) fn relocate_from(&self, threshold: u64) -> Result<u64> {
-        let logical_next = self.state.borrow().meta.logical_next;
-        let mut moved = 0;
-        let mut last_leaf = u64::MAX;
-        for logical in 1..logical_next {
-            let state = &mut *self.state.borrow_mut();
-            let Some(phys) = self.lookup(state, logical)? else { continue };
-            if logical / self.core.fanout != last_leaf {
-                last_leaf = logical / self.core.fanout;
-                self.map_set(state, logical, phys.0)?; // copies this leaf's map path
-            }
-            if phys.0 >= threshold && !state.fresh.contains(&phys.0) {
-                let (new, guard) = self.writable(state, phys, None, logical)?;
-                drop(guard);
-                self.map_set(state, logical, new.0)?;
-                moved += 1;
-            }
-        }
-        Ok(moved)
-    }
-
-    /// Pages in use if the file were perfectly packed (excluding the map and record).
-    pub(crate) fn packed_page_count(&self) -> u64 {
-        let state = self.state.borrow();
-        crate::meta::META_PAGES + state.meta.live_pages
-    }
-
     /// Commits with the given durability. On an I/O error the database is poisoned and
     /// the committed state stays as it was before this transaction.
     pub fn commit(self, durability: crate::meta::Durability) -> Result<()> {
@@ -460,10 +356,10 @@ impl<'db> WriteTxn<'db> {
 }
 
 /// A pinned page as the writer sees it (dirty or committed).
-struct AnyPage<'a>(crate::pool::ReadGuard<'a>);
+pub(super) struct AnyPage<'a>(crate::pool::ReadGuard<'a>);
 
 impl AnyPage<'_> {
-    fn guard_bytes(&self) -> &[u8] {
+    pub(super) fn guard_bytes(&self) -> &[u8] {
         &self.0.bytes
     }
 }

@@ -1,0 +1,129 @@
+//! The writer's side of the page map (shadow paging): translating logical ids through
+//! the transaction's own copy of the map, pointing an id at a new physical page by
+//! copying the map pages on its path top-down (a copy-on-write radix tree, one copy
+//! per page per transaction), releasing map pages that became empty, and moving pages
+//! out of the end of the file for `compact`. Read `core.rs` for the read side and
+//! `engine/FORMAT.md` for the map page layout.
+
+use super::write::{WriteState, WriteTxn};
+use crate::core::Core;
+use crate::error::Result;
+use crate::page::{self, HEADER_SIZE, PageKind, PhysId};
+
+impl<'db> WriteTxn<'db> {
+    /// Translates a logical id through the writer's own (possibly modified) page map.
+    pub(super) fn lookup(&self, state: &mut WriteState, logical: u64) -> Result<Option<PhysId>> {
+        if let Some(phys) = state.remembered(logical) {
+            return Ok(Some(phys));
+        }
+        let meta = state.meta;
+        if meta.map_depth == 0 || logical >= self.core.map_capacity(meta.map_depth) {
+            return Ok(None);
+        }
+        let mut phys = meta.map_root;
+        for level in (1..=meta.map_depth).rev() {
+            let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
+            let entry = Core::map_entry(page.guard_bytes(), self.core.map_index(logical, level));
+            if entry == 0 {
+                return Ok(None);
+            }
+            phys = PhysId(entry);
+        }
+        state.remember(logical, phys.0);
+        Ok(Some(phys))
+    }
+
+    /// Points `logical` at `target` (0 = unmapped), copying map pages top-down.
+    pub(super) fn map_set(&self, state: &mut WriteState, logical: u64, target: u64) -> Result<()> {
+        state.remember(logical, target);
+        while logical >= self.core.map_capacity(state.meta.map_depth) {
+            let level = state.meta.map_depth + 1;
+            let old_root = state.meta.map_root.0;
+            let (root, mut guard) = self.new_page(state, PageKind::MAP, u64::from(level))?;
+            page::write_u64(&mut guard.bytes, HEADER_SIZE, old_root);
+            state.meta.map_root = root;
+            state.meta.map_depth = level;
+        }
+        let depth = state.meta.map_depth;
+        let (root, mut guard) = self.writable(state, state.meta.map_root, Some(PageKind::MAP), u64::from(depth))?;
+        state.meta.map_root = root;
+        for level in (1..=depth).rev() {
+            let slot = HEADER_SIZE + 8 * self.core.map_index(logical, level) as usize;
+            if level == 1 {
+                page::write_u64(&mut guard.bytes, slot, target);
+                return Ok(());
+            }
+            let child = page::read_u64(&guard.bytes, slot);
+            let (new_child, child_guard) = if child == 0 {
+                self.new_page(state, PageKind::MAP, u64::from(level - 1))?
+            } else {
+                self.writable(state, PhysId(child), Some(PageKind::MAP), u64::from(level - 1))?
+            };
+            page::write_u64(&mut guard.bytes, slot, new_child.0);
+            guard = child_guard;
+        }
+        unreachable!("the loop returns at level 1 of a map with depth {depth} >= 1")
+    }
+
+    /// After unmapping `logical`, releases the map pages on its path that became empty
+    /// (all on the path are fresh: `map_set` just copied them). The root stays.
+    pub(super) fn prune_map(&self, state: &mut WriteState, logical: u64) -> Result<()> {
+        let depth = state.meta.map_depth;
+        let mut path = vec![state.meta.map_root];
+        for level in (2..=depth).rev() {
+            let page = self.read_any(state, *path.last().expect("root"), Some(PageKind::MAP), u64::from(level))?;
+            let child = Core::map_entry(page.guard_bytes(), self.core.map_index(logical, level));
+            path.push(PhysId(child));
+        }
+        for level in 1..depth {
+            let phys = path[(depth - level) as usize];
+            let empty = {
+                let page = self.read_any(state, phys, Some(PageKind::MAP), u64::from(level))?;
+                page.guard_bytes()[HEADER_SIZE..].iter().all(|&byte| byte == 0)
+            };
+            if !empty {
+                return Ok(());
+            }
+            let index = state.dirty.remove(&phys.0).expect("a just-copied map page is dirty");
+            let guard = self.core.pool.dirty_mut(index, phys).expect("map pages are never borrowed");
+            self.core.pool.discard(guard);
+            state.fresh.remove(&phys.0);
+            self.core.free.lock().free.insert(phys.0);
+            let parent = path[(depth - level - 1) as usize];
+            let mut guard = self.fresh_frame(state, parent, u64::from(level + 1))?;
+            let slot = HEADER_SIZE + 8 * self.core.map_index(logical, level + 1) as usize;
+            page::write_u64(&mut guard.bytes, slot, 0);
+        }
+        Ok(())
+    }
+
+    /// Moves every logical page stored at a physical page at or above `threshold` to
+    /// the lowest free pages (by rewriting it unchanged), and rewrites every page-map
+    /// page likewise. Returns how many data pages moved.
+    pub(crate) fn relocate_from(&self, threshold: u64) -> Result<u64> {
+        let logical_next = self.state.borrow().meta.logical_next;
+        let mut moved = 0;
+        let mut last_leaf = u64::MAX;
+        for logical in 1..logical_next {
+            let state = &mut *self.state.borrow_mut();
+            let Some(phys) = self.lookup(state, logical)? else { continue };
+            if logical / self.core.fanout != last_leaf {
+                last_leaf = logical / self.core.fanout;
+                self.map_set(state, logical, phys.0)?; // copies this leaf's map path
+            }
+            if phys.0 >= threshold && !state.fresh.contains(&phys.0) {
+                let (new, guard) = self.writable(state, phys, None, logical)?;
+                drop(guard);
+                self.map_set(state, logical, new.0)?;
+                moved += 1;
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Pages in use if the file were perfectly packed (excluding the map and record).
+    pub(crate) fn packed_page_count(&self) -> u64 {
+        let state = self.state.borrow();
+        crate::meta::META_PAGES + state.meta.live_pages
+    }
+}
