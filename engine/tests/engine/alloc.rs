@@ -3,7 +3,7 @@
 //! state.
 
 use super::common::*;
-use quiredb_engine::{Durability, PageKind, PageRead};
+use quiredb_engine::PageRead;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -44,15 +44,7 @@ fn repeated_queries_allocate_nothing_in_steady_state() {
     // Proves: with recycling on, a query allocates zero times after warm-up; with a
     // detached (non-recycled) result set it allocates every time.
     let (_storage, db) = memory_db(small_options());
-    let txn = db.begin_write().unwrap();
-    let ids: Vec<_> = (0..40u64)
-        .map(|value| {
-            let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
-            fill(&mut page, value);
-            page.id()
-        })
-        .collect();
-    txn.commit(Durability::Full).unwrap();
+    let ids = committed_pages(&db, 40);
     let query = |recycled: bool| {
         let snapshot = db.begin_read().unwrap();
         let mut result = if recycled { snapshot.result_set() } else { quiredb_engine::ResultSet::detached() };

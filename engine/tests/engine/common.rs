@@ -48,6 +48,20 @@ pub fn memory_db(options: Options) -> (Arc<MemStorage>, Database) {
     (storage, db)
 }
 
+/// Commits `count` new pages holding the values `0..count`; returns their ids in order.
+pub fn committed_pages(db: &Database, count: u64) -> Vec<PageId> {
+    let txn = db.begin_write().expect("writer");
+    let ids = (0..count)
+        .map(|value| {
+            let mut page = txn.alloc_page(PageKind::BTREE_LEAF).expect("page");
+            fill(&mut page, value);
+            page.id()
+        })
+        .collect();
+    txn.commit(Durability::Full).expect("commit");
+    ids
+}
+
 /// Model of a database: logical page → value.
 pub type Model = BTreeMap<u64, u64>;
 

@@ -9,15 +9,7 @@ fn old_reader_keeps_its_snapshot_and_its_pages_through_many_commits() {
     // Proves: the reader sees its snapshot after 50 commits that rewrite every page; the
     // file grows while it lives (its pages are not reused) and stops growing after.
     let (storage, db) = memory_db(small_options());
-    let txn = db.begin_write().unwrap();
-    let ids: Vec<_> = (0..100u64)
-        .map(|value| {
-            let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
-            fill(&mut page, value);
-            page.id()
-        })
-        .collect();
-    txn.commit(Durability::Full).unwrap();
+    let ids = committed_pages(&db, 100);
     let old: Model = ids.iter().zip(0u64..).map(|(id, value)| (id.0, value)).collect();
     let reader = db.begin_read().unwrap();
     let rewrite = |round: u64| {
