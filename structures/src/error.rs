@@ -54,6 +54,9 @@ pub enum Error {
         /// Which coordinate is wrong.
         reason: String,
     },
+    /// A temporary file of a streaming R-tree bulk load could not be written or read.
+    #[error("R-tree bulk load temporary file: {0}")]
+    Spill(#[source] std::io::Error),
     /// A structure parameter is out of range (dimensions, node capacity, …).
     #[error("invalid parameter: {reason}")]
     InvalidParameter {

@@ -10,6 +10,8 @@
 //! - queries: window (intersects / contained), point (`query.rs`), best-first k
 //!   nearest neighbours, exact k, ties broken by payload (`knn.rs`);
 //! - bulk load: STR/OMT-style packing with full nodes, parallel partitioning (`bulk.rs`);
+//!   streaming bounded-memory bulk load in Hilbert order with an external sort
+//!   (`stream.rs`, `hilbert.rs`, `packer.rs`);
 //! - invariant checker for `quire check` (`check.rs`).
 //!
 //! Layout of the pages: see `node.rs`. The catalog entry's root is the head page,
@@ -26,18 +28,22 @@ mod bulk;
 mod check;
 mod coord;
 mod geom;
+mod hilbert;
 mod insert;
 mod knn;
 mod node;
+mod packer;
 mod query;
 mod remove;
 mod split;
+mod stream;
 
 pub use check::check_entry;
 pub use coord::Coord;
 pub use geom::Rect;
 pub use knn::Nearest;
 pub use query::{WindowIter, WindowMode};
+pub use stream::{BulkBuilder, BulkStats};
 
 use crate::error::{Error, Result};
 use node::{Head, Layout, Node};

@@ -1,0 +1,173 @@
+//! The streaming bulk load of the R*-tree (`RTree::bulk_builder`) against a brute-force
+//! model: small memory budgets force many sorted runs through the external merge; every
+//! tree passes the invariant checker and answers windows and kNN like the model, also
+//! after reopen. Bad boxes are refused at push and leave the tree untouched.
+//! `RTREE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
+
+use quiredb_engine::storage::MemStorage;
+use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_structures::Error;
+use quiredb_structures::rtree::{Coord, RTree, Rect, WindowMode};
+use std::sync::Arc;
+
+/// splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn coord(&mut self) -> f64 {
+        (self.next() % 1025) as f64 / 1024.0
+    }
+}
+
+fn seed() -> u64 {
+    let seed = std::env::var("RTREE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_5173);
+    println!("RTREE_SEED={seed}");
+    seed
+}
+
+fn scale() -> usize {
+    std::env::var("RTREE_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+}
+
+fn db() -> Database {
+    let options = Options { page_size: Some(4096), cache_bytes: 2 << 20, ..Options::default() };
+    Database::with_storage(Arc::new(MemStorage::new()), options, "stream").expect("database")
+}
+
+type Model<const D: usize> = Vec<(Rect<D>, u64)>;
+
+fn random_entries<const D: usize>(rng: &mut Rng, n: usize) -> Model<D> {
+    (0..n as u64)
+        .map(|id| {
+            let min: [f64; D] = std::array::from_fn(|_| rng.coord());
+            let boxed = rng.next().is_multiple_of(4);
+            let max = std::array::from_fn(|d| if boxed { min[d] + (rng.next() % 8) as f64 / 1024.0 } else { min[d] });
+            // Duplicates: every 7th entry repeats the box of an earlier one.
+            (if id % 7 == 6 { Rect::new(min, min) } else { Rect::new(min, max) }, id)
+        })
+        .collect()
+}
+
+/// The model as the tree stores it (f32 trees round outward).
+fn stored<const D: usize, C: Coord>(model: &Model<D>) -> Model<D> {
+    model.iter().map(|(r, id)| (round::<D, C>(r), *id)).collect()
+}
+
+fn round<const D: usize, C: Coord>(r: &Rect<D>) -> Rect<D> {
+    if C::BYTES == 8 {
+        return *r;
+    }
+    let down = |v: f64| {
+        let n = v as f32;
+        f64::from(if f64::from(n) > v { n.next_down() } else { n })
+    };
+    let up = |v: f64| {
+        let n = v as f32;
+        f64::from(if f64::from(n) < v { n.next_up() } else { n })
+    };
+    Rect::new(std::array::from_fn(|d| down(r.min[d])), std::array::from_fn(|d| up(r.max[d])))
+}
+
+fn sorted(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.sort_unstable();
+    ids
+}
+
+fn compare<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRead, model: &Model<D>, rng: &mut Rng) {
+    assert_eq!(tree.len(txn).expect("len"), model.len() as u64);
+    let problems = tree.check(txn).expect("check runs");
+    assert!(problems.is_empty(), "invariants: {problems:?}");
+    let mut out = txn.result_set();
+    for q in 0..40 {
+        let min: [f64; D] = std::array::from_fn(|_| rng.coord());
+        let window = Rect::new(min, std::array::from_fn(|d| min[d] + (rng.next() % 300) as f64 / 1024.0));
+        out.clear();
+        tree.window(txn, &window, WindowMode::Intersects, &mut out).expect("window");
+        let expected = sorted(model.iter().filter(|(r, _)| window.intersects(r)).map(|(_, id)| *id).collect());
+        assert_eq!(sorted(out.ids().to_vec()), expected, "window #{q} {window:?}");
+        let k = 1 + (rng.next() % 20) as usize;
+        out.clear();
+        tree.nearest_k(txn, min, k, None, &mut out).expect("knn");
+        let mut all: Vec<(f64, u64)> = model.iter().map(|(r, id)| (r.min_dist2(&min), *id)).collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let expected: Vec<u64> = all.iter().take(k).map(|(_, id)| *id).collect();
+        assert_eq!(out.ids().to_vec(), expected, "knn #{q} k={k} at {min:?}");
+    }
+}
+
+/// Builds with `budget` bytes, checks, commits, reopens and checks again.
+fn stream_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expect_runs: bool) {
+    let mut rng = Rng(seed ^ ((D as u64) << 32) ^ C::BYTES as u64 ^ budget as u64);
+    let model = random_entries::<D>(&mut rng, n);
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let db = db();
+    let txn = db.begin_write().expect("txn");
+    let tree = RTree::<D, C>::create(&txn, "t").expect("create");
+    // Old contents are replaced by the build.
+    tree.insert_point(&txn, [0.5; D], u64::MAX).expect("insert");
+    let mut builder = tree.bulk_builder(&txn, dir.path(), budget).expect("builder");
+    for (r, id) in &model {
+        builder.push(r, *id).expect("push");
+    }
+    let stats = builder.finish().expect("finish");
+    assert_eq!(stats.entries, n as u64);
+    assert_eq!(stats.runs > 1, expect_runs, "runs {stats:?} for {n} entries in {budget} bytes");
+    let model = stored::<D, C>(&model);
+    compare(&tree, &txn, &model, &mut rng);
+    txn.commit(Durability::Full).expect("commit");
+    let read = db.begin_read().expect("read");
+    let tree = RTree::<D, C>::open(&read, "t").expect("open");
+    compare(&tree, &read, &model, &mut rng);
+    assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "temporary files left behind");
+}
+
+#[test]
+fn streaming_builds_match_brute_force_with_many_runs_and_in_memory() {
+    let (seed, n) = (seed(), 4000 * scale());
+    stream_run::<2, f64>(seed, n, 20_000, true);
+    stream_run::<2, f64>(seed, n, 64 << 20, false);
+    stream_run::<5, f64>(seed, n, 40_000, true);
+    stream_run::<5, f32>(seed, n, 30_000, true);
+    stream_run::<1, f64>(seed, n, 20_000, true);
+    stream_run::<8, f32>(seed, n / 2, 64 << 20, false);
+    for n in [0, 1, 2, 50, 101, 199, 200, 201] {
+        stream_run::<3, f64>(seed, n, 64 << 20, false);
+    }
+}
+
+#[test]
+fn bad_boxes_are_refused_at_push_and_the_tree_is_untouched() {
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let db = db();
+    let txn = db.begin_write().expect("txn");
+    let tree = RTree::<2>::create(&txn, "t").expect("create");
+    tree.insert_point(&txn, [0.25, 0.25], 7).expect("insert");
+    let mut builder = tree.bulk_builder(&txn, dir.path(), 20_000).expect("builder");
+    builder.push_point([0.5, 0.5], 1).expect("good point");
+    for bad in [[f64::NAN, 0.0], [0.0, f64::INFINITY], [f64::NEG_INFINITY, 1.0]] {
+        assert!(matches!(builder.push_point(bad, 2), Err(Error::InvalidBox { .. })), "{bad:?}");
+    }
+    assert!(matches!(builder.push(&Rect::new([1.0, 0.0], [0.0, 0.0]), 3), Err(Error::InvalidBox { .. })));
+    assert_eq!(builder.len(), 1);
+    drop(builder);
+    assert_eq!(tree.len(&txn).expect("len"), 1, "an unfinished build leaves the tree alone");
+    let mut builder = tree.bulk_builder(&txn, dir.path(), 20_000).expect("builder");
+    builder.push_point([0.5, 0.5], 1).expect("good point");
+    assert!(builder.push_point([f64::NAN, 0.0], 2).is_err());
+    builder.finish().expect("finish");
+    let mut out = txn.result_set();
+    tree.window(&txn, &Rect::new([0.0, 0.0], [1.0, 1.0]), WindowMode::Intersects, &mut out).expect("window");
+    assert_eq!(out.ids(), [1]);
+    assert!(matches!(tree.bulk_builder(&txn, dir.path(), 100), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(
+        tree.bulk_builder(&txn, dir.path().join("missing"), 1 << 20),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
