@@ -136,6 +136,8 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
     println!("keys (station, time):     {}", stats.keys);
     println!("points (5-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
     println!("measures:                 {}", stats.measure_names.join(", "));
+    let [queue, btree, rtree] = stats.pages;
+    println!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}");
     println!("file:                     {} bytes", std::fs::metadata(&args.db)?.len());
     println!("engine:                   {:?}", db.stats());
     Ok(ExitCode::SUCCESS)

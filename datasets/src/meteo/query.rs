@@ -42,6 +42,8 @@ pub struct StoreStats {
     pub rtree_height: u32,
     /// Measure names recorded at load time.
     pub measure_names: Vec<String>,
+    /// Pages of each structure: queue data pages, B+tree nodes, R*-tree nodes.
+    pub pages: [u64; 3],
 }
 
 /// A read view of the layout in one transaction.
@@ -100,7 +102,14 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
 
     /// Sizes of the structures and the measure names.
     pub fn stats(&self) -> Result<StoreStats> {
-        let keys = BTree::open(self.txn, BTREE_NAME).map_err(sink_error)?.len();
+        let btree = BTree::open(self.txn, BTREE_NAME).map_err(sink_error)?;
+        let keys = btree.len();
+        let btree_stats = quiredb_structures::btree::stats(&btree).map_err(sink_error)?;
+        let pages = [
+            self.queue.stats(self.txn).map_err(sink_error)?.data_pages,
+            btree_stats.leaves + btree_stats.branches,
+            self.rtree.node_pages(self.txn).map_err(sink_error)?,
+        ];
         let measure_names = match BTree::open(self.txn, META_NAME) {
             Ok(meta) => meta.get_vec(b"measures").map_err(sink_error)?.unwrap_or_default(),
             Err(_) => Vec::new(),
@@ -112,6 +121,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
             points: self.rtree.len(self.txn).map_err(sink_error)?,
             rtree_height: self.rtree.height(self.txn).map_err(sink_error)?,
             measure_names: names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
+            pages,
         })
     }
 

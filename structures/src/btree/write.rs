@@ -3,7 +3,15 @@
 //! A leaf split divides the entries by bytes, except when the new key goes to the end
 //! of the rightmost leaf: then the new leaf starts with just that key, so ascending
 //! inserts fill leaves completely (SQLite's "quick balance"). Branch splits do the same
-//! on the rightmost path. Read next: `remove.rs`.
+//! on the rightmost path.
+//!
+//! Sorted batches: [`BTree::insert_batch`] remembers the leaf of the previous insert,
+//! its branch path and the exclusive upper bound of its key range (the nearest
+//! separator right of the path). A key greater than the previous one and below that
+//! bound belongs to the same leaf, so it is inserted without a root-to-leaf descent,
+//! and a key above the leaf's last key is placed at the end without a binary search.
+//! A split or a rebalance forgets the leaf (the next key descends again); unsorted
+//! input simply descends every time. Read next: `remove.rs`.
 
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER};
 use super::{BTree, Head, node_write};
@@ -12,6 +20,27 @@ use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
 
 /// Branch nodes visited on the way down: node id and the child index taken.
 pub(super) type Path = Vec<(u64, usize)>;
+
+/// The leaf of the previous insert of a batch (see the module docs).
+#[derive(Default)]
+struct LeafHint {
+    /// Branch path to the leaf.
+    path: Path,
+    /// The leaf's id.
+    leaf: u64,
+    /// Whether the path is the rightmost one.
+    rightmost: bool,
+    /// Exclusive upper bound of the leaf's key range; `None` = unbounded.
+    high: Option<Vec<u8>>,
+    /// The key inserted last; the next key must be greater to reuse the leaf.
+    last: Vec<u8>,
+}
+
+impl LeafHint {
+    fn covers(&self, key: &[u8]) -> bool {
+        self.last.as_slice() < key && self.high.as_deref().is_none_or(|high| key < high)
+    }
+}
 
 /// Encodes a leaf cell.
 pub(super) fn leaf_cell(key: &[u8], word: u32, stored: &[u8]) -> Vec<u8> {
@@ -53,30 +82,33 @@ pub(super) fn split_point(cells: &[Vec<u8>], per_entry: usize) -> usize {
 impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Inserts or replaces the value of `key`; returns true if the key was present.
     pub fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
-        let replaced = self.insert_entry(key, value)?;
+        let replaced = self.insert_entry(key, value, &mut None)?;
         self.store_head()?;
         Ok(replaced)
     }
 
     /// Inserts or replaces every pair in order (a later pair wins over an earlier one
     /// with the same key), writing the head page once at the end; returns how many
-    /// keys were new. After an error, abort the transaction.
+    /// keys were new. Ascending runs of keys are fast (no descent while the keys stay
+    /// in one leaf, see the module docs). After an error, abort the transaction.
     pub fn insert_batch<K, V>(&mut self, pairs: impl IntoIterator<Item = (K, V)>) -> Result<u64>
     where
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
         let mut added = 0;
+        let mut hint = None;
         let result = pairs.into_iter().try_for_each(|(key, value)| {
-            added += u64::from(!self.insert_entry(key.as_ref(), value.as_ref())?);
+            added += u64::from(!self.insert_entry(key.as_ref(), value.as_ref(), &mut hint)?);
             Ok::<_, Error>(())
         });
         self.store_head()?;
         result.map(|()| added)
     }
 
-    /// [`BTree::insert`] without writing the head page.
-    fn insert_entry(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
+    /// [`BTree::insert`] without writing the head page; `hint` is the leaf of the
+    /// previous insert of a batch, used when it covers `key` and updated after.
+    fn insert_entry(&mut self, key: &[u8], value: &[u8], hint: &mut Option<LeafHint>) -> Result<bool> {
         let payload = self.txn.payload_size();
         let max = super::max_key_len(payload);
         if key.len() > max {
@@ -88,10 +120,19 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             let blob = crate::blob::write_bytes(self.txn, value)?;
             leaf_cell(key, BLOB_FLAG, &blob.to_bytes())
         };
-        let (mut path, leaf_id, rightmost) = self.path_to(key)?;
+        let (mut path, leaf_id, rightmost, high, mut last, hinted) = match hint.take() {
+            Some(h) if h.covers(key) => (h.path, h.leaf, h.rightmost, h.high, h.last, true),
+            old => {
+                let (path, leaf, rightmost, high) = self.path_with_bound(key)?;
+                (path, leaf, rightmost, high, old.map(|h| h.last).unwrap_or_default(), false)
+            }
+        };
         let (replaced, split, shrunk) = {
             let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
-            match node::search(&leaf, key) {
+            let n = node::count(&leaf);
+            let position =
+                if hinted && n > 0 && node::key(&leaf, n - 1) < key { Err(n) } else { node::search(&leaf, key) };
+            match position {
                 Ok(i) => {
                     let old = node::cell(&leaf, i).to_vec();
                     if let node::Value::Blob(blob) = node::cell_value(&old) {
@@ -110,14 +151,18 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                 Err(i) => (false, self.insert_or_split(&mut leaf, leaf_id, i, &cell)?, false),
             }
         };
-        if let Some((separator, right)) = split {
-            self.insert_into_parents(&mut path, separator, right, rightmost)?;
+        if let Some((separator, right)) = &split {
+            self.insert_into_parents(&mut path, separator.clone(), *right, rightmost)?;
         }
         if !replaced {
             self.set_head(|head| head.len += 1);
         }
         if shrunk {
             self.rebalance(path, leaf_id)?;
+        } else if split.is_none() {
+            last.clear();
+            last.extend_from_slice(key);
+            *hint = Some(LeafHint { path, leaf: leaf_id, rightmost, high, last });
         }
         Ok(replaced)
     }
@@ -139,18 +184,30 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Descends to the leaf for `key`, recording the branch path; the flag tells
     /// whether every step took the last child (the rightmost path).
     pub(super) fn path_to(&self, key: &[u8]) -> Result<(Path, u64, bool)> {
+        let (path, id, rightmost, _) = self.path_with_bound(key)?;
+        Ok((path, id, rightmost))
+    }
+
+    /// [`Self::path_to`], also returning the exclusive upper bound of the leaf's key
+    /// range: the separator right of the deepest branch step that was not the last
+    /// child (`None` on the rightmost path).
+    fn path_with_bound(&self, key: &[u8]) -> Result<(Path, u64, bool, Option<Vec<u8>>)> {
         let head = self.head.get();
         let mut path = Vec::with_capacity(head.height as usize);
         let mut id = head.root;
         let mut rightmost = true;
+        let mut high = None;
         for _ in 1..head.height {
             let page = self.node(id, false)?;
             let index = node::child_index(&page, key);
-            rightmost &= index == node::count(&page);
+            if index < node::count(&page) {
+                rightmost = false;
+                high = Some(node::key(&page, index).to_vec());
+            }
             path.push((id, index));
             id = node::child(&page, index);
         }
-        Ok((path, id, rightmost))
+        Ok((path, id, rightmost, high))
     }
 
     /// Inserts `cell` at `i` in a leaf, splitting it when full; returns the new

@@ -1,0 +1,148 @@
+//! `insert_batch` on sorted and unsorted batches (the leaf-reuse fast path of
+//! `btree/write.rs`) against a `BTreeMap` model, with the checker after every batch.
+//! Batches are ascending runs (fresh keys past the end, keys interleaved with existing
+//! ones, replacements of other sizes, blob values), random and descending. The seed is
+//! printed: `QUIREDB_TEST_SEED` replays.
+
+use quiredb_engine::storage::MemStorage;
+use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_structures::btree::{self, BTree};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn seed() -> u64 {
+    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5047_BA7C);
+    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
+    seed
+}
+
+/// xorshift64*, replayable from the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn memdb() -> Database {
+    let options = Options { page_size: Some(4096), ..Options::default() };
+    Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("in-memory database")
+}
+
+fn assert_matches<T: PageRead>(tree: &BTree<'_, T>, model: &Model, what: &str) {
+    let problems = btree::check(tree).expect("checker runs");
+    assert!(problems.is_empty(), "{what}: {problems:?}");
+    assert_eq!(tree.len(), model.len() as u64, "{what}: len");
+    let entries: Vec<(Vec<u8>, Vec<u8>)> =
+        tree.range(Bound::Unbounded, Bound::Unbounded).collect::<Result<_, _>>().expect("scan");
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert!(entries == expected, "{what}: contents differ from the model");
+}
+
+/// A key like the meteo layout's: a station-like prefix and a big-endian number.
+fn key(station: u64, n: u64) -> Vec<u8> {
+    let mut key = format!("S{station:03}").into_bytes();
+    key.extend_from_slice(&n.to_be_bytes());
+    key
+}
+
+/// A value: usually 16 bytes, sometimes other sizes (so replacements grow or shrink
+/// cells) or a blob.
+fn value(rng: &mut Rng) -> Vec<u8> {
+    let len = match rng.below(20) {
+        0 => 1500 + rng.below(3000) as usize,
+        1..=3 => rng.below(200) as usize,
+        _ => 16,
+    };
+    vec![rng.below(256) as u8; len]
+}
+
+/// One batch of a random kind, in insertion order.
+fn batch(rng: &mut Rng, next: &mut u64) -> (Vec<(Vec<u8>, Vec<u8>)>, &'static str) {
+    let len = 1 + rng.below(3000);
+    let station = rng.below(4);
+    let (keys, kind): (Vec<Vec<u8>>, _) = match rng.below(5) {
+        0 => {
+            let start = *next;
+            *next += len;
+            ((start..start + len).map(|n| key(station, n)).collect(), "append")
+        }
+        1 => {
+            let mut n = rng.below(*next + 1);
+            let keys = (0..len)
+                .map(|_| {
+                    n += rng.below(3);
+                    key(station, n)
+                })
+                .collect();
+            (keys, "ascending with repeats and existing keys")
+        }
+        2 => ((0..len).map(|_| key(rng.below(4), rng.below(*next + 100))).collect(), "random"),
+        3 => {
+            let start = rng.below(*next + 1);
+            ((0..len).rev().map(|i| key(station, start + i * 2)).collect(), "descending")
+        }
+        _ => {
+            let mut keys: Vec<Vec<u8>> = (0..len).map(|_| key(rng.below(4), rng.below(*next + 100))).collect();
+            keys.sort();
+            (keys, "sorted over all stations")
+        }
+    };
+    (keys.into_iter().map(|k| (k, value(rng))).collect(), kind)
+}
+
+/// Random batches of every kind equal the model after each batch, across commits.
+#[test]
+fn sorted_and_unsorted_batches_match_the_model() {
+    let mut rng = Rng(seed() | 1);
+    let db = memdb();
+    let mut model = Model::new();
+    let mut next = 0u64;
+    for round in 0..6 {
+        let txn = db.begin_write().expect("writer");
+        let mut tree = BTree::open_or_create(&txn, "t").expect("tree");
+        for number in 0..8 {
+            let (pairs, kind) = batch(&mut rng, &mut next);
+            let before = model.len() as u64;
+            for (k, v) in &pairs {
+                model.insert(k.clone(), v.clone());
+            }
+            let added = tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch");
+            assert_eq!(added, model.len() as u64 - before, "round {round} batch {number} ({kind}): added");
+            assert_matches(&tree, &model, &format!("round {round} batch {number} ({kind})"));
+        }
+        drop(tree);
+        txn.commit(Durability::None).expect("commit");
+    }
+    let txn = db.begin_read().expect("reader");
+    assert_matches(&BTree::open(&txn, "t").expect("open"), &model, "after the commits");
+}
+
+/// An ascending batch fills leaves (the rightmost leaf splits with only the new key
+/// on the right) and a later batch inside the key range still lands right.
+#[test]
+fn ascending_batches_fill_leaves() {
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::create(&txn, "t").expect("tree");
+    let mut model = Model::new();
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..20_000).map(|n| (key(1, n * 2), vec![7; 16])).collect();
+    model.extend(pairs.iter().cloned());
+    assert_eq!(tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch"), 20_000);
+    let stats = btree::stats(&tree).expect("stats");
+    assert!(stats.leaf_fill > 0.9, "leaf fill {}", stats.leaf_fill);
+    let odd: Vec<(Vec<u8>, Vec<u8>)> = (0..20_000).step_by(7).map(|n| (key(1, n * 2 + 1), vec![9; 16])).collect();
+    model.extend(odd.iter().cloned());
+    tree.insert_batch(odd.iter().map(|(k, v)| (k, v))).expect("batch");
+    assert_matches(&tree, &model, "interleaved");
+}
