@@ -183,3 +183,71 @@ mod tests {
         }
     }
 }
+
+/// Real points of T4: the five measures (TEMP, PRES, DEWP, RAIN, WSPM) of the Beijing
+/// multi-site observations, read with the `beijing` preset of `quiredb_datasets::meteo`.
+#[derive(Debug, Clone, Default)]
+pub struct RealPoints {
+    /// Flat coordinates (5 per point), each rounded to f32 (SQLite's R*Tree stores f32).
+    pub coords: Vec<f64>,
+    /// Rows skipped because a measure is missing (or the row is malformed).
+    pub skipped: usize,
+}
+
+/// The first `limit` complete rows of the Beijing file (`.csv` or `.csv.zst`) as points.
+pub fn beijing_points(path: &std::path::Path, limit: usize) -> crate::error::Result<RealPoints> {
+    use crate::error::BenchError;
+    use quiredb_datasets::meteo::{Observation, ObservationReader, ReadOutcome, Schema};
+    let file = std::fs::File::open(path).map_err(|e| BenchError::io(path, e))?;
+    let input: Box<dyn std::io::Read> = if path.extension().is_some_and(|e| e == "zst") {
+        let mut decoder = zstd::Decoder::new(file).map_err(|e| BenchError::io(path, e))?;
+        decoder.window_log_max(31).map_err(|e| BenchError::io(path, e))?;
+        Box::new(decoder)
+    } else {
+        Box::new(file)
+    };
+    let parse = |reason: String| BenchError::Parse { path: path.into(), line: 0, reason };
+    let schema = Schema::preset("beijing").map_err(|e| parse(e.to_string()))?;
+    let mut reader = ObservationReader::new(input, &schema).map_err(|e| parse(e.to_string()))?;
+    let (mut out, mut row) = (RealPoints::default(), Observation::default());
+    while out.coords.len() < limit * 5 {
+        match reader.read(&mut row).map_err(|e| parse(e.to_string()))? {
+            ReadOutcome::End => break,
+            ReadOutcome::Bad(_) => out.skipped += 1,
+            ReadOutcome::Row => match row.point::<5>() {
+                Some(p) => out.coords.extend(p.iter().map(|v| f64::from(*v as f32))),
+                None => out.skipped += 1,
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// `count` windows for real points: boxes whose sides are `selectivity^(1/dims)` of
+/// the data's extent in each dimension (the volume fraction of the uniform sets),
+/// centred on randomly chosen data points; corners are f32 values.
+pub fn windows_around(coords: &[f64], dims: usize, count: usize, selectivity: f64, seed: u64) -> Vec<Window> {
+    let mut rng = StdRng::seed_from_u64(seed ^ selectivity.to_bits() ^ 0x5245_414c);
+    let n = coords.len() / dims;
+    if n == 0 {
+        return Vec::new();
+    }
+    let (mut lo, mut hi) = (vec![f64::INFINITY; dims], vec![f64::NEG_INFINITY; dims]);
+    for p in coords.chunks_exact(dims) {
+        for d in 0..dims {
+            lo[d] = lo[d].min(p[d]);
+            hi[d] = hi[d].max(p[d]);
+        }
+    }
+    let frac = selectivity.powf(1.0 / dims as f64);
+    (0..count)
+        .map(|_| {
+            let c = &coords[rng.random_range(0..n) * dims..][..dims];
+            let half: Vec<f64> = (0..dims).map(|d| (hi[d] - lo[d]) * frac / 2.0).collect();
+            Window {
+                lo: (0..dims).map(|d| f64::from((c[d] - half[d]) as f32)).collect(),
+                hi: (0..dims).map(|d| f64::from((c[d] + half[d]) as f32)).collect(),
+            }
+        })
+        .collect()
+}

@@ -57,6 +57,11 @@ pub fn spatial() -> Vec<Entry<SpatialOpen>> {
             settings: "R*-tree on 8 KiB pages, f32 (exact for T4 points), 256 MiB pool",
             open: peers::quiredb_spatial::open_f32,
         },
+        Entry {
+            id: "quiredb-hilbert",
+            settings: "R*-tree on 8 KiB pages, f64, 256 MiB pool, Hilbert-order bulk load",
+            open: peers::quiredb_spatial::open_hilbert,
+        },
         Entry { id: "rstar", settings: "rstar 0.14, default (max 6), memory", open: peers::rstar::open_default },
         Entry { id: "rstar-6-16", settings: "rstar 0.14, min 6 / max 16, memory", open: peers::rstar::open_6_16 },
         Entry { id: "sqlite-rtree", settings: "R*Tree module, float32, WAL, FULL", open: peers::sqlite_rtree::open },

@@ -24,6 +24,7 @@ pub struct QuireSpatial<const N: usize, C: Coord> {
     db: Database,
     tree: RTree<N, C>,
     pending: Vec<(u64, [f64; N])>,
+    hilbert: bool,
 }
 
 fn point<const N: usize>(p: &[f64]) -> [f64; N] {
@@ -31,7 +32,7 @@ fn point<const N: usize>(p: &[f64]) -> [f64; N] {
 }
 
 impl<const N: usize, C: Coord> QuireSpatial<N, C> {
-    fn open(dir: &Path) -> Result<Self> {
+    fn open(dir: &Path, hilbert: bool) -> Result<Self> {
         create_dir(dir)?;
         let options = Options { page_size: Some(8192), cache_bytes: CACHE_BYTES, ..Options::default() };
         let db = Database::create(dir.join("quire.db"), options).or_engine(ID)?;
@@ -39,7 +40,7 @@ impl<const N: usize, C: Coord> QuireSpatial<N, C> {
         let max_entries = std::env::var("QUIRE_RTREE_MAX").ok().and_then(|v| v.parse().ok());
         let tree = RTree::create_with(&txn, "points", RTreeOptions { max_entries }).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireSpatial { db, tree, pending: Vec::new() })
+        Ok(QuireSpatial { db, tree, pending: Vec::new(), hilbert })
     }
 }
 
@@ -59,7 +60,11 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
 
     fn bulk_load(&mut self, ids: &[u64], coords: &[f64]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        self.tree.bulk_load_points(&txn, ids, coords).or_engine(ID)?;
+        if self.hilbert {
+            self.tree.bulk_load_points_hilbert(&txn, ids, coords).or_engine(ID)?;
+        } else {
+            self.tree.bulk_load_points(&txn, ids, coords).or_engine(ID)?;
+        }
         txn.commit(Durability::Full).or_engine(ID)
     }
 
@@ -84,8 +89,17 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
 /// Opener for `quiredb` (2-D and 5-D builds).
 pub fn open(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
     match dims {
-        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir)?)),
-        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir)?)),
+        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, false)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, false)?)),
+        _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
+    }
+}
+
+/// Opener for `quiredb-hilbert` (f64, bulk load packed in Hilbert order).
+pub fn open_hilbert(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
+    match dims {
+        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, true)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, true)?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
     }
 }
@@ -93,8 +107,8 @@ pub fn open(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
 /// Opener for `quiredb-f32` (coordinates stored as f32: exact for the T4 points).
 pub fn open_f32(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
     match dims {
-        2 => Ok(Box::new(QuireSpatial::<2, f32>::open(dir)?)),
-        5 => Ok(Box::new(QuireSpatial::<5, f32>::open(dir)?)),
+        2 => Ok(Box::new(QuireSpatial::<2, f32>::open(dir, false)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f32>::open(dir, false)?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
     }
 }

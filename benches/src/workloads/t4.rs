@@ -1,43 +1,70 @@
 //! T4 — QuickDB Table 5, R-tree on 5-D and 2-D points: insert one by one (one
 //! transaction for all, committed at the end), bulk load, window queries at
-//! selectivity 0.001 %, 0.01 %, 0.1 %, 1 % and kNN (k = 10) on the bulk-loaded index.
-//! Points are uniform in the unit cube (f32-exact); windows are cubes of the volume
-//! fraction. Answers are cross-checked between engines and, when small enough,
-//! against a brute-force scan; the one-by-one index is checked with the 0.01 % set.
+//! selectivity 0.001 %, 0.01 %, 0.1 %, 1 % and kNN (k = 10), timed on the tree built
+//! one by one ("insert-built") and on the bulk-loaded tree.
+//!
+//! Data sets: uniform points in the unit cube (f32-exact; windows are cubes of the
+//! volume fraction) in 5-D and 2-D, and the real Beijing observations
+//! (`beijing-5-D`: TEMP, PRES, DEWP, RAIN, WSPM from `../shared/data/weather`, rows with
+//! a missing measure skipped and counted, coordinates rounded to f32 so SQLite's
+//! float32 R*Tree sees the same points; windows of the same volume fraction of the
+//! data's extent, centred on data points; skipped with a message when the file is
+//! absent). Answers are cross-checked between engines and, when small enough, against
+//! a brute-force scan. The real data holds duplicate points, so its kNN answers are
+//! checked by the multiset of the k distances (engines break ties differently).
 
 use super::{Config, Outcome, remove_dir};
 use crate::check::{Checks, id_set_hash};
-use crate::data::{Window, points, windows};
+use crate::data::{Window, beijing_points, points, windows, windows_around};
 use crate::error::{BenchError, Result};
-use crate::family::{SpatialEngine, WindowAnswer};
+use crate::family::{SpatialEngine, SpatialOpen, WindowAnswer};
 use crate::measure::time;
 use crate::registry;
 use crate::results::{Collector, Unit};
+use std::path::Path;
 
 /// Selectivities as fractions, with their labels.
 const SELECTIVITIES: [(f64, &str); 4] = [(1e-5, "0.001%"), (1e-4, "0.01%"), (1e-3, "0.1%"), (1e-2, "1%")];
 const K: usize = 10;
-/// Brute-force checking runs when points × queries stays under this.
+/// Brute-force checking runs when points × queries stays under this (or for real data).
 const BRUTE_FORCE_LIMIT: usize = 200_000_000;
+/// The Beijing observations, relative to the repository root.
+const BEIJING: &str = "../shared/data/weather/beijing_multisite_all_stations.csv.zst";
 
 struct Data {
+    label: String,
     dims: usize,
     ids: Vec<u64>,
     coords: Vec<f64>,
     windows: Vec<Vec<Window>>,
     knn: Vec<Vec<f64>>,
+    /// kNN checked by distances (real data: duplicate points make id sets ambiguous).
+    real: bool,
 }
 
-/// Runs T4 in 5-D and 2-D for every selected spatial engine.
+/// Runs T4 on every data set for every selected spatial engine.
 pub fn run(cfg: &Config) -> Result<Outcome> {
     let n = cfg.count(5_000, 1_000_000, 57_852_305);
     let queries = cfg.sized(50, 500, 1000);
     let engines = cfg.select("T4", registry::spatial())?;
     let mut collector = Collector::default();
     let mut checks = Checks::new("T4");
-    for dims in [5, 2] {
-        let data = make_data(n, dims, queries, cfg.seed);
-        if n * queries <= BRUTE_FORCE_LIMIT {
+    let mut real_note = String::from("; Beijing data absent");
+    for set in 0..3 {
+        let data = match set {
+            0 | 1 => uniform(n, [5, 2][set], queries, cfg.seed),
+            _ => match beijing(n, queries, cfg.seed)? {
+                Some((data, skipped)) => {
+                    real_note = format!(
+                        "; beijing-5-D: {} real points (TEMP, PRES, DEWP, RAIN, WSPM; {skipped} rows with a missing measure skipped)",
+                        data.ids.len()
+                    );
+                    data
+                }
+                None => continue,
+            },
+        };
+        if data.ids.len() * queries <= BRUTE_FORCE_LIMIT || data.real {
             brute_force(&data, &mut checks)?;
         }
         for _ in 0..cfg.repeats {
@@ -53,32 +80,52 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         collector,
         checks,
         dataset: format!(
-            "{n} uniform f32 points in 5-D and 2-D, {queries} windows per selectivity, {queries} kNN(k={K})"
+            "{n} uniform f32 points in 5-D and 2-D{real_note}; {queries} windows per selectivity, {queries} kNN(k={K})"
         ),
     })
 }
 
-fn make_data(n: usize, dims: usize, queries: usize, seed: u64) -> Data {
+fn uniform(n: usize, dims: usize, queries: usize, seed: u64) -> Data {
     let windows = SELECTIVITIES.iter().map(|(s, _)| windows(queries, dims, *s, seed)).collect();
     let knn_points = points(queries, dims, seed ^ 0x4b4e4e);
     Data {
+        label: format!("{dims}-D"),
         dims,
         ids: (1..=n as u64).collect(),
         coords: points(n, dims, seed),
         windows,
         knn: knn_points.chunks(dims).map(<[f64]>::to_vec).collect(),
+        real: false,
     }
 }
 
-fn one_engine(
-    open: crate::family::SpatialOpen,
-    dir: &std::path::Path,
-    id: &str,
-    d: &Data,
-    c: &mut Collector,
-    checks: &mut Checks,
-) -> Result<()> {
-    let dims = d.dims;
+/// The Beijing set (at most `n` points) and the rows skipped, or `None` when absent.
+fn beijing(n: usize, queries: usize, seed: u64) -> Result<Option<(Data, usize)>> {
+    let path = Path::new(BEIJING);
+    if !path.exists() {
+        eprintln!("T4: {BEIJING} not found (run from the repository root); the beijing-5-D set is skipped");
+        return Ok(None);
+    }
+    let real = beijing_points(path, n)?;
+    let dims = 5;
+    let count = real.coords.len() / dims;
+    let windows = SELECTIVITIES.iter().map(|(s, _)| windows_around(&real.coords, dims, queries, *s, seed)).collect();
+    // kNN query points: data points (duplicates included), chosen by the seed.
+    let knn = windows_around(&real.coords, dims, queries, 0.0, seed ^ 0x4b4e4e).into_iter().map(|w| w.lo).collect();
+    let data = Data {
+        label: "beijing-5-D".into(),
+        dims,
+        ids: (1..=count as u64).collect(),
+        coords: real.coords,
+        windows,
+        knn,
+        real: true,
+    };
+    Ok(Some((data, real.skipped)))
+}
+
+fn one_engine(open: SpatialOpen, dir: &Path, id: &str, d: &Data, c: &mut Collector, checks: &mut Checks) -> Result<()> {
+    let (dims, label) = (d.dims, &d.label);
     let mut engine = open(dir, dims)?;
     let (_, s) = time(d.ids.len() as u64, || {
         for (&pid, p) in d.ids.iter().zip(d.coords.chunks_exact(dims)) {
@@ -86,34 +133,64 @@ fn one_engine(
         }
         engine.commit()
     })?;
-    c.add(id, &format!("{dims}-D insert one by one"), Unit::OpsPerSec, s);
-    let after_insert = run_windows(engine.as_mut(), &d.windows[1])?;
-    checks.record(id, &format!("{dims}-D after-insert windows 0.01% count"), after_insert.count)?;
-    checks.record(id, &format!("{dims}-D after-insert windows 0.01% id sum"), after_insert.id_sum)?;
+    c.add(id, &format!("{label} insert one by one"), Unit::OpsPerSec, s);
+    queries(engine.as_mut(), id, d, &format!("{label} insert-built"), c, checks)?;
     drop(engine);
     remove_dir(dir)?;
 
     let mut engine = open(dir, dims)?;
     let (_, s) = time(d.ids.len() as u64, || engine.bulk_load(&d.ids, &d.coords))?;
-    c.add(id, &format!("{dims}-D bulk load"), Unit::OpsPerSec, s);
-    for ((_, label), set) in SELECTIVITIES.iter().zip(&d.windows) {
-        let (answer, s) = time(set.len() as u64, || run_windows(engine.as_mut(), set))?;
-        c.add(id, &format!("{dims}-D window {label}"), Unit::OpsPerSec, s);
-        checks.record(id, &format!("{dims}-D windows {label} count"), answer.count)?;
-        checks.record(id, &format!("{dims}-D windows {label} id sum"), answer.id_sum)?;
+    c.add(id, &format!("{label} bulk load"), Unit::OpsPerSec, s);
+    queries(engine.as_mut(), id, d, label, c, checks)
+}
+
+/// Times the windows at every selectivity and the kNN queries; records their answers.
+fn queries(
+    engine: &mut dyn SpatialEngine,
+    id: &str,
+    d: &Data,
+    prefix: &str,
+    c: &mut Collector,
+    checks: &mut Checks,
+) -> Result<()> {
+    let label = &d.label;
+    for ((_, sel), set) in SELECTIVITIES.iter().zip(&d.windows) {
+        let (answer, s) = time(set.len() as u64, || run_windows(engine, set))?;
+        c.add(id, &format!("{prefix} window {sel}"), Unit::OpsPerSec, s);
+        checks.record(id, &format!("{label} windows {sel} count"), answer.count)?;
+        checks.record(id, &format!("{label} windows {sel} id sum"), answer.id_sum)?;
     }
     let mut out = Vec::with_capacity(K);
     let (hash, s) = time(d.knn.len() as u64, || {
         let mut hash = 0u64;
         for p in &d.knn {
             engine.knn(p, K, &mut out)?;
-            hash = hash.wrapping_mul(31).wrapping_add(id_set_hash(&out) ^ out.len() as u64);
+            hash = hash.wrapping_mul(31).wrapping_add(knn_hash(d, p, &out));
         }
         Ok::<_, BenchError>(hash)
     })?;
-    c.add(id, &format!("{dims}-D kNN k={K}"), Unit::OpsPerSec, s);
-    checks.record(id, &format!("{dims}-D kNN id sets"), hash)?;
-    Ok(())
+    c.add(id, &format!("{prefix} kNN k={K}"), Unit::OpsPerSec, s);
+    checks.record(id, &format!("{label} kNN {}", if d.real { "distances" } else { "id sets" }), hash)
+}
+
+/// Squared distance from `q` to point `id`.
+fn dist2(d: &Data, q: &[f64], id: u64) -> f64 {
+    let p = &d.coords[(id as usize - 1) * d.dims..][..d.dims];
+    p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum()
+}
+
+/// The id set of a kNN answer or, for real data, the multiset of its distances.
+fn knn_hash(d: &Data, q: &[f64], ids: &[u64]) -> u64 {
+    if !d.real {
+        return id_set_hash(ids) ^ ids.len() as u64;
+    }
+    let valid = ids.iter().all(|&id| id >= 1 && id as usize <= d.ids.len());
+    if !valid {
+        return u64::MAX;
+    }
+    let mut dist: Vec<u64> = ids.iter().map(|&id| dist2(d, q, id).to_bits()).collect();
+    dist.sort_unstable();
+    id_set_hash(&dist) ^ ids.len() as u64
 }
 
 fn run_windows(engine: &mut dyn SpatialEngine, set: &[Window]) -> Result<WindowAnswer> {
@@ -128,9 +205,9 @@ fn run_windows(engine: &mut dyn SpatialEngine, set: &[Window]) -> Result<WindowA
 
 /// The expected answers by scanning every point (the reference model).
 fn brute_force(d: &Data, checks: &mut Checks) -> Result<()> {
-    let dims = d.dims;
+    let (dims, label) = (d.dims, &d.label);
     let inside = |p: &[f64], w: &Window| p.iter().zip(w.lo.iter().zip(&w.hi)).all(|(x, (l, h))| l <= x && x <= h);
-    for ((_, label), set) in SELECTIVITIES.iter().zip(&d.windows) {
+    for ((_, sel), set) in SELECTIVITIES.iter().zip(&d.windows) {
         let mut total = WindowAnswer::default();
         for w in set {
             for (&id, p) in d.ids.iter().zip(d.coords.chunks_exact(dims)) {
@@ -139,20 +216,20 @@ fn brute_force(d: &Data, checks: &mut Checks) -> Result<()> {
                 }
             }
         }
-        checks.expect(&format!("{dims}-D windows {label} count"), total.count)?;
-        checks.expect(&format!("{dims}-D windows {label} id sum"), total.id_sum)?;
+        checks.expect(&format!("{label} windows {sel} count"), total.count)?;
+        checks.expect(&format!("{label} windows {sel} id sum"), total.id_sum)?;
     }
     let mut hash = 0u64;
     let mut dist: Vec<(f64, u64)> = Vec::with_capacity(d.ids.len());
     for q in &d.knn {
         dist.clear();
-        for (&id, p) in d.ids.iter().zip(d.coords.chunks_exact(dims)) {
-            dist.push((p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum(), id));
-        }
+        dist.extend(d.ids.iter().map(|&id| (dist2(d, q, id), id)));
         let k = K.min(dist.len());
-        dist.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0));
+        if k > 0 {
+            dist.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0));
+        }
         let ids: Vec<u64> = dist[..k].iter().map(|x| x.1).collect();
-        hash = hash.wrapping_mul(31).wrapping_add(id_set_hash(&ids) ^ ids.len() as u64);
+        hash = hash.wrapping_mul(31).wrapping_add(knn_hash(d, q, &ids));
     }
-    checks.expect(&format!("{dims}-D kNN id sets"), hash)
+    checks.expect(&format!("{label} kNN {}", if d.real { "distances" } else { "id sets" }), hash)
 }

@@ -10,7 +10,10 @@
 use super::RTree;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
+use super::hilbert::HilbertKey;
 use super::node::{Entry, GROUP, Layout, bbox};
+use super::packer::LevelPacker;
+use super::stream::sort_chunk;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
 
@@ -39,6 +42,37 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             })
             .collect::<Result<Vec<_>>>()?;
         self.bulk_load_entries(txn, entries)
+    }
+
+    /// Like [`RTree::bulk_load_points`], packing in Hilbert order (the order of the
+    /// streaming [`RTree::bulk_builder`], sorted in memory).
+    pub fn bulk_load_points_hilbert(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
+        let entries = ids
+            .iter()
+            .zip(coords.chunks_exact(D))
+            .map(|(id, c)| {
+                let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
+                Ok(Entry { rect: stored_rect::<C, D>(&Rect::point(point))?, id: *id })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.bulk_load_hilbert_entries(txn, entries)
+    }
+
+    fn bulk_load_hilbert_entries(&self, txn: &WriteTxn<'_>, entries: Vec<Entry<D>>) -> Result<()> {
+        let mut bounds = Rect::empty();
+        for e in &entries {
+            let centre = HilbertKey::centre(&e.rect);
+            bounds.expand(&Rect::new(centre, centre));
+        }
+        let len = entries.len() as u64;
+        self.clear_for_bulk(txn)?;
+        let mut packer = LevelPacker::new(self, txn, 0);
+        for (_, entry) in sort_chunk(&HilbertKey::new(&bounds), entries) {
+            packer.push(entry)?;
+        }
+        let (leaves, nodes) = packer.finish()?;
+        self.finish_levels(txn, leaves, nodes, len)?;
+        Ok(())
     }
 
     fn bulk_load_entries(&self, txn: &WriteTxn<'_>, mut entries: Vec<Entry<D>>) -> Result<()> {
