@@ -171,3 +171,32 @@ fn bad_boxes_are_refused_at_push_and_the_tree_is_untouched() {
         Err(Error::InvalidParameter { .. })
     ));
 }
+
+/// Scale run (ignored; `RTREE_STREAM_N=10000000 cargo test --release --test rtree_stream
+/// -- --ignored --nocapture`): 5-D f64 points on a file database with a 64 MiB pool and
+/// a 128 MiB sort budget; prints the time, the runs and the peak resident memory.
+#[test]
+#[ignore]
+fn streaming_build_of_many_points_in_bounded_memory() {
+    let n: u64 = std::env::var("RTREE_STREAM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let options = Options { page_size: Some(8192), cache_bytes: 64 << 20, ..Options::default() };
+    let db = Database::create(dir.path().join("big.db"), options).expect("database");
+    let mut rng = Rng(seed());
+    let start = std::time::Instant::now();
+    let txn = db.begin_write().expect("txn");
+    let tree = RTree::<5>::create(&txn, "big").expect("create");
+    let mut builder = tree.bulk_builder(&txn, dir.path(), 128 << 20).expect("builder");
+    for id in 0..n {
+        builder.push_point(std::array::from_fn(|_| rng.coord()), id).expect("push");
+    }
+    let stats = builder.finish().expect("finish");
+    txn.commit(Durability::Full).expect("commit");
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak = status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or("VmHWM: ?").to_owned();
+    println!("{n} points: {stats:?} in {:.1} s, {peak}", start.elapsed().as_secs_f64());
+    let read = db.begin_read().expect("read");
+    let tree = RTree::<5>::open(&read, "big").expect("open");
+    assert_eq!(tree.len(&read).expect("len"), n);
+    assert!(tree.check(&read).expect("check").is_empty());
+}
