@@ -1,12 +1,13 @@
 //! quire-bench: runs the published comparisons of BENCHMARKS.md against real peer
 //! engines, side by side, in one invocation.
 //!
-//! `quire-bench <T1…T7|all> [--smoke|--full] [--engines a,b] [--out FILE]` prints a
+//! `quire-bench <T1…T8|KV|all> [--smoke|--full] [--engines a,b] [--out FILE]` prints a
 //! table per workload and appends JSON lines to `results/<date>-<workload>.jsonl`;
 //! `quire-bench report [--input results] [--output reports]` turns those into Markdown
 //! with SVG charts. Read next: `family.rs` (the engine traits), `registry.rs` (who
 //! runs), `workloads/` (what runs), `results.rs` and `check.rs` (what comes out).
 
+mod allocs;
 mod check;
 mod context;
 mod data;
@@ -29,7 +30,7 @@ use workloads::{ALL, Config, Size};
 #[derive(Debug, Parser)]
 #[command(name = "quire-bench", about = "QuireDB against real peer engines (BENCHMARKS.md)")]
 struct Cli {
-    /// A workload (T1 … T7), `all`, or `report`.
+    /// A workload (T1 … T8, KV), `all` (every one), or `report`.
     target: String,
     /// Tiny sizes (CI): every workload and peer in seconds.
     #[arg(long, conflicts_with = "full")]

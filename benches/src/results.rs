@@ -22,6 +22,12 @@ pub enum Unit {
     Seconds,
     #[serde(rename = "bytes")]
     Bytes,
+    /// Allocator calls per operation (T8); the sample's seconds fields carry the count.
+    #[serde(rename = "allocs/op")]
+    AllocsPerOp,
+    /// Bytes allocated per operation (T8); the sample's seconds fields carry the bytes.
+    #[serde(rename = "B/op")]
+    BytesPerOp,
 }
 
 impl Unit {
@@ -31,7 +37,13 @@ impl Unit {
             Unit::MsPerOp => seconds * 1e3 / n.max(1) as f64,
             Unit::OpsPerSec => n as f64 / seconds.max(1e-12),
             Unit::Seconds | Unit::Bytes => seconds,
+            Unit::AllocsPerOp | Unit::BytesPerOp => seconds / n.max(1) as f64,
         }
+    }
+
+    /// True when the value comes from a clock (false for sizes and counts).
+    pub fn is_timed(self) -> bool {
+        matches!(self, Unit::MsPerOp | Unit::OpsPerSec | Unit::Seconds)
     }
 
     /// True when a bigger value is better.
@@ -46,6 +58,8 @@ impl Unit {
             Unit::OpsPerSec => "ops/s",
             Unit::Seconds => "s",
             Unit::Bytes => "bytes",
+            Unit::AllocsPerOp => "allocs/op",
+            Unit::BytesPerOp => "B/op",
         }
     }
 }
@@ -171,8 +185,8 @@ impl Collector {
                 min: summary.min,
                 max: summary.max,
                 cpu_value: unit.value(cpu.median, n),
-                cpu_s: if unit == Unit::Bytes { 0.0 } else { cpu.median },
-                wall_s: if unit == Unit::Bytes { 0.0 } else { wall_s.median },
+                cpu_s: if unit.is_timed() { cpu.median } else { 0.0 },
+                wall_s: if unit.is_timed() { wall_s.median } else { 0.0 },
                 n,
                 repeats: series.samples.len(),
                 run: run.into(),
@@ -215,9 +229,29 @@ pub fn format_value(value: f64, unit: Unit) -> String {
     }
 }
 
-/// QuireDB's value over the best peer's, oriented so that > 1 means QuireDB is better.
+/// QuireDB's value over the best peer's, oriented so that > 1 means QuireDB is better
+/// (two zeros compare equal; a zero cost against a non-zero one is infinitely better).
 pub fn advantage(quiredb: f64, best_peer: f64, unit: Unit) -> f64 {
-    if unit.higher_is_better() { quiredb / best_peer } else { best_peer / quiredb }
+    let (better, worse) = if unit.higher_is_better() { (quiredb, best_peer) } else { (best_peer, quiredb) };
+    if better == worse { 1.0 } else { better / worse }
+}
+
+/// A ratio as printed: `1.23x`, or `∞` for a zero cost against a non-zero one.
+pub fn format_ratio(ratio: f64) -> String {
+    if ratio.is_infinite() { "∞".into() } else { format!("{ratio:.2}x") }
+}
+
+/// True for a peer engine; false for QuireDB and its variants (`quiredb-full`, …),
+/// which are never "the best peer".
+pub fn is_peer(engine: &str) -> bool {
+    !engine.starts_with("quiredb")
+}
+
+/// The engines `quiredb` is compared with: the peers, or — in a workload without
+/// peers (T8) — QuireDB's variants.
+pub fn rivals<'a>(engines: &[&'a str]) -> Vec<&'a str> {
+    let peers: Vec<&str> = engines.iter().copied().filter(|e| is_peer(e)).collect();
+    if peers.is_empty() { engines.iter().copied().filter(|e| *e != "quiredb").collect() } else { peers }
 }
 
 /// The best value of a list in this unit, with its index.
@@ -230,7 +264,8 @@ pub fn best(values: &[f64], unit: Unit) -> Option<(usize, f64)> {
 }
 
 /// A plain-text table: ops as rows, engines as columns, a ratio column when `quiredb`
-/// is present (QuireDB's advantage over the best peer, > 1 = QuireDB better).
+/// is present (QuireDB's advantage over the best peer — QuireDB's own variants such as
+/// `quiredb-full` are not peers — > 1 = QuireDB better).
 pub fn table(records: &[Record]) -> String {
     let mut engines: Vec<&str> = Vec::new();
     let mut ops: Vec<(&str, Unit)> = Vec::new();
@@ -251,6 +286,7 @@ pub fn table(records: &[Record]) -> String {
         }
         h
     }];
+    let rivals = rivals(&engines);
     for (op, unit) in &ops {
         let mut row = vec![op.to_string(), unit.label().to_string()];
         let mut peers = Vec::new();
@@ -260,13 +296,13 @@ pub fn table(records: &[Record]) -> String {
             row.push(r.map_or("-".into(), |r| format_value(r.value, *unit)));
             match r {
                 Some(r) if *e == "quiredb" => quire = Some(r.value),
-                Some(r) => peers.push(r.value),
-                None => {}
+                Some(r) if rivals.contains(e) => peers.push(r.value),
+                _ => {}
             }
         }
         if has_quire {
             let ratio = quire.zip(best(&peers, *unit)).map(|(q, (_, b))| advantage(q, b, *unit));
-            row.push(ratio.map_or("-".into(), |x| format!("{x:.2}x")));
+            row.push(ratio.map_or("-".into(), format_ratio));
         }
         rows.push(row);
     }
@@ -355,6 +391,18 @@ mod tests {
         assert!(text.contains("1.67x"), "{text}");
         let peers: Vec<Record> = records.into_iter().filter(|r| r.engine != "quiredb").collect();
         assert!(!table(&peers).contains("vs best peer"));
+    }
+
+    #[test]
+    fn variants_are_not_peers_and_zero_costs_compare() {
+        // Proves quiredb-full is not taken as the best peer, that a workload with only
+        // variants (T8) compares with them, and that zero allocations print as ∞.
+        assert_eq!(rivals(&["quiredb", "quiredb-full", "redb"]), vec!["redb"]);
+        assert_eq!(rivals(&["quiredb", "quiredb-detached"]), vec!["quiredb-detached"]);
+        assert_eq!(format_ratio(advantage(0.0, 6.0, Unit::AllocsPerOp)), "∞");
+        assert_eq!(advantage(0.0, 0.0, Unit::AllocsPerOp), 1.0);
+        assert_eq!(Unit::AllocsPerOp.value(30.0, 10), 3.0);
+        assert!(!Unit::AllocsPerOp.is_timed() && Unit::OpsPerSec.is_timed());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Workload runner: the configuration of a run, the per-engine scratch directories,
 //! cache eviction for cold runs, and `run` which executes one workload, verifies its
 //! cross-checks, prints its table and appends its JSON lines.
-//! Each workload module (t1 … t7) exposes `run(&Config) -> Result<Outcome>`.
+//! Each workload module (t1 … t8, kv) exposes `run(&Config) -> Result<Outcome>`.
 
 pub mod kv;
 pub mod t1;
@@ -11,6 +11,7 @@ pub mod t4;
 pub mod t5;
 pub mod t6;
 pub mod t7;
+pub mod t8;
 
 use crate::check::Checks;
 use crate::context::Machine;
@@ -21,7 +22,7 @@ use crate::results::{Collector, Record, RecordContext, append_jsonl, table};
 use std::path::{Path, PathBuf};
 
 /// Every workload id `all` runs, in order.
-pub const ALL: &[&str] = &["T1", "T2", "T3", "T4", "T5", "T6", "T7"];
+pub const ALL: &[&str] = &["T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "KV"];
 
 /// How big a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,9 +150,10 @@ pub fn run(workload: &str, cfg: &Config) -> Result<Vec<Record>> {
         "T5" => t5::run(cfg)?,
         "T6" => t6::run(cfg)?,
         "T7" => t7::run(cfg)?,
+        "T8" => t8::run(cfg)?,
         "KV" => kv::run(cfg)?,
         other => {
-            return Err(BenchError::Usage(format!("unknown workload {other} (T1…T7, all, report)")));
+            return Err(BenchError::Usage(format!("unknown workload {other} (T1…T8, KV, all, report)")));
         }
     };
     outcome.checks.verify()?;
