@@ -22,8 +22,8 @@ use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
 use quiredb_datasets::meteo::schema::PRESET_NAMES;
 use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME};
 use quiredb_datasets::meteo::{
-    Baseline, ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ObservationSink,
-    Schema, StationSpec, TimeSpec, csv_parse_only, load,
+    Baseline, ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig,
+    Schema, StationSpec, TimeSpec, csv_parse_only, load, load_parallel,
 };
 use quiredb_engine::{Database, Durability, Options};
 
@@ -77,10 +77,21 @@ pub struct LoadArgs {
     /// Buffer pool size in MiB.
     #[arg(long, default_value_t = 256)]
     pub cache_mib: usize,
-    /// Points held in memory for the R*-tree's bulk load (48 bytes each); past that,
-    /// points are inserted one by one. 0 = always insert.
+    /// Build the indexes on the parsing thread (no second thread), the R*-tree's points
+    /// held in memory for its bulk load up to --bulk-points.
+    #[arg(long)]
+    pub single_thread: bool,
+    /// With --single-thread: points held in memory for the R*-tree's bulk load (48
+    /// bytes each); past that, points are inserted one by one. 0 = always insert.
     #[arg(long, default_value_t = quiredb_datasets::meteo::store::BULK_POINTS_LIMIT)]
     pub bulk_points: usize,
+    /// MiB of the R*-tree's streaming bulk-load sort (beyond, sorted runs spill to
+    /// temporary files).
+    #[arg(long, default_value_t = quiredb_datasets::meteo::parallel::DEFAULT_RTREE_BUDGET >> 20)]
+    pub rtree_budget_mib: usize,
+    /// Directory of the R*-tree bulk load's temporary files (default: the database's).
+    #[arg(long)]
+    pub tmp_dir: Option<PathBuf>,
     /// Durability of the commit(s).
     #[arg(long, value_enum, default_value = "checksummed")]
     pub durability: DurabilityArg,
@@ -110,14 +121,36 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     let report_path = skip_report_path(&args);
     let started = Instant::now();
     let progress = Progress { bar: progress_bar(total_bytes, args.quiet), read_bytes, started };
+    let durability = args.durability.into();
     let (summary, stats) = match &database {
-        Some(db) => {
-            let durability = args.durability.into();
+        Some(db) if args.single_thread => {
             let mut sink = IndexSink::new(db, durability, reader.measure_names())?.with_bulk_limit(args.bulk_points);
-            let summary = run_load(&args, &mut reader, &mut sink, &progress, &report_path)?;
+            let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
+                load(reader, &mut sink, options, update)
+            })?;
             (summary, Some(sink.stats()))
         }
-        None => (run_load(&args, &mut reader, &mut NullSink::default(), &progress, &report_path)?, None),
+        Some(db) => {
+            let config = ParallelConfig {
+                durability,
+                measure_names: reader.measure_names(),
+                tmp_dir: tmp_dir(&args),
+                rtree_budget: args.rtree_budget_mib << 20,
+            };
+            let mut stats = None;
+            let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
+                let (summary, written) = load_parallel(db, &config, reader, options, update)?;
+                stats = Some(written);
+                Ok(summary)
+            })?;
+            (summary, stats)
+        }
+        None => {
+            let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
+                load(reader, &mut NullSink::default(), options, update)
+            })?;
+            (summary, None)
+        }
     };
     print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path);
     if let Some(stats) = stats {
@@ -141,12 +174,23 @@ struct Progress {
     started: Instant,
 }
 
-fn run_load<R: Read>(
+/// The directory of the R*-tree bulk load's temporary files.
+fn tmp_dir(args: &LoadArgs) -> PathBuf {
+    let beside_db = args.db.as_ref().and_then(|db| db.parent()).filter(|dir| !dir.as_os_str().is_empty());
+    args.tmp_dir.clone().or_else(|| beside_db.map(Path::to_path_buf)).unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn run_load<'a, R: Read>(
     args: &LoadArgs,
     reader: &mut ObservationReader<R>,
-    sink: &mut dyn ObservationSink,
     progress: &Progress,
     report_path: &Path,
+    loader: impl FnOnce(
+        &mut ObservationReader<R>,
+        LoadOptions,
+        &mut dyn FnMut(u64, u64),
+    ) -> quiredb_datasets::Result<LoadSummary>
+    + 'a,
 ) -> Result<LoadSummary> {
     let options = LoadOptions {
         skip_bad: args.skip_bad,
@@ -158,7 +202,7 @@ fn run_load<R: Read>(
         let rate = rows as f64 / progress.started.elapsed().as_secs_f64().max(1e-9);
         progress.bar.set_message(format!("{rows} rows, {rate:.0} rows/s"));
     };
-    let result = load(reader, sink, options, &mut update);
+    let result = loader(reader, options, &mut update);
     progress.bar.finish_and_clear();
     let stopped = || {
         let unchanged = match (args.dry_run, args.batch) {

@@ -12,6 +12,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn seed() -> u64 {
     let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5047_BA7C);
@@ -68,7 +69,7 @@ fn value(rng: &mut Rng) -> Vec<u8> {
 }
 
 /// One batch of a random kind, in insertion order.
-fn batch(rng: &mut Rng, next: &mut u64) -> (Vec<(Vec<u8>, Vec<u8>)>, &'static str) {
+fn batch(rng: &mut Rng, next: &mut u64) -> (Pairs, &'static str) {
     let len = 1 + rng.below(3000);
     let station = rng.below(4);
     let (keys, kind): (Vec<Vec<u8>>, _) = match rng.below(5) {

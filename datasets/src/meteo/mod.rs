@@ -10,6 +10,10 @@
 //!              database; store.rs has the layout) or NullSink (a dry run)
 //! ```
 //!
+//! [`load_parallel`] (`parallel.rs`) runs the same load with the index building on a
+//! second thread and the R*-tree's streaming bulk load (bounded memory): what
+//! `quire load-csv --db` uses.
+//!
 //! Reading back: [`query::MeteoView`] (range by station and time, window and kNN over
 //! the five measures, sizes).
 //!
@@ -34,6 +38,7 @@ pub mod calibration;
 pub mod fields;
 pub mod fit;
 pub mod generator;
+pub mod parallel;
 pub mod pipeline;
 pub mod query;
 pub mod reader;
@@ -41,6 +46,7 @@ pub mod schema;
 pub mod store;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
+pub use parallel::{ParallelConfig, load_parallel};
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use query::MeteoView;
 pub use reader::{ObservationReader, ReadOutcome};

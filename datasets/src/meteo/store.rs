@@ -5,7 +5,7 @@
 //! | name                     | kind    | content                                              |
 //! |--------------------------|---------|------------------------------------------------------|
 //! | `meteo.records`          | queue   | every loaded row, raw (one CSV line, no terminator)  |
-//! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::btree::keys`; value the record id, 16 bytes `seq u64 LE, page u64 LE` |
+//! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::btree::keys`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
 //! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures; payload [`pack_record_id`] |
 //! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated           |
 //!
@@ -73,19 +73,23 @@ pub fn unpack_record_id(payload: u64) -> RecordId {
     RecordId { seq: payload & 0xFFFF_FFFF, page: PageId(payload >> 32) }
 }
 
-/// The B+tree value of a record id.
-pub fn encode_record_id(id: RecordId) -> [u8; 16] {
-    let mut value = [0u8; 16];
-    value[..8].copy_from_slice(&id.seq.to_le_bytes());
-    value[8..].copy_from_slice(&id.page.0.to_le_bytes());
-    value
+/// The B+tree value of a record id: [`pack_record_id`] as 8 bytes little-endian.
+pub fn encode_record_id(id: RecordId) -> Result<[u8; 8]> {
+    Ok(pack_record_id(id)?.to_le_bytes())
 }
 
-/// Inverse of [`encode_record_id`]; `None` for a value of the wrong length.
+/// Inverse of [`encode_record_id`]; also reads the 16-byte form of earlier versions
+/// (`seq u64 LE, page u64 LE`). `None` for a value of another length.
 pub fn decode_record_id(value: &[u8]) -> Option<RecordId> {
-    let seq = u64::from_le_bytes(value.get(..8)?.try_into().ok()?);
-    let page = u64::from_le_bytes(value.get(8..16)?.try_into().ok()?);
-    (value.len() == 16).then_some(RecordId { seq, page: PageId(page) })
+    match value.len() {
+        8 => Some(unpack_record_id(u64::from_le_bytes(value.try_into().ok()?))),
+        16 => {
+            let seq = u64::from_le_bytes(value[..8].try_into().ok()?);
+            let page = u64::from_le_bytes(value[8..].try_into().ok()?);
+            Some(RecordId { seq, page: PageId(page) })
+        }
+        _ => None,
+    }
 }
 
 /// Appends the B+tree key of (station, time) to `out`.
@@ -112,9 +116,9 @@ pub struct SinkStats {
     pub commits: u64,
 }
 
-/// One chunk of buffered rows.
+/// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
 #[derive(Default)]
-struct Chunk {
+pub(crate) struct Chunk {
     raw: Vec<u8>,
     raw_ends: Vec<usize>,
     keys: Vec<u8>,
@@ -123,7 +127,7 @@ struct Chunk {
 }
 
 impl Chunk {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.raw_ends.len()
     }
 
@@ -132,13 +136,77 @@ impl Chunk {
         &bytes[start..ends[i]]
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.raw.clear();
         self.raw_ends.clear();
         self.keys.clear();
         self.key_ends.clear();
         self.points.clear();
     }
+
+    /// Buffers one row; true when the chunk holds [`CHUNK_ROWS`] rows.
+    pub(crate) fn push(&mut self, observation: &Observation, raw: &[u8]) -> bool {
+        self.raw.extend_from_slice(raw);
+        self.raw_ends.push(self.raw.len());
+        encode_key(&observation.station, observation.time, &mut self.keys);
+        self.key_ends.push(self.keys.len());
+        self.points.push(observation.point::<DIMENSIONS>());
+        self.len() >= CHUNK_ROWS
+    }
+
+    /// The points of the chunk with the record ids they get.
+    pub(crate) fn points<'a>(
+        &'a self,
+        ids: &'a [RecordId],
+    ) -> impl Iterator<Item = ([f64; DIMENSIONS], RecordId)> + 'a {
+        self.points.iter().zip(ids).filter_map(|(point, id)| point.map(|point| (point, *id)))
+    }
+}
+
+/// Appends the chunk's raw records to the queue (their ids into `ids`) and inserts
+/// its keys, sorted, into the B+tree (one `insert_batch`: an ascending run of keys
+/// reuses the leaf of the previous key).
+pub(crate) fn write_records(
+    txn: &WriteTxn<'_>,
+    queue: &mut Queue,
+    chunk: &Chunk,
+    ids: &mut Vec<RecordId>,
+    stats: &mut SinkStats,
+) -> Result<()> {
+    ids.clear();
+    let mut appender = queue.appender(txn).map_err(sink_error)?;
+    for i in 0..chunk.len() {
+        ids.push(appender.append(Chunk::slice(&chunk.raw, &chunk.raw_ends, i)).map_err(sink_error)?);
+    }
+    appender.finish();
+    let key = |i: usize| Chunk::slice(&chunk.keys, &chunk.key_ends, i);
+    let mut order: Vec<usize> = (0..chunk.len()).collect();
+    order.sort_by(|&a, &b| key(a).cmp(key(b)));
+    let mut btree = BTree::open(txn, BTREE_NAME).map_err(sink_error)?;
+    let values = order.iter().map(|&i| encode_record_id(ids[i])).collect::<Result<Vec<_>>>()?;
+    let pairs = order.iter().zip(&values).map(|(&i, value)| (key(i), value));
+    let added = btree.insert_batch(pairs).map_err(sink_error)?;
+    stats.replaced_keys += chunk.len() as u64 - added;
+    stats.records += chunk.len() as u64;
+    Ok(())
+}
+
+/// Records `measure_names` in `meteo.meta`.
+pub(crate) fn write_meta(txn: &WriteTxn<'_>, measure_names: &[String]) -> Result<()> {
+    let mut meta = BTree::open_or_create(txn, META_NAME).map_err(sink_error)?;
+    meta.insert(b"measures", measure_names.join(",").as_bytes()).map_err(sink_error)?;
+    Ok(())
+}
+
+/// Opens or creates the queue, the B+tree and the R*-tree in `txn`.
+pub(crate) fn open_layout(txn: &WriteTxn<'_>) -> Result<(Queue, MeasureTree)> {
+    let queue = Queue::open_or_create(txn, QUEUE_NAME).map_err(sink_error)?;
+    BTree::open_or_create(txn, BTREE_NAME).map_err(sink_error)?;
+    let rtree = match MeasureTree::open(txn, RTREE_NAME) {
+        Ok(tree) => tree,
+        Err(_) => MeasureTree::create(txn, RTREE_NAME).map_err(sink_error)?,
+    };
+    Ok((queue, rtree))
 }
 
 /// Builds the layout from loaded observations (see the module docs).
@@ -149,7 +217,6 @@ pub struct IndexSink<'db> {
     queue: Queue,
     rtree: MeasureTree,
     chunk: Chunk,
-    station: String,
     bulk: Option<(Vec<u64>, Vec<f64>)>,
     measure_names: Vec<String>,
     bulk_limit: usize,
@@ -161,12 +228,7 @@ impl<'db> IndexSink<'db> {
     /// `measure_names` are recorded in `meteo.meta`.
     pub fn new(db: &'db Database, durability: Durability, measure_names: Vec<String>) -> Result<Self> {
         let txn = db.begin_write().map_err(sink_error)?;
-        let queue = Queue::open_or_create(&txn, QUEUE_NAME).map_err(sink_error)?;
-        BTree::open_or_create(&txn, BTREE_NAME).map_err(sink_error)?;
-        let rtree = match MeasureTree::open(&txn, RTREE_NAME) {
-            Ok(tree) => tree,
-            Err(_) => MeasureTree::create(&txn, RTREE_NAME).map_err(sink_error)?,
-        };
+        let (queue, rtree) = open_layout(&txn)?;
         let empty = rtree.is_empty(&txn).map_err(sink_error)?;
         Ok(IndexSink {
             db,
@@ -175,7 +237,6 @@ impl<'db> IndexSink<'db> {
             queue,
             rtree,
             chunk: Chunk::default(),
-            station: String::new(),
             bulk: empty.then(|| (Vec::new(), Vec::new())),
             measure_names,
             bulk_limit: BULK_POINTS_LIMIT,
@@ -208,36 +269,19 @@ impl<'db> IndexSink<'db> {
             return Ok(());
         }
         let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
-        let chunk = &self.chunk;
-        let mut ids = Vec::with_capacity(chunk.len());
-        let mut appender = self.queue.appender(txn).map_err(sink_error)?;
-        for i in 0..chunk.len() {
-            ids.push(appender.append(Chunk::slice(&chunk.raw, &chunk.raw_ends, i)).map_err(sink_error)?);
-        }
-        appender.finish();
-        let mut order: Vec<usize> = (0..chunk.len()).collect();
-        order.sort_by(|&a, &b| {
-            Chunk::slice(&chunk.keys, &chunk.key_ends, a).cmp(Chunk::slice(&chunk.keys, &chunk.key_ends, b))
-        });
-        let mut btree = BTree::open(txn, BTREE_NAME).map_err(sink_error)?;
-        for &i in &order {
-            let key = Chunk::slice(&chunk.keys, &chunk.key_ends, i);
-            let replaced = btree.insert(key, &encode_record_id(ids[i])).map_err(sink_error)?;
-            self.stats.replaced_keys += u64::from(replaced);
-        }
-        for (point, id) in chunk.points.iter().zip(&ids) {
-            let Some(point) = point else { continue };
-            let payload = pack_record_id(*id)?;
+        let mut ids = Vec::with_capacity(self.chunk.len());
+        write_records(txn, &mut self.queue, &self.chunk, &mut ids, &mut self.stats)?;
+        for (point, id) in self.chunk.points(&ids) {
+            let payload = pack_record_id(id)?;
             match self.bulk.as_mut() {
                 Some((payloads, coords)) => {
                     payloads.push(payload);
-                    coords.extend_from_slice(point);
+                    coords.extend_from_slice(&point);
                 }
-                None => self.rtree.insert_point(txn, *point, payload).map_err(sink_error)?,
+                None => self.rtree.insert_point(txn, point, payload).map_err(sink_error)?,
             }
             self.stats.points += 1;
         }
-        self.stats.records += chunk.len() as u64;
         self.chunk.clear();
         if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= self.bulk_limit) {
             self.flush_bulk()?;
@@ -255,17 +299,10 @@ impl<'db> IndexSink<'db> {
         Ok(())
     }
 
-    fn write_meta(&self) -> Result<()> {
-        let txn = self.txn()?;
-        let mut meta = BTree::open_or_create(txn, META_NAME).map_err(sink_error)?;
-        meta.insert(b"measures", self.measure_names.join(",").as_bytes()).map_err(sink_error)?;
-        Ok(())
-    }
-
     fn commit(&mut self) -> Result<()> {
         self.flush_chunk()?;
         self.flush_bulk()?;
-        self.write_meta()?;
+        write_meta(self.txn()?, &self.measure_names)?;
         let txn = self.txn.take().ok_or_else(|| Error::Argument("no open transaction".into()))?;
         txn.commit(self.durability).map_err(sink_error)?;
         self.stats.commits += 1;
@@ -275,14 +312,7 @@ impl<'db> IndexSink<'db> {
 
 impl ObservationSink for IndexSink<'_> {
     fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()> {
-        let chunk = &mut self.chunk;
-        chunk.raw.extend_from_slice(raw);
-        chunk.raw_ends.push(chunk.raw.len());
-        self.station.clone_from(&observation.station);
-        encode_key(&self.station, observation.time, &mut chunk.keys);
-        chunk.key_ends.push(chunk.keys.len());
-        chunk.points.push(observation.point::<DIMENSIONS>());
-        if chunk.len() >= CHUNK_ROWS {
+        if self.chunk.push(observation, raw) {
             self.flush_chunk()?;
         }
         Ok(())

@@ -7,6 +7,7 @@
 
 mod generator;
 mod malformed;
+mod parallel;
 mod real_files;
 mod store;
 

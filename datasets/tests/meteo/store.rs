@@ -8,7 +8,7 @@ use quiredb_datasets::meteo::store::IndexSink;
 use quiredb_datasets::meteo::{LoadOptions, Observation, ObservationReader, ObservationSink, Schema, load};
 use quiredb_engine::{Database, Durability, Options};
 
-fn names() -> Vec<String> {
+pub fn names() -> Vec<String> {
     ["temp", "pres", "dewp", "rain", "wspm"].map(String::from).to_vec()
 }
 
@@ -19,7 +19,7 @@ fn load_into(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quiredb_data
     load(&mut reader, &mut sink, options, &mut |_, _| {}).map(|_| ())
 }
 
-fn fixture(rows: u64, seed: u64) -> (Vec<u8>, Vec<Observation>) {
+pub fn fixture(rows: u64, seed: u64) -> (Vec<u8>, Vec<Observation>) {
     println!("store fixture seed {seed}");
     let config = GeneratorConfig { seed, stations: Some(3), ..GeneratorConfig::new(rows) };
     let mut csv = Vec::new();
@@ -27,14 +27,14 @@ fn fixture(rows: u64, seed: u64) -> (Vec<u8>, Vec<Observation>) {
     (csv, ObservationGenerator::new(config).expect("config").collect())
 }
 
-fn line(observation: &Observation) -> Vec<u8> {
+pub fn line(observation: &Observation) -> Vec<u8> {
     let mut text = Vec::new();
     quiredb_datasets::meteo::generator::write_row(observation, &mut text);
     text.pop();
     text
 }
 
-fn temp_db() -> (tempfile::TempDir, Database) {
+pub fn temp_db() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = Database::create(dir.path().join("meteo.quire"), Options::default()).expect("create");
     (dir, db)

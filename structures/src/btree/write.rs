@@ -217,10 +217,13 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             return Ok(None);
         }
         let n = node::count(leaf);
+        let (prev, next) = (node::prev(leaf), node::next(leaf));
+        if next == 0 && i == n && n > 0 {
+            return self.append_leaf(leaf, leaf_id, cell).map(Some);
+        }
         let mut cells: Vec<Vec<u8>> = (0..n).map(|j| node::cell(leaf, j).to_vec()).collect();
         cells.insert(i, cell.to_vec());
-        let (prev, next) = (node::prev(leaf), node::next(leaf));
-        let at = if next == 0 && i == n { n } else { split_point(&cells, node::LEAF_ENTRY) };
+        let at = split_point(&cells, node::LEAF_ENTRY);
         let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
         let right_id = right.id().0;
         let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
@@ -232,6 +235,17 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         }
         let separator = separator(node::cell_key(&cells[at - 1], true), node::cell_key(&cells[at], true));
         Ok(Some((separator, right_id)))
+    }
+
+    /// The split of a full last leaf by a key past its end: a new last leaf holds just
+    /// `cell` and the full one stays as it is (so ascending inserts fill leaves).
+    fn append_leaf(&self, leaf: &mut [u8], leaf_id: u64, cell: &[u8]) -> Result<(Vec<u8>, u64)> {
+        let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
+        let right_id = right.id().0;
+        node_write::build(&mut right, 0, (leaf_id, 0), &[cell], &[]);
+        node_write::set_next(leaf, right_id);
+        let last = node::key(leaf, node::count(leaf) - 1);
+        Ok((separator(last, node::cell_key(cell, true)), right_id))
     }
 
     /// Inserts `(separator, right)` into the parents along `path`, splitting upwards

@@ -1,0 +1,94 @@
+//! The two-thread load (`load_parallel`, R*-tree by the streaming bulk builder with a
+//! tiny sort budget so that it spills): the same database contents and query answers
+//! as the single-thread `IndexSink`; a bad row leaves the database unchanged; batches.
+
+use super::store::{fixture, line, names, temp_db};
+use quiredb_datasets::meteo::query::MeteoView;
+use quiredb_datasets::meteo::store::IndexSink;
+use quiredb_datasets::meteo::{LoadOptions, ObservationReader, ParallelConfig, Schema, load, load_parallel};
+use quiredb_engine::{Database, Durability};
+
+/// Loads `csv` on two threads with a 64 KiB R-tree sort budget (a few hundred points).
+fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quiredb_datasets::Result<()> {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = ParallelConfig {
+        durability: Durability::None,
+        measure_names: names(),
+        tmp_dir: tmp.path().to_path_buf(),
+        rtree_budget: 64 << 10,
+    };
+    let mut reader = ObservationReader::new(csv, &Schema::default())?;
+    let options = LoadOptions { batch_rows, ..LoadOptions::default() };
+    let (summary, stats) = load_parallel(db, &config, &mut reader, options, &mut |_, _| {})?;
+    assert_eq!(summary.rows, stats.records);
+    assert_eq!(summary.complete_rows, stats.points);
+    Ok(())
+}
+
+fn load_one_thread(db: &Database, csv: &[u8]) {
+    let mut reader = ObservationReader::new(csv, &Schema::default()).expect("opens");
+    let mut sink = IndexSink::new(db, Durability::None, names()).expect("sink");
+    load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {}).expect("loads");
+}
+
+/// Sorted raw records of every query kind, for comparing two databases.
+fn answers(db: &Database) -> Vec<Vec<Vec<u8>>> {
+    let txn = db.begin_read().expect("read");
+    let view = MeteoView::open(&txn).expect("layout");
+    let sorted = |found: Vec<quiredb_datasets::meteo::query::Found>| {
+        let mut raw: Vec<Vec<u8>> = found.into_iter().map(|f| f.raw).collect();
+        raw.sort();
+        raw
+    };
+    vec![
+        sorted(view.range("S00002", i64::MIN, i64::MAX).expect("range")),
+        sorted(view.window([0.0, 1000.0, -10.0, 0.0, 0.0], [20.0, 1020.0, 5.0, 0.0, 3.0]).expect("window")),
+        view.knn([10.0, 1010.0, 0.0, 0.0, 2.0], 5).expect("knn").into_iter().map(|f| f.raw).collect(),
+    ]
+}
+
+/// Two threads and one thread build databases with equal sizes and equal answers, and
+/// the window answer equals a naive scan.
+#[test]
+fn two_threads_equal_one_thread() {
+    let (csv, observations) = fixture(8_000, 21);
+    let (_one_dir, one) = temp_db();
+    let (_two_dir, two) = temp_db();
+    load_one_thread(&one, &csv);
+    load_two_threads(&two, &csv, None).expect("loads");
+    let stats =
+        |db: &Database| MeteoView::open(&db.begin_read().expect("read")).expect("layout").stats().expect("stats");
+    let (a, b) = (stats(&one), stats(&two));
+    assert_eq!((a.records, a.keys, a.points, &a.measure_names), (b.records, b.keys, b.points, &b.measure_names));
+    assert!(quiredb_engine::check(&two).expect("check runs").is_clean());
+    let (got, want) = (answers(&two), answers(&one));
+    assert_eq!(got[..2], want[..2]);
+    assert_eq!(got[2].len(), want[2].len());
+    let inside = |p: [f64; 5]| {
+        let (min, max) = ([0.0, 1000.0, -10.0, 0.0, 0.0], [20.0, 1020.0, 5.0, 0.0, 3.0]);
+        (0..5).all(|d| min[d] <= p[d] && p[d] <= max[d])
+    };
+    let mut naive: Vec<Vec<u8>> =
+        observations.iter().filter(|o| o.point::<5>().is_some_and(inside)).map(line).collect();
+    naive.sort();
+    assert_eq!(got[1], naive);
+}
+
+/// A bad row stops a two-thread load and leaves nothing; batches commit and a second
+/// load appends (R-tree inserts after the bulk build).
+#[test]
+fn two_thread_errors_and_batches() {
+    let (csv, observations) = fixture(5_000, 9);
+    let (_dir, db) = temp_db();
+    let mut broken = csv.clone();
+    broken.extend_from_slice(b"S00009,2013-03-01T00:00,warm,1,1,1,1\n");
+    let error = load_two_threads(&db, &broken, None).expect_err("bad row stops the load");
+    assert!(error.to_string().contains("line 5002"), "{error}");
+    assert!(MeteoView::open(&db.begin_read().expect("read")).is_err(), "nothing may be left");
+
+    load_two_threads(&db, &csv, Some(1_500)).expect("batched load");
+    load_two_threads(&db, &csv, None).expect("second load");
+    let stats = MeteoView::open(&db.begin_read().expect("read")).expect("layout").stats().expect("stats");
+    let complete = observations.iter().filter(|o| o.is_complete()).count() as u64;
+    assert_eq!((stats.records, stats.keys, stats.points), (10_000, 5_000, 2 * complete));
+}
