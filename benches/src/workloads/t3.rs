@@ -23,7 +23,7 @@ const LENGTHS: [usize; 2] = [METEO_RECORD_LEN, 100];
 /// Runs T3 for every selected queue engine, once per record length.
 pub fn run(cfg: &Config) -> Result<Outcome> {
     let n = cfg.count(20_000, 5_000_000, 57_852_305);
-    let meteo_records: Vec<[u8; METEO_RECORD_LEN]> = meteo(n, cfg.seed).iter().map(|m| m.record()).collect();
+    let meteo_records: Vec<[u8; METEO_RECORD_LEN]> = meteo(n, cfg.seed)?.iter().map(|m| m.record()).collect();
     let engines = cfg.select("T3", registry::queue())?;
     let mut collector = Collector::default();
     let mut checks = Checks::new("T3");
@@ -61,7 +61,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         collector,
         checks,
         dataset: format!(
-            "{n} meteo-like records of {METEO_RECORD_LEN} bytes and the same padded to 100 bytes, commit every {BATCH}"
+            "{n} calibrated meteo records (quiredb-datasets generator) of {METEO_RECORD_LEN} bytes and the same padded to 100 bytes, commit every {BATCH}"
         ),
     })
 }

@@ -26,7 +26,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let n = cfg.count(20_000, 1_000_000, 5_000_000);
     let phase_s = if cfg.size == super::Size::Smoke { 0.5 } else { 3.0 };
     let inserts = cfg.sized(100, INSERTS, INSERTS);
-    let records = meteo(n, cfg.seed);
+    let records = meteo(n, cfg.seed)?;
     let pairs: Vec<([u8; 12], [u8; 20])> = records.iter().map(|r| (r.key(), r.value())).collect();
     let all = cfg.select("T7", registry::kv())?;
     let engines: Vec<_> = all.into_iter().filter(|e| !e.id.starts_with("bdb")).collect();
@@ -51,7 +51,9 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     Ok(Outcome {
         collector,
         checks,
-        dataset: format!("{n} meteo-like rows preloaded; {inserts} durable inserts; reader phases of {phase_s} s"),
+        dataset: format!(
+            "{n} calibrated meteo rows preloaded; {inserts} durable inserts; reader phases of {phase_s} s"
+        ),
     })
 }
 

@@ -153,7 +153,7 @@ fn array(c: &[f64]) -> [f64; DIMS] {
 }
 
 fn build(dir: &Path, n: usize, queries: usize, seed: u64) -> Result<Fixture> {
-    let records = meteo(n, seed);
+    let records = meteo(n, seed)?;
     let options = Options { cache_bytes: CACHE_BYTES, ..Options::default() };
     let db = Database::create(dir.join("t8.quire"), options).or_engine(ID)?;
     let txn = db.begin_write().or_engine(ID)?;
