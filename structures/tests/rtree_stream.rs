@@ -7,7 +7,7 @@
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, Options, PageRead};
 use quiredb_structures::Error;
-use quiredb_structures::rtree::{Coord, RTree, Rect, WindowMode};
+use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::sync::Arc;
 
 /// splitmix64.
@@ -199,4 +199,47 @@ fn streaming_build_of_many_points_in_bounded_memory() {
     let tree = RTree::<5>::open(&read, "big").expect("open");
     assert_eq!(tree.len(&read).expect("len"), n);
     assert!(tree.check(&read).expect("check").is_empty());
+}
+
+/// Query loop for profiling (ignored; `RTREE_PROFILE=knn|window|both`, `RTREE_STREAM_N`
+/// points): bulk-loads uniform 5-D f64 points and runs 20 000 queries per kind, one read
+/// snapshot per query (as the T4 adapter does); prints queries per second.
+#[test]
+#[ignore]
+fn profile_queries() {
+    let n: u64 = std::env::var("RTREE_STREAM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let what = std::env::var("RTREE_PROFILE").unwrap_or_else(|_| "both".into());
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let options = Options { page_size: Some(8192), cache_bytes: 256 << 20, ..Options::default() };
+    let db = Database::create(dir.path().join("q.db"), options).expect("database");
+    let mut rng = Rng(seed());
+    let (ids, coords): (Vec<u64>, Vec<f64>) = (0..n).map(|i| (i, 0.0)).unzip();
+    let coords: Vec<f64> = coords.iter().flat_map(|_| std::array::from_fn::<f64, 5, _>(|_| rng.coord())).collect();
+    let txn = db.begin_write().expect("txn");
+    let max_entries = std::env::var("RTREE_MAX").ok().and_then(|v| v.parse().ok());
+    let tree = RTree::<5>::create_with(&txn, "q", RTreeOptions { max_entries }).expect("create");
+    tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
+    txn.commit(Durability::Full).expect("commit");
+    let side = 1e-4f64.powf(0.2);
+    let mut found = 0usize;
+    if what != "knn" {
+        let start = std::time::Instant::now();
+        for _ in 0..20_000 {
+            let read = db.begin_read().expect("read");
+            let min: [f64; 5] = std::array::from_fn(|_| rng.coord() * (1.0 - side));
+            let window = Rect::new(min, std::array::from_fn(|d| min[d] + side));
+            tree.visit_window(&read, &window, WindowMode::Intersects, |_, _| found += 1).expect("window");
+        }
+        println!("window 0.01%: {:.0}/s ({found} found)", 20_000.0 / start.elapsed().as_secs_f64());
+    }
+    if what != "window" {
+        let start = std::time::Instant::now();
+        for _ in 0..20_000 {
+            let read = db.begin_read().expect("read");
+            let mut out = read.result_set();
+            tree.nearest_k(&read, std::array::from_fn(|_| rng.coord()), 10, None, &mut out).expect("knn");
+            found += out.len();
+        }
+        println!("kNN k=10: {:.0}/s ({found} rows)", 20_000.0 / start.elapsed().as_secs_f64());
+    }
 }

@@ -8,7 +8,7 @@
 use super::RTree;
 use super::coord::Coord;
 use super::geom::validate_point;
-use super::node::Layout;
+use super::node::{GROUP, Layout};
 use crate::error::Result;
 use quiredb_engine::{PageId, PageRead, ResultSet};
 use std::cmp::Ordering;
@@ -92,6 +92,12 @@ fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
     sum
 }
 
+/// The current pruning bound: the k-th best distance found, or `limit` if tighter.
+#[inline(always)]
+fn kth(best: &BinaryHeap<Candidate>, k: usize, limit: f64) -> f64 {
+    if best.len() == k { best.peek().map_or(limit, |c| c.0.min(limit)) } else { limit }
+}
+
 fn max_dist2(max_distance: Option<f64>) -> f64 {
     max_distance.map_or(f64::INFINITY, |m| if m.is_nan() { -1.0 } else { m * m.abs() })
 }
@@ -134,35 +140,44 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let head = self.head(txn)?;
         let mut best: BinaryHeap<Candidate> = BinaryHeap::with_capacity(k + 1);
         let mut nodes = BinaryHeap::new();
+        let mut groups: Vec<(f64, usize)> = Vec::with_capacity(self.max.div_ceil(GROUP));
         nodes.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
         while let Some(node) = nodes.pop() {
-            let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
-            if node.dist2 > bound {
+            if node.dist2 > kth(&best, k, limit) {
                 break;
             }
             let page = self.node_page(txn, node.id, node.level)?;
             let (level, bytes) = Layout::<D, C>::entries(&page, PageId(node.id), self.max)?;
-            if level > 0 && subtree_has_k {
-                // Tighten the bound with the nearest farthest corner before queueing.
-                for chunk in bytes.chunks_exact(Layout::<D, C>::ENTRY) {
-                    limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
-                }
+            // Groups nearest first, so the k-th distance shrinks early and far groups
+            // are skipped.
+            groups.clear();
+            for (g, (group, _)) in Layout::<D, C>::runs(&page, bytes, self.max).enumerate() {
+                groups.push((chunk_dist2::<C, D>(group, &point), g));
             }
-            for (group, run) in Layout::<D, C>::runs(&page, bytes, self.max) {
-                let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
-                if chunk_dist2::<C, D>(group, &point) > bound {
+            groups.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            for &(group_dist2, g) in &groups {
+                if group_dist2 > kth(&best, k, limit) {
+                    break;
+                }
+                let start = g * GROUP * Layout::<D, C>::ENTRY;
+                let run = &bytes[start..(start + GROUP * Layout::<D, C>::ENTRY).min(bytes.len())];
+                if level > 0 {
+                    for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                        let dist2 = chunk_dist2::<C, D>(chunk, &point);
+                        if dist2 <= kth(&best, k, limit) {
+                            nodes.push(Item { dist2, kind: 0, id: Layout::<D, C>::id(chunk), level: level - 1 });
+                            if subtree_has_k {
+                                // The child holds ≥ k entries within its farthest corner.
+                                limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
+                            }
+                        }
+                    }
                     continue;
                 }
                 for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
                     let dist2 = chunk_dist2::<C, D>(chunk, &point);
-                    let id = Layout::<D, C>::id(chunk);
-                    if level > 0 {
-                        let bound = if best.len() == k { best.peek().map_or(limit, |c| c.0) } else { limit };
-                        if dist2 <= bound {
-                            nodes.push(Item { dist2, kind: 0, id, level: level - 1 });
-                        }
-                    } else if dist2 <= limit {
-                        let candidate = Candidate(dist2, id);
+                    if dist2 <= limit {
+                        let candidate = Candidate(dist2, Layout::<D, C>::id(chunk));
                         if best.len() < k {
                             best.push(candidate);
                         } else if best.peek().is_some_and(|worst| candidate < *worst) {
