@@ -164,6 +164,16 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             stats.commits
         );
     }
+    if let Some(db) = &database {
+        let engine = db.stats();
+        println!(
+            "engine:        {} page writes, {} page reads, {} spills, file {} bytes",
+            engine.writes,
+            engine.reads,
+            engine.spills,
+            args.db.as_ref().and_then(|path| std::fs::metadata(path).ok()).map_or(0, |m| m.len())
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -19,16 +19,25 @@
 //! finish leaves the database as it was (the engine's shadow paging).
 //!
 //! Throughput: rows are buffered in chunks of [`CHUNK_ROWS`]; a chunk is appended to
-//! the queue with one appender, its keys are sorted before the B+tree inserts, and
-//! while the R-tree is empty its points are collected (up to [`BULK_POINTS_LIMIT`],
-//! 48 bytes each) and bulk-loaded (STR) at the commit instead of inserted one by one.
+//! the queue with one appender and its keys, sorted, go to the B+tree in one
+//! `insert_batch` (ascending keys reuse the previous leaf: no descent per key, and a
+//! full last leaf is not copied when it splits). This single-thread sink holds the
+//! R-tree's points in memory for one STR bulk load (up to [`BULK_POINTS_LIMIT`], 48
+//! bytes each) and inserts the rest one by one; `parallel.rs` is the two-thread,
+//! bounded-memory version that `quire load-csv` uses.
 //!
-//! Measured (2 vCPU shared with other builds, so CPU time is quoted; wall time was
-//! 3–6× higher): 1 M generated rows load in 1.74 s CPU with the bulk load, 14.0 s with
-//! one R* insert per point (≈ 12 µs each); the full 57,852,305 rows (2.65 GB CSV) in one
-//! transaction with `--bulk-points 60000000`: 135 s CPU (427 k rows/s), 8.0 GB peak RSS
-//! (the held points), a 10.8 GB file. Parsing alone is ≈ 12 s CPU of that; the rest is
-//! the B+tree inserts (node search dominates), the queue, the STR sort and the commit.
+//! Measured (2 vCPU shared with other builds, load average 3.4–4.3; the 57,852,305
+//! generated rows, 2.65 GB CSV, `quire load-csv full.csv --db full.db` with the defaults:
+//! two threads, 256 MiB pool, 96 MiB R-tree sort budget, one transaction, checksummed):
+//! 94 s wall, 48.9 s user + 30.3 s sys, 423 MB peak RSS, 10.59 GB file (1.29 M pages
+//! written once each: R-tree ≈ ½ — a 5-D f64 point is stored as a box, 88 B —, queue
+//! and B+tree ≈ ¼ each). The `csv` crate's typed parse of the same file
+//! (`--parse-only --typed`) took 13.9 s wall (10.2 s CPU): ratio 0.15 of the goal's 0.5.
+//! Where the CPU goes (perf, 5 M rows): the R-tree's external Hilbert sort (key
+//! computation 12 %, sort 8–10 %, spill I/O and page faults of per-run buffers), engine
+//! page allocation, checksums and `pwrite` (≈ 25 %), parsing on the other thread (≈ 22 %);
+//! the B+tree is down to ≈ 3 % and the queue ≈ 4 %. Last session's single-thread figures:
+//! 135 s CPU, 8.0 GB peak RSS (all points held), 10.8 GB file.
 
 use quiredb_engine::{Database, Durability, PageId, WriteTxn};
 use quiredb_structures::btree::BTree;
