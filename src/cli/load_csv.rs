@@ -103,6 +103,10 @@ pub struct LoadArgs {
     /// with serde (the `csv` crate's usual typed parse).
     #[arg(long, requires = "parse_only")]
     pub typed: bool,
+    /// Before the load, parse the same file with the `csv` crate into typed rows (the
+    /// speed baseline) and print both with their speed ratio.
+    #[arg(long, conflicts_with = "parse_only")]
+    pub baseline: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -114,6 +118,11 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         return parse_only(&args);
     }
     let schema = schema_from(&args)?;
+    let baseline = match args.baseline {
+        true => Some(super::load_speed::baseline(open_input(&args.file)?.0, baseline_delimiter(&args)?)?.2),
+        false => None,
+    };
+    let watch = super::load_speed::Stopwatch::start();
     let database = open_database(&args)?;
     let (input, read_bytes, total_bytes) = open_input(&args.file)?;
     let mut reader =
@@ -164,8 +173,9 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             stats.commits
         );
     }
-    if let Some(db) = &database {
+    if let Some(db) = database {
         let engine = db.stats();
+        drop(db);
         println!(
             "engine:        {} page writes, {} page reads, {} spills, file {} bytes",
             engine.writes,
@@ -173,6 +183,9 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             engine.spills,
             args.db.as_ref().and_then(|path| std::fs::metadata(path).ok()).map_or(0, |m| m.len())
         );
+    }
+    if let Some(parse) = baseline {
+        super::load_speed::print_comparison(summary.rows, parse, watch.span());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -262,7 +275,7 @@ impl From<DurabilityArg> for Durability {
 /// `--parse-only`: the `csv` crate alone over the (decompressed) input.
 fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
     let (input, _, _) = open_input(&args.file)?;
-    let delimiter = args.delimiter.map_or(Ok(b','), u8::try_from).context("the delimiter must be ASCII")?;
+    let delimiter = baseline_delimiter(args)?;
     let baseline = if args.typed { Baseline::Typed } else { Baseline::Split };
     let started = Instant::now();
     let (records, bytes) = csv_parse_only(input, delimiter, baseline)?;
@@ -275,6 +288,11 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
         bytes as f64 / 1e6 / seconds
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The delimiter of the baseline parses: `--delimiter`, else `,`.
+fn baseline_delimiter(args: &LoadArgs) -> Result<u8> {
+    args.delimiter.map_or(Ok(b','), u8::try_from).context("the delimiter must be ASCII")
 }
 
 fn schema_from(args: &LoadArgs) -> Result<Schema> {

@@ -9,5 +9,6 @@ pub mod demo_queue;
 pub mod demo_rtree;
 pub mod r#gen;
 pub mod load_csv;
+pub mod load_speed;
 pub mod meteo_query;
 pub mod xpath;
