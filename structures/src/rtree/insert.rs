@@ -8,7 +8,7 @@
 use super::RTree;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
-use super::node::{Entry, Head, Node, corrupted};
+use super::node::{Entry, Head, Layout, Node, corrupted};
 use super::split::{by_f64, rstar_split};
 use crate::error::Result;
 use quiredb_engine::{PageId, WriteTxn};
@@ -55,6 +55,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     ) -> Result<()> {
         let mut path = self.descend(txn, head, &entry.rect, level)?;
         let (mut id, mut node, _) = path.pop().expect("descend returns at least the root");
+        if node.entries.len() < self.max {
+            return self.append_in_place(txn, id, node.entries.len(), &entry, path);
+        }
         node.entries.push(entry);
         loop {
             let sibling = self.treat_overflow(txn, head, &mut node, path.is_empty(), reinserted, pending)?;
@@ -73,6 +76,32 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             parent.entries.extend(sibling);
             (id, node) = (parent_id, parent);
         }
+    }
+
+    /// The common case of an insertion: `entry` fits in node `id` (holding `count`
+    /// entries), so it is written in place, and each ancestor's box on `path` is
+    /// widened in place until one already contains it — no node is re-encoded.
+    fn append_in_place(
+        &self,
+        txn: &WriteTxn<'_>,
+        id: PageId,
+        count: usize,
+        entry: &Entry<D>,
+        mut path: Vec<(PageId, Node<D>, usize)>,
+    ) -> Result<()> {
+        Layout::<D, C>::put_entry(&mut txn.page_mut(id)?, count, entry, true, self.max);
+        let mut rect = entry.rect;
+        while let Some((parent_id, parent, index)) = path.pop() {
+            let child = parent.entries[index];
+            let grown = child.rect.union(&rect);
+            if grown == child.rect {
+                break;
+            }
+            let widened = Entry { rect: grown, id: child.id };
+            Layout::<D, C>::put_entry(&mut txn.page_mut(parent_id)?, index, &widened, false, self.max);
+            rect = grown;
+        }
+        Ok(())
     }
 
     /// The nodes from the root down to the node of `level` chosen for `rect`, each

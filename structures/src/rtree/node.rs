@@ -180,6 +180,34 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         }
     }
 
+    /// Writes `entry` at `index` of an encoded node in place and widens the box of
+    /// its group. With `append` the entry is new (`index` = the old count, below
+    /// `max`): the count grows by one and a new group starts with this box; without,
+    /// the entry replaces one whose box it contains (a child's box that grew).
+    pub fn put_entry(page: &mut [u8], index: usize, entry: &Entry<D>, append: bool, max: usize) {
+        let at = NODE_HEADER + index * Self::ENTRY;
+        Self::write_rect(&mut page[at..], &entry.rect);
+        page[at + 2 * D * C::BYTES..at + Self::ENTRY].copy_from_slice(&entry.id.to_le_bytes());
+        let group = NODE_HEADER + max * Self::ENTRY + (index / GROUP) * Self::GROUP_BOX;
+        let rect = if append && index % GROUP == 0 {
+            entry.rect
+        } else {
+            Self::rect(&page[group..]).union(&entry.rect)
+        };
+        Self::write_rect(&mut page[group..], &rect);
+        if append {
+            write_u16(page, 2, u16::try_from(index + 1).expect("node capacity fits in u16"));
+        }
+    }
+
+    #[inline]
+    fn write_rect(chunk: &mut [u8], rect: &Rect<D>) {
+        for d in 0..D {
+            C::write_down(&mut chunk[d * C::BYTES..], rect.min[d]);
+            C::write_up(&mut chunk[(D + d) * C::BYTES..], rect.max[d]);
+        }
+    }
+
     /// Reads and decodes node `id` (count checked; the level is checked by callers).
     pub fn load(txn: &impl PageRead, id: PageId, max: usize) -> Result<Node<D>> {
         Self::decode(&txn.page(id)?, id, max)
