@@ -155,12 +155,16 @@ fn index_thread(
                 return Ok(stats);
             }
             Ending::Commit => {
+                let started = std::time::Instant::now();
                 txn.commit(config.durability).map_err(sink_error)?;
                 stats.commits += 1;
+                stats.finish_time += started.elapsed();
             }
             Ending::CommitAndStop(reply) => {
+                let started = std::time::Instant::now();
                 let committed = txn.commit(config.durability).map_err(sink_error);
                 stats.commits += u64::from(committed.is_ok());
+                stats.finish_time += started.elapsed();
                 let _ = reply.send(committed.as_ref().map(|_| ()).map_err(|e| Error::Argument(e.to_string())));
                 return committed.map(|()| stats);
             }
@@ -197,10 +201,12 @@ fn one_transaction(
         }
     };
     if !matches!(ending, Ending::Abort) {
+        let started = std::time::Instant::now();
         if let Points::Bulk(builder) = points {
             builder.finish().map_err(sink_error)?;
         }
         write_meta(txn, &config.measure_names)?;
+        stats.finish_time += started.elapsed();
     }
     Ok(ending)
 }

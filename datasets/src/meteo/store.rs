@@ -123,6 +123,9 @@ pub struct SinkStats {
     pub replaced_keys: u64,
     /// Transactions committed.
     pub commits: u64,
+    /// Time spent finishing R-tree bulk loads and committing (the serial tail of a
+    /// load, after the last row).
+    pub finish_time: std::time::Duration,
 }
 
 /// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
@@ -310,11 +313,13 @@ impl<'db> IndexSink<'db> {
 
     fn commit(&mut self) -> Result<()> {
         self.flush_chunk()?;
+        let started = std::time::Instant::now();
         self.flush_bulk()?;
         write_meta(self.txn()?, &self.measure_names)?;
         let txn = self.txn.take().ok_or_else(|| Error::Argument("no open transaction".into()))?;
         txn.commit(self.durability).map_err(sink_error)?;
         self.stats.commits += 1;
+        self.stats.finish_time += started.elapsed();
         Ok(())
     }
 }
