@@ -2,8 +2,9 @@
 # CI smoke run of the benchmark harness (called by .ci/run after the tests): builds
 # quire-bench with the native peers (`--features peers`; benches/install-peers.sh has
 # installed their Debian packages) and runs every workload on every peer at tiny sizes
-# with cross-checks on. One repeat: the smoke run proves the harness works, it does
-# not measure. Must stay under 5 minutes including the build.
+# with cross-checks on (T1–T8 and KV, QuireDB included). One repeat: the smoke run
+# proves the harness works, it does not measure. Must stay under 5 minutes including
+# the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -22,4 +23,15 @@ for engine in sqlite-wal sqlite-delete lmdb redb bdb bdb-queue bdb-recno rstar r
     exit 1
   fi
 done
+# Every workload of `all` must have produced records, QuireDB's included.
+for workload in T1 T2 T3 T4 T5 T6 T7 T8 KV; do
+  if ! grep -q "\"workload\":\"$workload\"" "$results/smoke.jsonl"; then
+    echo "benches/ci.sh: workload $workload missing from the smoke results" >&2
+    exit 1
+  fi
+done
+if ! grep -q '"engine":"quiredb"' "$results/smoke.jsonl"; then
+  echo "benches/ci.sh: quiredb missing from the smoke results" >&2
+  exit 1
+fi
 echo "benches/ci.sh: smoke run passed in $(( $(date +%s) - start )) s"
