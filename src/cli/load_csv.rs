@@ -165,13 +165,14 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     if let Some(stats) = stats {
         println!(
             "database:      {} records in {QUEUE_NAME}, {} keys in {BTREE_NAME} ({} replaced), \
-             {} points in {RTREE_NAME}, {} commit(s); R-tree bulk build and commit after the last row {:.2} s",
+             {} points in {RTREE_NAME}, {} commit(s); after the last row: R-tree bulk build {:.2} s, commit {:.2} s",
             stats.records,
             stats.records - stats.replaced_keys,
             stats.replaced_keys,
             stats.points,
             stats.commits,
-            stats.finish_time.as_secs_f64()
+            stats.finish_time.as_secs_f64(),
+            stats.commit_time.as_secs_f64()
         );
     }
     if let Some(db) = database {

@@ -158,13 +158,13 @@ fn index_thread(
                 let started = std::time::Instant::now();
                 txn.commit(config.durability).map_err(sink_error)?;
                 stats.commits += 1;
-                stats.finish_time += started.elapsed();
+                stats.commit_time += started.elapsed();
             }
             Ending::CommitAndStop(reply) => {
                 let started = std::time::Instant::now();
                 let committed = txn.commit(config.durability).map_err(sink_error);
                 stats.commits += u64::from(committed.is_ok());
-                stats.finish_time += started.elapsed();
+                stats.commit_time += started.elapsed();
                 let _ = reply.send(committed.as_ref().map(|_| ()).map_err(|e| Error::Argument(e.to_string())));
                 return committed.map(|()| stats);
             }
