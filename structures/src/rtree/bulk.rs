@@ -139,7 +139,7 @@ fn pack<const D: usize>(entries: &mut [Entry<D>], max: usize, min: usize) -> Vec
 }
 
 /// Orders `slice` so that consecutive runs of `max` entries form compact nodes.
-fn partition<const D: usize>(slice: &mut [Entry<D>], dim: usize, max: usize) {
+pub(crate) fn partition<const D: usize>(slice: &mut [Entry<D>], dim: usize, max: usize) {
     let n = slice.len();
     if n <= max {
         return;

@@ -8,7 +8,8 @@
 use super::RTree;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
-use super::node::{Entry, Head, Layout, Node, corrupted};
+use super::bulk::partition;
+use super::node::{Entry, GROUP, Head, Layout, Node, corrupted};
 use super::split::{by_f64, rstar_split};
 use crate::error::Result;
 use quiredb_engine::{PageId, WriteTxn};
@@ -154,9 +155,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             for entry in take_farthest(node, count) {
                 pending.push((entry, node.level));
             }
+            // Rewritten anyway: order it so its groups of 16 are compact.
+            partition(&mut node.entries, 0, GROUP);
             return Ok(None);
         }
-        let (keep, moved) = rstar_split(std::mem::take(&mut node.entries), self.min);
+        let (mut keep, mut moved) = rstar_split(std::mem::take(&mut node.entries), self.min);
+        partition(&mut keep, 0, GROUP);
+        partition(&mut moved, 0, GROUP);
         node.entries = keep;
         let sibling = Node { level: node.level, entries: moved };
         let sibling_id = self.create_node(txn, &sibling)?;
