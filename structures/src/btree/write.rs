@@ -9,7 +9,8 @@
 //! its branch path and the exclusive upper bound of its key range (the nearest
 //! separator right of the path). A key greater than the previous one and below that
 //! bound belongs to the same leaf, so it is inserted without a root-to-leaf descent,
-//! and a key above the leaf's last key is placed at the end without a binary search.
+//! and a key above the leaf's last key is placed at the end without a binary search
+//! (without any comparison when the previous key went to the end).
 //! A split or a rebalance forgets the leaf (the next key descends again); unsorted
 //! input simply descends every time. Read next: `remove.rs`.
 
@@ -34,6 +35,8 @@ struct LeafHint {
     high: Option<Vec<u8>>,
     /// The key inserted last; the next key must be greater to reuse the leaf.
     last: Vec<u8>,
+    /// Whether `last` is the leaf's last key (a greater key then goes to the end).
+    at_end: bool,
 }
 
 impl LeafHint {
@@ -120,18 +123,23 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             let blob = crate::blob::write_bytes(self.txn, value)?;
             leaf_cell(key, BLOB_FLAG, &blob.to_bytes())
         };
-        let (mut path, leaf_id, rightmost, high, mut last, hinted) = match hint.take() {
-            Some(h) if h.covers(key) => (h.path, h.leaf, h.rightmost, h.high, h.last, true),
+        let (mut path, leaf_id, rightmost, high, mut last, hinted, after_end) = match hint.take() {
+            Some(h) if h.covers(key) => (h.path, h.leaf, h.rightmost, h.high, h.last, true, h.at_end),
             old => {
                 let (path, leaf, rightmost, high) = self.path_with_bound(key)?;
-                (path, leaf, rightmost, high, old.map(|h| h.last).unwrap_or_default(), false)
+                (path, leaf, rightmost, high, old.map(|h| h.last).unwrap_or_default(), false, false)
             }
         };
+        let mut at_end = false;
         let (replaced, split, shrunk) = {
             let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
             let n = node::count(&leaf);
-            let position =
-                if hinted && n > 0 && node::key(&leaf, n - 1) < key { Err(n) } else { node::search(&leaf, key) };
+            let position = if after_end || (hinted && n > 0 && node::key(&leaf, n - 1) < key) {
+                Err(n)
+            } else {
+                node::search(&leaf, key)
+            };
+            at_end = position.map_or_else(|i| i == n, |i| i + 1 == n);
             match position {
                 Ok(i) => {
                     let old = node::cell(&leaf, i).to_vec();
@@ -162,7 +170,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         } else if split.is_none() {
             last.clear();
             last.extend_from_slice(key);
-            *hint = Some(LeafHint { path, leaf: leaf_id, rightmost, high, last });
+            *hint = Some(LeafHint { path, leaf: leaf_id, rightmost, high, last, at_end });
         }
         Ok(replaced)
     }
