@@ -6,9 +6,9 @@
 //! stops as soon as a parent's box does not change.
 
 use super::RTree;
+use super::bulk::partition;
 use super::coord::{Coord, stored_rect};
 use super::geom::Rect;
-use super::bulk::partition;
 use super::node::{Entry, GROUP, Head, Layout, Node, corrupted};
 use super::split::{by_f64, rstar_split};
 use crate::error::Result;

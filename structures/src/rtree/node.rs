@@ -189,7 +189,7 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         Self::write_rect(&mut page[at..], &entry.rect);
         page[at + 2 * D * C::BYTES..at + Self::ENTRY].copy_from_slice(&entry.id.to_le_bytes());
         let group = NODE_HEADER + max * Self::ENTRY + (index / GROUP) * Self::GROUP_BOX;
-        let rect = if append && index % GROUP == 0 {
+        let rect = if append && index.is_multiple_of(GROUP) {
             entry.rect
         } else {
             Self::rect(&page[group..]).union(&entry.rect)
