@@ -2,8 +2,12 @@
 //! above the leaves, least area enlargement above), add the entry, then walk back up:
 //! an overflowing node first sheds 30 % of its entries for forced reinsertion (once
 //! per level per inserted entry, never at the root), else it is split (`split.rs`).
-//! Nodes are decoded along the path, changed in memory and written back; the walk
-//! stops as soon as a parent's box does not change.
+//! Nodes are decoded along the path. An entry that fits is written in place into its
+//! node's page and the ancestors' boxes (and their group boxes) are widened in place
+//! until one already contains it; an overflowing node is changed in memory and
+//! written back, the walk stopping as soon as a parent's box does not change. Nodes
+//! rewritten by a split or a forced reinsert are ordered like the bulk load's, so
+//! their groups of 16 entries are compact.
 
 use super::RTree;
 use super::bulk::partition;
