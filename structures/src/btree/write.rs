@@ -130,8 +130,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                 (path, leaf, rightmost, high, old.map(|h| h.last).unwrap_or_default(), false, false)
             }
         };
-        let mut at_end = false;
-        let (replaced, split, shrunk) = {
+        let (replaced, split, shrunk, at_end) = {
             let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
             let n = node::count(&leaf);
             let position = if after_end || (hinted && n > 0 && node::key(&leaf, n - 1) < key) {
@@ -139,8 +138,8 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             } else {
                 node::search(&leaf, key)
             };
-            at_end = position.map_or_else(|i| i == n, |i| i + 1 == n);
-            match position {
+            let at_end = position.map_or_else(|i| i == n, |i| i + 1 == n);
+            let (replaced, split, shrunk) = match position {
                 Ok(i) => {
                     let old = node::cell(&leaf, i).to_vec();
                     if let node::Value::Blob(blob) = node::cell_value(&old) {
@@ -157,7 +156,8 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                     }
                 }
                 Err(i) => (false, self.insert_or_split(&mut leaf, leaf_id, i, &cell)?, false),
-            }
+            };
+            (replaced, split, shrunk, at_end)
         };
         if let Some((separator, right)) = &split {
             self.insert_into_parents(&mut path, separator.clone(), *right, rightmost)?;
