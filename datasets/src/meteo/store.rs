@@ -26,18 +26,17 @@
 //! bytes each) and inserts the rest one by one; `parallel.rs` is the two-thread,
 //! bounded-memory version that `quire load-csv` uses.
 //!
-//! Measured (2 vCPU shared with other builds, load average 3.4–4.3; the 57,852,305
-//! generated rows, 2.65 GB CSV, `quire load-csv full.csv --db full.db` with the defaults:
-//! two threads, 256 MiB pool, 96 MiB R-tree sort budget, one transaction, checksummed):
-//! 94 s wall, 48.9 s user + 30.3 s sys, 423 MB peak RSS, 10.59 GB file (1.29 M pages
-//! written once each: R-tree ≈ ½ — a 5-D f64 point is stored as a box, 88 B —, queue
-//! and B+tree ≈ ¼ each). The `csv` crate's typed parse of the same file
-//! (`--parse-only --typed`) took 13.9 s wall (10.2 s CPU): ratio 0.15 of the goal's 0.5.
-//! Where the CPU goes (perf, 5 M rows): the R-tree's external Hilbert sort (key
-//! computation 12 %, sort 8–10 %, spill I/O and page faults of per-run buffers), engine
-//! page allocation, checksums and `pwrite` (≈ 25 %), parsing on the other thread (≈ 22 %);
-//! the B+tree is down to ≈ 3 % and the queue ≈ 4 %. Last session's single-thread figures:
-//! 135 s CPU, 8.0 GB peak RSS (all points held), 10.8 GB file.
+//! Measured (2 vCPU shared with other builds, load average 3.8–4.0; the 57,852,305
+//! generated rows, 2.65 GB CSV; `quire load-csv full.csv --db full.db -q --baseline` with
+//! the defaults: two threads, 256 MiB pool, 96 MiB R-tree sort budget, one transaction,
+//! checksummed): the `csv` crate's typed parse of the file 16.9 s wall, 11.1 s CPU; the
+//! load 103.6 s wall, 79.4 s CPU (559 k rows/s): speed ratio 0.16 wall, 0.14 CPU (the
+//! goal is 0.5). Peak RSS 423 MB (pool + 154 MB). File 10.59 GB, every page written
+//! once: queue 334 k pages, B+tree 286 k, R-tree 670 k (a 5-D f64 point is stored as a
+//! box, 88 B). Of the wall time, 60.5 s is the R-tree's bulk build after the last row
+//! (external Hilbert sort: keys, run sorting, merge, packing) and 1.3 s the commit; the
+//! overlapped phase (parse | queue + B+tree + spilling the points) is ≈ 42 s, 2.5× the
+//! parse. Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
 
 use quiredb_engine::{Database, Durability, PageId, WriteTxn};
 use quiredb_structures::btree::BTree;
