@@ -31,7 +31,7 @@
 # per peer and workload is far); the one-hour total is what bounds the sizes.
 #
 # Usage: bash benches/run-reports.sh   (env: REPEATS=3, OUT=results/full,
-#        WORK=target-bench/run-reports, ONLY="T1 T2 …" to run a subset).
+#        WORK=target-bench/run-reports, REPORTS=reports, ONLY="T1 T2 …" for a subset).
 # Earlier results in OUT are moved aside first (the report keeps only the newest run
 # of each workload/engine/op, so stale ops of an older run would otherwise linger).
 set -euo pipefail
@@ -41,6 +41,7 @@ REPEATS="${REPEATS:-3}"
 OUT="${OUT:-results/full}"
 WORK="${WORK:-target-bench/run-reports}"
 ONLY="${ONLY:-T1 T2 T3 T4 T5 T6 T7 T8 KV}"
+REPORTS="${REPORTS:-reports}"
 
 cargo build --release -p quiredb-bench --features peers
 cargo build --release --bin quire
@@ -96,6 +97,7 @@ run T7 ""
 run T8 ""
 run KV "reduced size: 300,000 pairs (default 1 M) to fit the one-hour report run" --n 300000
 
-"$BENCH" report --input "$OUT" --output reports
-echo "run-reports: all done in $(( ($(date +%s) - start) / 60 )) min; reports/ regenerated from $OUT"
+rm -rf "$WORK/db"
+"$BENCH" report --input "$OUT" --output "$REPORTS"
+echo "run-reports: all done in $(( ($(date +%s) - start) / 60 )) min; $REPORTS/ regenerated from $OUT"
 echo "run-reports: update reports/RUN.md (date, load average, sizes) before committing the reports"
