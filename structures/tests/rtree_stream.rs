@@ -1,7 +1,9 @@
 //! The streaming bulk load of the R*-tree (`RTree::bulk_builder`) against a brute-force
 //! model: small memory budgets force many sorted runs through the external merge; every
 //! tree passes the invariant checker and answers windows and kNN like the model, also
-//! after reopen. Bad boxes are refused at push and leave the tree untouched.
+//! after reopen. Bad boxes are refused at push and leave the tree untouched. The same
+//! holds for a `BulkSorter` fed on another thread, with key bounds given up front
+//! (runs sorted while pushing), also when the bounds are too small and clamp.
 //! `RTREE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
 
 use quiredb_engine::storage::MemStorage;
@@ -140,6 +142,97 @@ fn streaming_builds_match_brute_force_with_many_runs_and_in_memory() {
     for n in [0, 1, 2, 50, 101, 199, 200, 201] {
         stream_run::<3, f64>(seed, n, 64 << 20, false);
     }
+}
+
+/// How a sorter build gets its key bounds.
+#[derive(Clone, Copy, Debug)]
+enum Bounds {
+    /// None: bounds of the centres, runs cut at the finish.
+    Tracked,
+    /// The unit cube the entries lie in.
+    Exact,
+    /// A small box inside the data: most centres clamp.
+    Clamped,
+}
+
+/// Like `stream_run` through `bulk_sorter` pushed on a second thread.
+fn sorter_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, bounds: Bounds, expect_runs: bool) {
+    let mut rng = Rng(seed ^ ((D as u64) << 40) ^ budget as u64 ^ bounds as u64);
+    let model = random_entries::<D>(&mut rng, n);
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let db = db();
+    let txn = db.begin_write().expect("txn");
+    let tree = RTree::<D, C>::create(&txn, "t").expect("create");
+    tree.insert_point(&txn, [0.5; D], u64::MAX).expect("insert");
+    let mut sorter = tree.bulk_sorter(dir.path(), budget).expect("sorter");
+    sorter = match bounds {
+        Bounds::Tracked => sorter,
+        Bounds::Exact => sorter.with_key_bounds(&Rect::new([0.0; D], [1.0; D])).expect("bounds"),
+        Bounds::Clamped => sorter.with_key_bounds(&Rect::new([0.4; D], [0.45; D])).expect("bounds"),
+    };
+    let sorter = std::thread::scope(|s| {
+        s.spawn(|| {
+            for (r, id) in &model {
+                sorter.push(r, *id).expect("push");
+            }
+            assert!(sorter.push_point([f64::NAN; D], 0).is_err());
+            sorter
+        })
+        .join()
+        .expect("pusher")
+    });
+    assert_eq!(sorter.len(), n as u64);
+    let stats = sorter.finish_into(&tree, &txn).expect("finish");
+    assert_eq!(stats.entries, n as u64);
+    assert_eq!(stats.runs > 1, expect_runs, "runs {stats:?} for {n} entries in {budget} bytes ({bounds:?})");
+    let model = stored::<D, C>(&model);
+    compare(&tree, &txn, &model, &mut rng);
+    txn.commit(Durability::Full).expect("commit");
+    let read = db.begin_read().expect("read");
+    compare(&RTree::<D, C>::open(&read, "t").expect("open"), &read, &model, &mut rng);
+    assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "temporary files left behind");
+}
+
+#[test]
+fn sorters_with_key_bounds_match_brute_force() {
+    let (seed, n) = (seed(), 3000 * scale());
+    for bounds in [Bounds::Tracked, Bounds::Exact, Bounds::Clamped] {
+        sorter_run::<2, f64>(seed, n, 20_000, bounds, true);
+        sorter_run::<5, f64>(seed, n, 40_000, bounds, true);
+        sorter_run::<5, f32>(seed, n, 64 << 20, bounds, false);
+        sorter_run::<3, f64>(seed, 150, 20_000, bounds, false);
+    }
+    sorter_run::<3, f64>(seed, 0, 20_000, Bounds::Exact, false);
+}
+
+#[test]
+fn bad_or_late_key_bounds_are_refused_and_a_dropped_sorter_leaves_the_tree() {
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let db = db();
+    let txn = db.begin_write().expect("txn");
+    let tree = RTree::<2>::create(&txn, "t").expect("create");
+    tree.insert_point(&txn, [0.25, 0.25], 7).expect("insert");
+    let sorter = tree.bulk_sorter(dir.path(), 20_000).expect("sorter");
+    assert!(matches!(sorter.with_key_bounds(&Rect::new([0.0, f64::NAN], [1.0, 1.0])), Err(Error::InvalidBox { .. })));
+    let sorter = tree.bulk_sorter(dir.path(), 20_000).expect("sorter");
+    assert!(matches!(sorter.with_key_bounds(&Rect::new([1.0, 0.0], [0.0, 1.0])), Err(Error::InvalidBox { .. })));
+    let mut sorter = tree.bulk_sorter(dir.path(), 20_000).expect("sorter");
+    sorter.push_point([0.5, 0.5], 1).expect("push");
+    assert!(matches!(sorter.with_key_bounds(&Rect::new([0.0; 2], [1.0; 2])), Err(Error::InvalidParameter { .. })));
+    let mut sorter = tree
+        .bulk_sorter(dir.path(), 20_000)
+        .expect("sorter")
+        .with_key_bounds(&Rect::new([0.0; 2], [1.0; 2]))
+        .expect("bounds");
+    for i in 0..2000u64 {
+        sorter.push_point([(i % 50) as f64 / 50.0, (i / 50) as f64 / 40.0], i).expect("push");
+    }
+    assert!(matches!(sorter.push_point([f64::NAN, 0.0], 9), Err(Error::InvalidBox { .. })));
+    drop(sorter);
+    assert_eq!(tree.len(&txn).expect("len"), 1, "an unfinished sorter leaves the tree alone");
+    assert!(tree.check(&txn).expect("check").is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "temporary files left behind");
+    assert!(matches!(tree.bulk_sorter(dir.path(), 100), Err(Error::InvalidParameter { .. })));
 }
 
 #[test]

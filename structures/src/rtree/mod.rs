@@ -43,7 +43,7 @@ pub use coord::Coord;
 pub use geom::Rect;
 pub use knn::Nearest;
 pub use query::{WindowIter, WindowMode};
-pub use stream::{BulkBuilder, BulkStats};
+pub use stream::{BulkBuilder, BulkSorter, BulkStats};
 
 use crate::error::{Error, Result};
 use node::{Head, Layout, Node};
