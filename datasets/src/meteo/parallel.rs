@@ -8,10 +8,11 @@
 //!                        ◄── emptied chunks come back for reuse ──
 //! ```
 //!
-//! While the R*-tree is empty at the start of a transaction, its points go to the
-//! streaming bulk builder (`quiredb_structures::rtree::BulkBuilder`: external Hilbert
-//! sort in `rtree_budget` bytes, temporary files in `tmp_dir`), finished just before
-//! the commit; otherwise (later batches of a `--batch` load, or a database loaded
+//! While the R*-tree is empty at the start of a transaction, its points go, a batch per
+//! chunk, to a third thread that feeds the streaming bulk sorter
+//! (`quiredb_structures::rtree::BulkSorter`: Hilbert key bounds from the first batch,
+//! runs sorted while loading in `rtree_budget` bytes, temporary files in `tmp_dir`);
+//! the index thread merges the runs into the tree just before the commit; otherwise (later batches of a `--batch` load, or a database loaded
 //! before) they are inserted one by one. So memory stays at the buffer pool, the sort
 //! budget and a few chunks, whatever the input size.
 //!
@@ -25,11 +26,14 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use quiredb_engine::{Database, Durability, WriteTxn};
 use quiredb_structures::queue::{Queue, RecordId};
+use quiredb_structures::rtree::{BulkSorter, Rect};
 
 use super::Observation;
 use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::ObservationReader;
-use super::store::{Chunk, MeasureTree, SinkStats, open_layout, pack_record_id, sink_error, write_meta, write_records};
+use super::store::{
+    Chunk, DIMENSIONS, MeasureTree, SinkStats, open_layout, pack_record_id, sink_error, write_meta, write_records,
+};
 use crate::error::{Error, Result};
 
 /// Chunks in flight between the two threads (besides the one being filled and the
@@ -172,7 +176,8 @@ fn index_thread(
     }
 }
 
-/// Writes chunks into `txn` until a batch end, the finish or an abort.
+/// Writes chunks into `txn` until a batch end, the finish or an abort. Into an empty
+/// R*-tree the points go through a sort thread (see [`sort_thread`]).
 fn one_transaction(
     txn: &WriteTxn<'_>,
     config: &ParallelConfig,
@@ -181,17 +186,44 @@ fn one_transaction(
     stats: &mut SinkStats,
 ) -> Result<Ending> {
     let (mut queue, rtree) = open_layout(txn)?;
-    let mut points = if rtree.is_empty(txn).map_err(sink_error)? {
-        Points::Bulk(rtree.bulk_builder(txn, &config.tmp_dir, config.rtree_budget).map_err(sink_error)?)
-    } else {
-        Points::Insert(&rtree)
-    };
+    if !rtree.is_empty(txn).map_err(sink_error)? {
+        let ending = receive(txn, messages, recycle, stats, &mut queue, &mut Points::Insert(&rtree))?;
+        return finish_meta(txn, config, ending, stats, std::time::Instant::now());
+    }
+    let sorter = rtree.bulk_sorter(&config.tmp_dir, config.rtree_budget).map_err(sink_error)?;
+    std::thread::scope(|scope| {
+        let (to_sorter, batches) = sync_channel(QUEUE_CHUNKS);
+        let (recycle_batch, recycled) = channel();
+        let sorting = scope.spawn(move || sort_thread(sorter, &batches, &recycle_batch));
+        let mut points = Points::Sort { to_sorter, recycled };
+        let ending = receive(txn, messages, recycle, stats, &mut queue, &mut points);
+        let started = std::time::Instant::now();
+        drop(points);
+        let sorter =
+            sorting.join().unwrap_or_else(|_| Err(Error::Argument("the R-tree sort thread panicked".into())))?;
+        let ending = ending?;
+        if !matches!(ending, Ending::Abort) {
+            sorter.finish_into(&rtree, txn).map_err(sink_error)?;
+        }
+        finish_meta(txn, config, ending, stats, started)
+    })
+}
+
+/// Receives chunks and writes them until a batch end, the finish or an abort.
+fn receive(
+    txn: &WriteTxn<'_>,
+    messages: &Receiver<Message>,
+    recycle: &Sender<Chunk>,
+    stats: &mut SinkStats,
+    queue: &mut Queue,
+    points: &mut Points<'_>,
+) -> Result<Ending> {
     let mut ids = Vec::new();
-    let ending = loop {
+    Ok(loop {
         let Ok(message) = messages.recv() else { break Ending::Abort };
         match message {
             Message::Chunk(mut chunk) => {
-                write_chunk(txn, &mut queue, &mut points, &chunk, &mut ids, stats)?;
+                write_chunk(txn, queue, points, &chunk, &mut ids, stats)?;
                 chunk.clear();
                 let _ = recycle.send(chunk);
             }
@@ -199,40 +231,96 @@ fn one_transaction(
             Message::Finish(reply) => break Ending::CommitAndStop(reply),
             Message::Abort => break Ending::Abort,
         }
-    };
+    })
+}
+
+/// Writes the metadata unless the transaction aborts; counts the tail since `started`.
+fn finish_meta(
+    txn: &WriteTxn<'_>,
+    config: &ParallelConfig,
+    ending: Ending,
+    stats: &mut SinkStats,
+    started: std::time::Instant,
+) -> Result<Ending> {
     if !matches!(ending, Ending::Abort) {
-        let started = std::time::Instant::now();
-        if let Points::Bulk(builder) = points {
-            builder.finish().map_err(sink_error)?;
-        }
         write_meta(txn, &config.measure_names)?;
         stats.finish_time += started.elapsed();
     }
     Ok(ending)
 }
 
+/// A batch of R-tree points with their payloads.
+type PointBatch = Vec<([f64; DIMENSIONS], u64)>;
+
 /// Where a transaction's R-tree points go.
-enum Points<'a, 't> {
-    Bulk(quiredb_structures::rtree::BulkBuilder<'a, 't, { super::store::DIMENSIONS }, f64>),
+enum Points<'a> {
+    /// To the sort thread, one batch per chunk.
+    Sort { to_sorter: SyncSender<PointBatch>, recycled: Receiver<PointBatch> },
+    /// Into a non-empty tree, one by one.
     Insert(&'a MeasureTree),
+}
+
+/// The sort thread: keys and sorts the points into runs (`BulkSorter`), off the index
+/// thread. The Hilbert key bounds are those of the first batch widened by its span (at
+/// least 1) on each side; points outside are clamped for the key only.
+fn sort_thread(
+    mut sorter: BulkSorter<DIMENSIONS, f64>,
+    batches: &Receiver<PointBatch>,
+    recycle: &Sender<PointBatch>,
+) -> Result<BulkSorter<DIMENSIONS, f64>> {
+    for mut batch in batches.iter() {
+        if sorter.is_empty() && !batch.is_empty() {
+            sorter = sorter.with_key_bounds(&widened_bounds(&batch)).map_err(sink_error)?;
+        }
+        for (point, payload) in batch.drain(..) {
+            sorter.push_point(point, payload).map_err(sink_error)?;
+        }
+        let _ = recycle.send(batch);
+    }
+    Ok(sorter)
+}
+
+/// The bounds of `batch` widened by their span (at least 1) on each side; a
+/// non-finite coordinate is left for `push_point` to refuse.
+fn widened_bounds(batch: &PointBatch) -> Rect<DIMENSIONS> {
+    let mut bounds = Rect::new([f64::MAX; DIMENSIONS], [f64::MIN; DIMENSIONS]);
+    for (point, _) in batch.iter().filter(|(p, _)| p.iter().all(|v| v.is_finite())) {
+        bounds.expand(&Rect::point(*point));
+    }
+    for d in 0..DIMENSIONS {
+        if bounds.min[d] > bounds.max[d] {
+            (bounds.min[d], bounds.max[d]) = (0.0, 0.0);
+        }
+        let margin = (bounds.max[d] - bounds.min[d]).max(1.0);
+        (bounds.min[d], bounds.max[d]) = (bounds.min[d] - margin, bounds.max[d] + margin);
+    }
+    bounds
 }
 
 fn write_chunk(
     txn: &WriteTxn<'_>,
     queue: &mut Queue,
-    points: &mut Points<'_, '_>,
+    points: &mut Points<'_>,
     chunk: &Chunk,
     ids: &mut Vec<RecordId>,
     stats: &mut SinkStats,
 ) -> Result<()> {
     write_records(txn, queue, chunk, ids, stats)?;
-    for (point, id) in chunk.points(ids) {
-        let payload = pack_record_id(id)?;
-        match points {
-            Points::Bulk(builder) => builder.push_point(point, payload).map_err(sink_error)?,
-            Points::Insert(tree) => tree.insert_point(txn, point, payload).map_err(sink_error)?,
+    match points {
+        Points::Sort { to_sorter, recycled } => {
+            let mut batch = recycled.try_recv().unwrap_or_default();
+            for (point, id) in chunk.points(ids) {
+                batch.push((point, pack_record_id(id)?));
+            }
+            stats.points += batch.len() as u64;
+            to_sorter.send(batch).map_err(|_| Error::Argument("the R-tree sort thread stopped".into()))?;
         }
-        stats.points += 1;
+        Points::Insert(tree) => {
+            for (point, id) in chunk.points(ids) {
+                tree.insert_point(txn, point, pack_record_id(id)?).map_err(sink_error)?;
+                stats.points += 1;
+            }
+        }
     }
     Ok(())
 }

@@ -68,7 +68,8 @@ pub struct BulkStats {
 pub struct BulkSorter<const D: usize, C: Coord = f64> {
     dir: PathBuf,
     capacity: usize,
-    buffer: Vec<(u64, Entry<D>)>,
+    buffer: Vec<Entry<D>>,
+    order: Vec<Sorted>,
     key: Option<HilbertKey<D>>,
     bounds: Rect<D>,
     spill: Option<File>,
@@ -100,7 +101,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// A sorter for a later [`BulkSorter::finish_into`] this tree (or another with the
     /// same node capacity), with the limits of [`RTree::bulk_builder`].
     pub fn bulk_sorter(&self, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkSorter<D, C>> {
-        let capacity = mem_budget / std::mem::size_of::<(u64, Entry<D>)>();
+        let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
+        let capacity = (mem_budget / each).min(u32::MAX as usize);
         if capacity < 2 * self.max {
             return Err(Error::InvalidParameter {
                 reason: format!("a bulk build budget of {mem_budget} bytes holds fewer than two nodes of entries"),
@@ -114,6 +116,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             dir,
             capacity,
             buffer: Vec::new(),
+            order: Vec::new(),
             key: None,
             bounds: Rect::empty(),
             spill: None,
@@ -153,7 +156,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
             let want = (2 * self.buffer.capacity()).max(1 << 14).min(self.capacity);
             self.buffer.reserve_exact(want - self.buffer.len());
         }
-        self.buffer.push((0, Entry { rect, id }));
+        self.buffer.push(Entry { rect, id });
         self.len += 1;
         Ok(())
     }
@@ -186,12 +189,12 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         let mut packer = LevelPacker::new(tree, txn, 0);
         let runs = self.runs.len();
         if runs == 0 {
-            sort_keyed(&key, &mut self.buffer);
-            for (_, entry) in self.buffer.drain(..) {
-                packer.push(entry)?;
+            sort_order(&key, &self.buffer, &mut self.order);
+            for sorted in &self.order {
+                packer.push(self.buffer[sorted.2 as usize])?;
             }
         } else {
-            self.buffer = Vec::new();
+            (self.buffer, self.order) = (Vec::new(), Vec::new());
             merge_into(std::mem::take(&mut self.runs), &mut packer)?;
         }
         let (leaves, nodes) = packer.finish()?;
@@ -209,7 +212,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
             self.spill = Some(tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?);
         }
         let out = self.spill.as_mut().expect("spill file just made");
-        write_records(out, &mut self.bytes, self.buffer.iter().map(|(_, e)| (None, e)))?;
+        write_records(out, &mut self.bytes, self.buffer.iter().map(|e| (None, e)))?;
         self.buffer.clear();
         Ok(())
     }
@@ -222,7 +225,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
         let mut input = RunReader::new(file, false);
         while let Some((_, entry)) = input.next::<D>()? {
-            self.buffer.push((0, entry));
+            self.buffer.push(entry);
             if self.buffer.len() == self.capacity {
                 let run = self.write_run(key)?;
                 self.runs.push(run);
@@ -237,9 +240,10 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
 
     /// Sorts the buffer into a new run file (rewound) and empties it.
     fn write_run(&mut self, key: &HilbertKey<D>) -> Result<File> {
-        sort_keyed(key, &mut self.buffer);
+        sort_order(key, &self.buffer, &mut self.order);
         let mut file = tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?;
-        write_records(&mut file, &mut self.bytes, self.buffer.iter().map(|(k, e)| (Some(*k), e)))?;
+        let records = self.order.iter().map(|&(k, _, i)| (Some(k), &self.buffer[i as usize]));
+        write_records(&mut file, &mut self.bytes, records)?;
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
         self.buffer.clear();
         Ok(file)
@@ -277,6 +281,17 @@ impl<'a, 't, const D: usize, C: Coord> BulkBuilder<'a, 't, D, C> {
     pub fn finish(self) -> Result<BulkStats> {
         self.sorter.finish_into(self.tree, self.txn)
     }
+}
+
+/// `(key, id, index in the buffer)` of one buffered entry.
+type Sorted = (u64, u64, u32);
+
+/// The buffer's order by (key, id) into `order` (reused), in parallel: sorting
+/// 24-byte triples moves far less than sorting the entries.
+fn sort_order<const D: usize>(key: &HilbertKey<D>, buffer: &[Entry<D>], order: &mut Vec<Sorted>) {
+    order.clear();
+    buffer.par_iter().enumerate().map(|(i, e)| (key.key(&e.rect), e.id, i as u32)).collect_into_vec(order);
+    order.par_sort_unstable();
 }
 
 /// Keys every entry and sorts by (key, id), in parallel.
