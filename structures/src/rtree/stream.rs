@@ -20,8 +20,8 @@
 //!    transaction's thread. The levels above take `1/max` of the entries in memory.
 //!    Only the finish touches the tree: it frees the old contents and writes the new.
 //!
-//! Memory: the buffer (`mem_budget`), `RUN_BUFFER` of read buffer per run, a few merge
-//! batches, `2·max` pending entries, and the boxes of the leaves (≈ `n / max` entries)
+//! Memory: the buffer (`mem_budget`, reused in the merge as read buffers of the runs:
+//! at least `RUN_BUFFER` each), a few merge batches, `2·max` pending entries, and the boxes of the leaves (≈ `n / max` entries)
 //! for the upper levels. Temporary files are anonymous (`tempfile_in`), removed when
 //! dropped, even on error.
 //!
@@ -46,8 +46,12 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
-/// Bytes of read buffer per run in the merge.
+/// Bytes of read buffer per file when cutting a spill file into runs; in the merge,
+/// the sort budget (free by then) is shared among the runs, between this and
+/// `MAX_RUN_BUFFER` each (long reads matter once the runs have left the page cache).
 const RUN_BUFFER: usize = 128 << 10;
+/// Most bytes of read buffer per run in the merge.
+const MAX_RUN_BUFFER: usize = 8 << 20;
 /// Bytes encoded before a write to a temporary file.
 const WRITE_BLOCK: usize = 1 << 20;
 /// Entries per batch from the merge thread to the packer.
@@ -195,7 +199,9 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
             }
         } else {
             (self.buffer, self.order) = (Vec::new(), Vec::new());
-            merge_into(std::mem::take(&mut self.runs), &mut packer)?;
+            let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
+            let read_buffer = (self.capacity * each / runs).clamp(RUN_BUFFER, MAX_RUN_BUFFER);
+            merge_into(std::mem::take(&mut self.runs), read_buffer, &mut packer)?;
         }
         let (leaves, nodes) = packer.finish()?;
         let height = tree.finish_levels(txn, leaves, nodes, self.len)?;
@@ -223,7 +229,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         self.runs.push(run);
         let mut file = self.spill.take().expect("make_runs needs a spill file");
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
-        let mut input = RunReader::new(file, false);
+        let mut input = RunReader::new(file, false, RUN_BUFFER);
         while let Some((_, entry)) = input.next::<D>()? {
             self.buffer.push(entry);
             if self.buffer.len() == self.capacity {
@@ -308,11 +314,15 @@ pub(crate) fn sort_chunk<const D: usize>(key: &HilbertKey<D>, chunk: Vec<Entry<D
 }
 
 /// K-way merge of the runs on a second thread, feeding the packer in batches.
-fn merge_into<const D: usize, C: Coord>(runs: Vec<File>, packer: &mut LevelPacker<'_, '_, D, C>) -> Result<()> {
+fn merge_into<const D: usize, C: Coord>(
+    runs: Vec<File>,
+    read_buffer: usize,
+    packer: &mut LevelPacker<'_, '_, D, C>,
+) -> Result<()> {
     let (batches, received) = sync_channel::<Vec<Entry<D>>>(4);
     let (recycle, recycled) = channel::<Vec<Entry<D>>>();
     std::thread::scope(move |scope| {
-        let merger = scope.spawn(move || merge_runs(runs, &batches, &recycled));
+        let merger = scope.spawn(move || merge_runs(runs, read_buffer, &batches, &recycled));
         let packed = pack_batches(&received, &recycle, packer);
         drop(received);
         let merged = merger.join().unwrap_or_else(|_| Err(spill_corrupted("the merge thread panicked")));
@@ -337,6 +347,7 @@ fn pack_batches<const D: usize, C: Coord>(
 /// Merges `runs` by (key, id); stops quietly when the packer side goes away.
 fn merge_runs<const D: usize>(
     runs: Vec<File>,
+    read_buffer: usize,
     batches: &SyncSender<Vec<Entry<D>>>,
     recycled: &Receiver<Vec<Entry<D>>>,
 ) -> Result<()> {
@@ -344,7 +355,7 @@ fn merge_runs<const D: usize>(
     let mut heap = BinaryHeap::with_capacity(runs.len());
     let mut heads = Vec::with_capacity(runs.len());
     for (i, run) in runs.into_iter().enumerate() {
-        let mut input = RunReader::new(run, true);
+        let mut input = RunReader::new(run, true, read_buffer);
         let first = input.next::<D>()?;
         if let Some((k, entry)) = first {
             heap.push(Reverse((k, entry.id, i)));
@@ -421,8 +432,8 @@ struct RunReader {
 }
 
 impl RunReader {
-    fn new(file: File, keyed: bool) -> Self {
-        RunReader { input: BufReader::with_capacity(RUN_BUFFER, file), keyed, scratch: Vec::new() }
+    fn new(file: File, keyed: bool, buffer: usize) -> Self {
+        RunReader { input: BufReader::with_capacity(buffer, file), keyed, scratch: Vec::new() }
     }
 
     /// The next record, or `None` at the end of the file.
