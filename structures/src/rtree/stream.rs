@@ -192,16 +192,19 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         tree.clear_for_bulk(txn)?;
         let mut packer = LevelPacker::new(tree, txn, 0);
         let runs = self.runs.len();
-        if runs == 0 {
-            sort_order(&key, &self.buffer, &mut self.order);
-            for sorted in &self.order {
-                packer.push(self.buffer[sorted.2 as usize])?;
+        let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
+        match (self.capacity * each).checked_div(runs) {
+            None => {
+                sort_order(&key, &self.buffer, &mut self.order);
+                for sorted in &self.order {
+                    packer.push(self.buffer[sorted.2 as usize])?;
+                }
             }
-        } else {
-            (self.buffer, self.order) = (Vec::new(), Vec::new());
-            let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
-            let read_buffer = (self.capacity * each / runs).clamp(RUN_BUFFER, MAX_RUN_BUFFER);
-            merge_into(std::mem::take(&mut self.runs), read_buffer, &mut packer)?;
+            Some(share) => {
+                (self.buffer, self.order) = (Vec::new(), Vec::new());
+                let read_buffer = share.clamp(RUN_BUFFER, MAX_RUN_BUFFER);
+                merge_into(std::mem::take(&mut self.runs), read_buffer, &mut packer)?;
+            }
         }
         let (leaves, nodes) = packer.finish()?;
         let height = tree.finish_levels(txn, leaves, nodes, self.len)?;
