@@ -324,3 +324,24 @@ fn write_chunk(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key bounds contain the first batch with a margin of its span (at least 1),
+    /// and skip non-finite points (left for `push_point` to refuse).
+    #[test]
+    fn key_bounds_widen_the_first_batch() {
+        let batch: PointBatch = vec![
+            ([0.0, 1000.0, -5.0, 0.0, 1.0], 1),
+            ([10.0, 1010.0, 5.0, 0.0, 3.0], 2),
+            ([f64::NAN, 1e9, 0.0, 0.0, 0.0], 3),
+        ];
+        let bounds = widened_bounds(&batch);
+        assert_eq!(bounds.min, [-10.0, 990.0, -15.0, -1.0, -1.0]);
+        assert_eq!(bounds.max, [20.0, 1020.0, 15.0, 1.0, 5.0]);
+        let empty = widened_bounds(&vec![([f64::INFINITY; DIMENSIONS], 1)]);
+        assert_eq!((empty.min, empty.max), ([-1.0; DIMENSIONS], [1.0; DIMENSIONS]));
+    }
+}

@@ -26,17 +26,26 @@
 //! bytes each) and inserts the rest one by one; `parallel.rs` is the two-thread,
 //! bounded-memory version that `quire load-csv` uses.
 //!
-//! Measured (2 vCPU shared with other builds, load average 3.8–4.0; the 57,852,305
-//! generated rows, 2.65 GB CSV; `quire load-csv full.csv --db full.db -q --baseline` with
-//! the defaults: two threads, 256 MiB pool, 96 MiB R-tree sort budget, one transaction,
-//! checksummed): the `csv` crate's typed parse of the file 16.9 s wall, 11.1 s CPU; the
-//! load 103.6 s wall, 79.4 s CPU (559 k rows/s): speed ratio 0.16 wall, 0.14 CPU (the
-//! goal is 0.5). Peak RSS 423 MB (pool + 154 MB). File 10.59 GB, every page written
-//! once: queue 334 k pages, B+tree 286 k, R-tree 670 k (a 5-D f64 point is stored as a
-//! box, 88 B). Of the wall time, 60.5 s is the R-tree's bulk build after the last row
-//! (external Hilbert sort: keys, run sorting, merge, packing) and 1.3 s the commit; the
-//! overlapped phase (parse | queue + B+tree + spilling the points) is ≈ 42 s, 2.5× the
-//! parse. Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
+//! Measured (2 vCPU shared with other builds; the 57,852,305 generated rows, 2.65 GB
+//! CSV; `/usr/bin/time -v quire load-csv full.csv --db full.db -q --baseline` with the
+//! defaults: two threads plus the R-tree sort thread, 256 MiB pool, 96 MiB R-tree sort
+//! budget, one transaction, checksummed). 2026-11-30 00:29, load average 2.7–3.0, with
+//! the R-tree points sorted into runs on their own thread (`parallel.rs`): the `csv`
+//! crate's typed parse 16.4 s wall, 15.8 s CPU; the load 98.5 s wall, 95.4 s CPU
+//! (587 k rows/s): speed ratio 0.166 wall and CPU (the goal is 0.5); process total 74.7 s
+//! user + 36.5 s sys; peak RSS 481 MiB (pool + 225 MiB; the limit is pool + 256 MiB).
+//! Of the wall time, 33.7 s is the R-tree's merge and packing after the last row and
+//! 1.4 s the commit; the overlapped phase (parse | queue + B+tree | keys and run sorting)
+//! is ≈ 63 s. The same binary varied from 98 to 153 s wall on this busy machine; a
+//! back-to-back A/B on the first 20 M rows (00:24–00:27, load average 2.7–2.8): before 37.3 s wall,
+//! 35.4 s CPU, 18.8 s tail; after 27.0 s wall, 25.9 s CPU, 7.6 s tail. Before (00:00,
+//! load average 3.9, R-tree sorted only at the end, two spill passes): 103.6 s wall,
+//! 79.4 s CPU, 60.5 s tail. File 10.59 GB, every page written once: queue 334 k pages,
+//! B+tree 286 k, R-tree 670 k (a 5-D f64 point is stored as a box, 88 B). What limits it
+//! now: the 2 cores are saturated (CPU ≈ wall); per profile, kernel copies of the
+//! 10.6 GB file and 3.3 GB of runs into the page cache, page checksums, page zeroing,
+//! and the R-tree's Hilbert keys and run writing each take 7–18 % of the CPU.
+//! Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
 
 use quiredb_engine::{Database, Durability, PageId, WriteTxn};
 use quiredb_structures::btree::BTree;
