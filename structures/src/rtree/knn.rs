@@ -9,10 +9,21 @@ use super::RTree;
 use super::coord::Coord;
 use super::geom::validate_point;
 use super::node::{GROUP, Layout};
+use super::scratch;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageRead, ResultSet};
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+
+thread_local! {
+    /// `nearest_k`'s buffers: the k best so far, the queued nodes, a node's groups by
+    /// distance, and the answer in order.
+    static BEST: RefCell<BinaryHeap<Candidate>> = const { RefCell::new(BinaryHeap::new()) };
+    static NODES: RefCell<BinaryHeap<Item>> = const { RefCell::new(BinaryHeap::new()) };
+    static GROUPS: RefCell<Vec<(f64, usize)>> = const { RefCell::new(Vec::new()) };
+    static SORTED: RefCell<Vec<Candidate>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A queued node (`level > 0` child or root) or leaf entry.
 #[derive(Clone, Copy, Debug)]
@@ -138,9 +149,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         // at least k, the k-th nearest lies no farther than any child's farthest corner.
         let subtree_has_k = self.min >= k;
         let head = self.head(txn)?;
-        let mut best: BinaryHeap<Candidate> = BinaryHeap::with_capacity(k + 1);
-        let mut nodes = BinaryHeap::new();
-        let mut groups: Vec<(f64, usize)> = Vec::with_capacity(self.max.div_ceil(GROUP));
+        let (mut best, mut nodes, mut groups) = (scratch::take(&BEST), scratch::take(&NODES), scratch::take(&GROUPS));
         nodes.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
         while let Some(node) = nodes.pop() {
             if node.dist2 > kth(&best, k, limit) {
@@ -155,7 +164,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 groups.push((chunk_dist2::<C, D>(group, &point), g));
             }
             groups.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-            for &(group_dist2, g) in &groups {
+            for &(group_dist2, g) in groups.iter() {
                 if group_dist2 > kth(&best, k, limit) {
                     break;
                 }
@@ -188,7 +197,10 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 }
             }
         }
-        for Candidate(dist2, id) in best.into_sorted_vec() {
+        let mut sorted = scratch::take(&SORTED);
+        sorted.extend(best.drain());
+        sorted.sort_unstable();
+        for &Candidate(dist2, id) in sorted.iter() {
             out.push(id, dist2.sqrt());
         }
         Ok(())

@@ -35,6 +35,7 @@ mod node;
 mod packer;
 mod query;
 mod remove;
+mod scratch;
 mod split;
 mod stream;
 

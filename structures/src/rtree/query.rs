@@ -8,8 +8,15 @@ use super::RTree;
 use super::coord::Coord;
 use super::geom::Rect;
 use super::node::{Layout, corrupted};
+use super::scratch;
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, ResultSet};
+use std::cell::RefCell;
+
+thread_local! {
+    /// The depth-first stack of [`RTree::visit_window`]: (node id, expected level).
+    static WINDOW_STACK: RefCell<Vec<(u64, u16)>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Which entries a window query returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +81,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     ) -> Result<u64> {
         validate_query(query)?;
         let head = self.head(txn)?;
-        let mut stack = vec![(head.root, head.root_level())];
+        let mut stack = scratch::take(&WINDOW_STACK);
+        stack.push((head.root, head.root_level()));
         let mut nodes = 0;
         while let Some((id, expected)) = stack.pop() {
             nodes += 1;
