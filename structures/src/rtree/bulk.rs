@@ -33,6 +33,17 @@ use super::stream::sort_chunk;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
 
+/// Validated leaf entries of points given as flat coordinates (`D` per id).
+fn point_entries<const D: usize, C: Coord>(ids: &[u64], coords: &[f64]) -> Result<Vec<Entry<D>>> {
+    ids.iter()
+        .zip(coords.chunks_exact(D))
+        .map(|(id, c)| {
+            let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
+            Ok(Entry { rect: stored_rect::<C, D>(&Rect::point(point))?, id: *id })
+        })
+        .collect()
+}
+
 /// Below this many entries a slab is partitioned on the calling thread.
 const PARALLEL_MIN: usize = 16_384;
 
@@ -49,29 +60,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
 
     /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
     pub fn bulk_load_points(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
-        let entries = ids
-            .iter()
-            .zip(coords.chunks_exact(D))
-            .map(|(id, c)| {
-                let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
-                Ok(Entry { rect: stored_rect::<C, D>(&Rect::point(point))?, id: *id })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.bulk_load_entries(txn, entries)
+        self.bulk_load_entries(txn, point_entries::<D, C>(ids, coords)?)
     }
 
     /// Like [`RTree::bulk_load_points`], packing in Hilbert order (the order of the
     /// streaming [`RTree::bulk_builder`], sorted in memory).
     pub fn bulk_load_points_hilbert(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
-        let entries = ids
-            .iter()
-            .zip(coords.chunks_exact(D))
-            .map(|(id, c)| {
-                let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
-                Ok(Entry { rect: stored_rect::<C, D>(&Rect::point(point))?, id: *id })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.bulk_load_hilbert_entries(txn, entries)
+        self.bulk_load_hilbert_entries(txn, point_entries::<D, C>(ids, coords)?)
     }
 
     fn bulk_load_hilbert_entries(&self, txn: &WriteTxn<'_>, entries: Vec<Entry<D>>) -> Result<()> {
