@@ -42,6 +42,7 @@ pub mod parallel;
 pub mod pipeline;
 pub mod query;
 pub mod reader;
+pub mod record;
 pub mod schema;
 pub mod store;
 

@@ -31,8 +31,10 @@ use quiredb_structures::rtree::{BulkSorter, Rect};
 use super::Observation;
 use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::ObservationReader;
+use super::record::RecordEncoding;
 use super::store::{
-    Chunk, DIMENSIONS, MeasureTree, SinkStats, open_layout, pack_record_id, sink_error, write_meta, write_records,
+    Chunk, DIMENSIONS, MeasureTree, SinkStats, open_layout, pack_record_id, record_encoding, sink_error, write_meta,
+    write_records,
 };
 use crate::error::{Error, Result};
 
@@ -79,11 +81,12 @@ pub fn load_parallel<R: std::io::Read>(
     options: LoadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(LoadSummary, SinkStats)> {
+    let encoding = record_encoding(&db.begin_read().map_err(sink_error)?)?;
     let (to_index, from_parser) = sync_channel(QUEUE_CHUNKS);
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
-        let indexer = scope.spawn(move || index_thread(db, config, &from_parser, &recycle));
-        let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default() };
+        let indexer = scope.spawn(move || index_thread(db, (config, encoding), &from_parser, &recycle));
+        let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding };
         let loaded = load(reader, &mut sender, options, progress);
         drop(sender);
         let indexed = indexer.join().unwrap_or_else(|_| Err(Error::Argument("the index thread panicked".into())));
@@ -99,6 +102,7 @@ struct ChunkSender {
     to_index: SyncSender<Message>,
     recycled: Receiver<Chunk>,
     chunk: Chunk,
+    encoding: RecordEncoding,
 }
 
 impl ChunkSender {
@@ -118,7 +122,7 @@ impl ChunkSender {
 
 impl ObservationSink for ChunkSender {
     fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()> {
-        if self.chunk.push(observation, raw) {
+        if self.chunk.push(observation, raw, self.encoding) {
             self.send_chunk()?;
         }
         Ok(())
@@ -146,7 +150,7 @@ impl ObservationSink for ChunkSender {
 /// aborts or goes away.
 fn index_thread(
     db: &Database,
-    config: &ParallelConfig,
+    config: Config<'_>,
     messages: &Receiver<Message>,
     recycle: &Sender<Chunk>,
 ) -> Result<SinkStats> {
@@ -160,13 +164,13 @@ fn index_thread(
             }
             Ending::Commit => {
                 let started = std::time::Instant::now();
-                txn.commit(config.durability).map_err(sink_error)?;
+                txn.commit(config.0.durability).map_err(sink_error)?;
                 stats.commits += 1;
                 stats.commit_time += started.elapsed();
             }
             Ending::CommitAndStop(reply) => {
                 let started = std::time::Instant::now();
-                let committed = txn.commit(config.durability).map_err(sink_error);
+                let committed = txn.commit(config.0.durability).map_err(sink_error);
                 stats.commits += u64::from(committed.is_ok());
                 stats.commit_time += started.elapsed();
                 let _ = reply.send(committed.as_ref().map(|_| ()).map_err(|e| Error::Argument(e.to_string())));
@@ -176,11 +180,14 @@ fn index_thread(
     }
 }
 
+/// The load's configuration and its queue's record encoding.
+type Config<'a> = (&'a ParallelConfig, RecordEncoding);
+
 /// Writes chunks into `txn` until a batch end, the finish or an abort. Into an empty
 /// R*-tree the points go through a sort thread (see [`sort_thread`]).
 fn one_transaction(
     txn: &WriteTxn<'_>,
-    config: &ParallelConfig,
+    config: Config<'_>,
     messages: &Receiver<Message>,
     recycle: &Sender<Chunk>,
     stats: &mut SinkStats,
@@ -190,7 +197,7 @@ fn one_transaction(
         let ending = receive(txn, messages, recycle, stats, &mut queue, &mut Points::Insert(&rtree))?;
         return finish_meta(txn, config, ending, stats, std::time::Instant::now());
     }
-    let sorter = rtree.bulk_sorter(&config.tmp_dir, config.rtree_budget).map_err(sink_error)?;
+    let sorter = rtree.bulk_sorter(&config.0.tmp_dir, config.0.rtree_budget).map_err(sink_error)?;
     std::thread::scope(|scope| {
         let (to_sorter, batches) = sync_channel(QUEUE_CHUNKS);
         let (recycle_batch, recycled) = channel();
@@ -237,13 +244,13 @@ fn receive(
 /// Writes the metadata unless the transaction aborts; counts the tail since `started`.
 fn finish_meta(
     txn: &WriteTxn<'_>,
-    config: &ParallelConfig,
+    (config, encoding): Config<'_>,
     ending: Ending,
     stats: &mut SinkStats,
     started: std::time::Instant,
 ) -> Result<Ending> {
     if !matches!(ending, Ending::Abort) {
-        write_meta(txn, &config.measure_names)?;
+        write_meta(txn, &config.measure_names, encoding)?;
         stats.finish_time += started.elapsed();
     }
     Ok(ending)

@@ -1,6 +1,7 @@
 //! Reading the meteorological layout of `store.rs`: station/time ranges through the
 //! B+tree, windows and k nearest neighbours over the measures through the R*-tree, each
-//! answer resolved to its raw record in the queue; and the layout's sizes.
+//! answer resolved to its raw record in the queue (unpacked, `record.rs`); and the
+//! layout's sizes.
 //!
 //! Everything runs in a caller's snapshot (`ReadTxn` or the write transaction), so a
 //! query sees one consistent state while loads go on.
@@ -12,9 +13,10 @@ use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::rtree::{Rect, WindowMode};
 
+use super::record::RecordEncoding;
 use super::store::{
     BTREE_NAME, DIMENSIONS, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, sink_error,
-    unpack_record_id,
+    stored_encoding, unpack_record_id,
 };
 use crate::error::{Error, Result};
 
@@ -51,6 +53,7 @@ pub struct MeteoView<'t, T: PageRead> {
     txn: &'t T,
     queue: Queue,
     rtree: MeasureTree,
+    encoding: RecordEncoding,
 }
 
 impl<'t, T: PageRead> MeteoView<'t, T> {
@@ -59,7 +62,8 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let missing = |error| Error::Schema(format!("no meteorological data in this database ({error})"));
         let queue = Queue::open(txn, QUEUE_NAME).map_err(missing)?;
         let rtree = MeasureTree::open(txn, RTREE_NAME).map_err(missing)?;
-        Ok(MeteoView { txn, queue, rtree })
+        let encoding = stored_encoding(txn)?;
+        Ok(MeteoView { txn, queue, rtree, encoding })
     }
 
     /// Records of `station` with `from <= time <= to`, in time order.
@@ -126,10 +130,12 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     }
 
     fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {
-        let mut raw = Vec::new();
-        if !self.queue.get(self.txn, id, &mut raw).map_err(sink_error)? {
+        let mut stored = Vec::new();
+        if !self.queue.get(self.txn, id, &mut stored).map_err(sink_error)? {
             return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
         }
+        let mut raw = Vec::with_capacity(stored.len() * 2);
+        self.encoding.decode(&stored, &mut raw)?;
         Ok(Found { id, raw, distance })
     }
 }

@@ -4,10 +4,10 @@
 //!
 //! | name                     | kind    | content                                              |
 //! |--------------------------|---------|------------------------------------------------------|
-//! | `meteo.records`          | queue   | every loaded row, raw (one CSV line, no terminator)  |
+//! | `meteo.records`          | queue   | every loaded row: its CSV line (no terminator) packed 4 bits a character (`record.rs`) |
 //! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::btree::keys`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
 //! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures; payload [`pack_record_id`] |
-//! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated           |
+//! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated; `record_encoding` → `nibble1` (absent in files of earlier versions, whose queue holds the raw lines) |
 //!
 //! A row missing a measure is in the queue and the B+tree but not in the R-tree. A
 //! repeated (station, time) keeps both rows in the queue; the B+tree points to the
@@ -47,7 +47,7 @@
 //! and the R-tree's Hilbert keys and run writing each take 7–18 % of the CPU.
 //! Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
 
-use quiredb_engine::{Database, Durability, PageId, WriteTxn};
+use quiredb_engine::{Database, Durability, PageId, PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::btree::keys::Key;
 use quiredb_structures::queue::{Queue, RecordId};
@@ -55,6 +55,7 @@ use quiredb_structures::rtree::RTree;
 
 use super::Observation;
 use super::pipeline::ObservationSink;
+use super::record::{ENCODING_KEY, NIBBLE_V1, RecordEncoding};
 use crate::error::{Error, Result};
 
 /// Name of the queue of raw records.
@@ -166,9 +167,10 @@ impl Chunk {
         self.points.clear();
     }
 
-    /// Buffers one row; true when the chunk holds [`CHUNK_ROWS`] rows.
-    pub(crate) fn push(&mut self, observation: &Observation, raw: &[u8]) -> bool {
-        self.raw.extend_from_slice(raw);
+    /// Buffers one row, its raw line stored with `encoding`; true when the chunk holds
+    /// [`CHUNK_ROWS`] rows.
+    pub(crate) fn push(&mut self, observation: &Observation, raw: &[u8], encoding: RecordEncoding) -> bool {
+        encoding.encode(raw, &mut self.raw);
         self.raw_ends.push(self.raw.len());
         encode_key(&observation.station, observation.time, &mut self.keys);
         self.key_ends.push(self.keys.len());
@@ -213,11 +215,33 @@ pub(crate) fn write_records(
     Ok(())
 }
 
-/// Records `measure_names` in `meteo.meta`.
-pub(crate) fn write_meta(txn: &WriteTxn<'_>, measure_names: &[String]) -> Result<()> {
+/// Records `measure_names` and the record encoding in `meteo.meta`.
+pub(crate) fn write_meta(txn: &WriteTxn<'_>, measure_names: &[String], encoding: RecordEncoding) -> Result<()> {
     let mut meta = BTree::open_or_create(txn, META_NAME).map_err(sink_error)?;
     meta.insert(b"measures", measure_names.join(",").as_bytes()).map_err(sink_error)?;
+    if encoding == RecordEncoding::Nibble {
+        meta.insert(ENCODING_KEY, NIBBLE_V1).map_err(sink_error)?;
+    }
     Ok(())
+}
+
+/// The record encoding of the queue in `txn`'s snapshot (`meteo.meta`, see
+/// `record.rs`): packed for a new or empty queue, else what the queue already holds.
+pub fn record_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
+    let Ok(queue) = Queue::open(txn, QUEUE_NAME) else { return Ok(RecordEncoding::Nibble) };
+    if queue.len(txn).map_err(sink_error)? == 0 {
+        return Ok(RecordEncoding::Nibble);
+    }
+    stored_encoding(txn)
+}
+
+/// The record encoding named in `meteo.meta` (raw without an entry).
+pub fn stored_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
+    let value = match BTree::open(txn, META_NAME) {
+        Ok(meta) => meta.get_vec(ENCODING_KEY).map_err(sink_error)?,
+        Err(_) => None,
+    };
+    RecordEncoding::from_meta(value.as_deref())
 }
 
 /// Opens or creates the queue, the B+tree and the R*-tree in `txn`.
@@ -239,6 +263,7 @@ pub struct IndexSink<'db> {
     queue: Queue,
     rtree: MeasureTree,
     chunk: Chunk,
+    encoding: RecordEncoding,
     bulk: Option<(Vec<u64>, Vec<f64>)>,
     measure_names: Vec<String>,
     bulk_limit: usize,
@@ -252,6 +277,7 @@ impl<'db> IndexSink<'db> {
         let txn = db.begin_write().map_err(sink_error)?;
         let (queue, rtree) = open_layout(&txn)?;
         let empty = rtree.is_empty(&txn).map_err(sink_error)?;
+        let encoding = record_encoding(&txn)?;
         Ok(IndexSink {
             db,
             durability,
@@ -259,6 +285,7 @@ impl<'db> IndexSink<'db> {
             queue,
             rtree,
             chunk: Chunk::default(),
+            encoding,
             bulk: empty.then(|| (Vec::new(), Vec::new())),
             measure_names,
             bulk_limit: BULK_POINTS_LIMIT,
@@ -325,7 +352,7 @@ impl<'db> IndexSink<'db> {
         self.flush_chunk()?;
         let started = std::time::Instant::now();
         self.flush_bulk()?;
-        write_meta(self.txn()?, &self.measure_names)?;
+        write_meta(self.txn()?, &self.measure_names, self.encoding)?;
         self.stats.finish_time += started.elapsed();
         let started = std::time::Instant::now();
         let txn = self.txn.take().ok_or_else(|| Error::Argument("no open transaction".into()))?;
@@ -338,7 +365,7 @@ impl<'db> IndexSink<'db> {
 
 impl ObservationSink for IndexSink<'_> {
     fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()> {
-        if self.chunk.push(observation, raw) {
+        if self.chunk.push(observation, raw, self.encoding) {
             self.flush_chunk()?;
         }
         Ok(())

@@ -1,0 +1,193 @@
+//! The queue's record encoding: a raw CSV line packed four bits a character.
+//!
+//! Meteorological rows are mostly digits and `,` `.` `-` `:`; each of those (and `T`,
+//! the ISO date/time separator) takes one *nibble*; any other byte takes three (the
+//! escape nibble `15`, then the byte, high nibble first). Nibbles fill a byte high half
+//! first; an odd count ends with a lone `15` (padding). A generated row
+//! (`S00001,2013-03-01T00:00,5.7,1022.9,-7.1,0,0.6`, 45 bytes) packs into 24 bytes.
+//!
+//! | nibble | 0–9     | 10  | 11  | 12  | 13  | 14  | 15                         |
+//! |--------|---------|-----|-----|-----|-----|-----|----------------------------|
+//! | byte   | `0`–`9` | `,` | `.` | `-` | `:` | `T` | escape: the next two nibbles are a byte; alone at the end: padding |
+//!
+//! A packed record never starts with the byte `0xFF`; a record that would not get
+//! shorter packed (or whose first byte is ≥ `0xF0`) is stored as `0xFF` then the raw
+//! bytes. The empty record stays empty.
+//!
+//! Which encoding a database's queue uses is recorded in `meteo.meta` under
+//! [`ENCODING_KEY`] (value [`NIBBLE_V1`]); a database without that entry holds raw
+//! lines (files of earlier versions), and loads into it keep writing raw lines.
+
+use crate::error::{Error, Result};
+
+/// Key in `meteo.meta` naming the queue's record encoding.
+pub const ENCODING_KEY: &[u8] = b"record_encoding";
+/// Value of [`ENCODING_KEY`] for this module's encoding.
+pub const NIBBLE_V1: &[u8] = b"nibble1";
+
+/// First byte of a record stored unpacked.
+const PLAIN: u8 = 0xFF;
+/// The escape (and padding) nibble.
+const ESCAPE: u8 = 15;
+/// The bytes of nibbles 10..=14.
+const SYMBOLS: [u8; 5] = [b',', b'.', b'-', b':', b'T'];
+
+/// How the queue's records are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordEncoding {
+    /// The raw CSV line (databases of earlier versions).
+    Raw,
+    /// Packed with [`pack`].
+    Nibble,
+}
+
+impl RecordEncoding {
+    /// The encoding named by the `meteo.meta` value `value` (`None`: no entry).
+    pub fn from_meta(value: Option<&[u8]>) -> Result<Self> {
+        match value {
+            None => Ok(RecordEncoding::Raw),
+            Some(NIBBLE_V1) => Ok(RecordEncoding::Nibble),
+            Some(other) => Err(Error::Schema(format!(
+                "unknown record encoding {:?} in meteo.meta",
+                String::from_utf8_lossy(other)
+            ))),
+        }
+    }
+
+    /// Appends the stored form of the raw line `raw` to `out`.
+    pub fn encode(self, raw: &[u8], out: &mut Vec<u8>) {
+        match self {
+            RecordEncoding::Raw => out.extend_from_slice(raw),
+            RecordEncoding::Nibble => pack(raw, out),
+        }
+    }
+
+    /// Replaces `out` with the raw line of the stored record `stored`.
+    pub fn decode(self, stored: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        match self {
+            RecordEncoding::Raw => {
+                out.extend_from_slice(stored);
+                Ok(())
+            }
+            RecordEncoding::Nibble => unpack(stored, out),
+        }
+    }
+}
+
+/// Nibble of each byte (`ESCAPE` for bytes without one).
+const CODES: [u8; 256] = {
+    let mut codes = [ESCAPE; 256];
+    let mut digit = 0;
+    while digit < 10 {
+        codes[(b'0' + digit) as usize] = digit;
+        digit += 1;
+    }
+    let mut i = 0;
+    while i < SYMBOLS.len() {
+        codes[SYMBOLS[i] as usize] = 10 + i as u8;
+        i += 1;
+    }
+    codes
+};
+
+/// Appends the packed form of `raw` to `out` (see the module docs).
+pub fn pack(raw: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    let mut high: Option<u8> = None;
+    let mut put = |nibble: u8| match high.take() {
+        None => high = Some(nibble),
+        Some(first) => out.push(first << 4 | nibble),
+    };
+    for &byte in raw {
+        let code = CODES[byte as usize];
+        put(code);
+        if code == ESCAPE {
+            put(byte >> 4);
+            put(byte & 15);
+        }
+    }
+    if let Some(first) = high {
+        out.push(first << 4 | ESCAPE);
+    }
+    let packed = out.len() - start;
+    if packed > raw.len() || out.get(start) == Some(&PLAIN) {
+        out.truncate(start);
+        if !raw.is_empty() {
+            out.push(PLAIN);
+            out.extend_from_slice(raw);
+        }
+    }
+}
+
+/// Appends the raw line of the packed record `packed` to `out`. A truncated escape is
+/// an error (a corrupt record).
+pub fn unpack(packed: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    if let Some((&PLAIN, raw)) = packed.split_first() {
+        out.extend_from_slice(raw);
+        return Ok(());
+    }
+    let mut nibbles = packed.iter().flat_map(|&byte| [byte >> 4, byte & 15]);
+    while let Some(nibble) = nibbles.next() {
+        out.push(match nibble {
+            0..=9 => b'0' + nibble,
+            10..=14 => SYMBOLS[usize::from(nibble - 10)],
+            _ => match (nibbles.next(), nibbles.next()) {
+                (None, _) => break,
+                (Some(high), Some(low)) => high << 4 | low,
+                (Some(_), None) => return Err(Error::Schema("a packed queue record ends inside an escape".into())),
+            },
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(raw: &[u8]) -> Vec<u8> {
+        let mut packed = Vec::new();
+        pack(raw, &mut packed);
+        let mut back = Vec::new();
+        unpack(&packed, &mut back).expect("unpack");
+        assert_eq!(back, raw, "round trip of {:?}", String::from_utf8_lossy(raw));
+        packed
+    }
+
+    /// A generated row packs into about half its bytes and comes back unchanged.
+    #[test]
+    fn generated_rows_pack_to_about_half() {
+        assert_eq!(round_trip(b"S00001,2013-03-01T00:00,5.7,1022.9,-7.1,0,0.6").len(), 24);
+        assert_eq!(round_trip(b"1,2").len(), 2);
+        assert_eq!(round_trip(b"12").len(), 1);
+        assert!(round_trip(b"").is_empty());
+    }
+
+    /// Text that would grow is stored plain behind 0xFF; so is a first byte >= 0xF0.
+    #[test]
+    fn letters_and_high_bytes_are_stored_plain() {
+        assert_eq!(round_trip(b"NA"), b"\xFFNA");
+        round_trip("é,1".as_bytes());
+        assert_eq!(round_trip(b"\xF0\x9F\x98\x801234567890123")[0], PLAIN);
+        assert!(round_trip(b"1,\"a;b\",NA,2013-01-01 00:00:00").len() < 30);
+    }
+
+    /// Every byte value, alone and among digits, round-trips.
+    #[test]
+    fn every_byte_round_trips() {
+        for byte in 0..=255u8 {
+            round_trip(&[byte]);
+            round_trip(&[b'1', byte, b'2', b'3', byte, b'4', b'5', b'6', b'7']);
+        }
+    }
+
+    /// A truncated escape is an error, not a panic.
+    #[test]
+    fn truncated_escape_is_an_error() {
+        let mut out = Vec::new();
+        unpack(&[0x1F, 0x4F], &mut out).expect("an escape then padding");
+        assert_eq!(out, b"1O");
+        assert!(unpack(&[0xF4], &mut out).is_err());
+    }
+}
