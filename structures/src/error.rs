@@ -54,6 +54,14 @@ pub enum Error {
         /// Which coordinate is wrong.
         reason: String,
     },
+    /// A box with `min != max` was given to an R-tree that stores points only.
+    #[error("R-tree {tree:?} stores points only: {reason}")]
+    NotAPoint {
+        /// Catalog name of the tree.
+        tree: String,
+        /// The box refused.
+        reason: String,
+    },
     /// A temporary file of a streaming R-tree bulk load could not be written or read.
     #[error("R-tree bulk load temporary file: {0}")]
     Spill(#[source] std::io::Error),

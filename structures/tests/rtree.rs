@@ -50,8 +50,13 @@ fn options() -> Options {
 }
 
 fn random_rect<const D: usize>(rng: &mut Rng) -> Rect<D> {
+    random_entry(rng, false)
+}
+
+/// A random box, or (always with `points`, else one time in three) a point.
+fn random_entry<const D: usize>(rng: &mut Rng, points: bool) -> Rect<D> {
     let mut rect = Rect::point([0.0; D]);
-    let point = rng.below(3) == 0;
+    let point = rng.below(3) == 0 || points;
     for d in 0..D {
         let (a, b) = (rng.coord(), if point { 0.0 } else { rng.below(16) as f64 / 256.0 });
         rect.min[d] = a;
@@ -134,17 +139,31 @@ fn assert_sound<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRea
     assert!(problems.is_empty(), "invariants: {problems:?}");
 }
 
-/// Insert, bulk load, remove, update and reopen against the model.
+/// Insert, bulk load, remove, update and reopen against the model, on a box tree and
+/// on a point tree (`RTreeOptions::points`: leaves in the point layout).
 fn oracle_run<const D: usize, C: Coord>(seed: u64, n: usize, max_entries: Option<usize>) {
+    oracle_layout::<D, C>(seed, n, RTreeOptions { max_entries, points: false });
+    oracle_layout::<D, C>(seed, n, RTreeOptions { max_entries, points: true });
+}
+
+fn oracle_layout<const D: usize, C: Coord>(seed: u64, n: usize, layout: RTreeOptions) {
+    let points = layout.points;
+    println!("oracle D={D} {} {layout:?}", C::NAME);
     let mut rng = Rng(seed ^ (D as u64) << 40 ^ C::BYTES as u64);
     let storage = Arc::new(MemStorage::new());
     let db = Database::with_storage(storage.clone(), options(), "oracle").expect("db");
     let mut model: Model<D> = Vec::new();
     let tree = {
         let txn = db.begin_write().expect("write");
-        let tree = RTree::<D, C>::create_with(&txn, "t", RTreeOptions { max_entries }).expect("create");
-        let items: Model<D> = (0..n as u64 / 2).map(|id| (random_rect(&mut rng), id)).collect();
-        tree.bulk_load(&txn, &items).expect("bulk load");
+        let tree = RTree::<D, C>::create_with(&txn, "t", layout).expect("create");
+        let items: Model<D> = (0..n as u64 / 2).map(|id| (random_entry(&mut rng, points), id)).collect();
+        if points && D.is_multiple_of(2) {
+            let coords: Vec<f64> = items.iter().flat_map(|(r, _)| r.min).collect();
+            let ids: Vec<u64> = items.iter().map(|(_, id)| *id).collect();
+            tree.bulk_load_points(&txn, &ids, &coords).expect("bulk load points");
+        } else {
+            tree.bulk_load(&txn, &items).expect("bulk load");
+        }
         model.extend(items);
         assert_sound(&tree, &txn);
         txn.commit(Durability::Full).expect("commit");
@@ -155,7 +174,7 @@ fn oracle_run<const D: usize, C: Coord>(seed: u64, n: usize, max_entries: Option
     for round in 0..3 {
         let txn = db.begin_write().expect("write");
         for _ in 0..n / 2 {
-            let rect = random_rect(&mut rng);
+            let rect = random_entry(&mut rng, points);
             tree.insert(&txn, &rect, next_id).expect("insert");
             model.push((rect, next_id));
             next_id += 1;
@@ -169,7 +188,7 @@ fn oracle_run<const D: usize, C: Coord>(seed: u64, n: usize, max_entries: Option
         assert!(!tree.remove(&txn, &Rect::point([2.0; D]), 1).expect("remove absent"));
         for _ in 0..n / 10 {
             let index = rng.below(model.len() as u64) as usize;
-            let new = random_rect(&mut rng);
+            let new = random_entry(&mut rng, points);
             assert!(tree.update(&txn, &model[index].0, &new, model[index].1).expect("update"));
             model[index].0 = new;
         }
@@ -182,6 +201,7 @@ fn oracle_run<const D: usize, C: Coord>(seed: u64, n: usize, max_entries: Option
         .expect("reopen");
     let txn = db.begin_read().expect("read");
     let tree = RTree::<D, C>::open(&txn, "t").expect("open");
+    assert_eq!(tree.is_points(), points, "the layout survives reopen");
     assert_sound(&tree, &txn);
     compare(&tree, &txn, &model, &mut rng, queries);
     let problems = quiredb_structures::check::check_all(&txn).expect("check_all");
@@ -221,7 +241,8 @@ fn nan_and_infinity_are_refused_and_leave_the_tree_unchanged() {
     // that the entries, counts and invariants are exactly as before.
     let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "nan").expect("db");
     let txn = db.begin_write().expect("write");
-    let tree = RTree::<3>::create_with(&txn, "t", RTreeOptions { max_entries: Some(6) }).expect("create");
+    let tree =
+        RTree::<3>::create_with(&txn, "t", RTreeOptions { points: false, max_entries: Some(6) }).expect("create");
     let good: Model<3> = (0..200u64).map(|i| (Rect::point([i as f64, 1.0, 2.0]), i)).collect();
     tree.bulk_load(&txn, &good).expect("bulk");
     let before = tree.entries(&txn).expect("entries");
@@ -264,7 +285,8 @@ fn remove_everything_then_reuse() {
     // Proves the tree shrinks back to an empty leaf root and frees its pages.
     let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "empty").expect("db");
     let txn = db.begin_write().expect("write");
-    let tree = RTree::<2>::create_with(&txn, "t", RTreeOptions { max_entries: Some(5) }).expect("create");
+    let tree =
+        RTree::<2>::create_with(&txn, "t", RTreeOptions { points: false, max_entries: Some(5) }).expect("create");
     let mut rng = Rng(seed());
     let items: Model<2> = (0..500).map(|i| (random_rect(&mut rng), i)).collect();
     for (r, id) in &items {
@@ -303,7 +325,8 @@ fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
     let db = Database::with_storage(storage.clone(), options(), "base").expect("db");
     let old: Model<2> = (0..300).map(|i| (random_rect(&mut rng), i)).collect();
     let txn = db.begin_write().expect("write");
-    let tree = RTree::<2>::create_with(&txn, "t", RTreeOptions { max_entries: Some(16) }).expect("create");
+    let tree =
+        RTree::<2>::create_with(&txn, "t", RTreeOptions { points: false, max_entries: Some(16) }).expect("create");
     tree.bulk_load(&txn, &old).expect("bulk");
     txn.commit(Durability::Full).expect("commit");
     drop(db);
@@ -417,7 +440,8 @@ fn damaged_node_pages_give_errors_not_panics() {
     // queries, mutations and the checker report corruption instead of panicking.
     let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "damaged").expect("db");
     let txn = db.begin_write().expect("write");
-    let tree = RTree::<2>::create_with(&txn, "t", RTreeOptions { max_entries: Some(8) }).expect("create");
+    let tree =
+        RTree::<2>::create_with(&txn, "t", RTreeOptions { points: false, max_entries: Some(8) }).expect("create");
     let items: Model<2> = (0..300u64).map(|i| (Rect::point([i as f64, (i % 7) as f64]), i)).collect();
     tree.bulk_load(&txn, &items).expect("bulk");
     let head = txn.catalog_entry("t").expect("catalog").expect("entry").root;
@@ -445,4 +469,55 @@ fn damaged_node_pages_give_errors_not_panics() {
         txn.page_mut(target).expect("page_mut").copy_from_slice(&saved);
     }
     assert_sound(&tree, &txn);
+}
+
+#[test]
+fn a_point_tree_refuses_boxes_keeps_its_layout_across_reopen_and_packs_more_per_leaf() {
+    // Proves a point tree (RTreeOptions::points) refuses a box with Error::NotAPoint
+    // from every mutation and from the streaming sorter, leaving the tree unchanged;
+    // that its leaves hold more entries than a box tree's; and that reopening keeps
+    // the layout (and opening checks it against the head page).
+    let storage = Arc::new(MemStorage::new());
+    let db = Database::with_storage(storage.clone(), options(), "points").expect("db");
+    let txn = db.begin_write().expect("write");
+    let tree = RTree::<5>::create_points(&txn, "p").expect("create points");
+    let boxes = RTree::<5>::create(&txn, "b").expect("create boxes");
+    assert!(tree.is_points() && !boxes.is_points());
+    assert!(tree.leaf_max_entries() > boxes.leaf_max_entries() * 3 / 2, "point leaves hold more");
+    assert_eq!(tree.max_entries(), boxes.max_entries(), "branches are alike");
+    let good: Model<5> = (0..2000u64).map(|i| (Rect::point([i as f64, 1.0, 2.0, 3.0, (i % 7) as f64]), i)).collect();
+    tree.bulk_load(&txn, &good).expect("bulk");
+    boxes.bulk_load(&txn, &good).expect("bulk");
+    assert!(tree.node_pages(&txn).expect("pages") < boxes.node_pages(&txn).expect("pages"));
+    let before = tree.entries(&txn).expect("entries");
+    let real_box = Rect::new([0.0; 5], [1.0, 0.0, 0.0, 0.0, 0.0]);
+    let not_a_point = |r: quiredb_structures::Result<bool>| matches!(r, Err(Error::NotAPoint { .. }));
+    assert!(not_a_point(tree.insert(&txn, &real_box, 9).map(|_| true)));
+    assert!(not_a_point(tree.remove(&txn, &real_box, 9)));
+    assert!(not_a_point(tree.update(&txn, &good[0].0, &real_box, 0)));
+    let mut items = good.clone();
+    items.push((real_box, 999));
+    assert!(not_a_point(tree.bulk_load(&txn, &items).map(|_| true)));
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let mut sorter = tree.bulk_sorter(dir.path(), 1 << 20).expect("sorter");
+    assert!(not_a_point(sorter.push(&real_box, 1).map(|_| true)));
+    sorter.push_point([1.0; 5], 1).expect("a point is taken");
+    let box_sorter = boxes.bulk_sorter(dir.path(), 1 << 20).expect("sorter");
+    assert!(matches!(box_sorter.finish_into(&tree, &txn), Err(Error::InvalidParameter { .. })));
+    assert_eq!(tree.entries(&txn).expect("entries"), before);
+    assert_sound(&tree, &txn);
+    txn.commit(Durability::Full).expect("commit");
+    drop(db);
+    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(storage.snapshot())), options(), "again")
+        .expect("reopen");
+    let txn = db.begin_read().expect("read");
+    let tree = RTree::<5>::open(&txn, "p").expect("open");
+    assert!(tree.is_points());
+    assert_eq!(tree.len(&txn).expect("len"), 2000);
+    assert!(RTree::<5>::open(&txn, "b").is_ok_and(|b| !b.is_points()));
+    let mut out = txn.result_set();
+    tree.nearest_k(&txn, [10.2, 1.0, 2.0, 3.0, 3.0], 1, None, &mut out).expect("knn");
+    assert_eq!(out.ids(), &[10]);
+    let problems = quiredb_structures::check::check_all(&txn).expect("check_all");
+    assert!(problems.is_empty(), "quire check: {problems:?}");
 }

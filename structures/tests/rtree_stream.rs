@@ -45,11 +45,12 @@ fn db() -> Database {
 
 type Model<const D: usize> = Vec<(Rect<D>, u64)>;
 
-fn random_entries<const D: usize>(rng: &mut Rng, n: usize) -> Model<D> {
+/// Random entries: one box in four (none with `points`), the rest points.
+fn random_entries<const D: usize>(rng: &mut Rng, n: usize, points: bool) -> Model<D> {
     (0..n as u64)
         .map(|id| {
             let min: [f64; D] = std::array::from_fn(|_| rng.coord());
-            let boxed = rng.next().is_multiple_of(4);
+            let boxed = rng.next().is_multiple_of(4) && !points;
             let max = std::array::from_fn(|d| if boxed { min[d] + (rng.next() % 8) as f64 / 1024.0 } else { min[d] });
             // Duplicates: every 7th entry repeats the box of an earlier one.
             (if id % 7 == 6 { Rect::new(min, min) } else { Rect::new(min, max) }, id)
@@ -57,9 +58,18 @@ fn random_entries<const D: usize>(rng: &mut Rng, n: usize) -> Model<D> {
         .collect()
 }
 
-/// The model as the tree stores it (f32 trees round outward).
-fn stored<const D: usize, C: Coord>(model: &Model<D>) -> Model<D> {
-    model.iter().map(|(r, id)| (round::<D, C>(r), *id)).collect()
+/// The model as the tree stores it (f32 box trees round outward, f32 point trees to
+/// the nearest).
+fn stored<const D: usize, C: Coord>(model: &Model<D>, points: bool) -> Model<D> {
+    let near = |r: &Rect<D>| {
+        Rect::point(std::array::from_fn(|d| if C::BYTES == 8 { r.min[d] } else { f64::from(r.min[d] as f32) }))
+    };
+    model.iter().map(|(r, id)| (if points { near(r) } else { round::<D, C>(r) }, *id)).collect()
+}
+
+/// A new tree named `t`, a point tree with `points`.
+fn create<const D: usize, C: Coord>(txn: &quiredb_engine::WriteTxn<'_>, points: bool) -> RTree<D, C> {
+    RTree::<D, C>::create_with(txn, "t", RTreeOptions { max_entries: None, points }).expect("create")
 }
 
 fn round<const D: usize, C: Coord>(r: &Rect<D>) -> Rect<D> {
@@ -104,14 +114,22 @@ fn compare<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRead, mo
     }
 }
 
-/// Builds with `budget` bytes, checks, commits, reopens and checks again.
+/// Builds with `budget` bytes, checks, commits, reopens and checks again, on a box
+/// tree and on a point tree.
 fn stream_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expect_runs: bool) {
+    stream_layout::<D, C>(seed, n, budget, expect_runs, false);
+    stream_layout::<D, C>(seed, n, budget, expect_runs, true);
+}
+
+fn stream_layout<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expect_runs: bool, points: bool) {
+    // Point leaves hold more entries: a budget holding two of them is larger.
+    let budget = if points { 2 * budget } else { budget };
     let mut rng = Rng(seed ^ ((D as u64) << 32) ^ C::BYTES as u64 ^ budget as u64);
-    let model = random_entries::<D>(&mut rng, n);
+    let model = random_entries::<D>(&mut rng, n, points);
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
     let txn = db.begin_write().expect("txn");
-    let tree = RTree::<D, C>::create(&txn, "t").expect("create");
+    let tree = create::<D, C>(&txn, points);
     // Old contents are replaced by the build.
     tree.insert_point(&txn, [0.5; D], u64::MAX).expect("insert");
     let mut builder = tree.bulk_builder(&txn, dir.path(), budget).expect("builder");
@@ -121,7 +139,7 @@ fn stream_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expe
     let stats = builder.finish().expect("finish");
     assert_eq!(stats.entries, n as u64);
     assert_eq!(stats.runs > 1, expect_runs, "runs {stats:?} for {n} entries in {budget} bytes");
-    let model = stored::<D, C>(&model);
+    let model = stored::<D, C>(&model, points);
     compare(&tree, &txn, &model, &mut rng);
     txn.commit(Durability::Full).expect("commit");
     let read = db.begin_read().expect("read");
@@ -157,12 +175,24 @@ enum Bounds {
 
 /// Like `stream_run` through `bulk_sorter` pushed on a second thread.
 fn sorter_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, bounds: Bounds, expect_runs: bool) {
+    sorter_layout::<D, C>(seed, n, budget, bounds, expect_runs, false);
+    sorter_layout::<D, C>(seed, n, budget, bounds, expect_runs, true);
+}
+
+fn sorter_layout<const D: usize, C: Coord>(
+    seed: u64,
+    n: usize,
+    budget: usize,
+    bounds: Bounds,
+    expect_runs: bool,
+    points: bool,
+) {
     let mut rng = Rng(seed ^ ((D as u64) << 40) ^ budget as u64 ^ bounds as u64);
-    let model = random_entries::<D>(&mut rng, n);
+    let model = random_entries::<D>(&mut rng, n, points);
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
     let txn = db.begin_write().expect("txn");
-    let tree = RTree::<D, C>::create(&txn, "t").expect("create");
+    let tree = create::<D, C>(&txn, points);
     tree.insert_point(&txn, [0.5; D], u64::MAX).expect("insert");
     let mut sorter = tree.bulk_sorter(dir.path(), budget).expect("sorter");
     sorter = match bounds {
@@ -185,7 +215,7 @@ fn sorter_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, boun
     let stats = sorter.finish_into(&tree, &txn).expect("finish");
     assert_eq!(stats.entries, n as u64);
     assert_eq!(stats.runs > 1, expect_runs, "runs {stats:?} for {n} entries in {budget} bytes ({bounds:?})");
-    let model = stored::<D, C>(&model);
+    let model = stored::<D, C>(&model, points);
     compare(&tree, &txn, &model, &mut rng);
     txn.commit(Durability::Full).expect("commit");
     let read = db.begin_read().expect("read");
@@ -310,7 +340,8 @@ fn profile_queries() {
     let coords: Vec<f64> = coords.iter().flat_map(|_| std::array::from_fn::<f64, 5, _>(|_| rng.coord())).collect();
     let txn = db.begin_write().expect("txn");
     let max_entries = std::env::var("RTREE_MAX").ok().and_then(|v| v.parse().ok());
-    let tree = RTree::<5>::create_with(&txn, "q", RTreeOptions { max_entries }).expect("create");
+    let points = std::env::var("RTREE_POINTS").is_ok_and(|v| v == "1");
+    let tree = RTree::<5>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
     tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
     txn.commit(Durability::Full).expect("commit");
     let side = 1e-4f64.powf(0.2);

@@ -24,7 +24,7 @@
 //! be partitioned in memory.
 
 use super::RTree;
-use super::coord::{Coord, stored_rect};
+use super::coord::Coord;
 use super::geom::Rect;
 use super::hilbert::HilbertKey;
 use super::node::{Entry, GROUP, Layout, bbox};
@@ -32,17 +32,6 @@ use super::packer::LevelPacker;
 use super::stream::sort_chunk;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
-
-/// Validated leaf entries of points given as flat coordinates (`D` per id).
-fn point_entries<const D: usize, C: Coord>(ids: &[u64], coords: &[f64]) -> Result<Vec<Entry<D>>> {
-    ids.iter()
-        .zip(coords.chunks_exact(D))
-        .map(|(id, c)| {
-            let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
-            Ok(Entry { rect: stored_rect::<C, D>(&Rect::point(point))?, id: *id })
-        })
-        .collect()
-}
 
 /// Below this many entries a slab is partitioned on the calling thread.
 const PARALLEL_MIN: usize = 16_384;
@@ -53,20 +42,31 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     pub fn bulk_load(&self, txn: &WriteTxn<'_>, items: &[(Rect<D>, u64)]) -> Result<()> {
         let entries = items
             .iter()
-            .map(|(rect, id)| Ok(Entry { rect: stored_rect::<C, D>(rect)?, id: *id }))
+            .map(|(rect, id)| Ok(Entry { rect: self.stored(rect)?, id: *id }))
             .collect::<Result<Vec<_>>>()?;
         self.bulk_load_entries(txn, entries)
     }
 
     /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
     pub fn bulk_load_points(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
-        self.bulk_load_entries(txn, point_entries::<D, C>(ids, coords)?)
+        self.bulk_load_entries(txn, self.point_entries(ids, coords)?)
     }
 
     /// Like [`RTree::bulk_load_points`], packing in Hilbert order (the order of the
     /// streaming [`RTree::bulk_builder`], sorted in memory).
     pub fn bulk_load_points_hilbert(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
-        self.bulk_load_hilbert_entries(txn, point_entries::<D, C>(ids, coords)?)
+        self.bulk_load_hilbert_entries(txn, self.point_entries(ids, coords)?)
+    }
+
+    /// Validated leaf entries of points given as flat coordinates (`D` per id).
+    fn point_entries(&self, ids: &[u64], coords: &[f64]) -> Result<Vec<Entry<D>>> {
+        ids.iter()
+            .zip(coords.chunks_exact(D))
+            .map(|(id, c)| {
+                let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
+                Ok(Entry { rect: self.stored(&Rect::point(point))?, id: *id })
+            })
+            .collect()
     }
 
     fn bulk_load_hilbert_entries(&self, txn: &WriteTxn<'_>, entries: Vec<Entry<D>>) -> Result<()> {
@@ -92,13 +92,14 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let len = entries.len() as u64;
         let (mut level, mut nodes) = (0u16, 0u64);
         loop {
-            let groups = pack(&mut entries, self.max, self.min);
+            let form = self.form(level);
+            let groups = pack(&mut entries, form.max, self.fill(level));
             let mut parents = Vec::with_capacity(groups.len());
             for (start, end) in groups {
                 // Order the node's entries so its group boxes (runs of 16) are compact.
                 partition(&mut entries[start..end], 0, GROUP);
                 let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
-                Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page, self.max);
+                Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page, form);
                 parents.push(Entry { rect: bbox(&entries[start..end]), id: page.id().0 });
                 nodes += 1;
             }

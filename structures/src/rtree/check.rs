@@ -14,29 +14,25 @@ use std::collections::HashSet;
 /// Problems reported at most (the rest are counted).
 const MAX_PROBLEMS: usize = 64;
 
-struct Walk<'a, T: PageRead> {
+struct Walk<'a, T: PageRead, const D: usize, C: Coord> {
     txn: &'a T,
-    max: usize,
-    min: usize,
+    tree: &'a RTree<D, C>,
     seen: HashSet<u64>,
     leaf_entries: u64,
     problems: Vec<String>,
 }
 
-/// Checks the tree whose head page is `head_id`.
-pub(crate) fn check_tree<const D: usize, C: Coord>(
-    txn: &impl PageRead,
-    head_id: PageId,
-    max: usize,
-    min: usize,
-) -> Result<Vec<String>> {
-    let capacity = Layout::<D, C>::capacity(txn.payload_size());
-    if max > capacity || min == 0 || 2 * min > max {
-        return Ok(vec![format!("node bounds {min}..={max} are impossible for pages holding {capacity} entries")]);
+/// Checks `tree` (its node bounds as the catalog gives them).
+pub(crate) fn check_tree<const D: usize, C: Coord>(txn: &impl PageRead, tree: &RTree<D, C>) -> Result<Vec<String>> {
+    if let Some(problem) = tree.bounds_problem(txn.payload_size()) {
+        return Ok(vec![problem]);
     }
-    let head = Head::load(txn, head_id)?;
-    let mut walk = Walk { txn, max, min, seen: HashSet::new(), leaf_entries: 0, problems: Vec::new() };
-    walk.node::<D, C>(PageId(head.root), head.root_level(), true)?;
+    let head = Head::load(txn, tree.head)?;
+    let mut walk = Walk { txn, tree, seen: HashSet::new(), leaf_entries: 0, problems: Vec::new() };
+    if head.points != tree.points {
+        walk.problem(format!("head page says points = {}, the catalog {}", head.points, tree.points));
+    }
+    walk.node(PageId(head.root), head.root_level(), true)?;
     if walk.leaf_entries != head.len {
         walk.problem(format!("head counts {} entries, the leaves hold {}", head.len, walk.leaf_entries));
     }
@@ -46,7 +42,7 @@ pub(crate) fn check_tree<const D: usize, C: Coord>(
     Ok(walk.problems)
 }
 
-impl<T: PageRead> Walk<'_, T> {
+impl<T: PageRead, const D: usize, C: Coord> Walk<'_, T, D, C> {
     fn problem(&mut self, text: String) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(text);
@@ -54,12 +50,13 @@ impl<T: PageRead> Walk<'_, T> {
     }
 
     /// Checks node `id` (expected at `level`) and its subtree.
-    fn node<const D: usize, C: Coord>(&mut self, id: PageId, level: u16, is_root: bool) -> Result<Option<Node<D>>> {
+    fn node(&mut self, id: PageId, level: u16, is_root: bool) -> Result<Option<Node<D>>> {
         if !self.seen.insert(id.0) {
             self.problem(format!("node {id} is reached twice"));
             return Ok(None);
         }
-        let node = match Layout::<D, C>::load_checked(self.txn, id, self.max) {
+        let form = self.tree.form(level);
+        let node = match Layout::<D, C>::load_checked(self.txn, id, form) {
             Ok(node) => node,
             Err(error) => {
                 self.problem(format!("node {id}: {error}"));
@@ -71,16 +68,16 @@ impl<T: PageRead> Walk<'_, T> {
             return Ok(None);
         }
         let count = node.entries.len();
-        let low = if is_root { if level > 0 { 2 } else { 0 } } else { self.min };
-        if count < low || count > self.max {
-            self.problem(format!("node {id} at level {level} holds {count} entries, outside {low}..={}", self.max));
+        let low = if is_root { if level > 0 { 2 } else { 0 } } else { self.tree.fill(level) };
+        if count < low || count > form.max {
+            self.problem(format!("node {id} at level {level} holds {count} entries, outside {low}..={}", form.max));
         }
         if level == 0 {
             self.leaf_entries += count as u64;
             return Ok(Some(node));
         }
         for entry in &node.entries {
-            let Some(child) = self.node::<D, C>(PageId(entry.id), level - 1, false)? else { continue };
+            let Some(child) = self.node(PageId(entry.id), level - 1, false)? else { continue };
             if child.bbox() != entry.rect {
                 self.problem(format!("box of child {} in node {id} is not the union of the child's entries", entry.id));
             }
@@ -92,13 +89,13 @@ impl<T: PageRead> Walk<'_, T> {
 /// Checks the R-tree of a catalog entry (dispatch on its stored dimensions and
 /// coordinate type); trees of other dimensions than 1..=8 are reported, not checked.
 pub fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
-    let (dims, coord, max, min) = super::parse_params(entry)?;
+    let p = super::parse_params(entry)?;
     macro_rules! dispatch {
         ($($d:literal),*) => {
-            match (dims, coord) {
-                $(($d, 8) => check_tree::<$d, f64>(txn, entry.root, max, min),
-                  ($d, 4) => check_tree::<$d, f32>(txn, entry.root, max, min),)*
-                _ => Ok(vec![format!("R-tree with {dims} dimensions and coordinate code {coord} is not checked")]),
+            match (p.dims, p.coord) {
+                $(($d, 8) => check_tree(txn, &RTree::<$d, f64>::from_entry(entry, &p)),
+                  ($d, 4) => check_tree(txn, &RTree::<$d, f32>::from_entry(entry, &p)),)*
+                (dims, coord) => Ok(vec![format!("R-tree with {dims} dimensions and coordinate code {coord} is not checked")]),
             }
         };
     }

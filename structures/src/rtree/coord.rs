@@ -3,8 +3,8 @@
 //!
 //! An f32 tree stores every box rounded *outward* (min toward −∞, max toward +∞), so
 //! the stored box always contains the box the caller gave; queries and the invariant
-//! checker work on the stored (rounded) boxes. A value beyond the f32 range is
-//! rejected as not finite. Read next: `node.rs`.
+//! checker work on the stored (rounded) boxes. A point tree stores each point rounded
+//! to the nearest f32 instead. A value beyond the f32 range is rejected as not finite. Read next: `node.rs`.
 
 use super::geom::Rect;
 use crate::error::{Error, Result};
@@ -33,6 +33,8 @@ pub trait Coord: sealed::Sealed + Copy + Send + Sync + 'static {
     fn round_down(value: f64) -> f64;
     /// `value` rounded toward +∞ to the stored precision.
     fn round_up(value: f64) -> f64;
+    /// `value` rounded to the nearest stored value (points of a point tree).
+    fn round_near(value: f64) -> f64;
 }
 
 impl Coord for f64 {
@@ -57,6 +59,10 @@ impl Coord for f64 {
     }
     #[inline(always)]
     fn round_up(value: f64) -> f64 {
+        value
+    }
+    #[inline(always)]
+    fn round_near(value: f64) -> f64 {
         value
     }
 }
@@ -87,6 +93,10 @@ impl Coord for f32 {
         let near = value as f32;
         f64::from(if f64::from(near) < value { near.next_up() } else { near })
     }
+    #[inline(always)]
+    fn round_near(value: f64) -> f64 {
+        f64::from(value as f32)
+    }
 }
 
 /// The box as it will be stored: validated, then rounded outward to `C`.
@@ -99,6 +109,16 @@ pub(crate) fn stored_rect<C: Coord, const D: usize>(rect: &Rect<D>) -> Result<Re
     }
     if out.validate().is_err() {
         return Err(Error::InvalidBox { reason: format!("{rect:?} lies outside the range of {}", C::NAME) });
+    }
+    Ok(out)
+}
+
+/// The point as a point tree stores it: validated, rounded to the nearest `C`.
+pub(crate) fn stored_point<C: Coord, const D: usize>(point: &[f64; D]) -> Result<Rect<D>> {
+    Rect::point(*point).validate()?;
+    let out = Rect::point(std::array::from_fn(|d| C::round_near(point[d])));
+    if out.validate().is_err() {
+        return Err(Error::InvalidBox { reason: format!("{point:?} lies outside the range of {}", C::NAME) });
     }
     Ok(out)
 }

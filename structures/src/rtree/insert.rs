@@ -11,7 +11,7 @@
 
 use super::RTree;
 use super::bulk::partition;
-use super::coord::{Coord, stored_rect};
+use super::coord::Coord;
 use super::geom::Rect;
 use super::node::{Entry, GROUP, Head, Layout, Node, corrupted};
 use super::split::{by_f64, rstar_split};
@@ -26,9 +26,10 @@ pub(crate) type Pending<const D: usize> = Vec<(Entry<D>, u16)>;
 
 impl<const D: usize, C: Coord> RTree<D, C> {
     /// Inserts `rect` with `payload`. A box with a NaN or infinite coordinate (or
-    /// `min > max`) is refused with `Error::InvalidBox` and the tree stays unchanged.
+    /// `min > max`) is refused with `Error::InvalidBox`, a box that is not a point in
+    /// a point tree with `Error::NotAPoint`, and the tree stays unchanged.
     pub fn insert(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<()> {
-        let rect = stored_rect::<C, D>(rect)?;
+        let rect = self.stored(rect)?;
         let mut head = self.head(txn)?;
         self.insert_pending(txn, &mut head, vec![(Entry { rect, id: payload }, 0)])?;
         head.len += 1;
@@ -60,8 +61,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     ) -> Result<()> {
         let mut path = self.descend(txn, head, &entry.rect, level)?;
         let (mut id, mut node, _) = path.pop().expect("descend returns at least the root");
-        if node.entries.len() < self.max {
-            return self.append_in_place(txn, id, node.entries.len(), &entry, path);
+        if node.entries.len() < self.form(level).max {
+            return self.append_in_place(txn, (id, level), node.entries.len(), &entry, path);
         }
         node.entries.push(entry);
         loop {
@@ -83,18 +84,19 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         }
     }
 
-    /// The common case of an insertion: `entry` fits in node `id` (holding `count`
-    /// entries), so it is written in place, and each ancestor's box on `path` is
-    /// widened in place until one already contains it — no node is re-encoded.
+    /// The common case of an insertion: `entry` fits in `node` (id, level; holding
+    /// `count` entries), so it is written in place, and each ancestor's box on `path`
+    /// is widened in place until one already contains it — no node is re-encoded.
     fn append_in_place(
         &self,
         txn: &WriteTxn<'_>,
-        id: PageId,
+        node: (PageId, u16),
         count: usize,
         entry: &Entry<D>,
         mut path: Vec<(PageId, Node<D>, usize)>,
     ) -> Result<()> {
-        Layout::<D, C>::put_entry(&mut txn.page_mut(id)?, count, entry, true, self.max);
+        let (id, level) = node;
+        Layout::<D, C>::put_entry(&mut txn.page_mut(id)?, count, entry, true, self.form(level));
         let mut rect = entry.rect;
         while let Some((parent_id, parent, index)) = path.pop() {
             let child = parent.entries[index];
@@ -103,7 +105,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 break;
             }
             let widened = Entry { rect: grown, id: child.id };
-            Layout::<D, C>::put_entry(&mut txn.page_mut(parent_id)?, index, &widened, false, self.max);
+            Layout::<D, C>::put_entry(&mut txn.page_mut(parent_id)?, index, &widened, false, self.form(parent.level));
             rect = grown;
         }
         Ok(())
@@ -149,13 +151,14 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         reinserted: &mut u64,
         pending: &mut Pending<D>,
     ) -> Result<Option<Entry<D>>> {
-        if node.entries.len() <= self.max {
+        let (max, min) = (self.form(node.level).max, self.fill(node.level));
+        if node.entries.len() <= max {
             return Ok(None);
         }
         let bit = 1u64 << node.level.min(63);
         if !is_root && *reinserted & bit == 0 {
             *reinserted |= bit;
-            let count = (self.max * 3 / 10).max(1);
+            let count = (max * 3 / 10).max(1);
             for entry in take_farthest(node, count) {
                 pending.push((entry, node.level));
             }
@@ -163,7 +166,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             partition(&mut node.entries, 0, GROUP);
             return Ok(None);
         }
-        let (mut keep, mut moved) = rstar_split(std::mem::take(&mut node.entries), self.min);
+        let (mut keep, mut moved) = rstar_split(std::mem::take(&mut node.entries), min);
         partition(&mut keep, 0, GROUP);
         partition(&mut moved, 0, GROUP);
         node.entries = keep;

@@ -103,6 +103,35 @@ fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
     sum
 }
 
+/// Squared distance from `p` to the encoded point `chunk`.
+#[inline(always)]
+fn point_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
+    let coords = &chunk[..D * C::BYTES];
+    let mut sum = 0.0;
+    for d in 0..D {
+        let gap = C::read(&coords[d * C::BYTES..]) - p[d];
+        sum += gap * gap;
+    }
+    sum
+}
+
+/// Distance of an encoded entry of either form.
+#[inline(always)]
+fn entry_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D], point: bool) -> f64 {
+    if point { point_dist2::<C, D>(chunk, p) } else { chunk_dist2::<C, D>(chunk, p) }
+}
+
+/// Offers `candidate` to the k best.
+#[inline(always)]
+fn offer(best: &mut BinaryHeap<Candidate>, k: usize, candidate: Candidate) {
+    if best.len() < k {
+        best.push(candidate);
+    } else if best.peek().is_some_and(|worst| candidate < *worst) {
+        best.pop();
+        best.push(candidate);
+    }
+}
+
 /// The current pruning bound: the k-th best distance found, or `limit` if tighter.
 #[inline(always)]
 fn kth(best: &BinaryHeap<Candidate>, k: usize, limit: f64) -> f64 {
@@ -147,7 +176,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let mut limit = max_dist2(max_distance);
         // Every non-root node has at least `min` leaf entries below it: when that is
         // at least k, the k-th nearest lies no farther than any child's farthest corner.
-        let subtree_has_k = self.min >= k;
+        let subtree_has_k = self.min.min(self.leaf_min) >= k;
         let head = self.head(txn)?;
         let (mut best, mut nodes, mut groups) = (scratch::take(&BEST), scratch::take(&NODES), scratch::take(&GROUPS));
         nodes.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
@@ -156,11 +185,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 break;
             }
             let page = self.node_page(txn, node.id, node.level)?;
-            let (level, bytes) = Layout::<D, C>::entries(&page, PageId(node.id), self.max)?;
+            let form = self.form(node.level);
+            let stride = Layout::<D, C>::stride(form.point);
+            let (level, bytes) = Layout::<D, C>::entries(&page, PageId(node.id), form)?;
             // Groups nearest first, so the k-th distance shrinks early and far groups
             // are skipped.
             groups.clear();
-            for (g, (group, _)) in Layout::<D, C>::runs(&page, bytes, self.max).enumerate() {
+            for (g, (group, _)) in Layout::<D, C>::runs(&page, bytes, form).enumerate() {
                 groups.push((chunk_dist2::<C, D>(group, &point), g));
             }
             groups.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
@@ -168,8 +199,17 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 if group_dist2 > kth(&best, k, limit) {
                     break;
                 }
-                let start = g * GROUP * Layout::<D, C>::ENTRY;
-                let run = &bytes[start..(start + GROUP * Layout::<D, C>::ENTRY).min(bytes.len())];
+                let start = g * GROUP * stride;
+                let run = &bytes[start..(start + GROUP * stride).min(bytes.len())];
+                if form.point {
+                    for chunk in run.chunks_exact(Layout::<D, C>::POINT) {
+                        let dist2 = point_dist2::<C, D>(chunk, &point);
+                        if dist2 <= limit {
+                            offer(&mut best, k, Candidate(dist2, Layout::<D, C>::point_id(chunk)));
+                        }
+                    }
+                    continue;
+                }
                 if level > 0 {
                     for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
                         let dist2 = chunk_dist2::<C, D>(chunk, &point);
@@ -186,13 +226,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
                     let dist2 = chunk_dist2::<C, D>(chunk, &point);
                     if dist2 <= limit {
-                        let candidate = Candidate(dist2, Layout::<D, C>::id(chunk));
-                        if best.len() < k {
-                            best.push(candidate);
-                        } else if best.peek().is_some_and(|worst| candidate < *worst) {
-                            best.pop();
-                            best.push(candidate);
-                        }
+                        offer(&mut best, k, Candidate(dist2, Layout::<D, C>::id(chunk)));
                     }
                 }
             }
@@ -220,16 +254,17 @@ pub struct Nearest<'t, T: PageRead, const D: usize, C: Coord> {
 impl<T: PageRead, const D: usize, C: Coord> Nearest<'_, T, D, C> {
     fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
         let page = self.tree.node_page(self.txn, id, expected)?;
-        let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.tree.max)?;
-        for (group, run) in Layout::<D, C>::runs(&page, bytes, self.tree.max) {
+        let form = self.tree.form(expected);
+        let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), form)?;
+        for (group, run) in Layout::<D, C>::runs(&page, bytes, form) {
             if chunk_dist2::<C, D>(group, &self.point) > self.max_dist2 {
                 continue;
             }
-            for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
-                let dist2 = chunk_dist2::<C, D>(chunk, &self.point);
+            for chunk in run.chunks_exact(Layout::<D, C>::stride(form.point)) {
+                let dist2 = entry_dist2::<C, D>(chunk, &self.point, form.point);
                 if dist2 <= self.max_dist2 {
-                    let kind = u8::from(level == 0);
-                    self.heap.push(Item { dist2, kind, id: Layout::<D, C>::id(chunk), level: level.saturating_sub(1) });
+                    let (kind, id) = (u8::from(level == 0), Layout::<D, C>::entry_id(chunk, form.point));
+                    self.heap.push(Item { dist2, kind, id, level: level.saturating_sub(1) });
                 }
             }
         }

@@ -2,21 +2,26 @@
 //! decoding into [`Node`] (with checks: a bad page is `Corrupted`, never a panic) and
 //! encoding back. Offsets are in the page payload, after the engine's 32-byte header.
 //!
-//! Node page, `E = 2·D·C::BYTES + 8` bytes per entry:
+//! Node page. A *box* node stores `E = 2·D·C::BYTES + 8` bytes per entry; a *point*
+//! leaf (a tree created with `RTreeOptions::points`) stores `E = D·C::BYTES + 8`
+//! (the point once, not as a degenerate box: 48 instead of 88 bytes in 5-D f64), so
+//! its leaves hold about twice the entries. Branches always use boxes.
 //!
 //! | offset       | size | field   | meaning                                          |
 //! |-------------:|-----:|---------|--------------------------------------------------|
 //! | 0            | 2    | level   | 0 = leaf; a node at level L points to level L−1   |
 //! | 2            | 2    | count   | entries in use                                   |
-//! | 4            | 4    | —       | zero                                             |
-//! | 8 + i·E      | D·C  | min     | lower corner of entry i (rounded toward −∞)       |
-//! | … + D·C      | D·C  | max     | upper corner of entry i (rounded toward +∞)       |
-//! | … + 2·D·C    | 8    | id      | payload (leaf) or logical child page (branch)     |
+//! | 4            | 1    | form    | 0 = box entries, 1 = point entries (leaves only)  |
+//! | 5            | 3    | —       | zero                                             |
+//! | 8 + i·E      | D·C  | min     | lower corner of entry i (rounded toward −∞), or the point |
+//! | … + D·C      | D·C  | max     | upper corner of entry i (rounded toward +∞); absent in a point leaf |
+//! | … + (1 or 2)·D·C | 8 | id     | payload (leaf) or logical child page (branch)     |
 //! | 8 + max·E + g·B | B | group g | box of entries `16g .. 16g+16` (`B = 2·D·C`)       |
 //!
 //! The group boxes (one per run of [`GROUP`] entries in use, rewritten by every
 //! encode) let queries skip 16 entries with one test: a page-sized node is searched
-//! like a small two-level tree. `max` is the tree's node capacity (head page).
+//! like a small two-level tree. `max` is the node capacity of the node's form (head
+//! page: `max` for branches and box leaves, `leaf max` for point leaves).
 //!
 //! Head page (never moves; the catalog points at it):
 //!
@@ -29,9 +34,11 @@
 //! | 8      | 8    | root   | logical page of the root node             |
 //! | 16     | 4    | height | levels (1 = the root is a leaf)           |
 //! | 20     | 2    | min    | fewest entries per non-root node          |
-//! | 22     | 2    | —      | zero                                      |
+//! | 22     | 2    | flags  | bit 0: leaves hold points (point form)    |
 //! | 24     | 8    | len    | entries in the leaves                     |
 //! | 32     | 8    | nodes  | node pages                                |
+//! | 40     | 2    | leaf max | most entries per point leaf (0 = `max`) |
+//! | 42     | 2    | leaf min | fewest per non-root point leaf (0 = `min`) |
 
 use super::coord::Coord;
 use super::geom::Rect;
@@ -77,6 +84,15 @@ pub(crate) fn bbox<const D: usize>(entries: &[Entry<D>]) -> Rect<D> {
     out
 }
 
+/// How one node is laid out: its capacity and whether its entries are points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Form {
+    /// Node capacity (sets where the group boxes start).
+    pub max: usize,
+    /// Point entries (`D` coordinates) instead of boxes (`2·D`).
+    pub point: bool,
+}
+
 /// Byte layout of the nodes of one `(D, C)` pair.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Layout<const D: usize, C: Coord> {
@@ -84,16 +100,26 @@ pub(crate) struct Layout<const D: usize, C: Coord> {
 }
 
 impl<const D: usize, C: Coord> Layout<D, C> {
-    /// Bytes per entry.
+    /// Bytes per box entry.
     pub const ENTRY: usize = 2 * D * C::BYTES + 8;
+
+    /// Bytes per point entry.
+    pub const POINT: usize = D * C::BYTES + 8;
 
     /// Bytes per group box.
     pub const GROUP_BOX: usize = 2 * D * C::BYTES;
 
+    /// Bytes per entry of a node of this form.
+    #[inline(always)]
+    pub const fn stride(point: bool) -> usize {
+        if point { Self::POINT } else { Self::ENTRY }
+    }
+
     /// Entries that fit, with their group boxes, in a payload of `payload` bytes.
-    pub fn capacity(payload: usize) -> usize {
-        let mut max = (payload - NODE_HEADER) / Self::ENTRY;
-        while max > 0 && NODE_HEADER + max * Self::ENTRY + max.div_ceil(GROUP) * Self::GROUP_BOX > payload {
+    pub fn capacity(payload: usize, point: bool) -> usize {
+        let entry = Self::stride(point);
+        let mut max = (payload - NODE_HEADER) / entry;
+        while max > 0 && NODE_HEADER + max * entry + max.div_ceil(GROUP) * Self::GROUP_BOX > payload {
             max -= 1;
         }
         max
@@ -102,19 +128,20 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     /// `(group box, encoded entries of the group)` of a node page whose encoded
     /// entries are `bytes` (from [`Layout::entries`]).
     #[inline]
-    pub fn runs<'p>(page: &'p [u8], bytes: &'p [u8], max: usize) -> impl Iterator<Item = (&'p [u8], &'p [u8])> {
-        let groups = Self::groups(page, max, bytes.len() / Self::ENTRY);
-        groups.chunks_exact(Self::GROUP_BOX).zip(bytes.chunks(GROUP * Self::ENTRY))
+    pub fn runs<'p>(page: &'p [u8], bytes: &'p [u8], form: Form) -> impl Iterator<Item = (&'p [u8], &'p [u8])> {
+        let stride = Self::stride(form.point);
+        let groups = Self::groups(page, form, bytes.len() / stride);
+        groups.chunks_exact(Self::GROUP_BOX).zip(bytes.chunks(GROUP * stride))
     }
 
     /// The group boxes of a node of `count` entries (one per started run of 16).
     #[inline]
-    pub fn groups(page: &[u8], max: usize, count: usize) -> &[u8] {
-        let start = NODE_HEADER + max * Self::ENTRY;
+    pub fn groups(page: &[u8], form: Form, count: usize) -> &[u8] {
+        let start = NODE_HEADER + form.max * Self::stride(form.point);
         &page[start..start + count.div_ceil(GROUP) * Self::GROUP_BOX]
     }
 
-    /// Box of the encoded entry `chunk`.
+    /// Box of the encoded box entry (or group box) `chunk`.
     #[inline(always)]
     pub fn rect(chunk: &[u8]) -> Rect<D> {
         let mut rect = Rect::new([0.0; D], [0.0; D]);
@@ -125,58 +152,79 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         rect
     }
 
-    /// Id of the encoded entry `chunk`.
+    /// The point of the encoded point entry `chunk`.
+    #[inline(always)]
+    pub fn point(chunk: &[u8]) -> [f64; D] {
+        std::array::from_fn(|d| C::read(&chunk[d * C::BYTES..]))
+    }
+
+    /// Box of an encoded entry of either form.
+    #[inline(always)]
+    pub fn entry_rect(chunk: &[u8], point: bool) -> Rect<D> {
+        if point { Rect::point(Self::point(chunk)) } else { Self::rect(chunk) }
+    }
+
+    /// Id of the encoded box entry `chunk`.
     #[inline(always)]
     pub fn id(chunk: &[u8]) -> u64 {
-        let at = 2 * D * C::BYTES;
+        Self::id_at(chunk, 2 * D * C::BYTES)
+    }
+
+    /// Id of the encoded point entry `chunk`.
+    #[inline(always)]
+    pub fn point_id(chunk: &[u8]) -> u64 {
+        Self::id_at(chunk, D * C::BYTES)
+    }
+
+    /// Id of an encoded entry of either form.
+    #[inline(always)]
+    pub fn entry_id(chunk: &[u8], point: bool) -> u64 {
+        if point { Self::point_id(chunk) } else { Self::id(chunk) }
+    }
+
+    #[inline(always)]
+    fn id_at(chunk: &[u8], at: usize) -> u64 {
         u64::from_le_bytes(chunk[at..at + 8].try_into().expect("slice of 8 bytes"))
     }
 
-    /// The level and the encoded entries of a node page, checked against `max`.
+    /// The level and the encoded entries of a node page, checked against `form`.
     #[inline]
-    pub fn entries(page: &[u8], id: PageId, max: usize) -> Result<(u16, &[u8])> {
+    pub fn entries(page: &[u8], id: PageId, form: Form) -> Result<(u16, &[u8])> {
         let level = u16::from_le_bytes([page[0], page[1]]);
         let count = usize::from(u16::from_le_bytes([page[2], page[3]]));
-        if count > max {
-            return Err(corrupted(id, format!("node holds {count} entries, more than {max}")));
+        if count > form.max {
+            return Err(corrupted(id, format!("node holds {count} entries, more than {}", form.max)));
         }
-        Ok((level, &page[NODE_HEADER..NODE_HEADER + count * Self::ENTRY]))
+        if page[4] != u8::from(form.point) {
+            return Err(corrupted(id, format!("node has form {}, expected {}", page[4], u8::from(form.point))));
+        }
+        Ok((level, &page[NODE_HEADER..NODE_HEADER + count * Self::stride(form.point)]))
     }
 
     /// Decodes a node page.
-    pub fn decode(page: &[u8], id: PageId, max: usize) -> Result<Node<D>> {
-        let (level, bytes) = Self::entries(page, id, max)?;
-        let entries = bytes.chunks_exact(Self::ENTRY).map(|c| Entry { rect: Self::rect(c), id: Self::id(c) }).collect();
+    pub fn decode(page: &[u8], id: PageId, form: Form) -> Result<Node<D>> {
+        let (level, bytes) = Self::entries(page, id, form)?;
+        let entries = bytes
+            .chunks_exact(Self::stride(form.point))
+            .map(|c| Entry { rect: Self::entry_rect(c, form.point), id: Self::entry_id(c, form.point) })
+            .collect();
         Ok(Node { level, entries })
     }
 
-    /// Encodes `node` into a page payload (boxes rounded outward).
-    pub fn encode(node: &Node<D>, page: &mut [u8], max: usize) {
-        Self::encode_entries(node.level, &node.entries, page, max);
-    }
-
     /// Encodes a node of `level` holding `entries` (and their group boxes) into a
-    /// page payload of a tree with node capacity `max`.
-    pub fn encode_entries(level: u16, entries: &[Entry<D>], page: &mut [u8], max: usize) {
-        assert!(entries.len() <= max, "node holds at most max entries");
-        let start = NODE_HEADER + max * Self::ENTRY;
+    /// page payload, in `form` (a point form stores each entry's lower corner).
+    pub fn encode_entries(level: u16, entries: &[Entry<D>], page: &mut [u8], form: Form) {
+        assert!(entries.len() <= form.max, "node holds at most max entries");
+        let stride = Self::stride(form.point);
+        let start = NODE_HEADER + form.max * stride;
         for (run, chunk) in entries.chunks(GROUP).zip(page[start..].chunks_exact_mut(Self::GROUP_BOX)) {
-            let rect = bbox(run);
-            for d in 0..D {
-                C::write_down(&mut chunk[d * C::BYTES..], rect.min[d]);
-                C::write_up(&mut chunk[(D + d) * C::BYTES..], rect.max[d]);
-            }
+            Self::write_rect(chunk, &bbox(run));
         }
         write_u16(page, 0, level);
         write_u16(page, 2, u16::try_from(entries.len()).expect("node capacity fits in u16"));
-        write_u32(page, 4, 0);
-        for (e, chunk) in entries.iter().zip(page[NODE_HEADER..].chunks_exact_mut(Self::ENTRY)) {
-            for d in 0..D {
-                C::write_down(&mut chunk[d * C::BYTES..], e.rect.min[d]);
-                C::write_up(&mut chunk[(D + d) * C::BYTES..], e.rect.max[d]);
-            }
-            let at = 2 * D * C::BYTES;
-            chunk[at..at + 8].copy_from_slice(&e.id.to_le_bytes());
+        write_u32(page, 4, u32::from(form.point));
+        for (e, chunk) in entries.iter().zip(page[NODE_HEADER..].chunks_exact_mut(stride)) {
+            Self::write_entry(chunk, e, form.point);
         }
     }
 
@@ -184,11 +232,11 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     /// its group. With `append` the entry is new (`index` = the old count, below
     /// `max`): the count grows by one and a new group starts with this box; without,
     /// the entry replaces one whose box it contains (a child's box that grew).
-    pub fn put_entry(page: &mut [u8], index: usize, entry: &Entry<D>, append: bool, max: usize) {
-        let at = NODE_HEADER + index * Self::ENTRY;
-        Self::write_rect(&mut page[at..], &entry.rect);
-        page[at + 2 * D * C::BYTES..at + Self::ENTRY].copy_from_slice(&entry.id.to_le_bytes());
-        let group = NODE_HEADER + max * Self::ENTRY + (index / GROUP) * Self::GROUP_BOX;
+    pub fn put_entry(page: &mut [u8], index: usize, entry: &Entry<D>, append: bool, form: Form) {
+        let stride = Self::stride(form.point);
+        let at = NODE_HEADER + index * stride;
+        Self::write_entry(&mut page[at..at + stride], entry, form.point);
+        let group = NODE_HEADER + form.max * stride + (index / GROUP) * Self::GROUP_BOX;
         let rect = if append && index.is_multiple_of(GROUP) {
             entry.rect
         } else {
@@ -201,6 +249,20 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     }
 
     #[inline]
+    fn write_entry(chunk: &mut [u8], e: &Entry<D>, point: bool) {
+        if point {
+            debug_assert!(e.rect.min == e.rect.max, "a point leaf holds points");
+            for d in 0..D {
+                C::write_down(&mut chunk[d * C::BYTES..], e.rect.min[d]);
+            }
+        } else {
+            Self::write_rect(chunk, &e.rect);
+        }
+        let at = D * C::BYTES * if point { 1 } else { 2 };
+        chunk[at..at + 8].copy_from_slice(&e.id.to_le_bytes());
+    }
+
+    #[inline]
     fn write_rect(chunk: &mut [u8], rect: &Rect<D>) {
         for d in 0..D {
             C::write_down(&mut chunk[d * C::BYTES..], rect.min[d]);
@@ -208,19 +270,20 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         }
     }
 
-    /// Reads and decodes node `id` (count checked; the level is checked by callers).
-    pub fn load(txn: &impl PageRead, id: PageId, max: usize) -> Result<Node<D>> {
-        Self::decode(&txn.page(id)?, id, max)
+    /// Reads and decodes node `id` (count and form checked; the level by callers).
+    pub fn load(txn: &impl PageRead, id: PageId, form: Form) -> Result<Node<D>> {
+        Self::decode(&txn.page(id)?, id, form)
     }
 
-    /// Like [`Layout::load`], also checking the page kind (for the checker).
-    pub fn load_checked(txn: &impl PageRead, id: PageId, max: usize) -> Result<Node<D>> {
+    /// Like [`Layout::load`], also checking the page kind and the group boxes (for
+    /// the checker).
+    pub fn load_checked(txn: &impl PageRead, id: PageId, form: Form) -> Result<Node<D>> {
         let page = txn.page(id)?;
         if page.kind() != PageKind::RTREE_NODE {
             return Err(corrupted(id, format!("page kind {:?} is not an R-tree node", page.kind())));
         }
-        let node = Self::decode(&page, id, max)?;
-        let groups = Self::groups(&page, max, node.entries.len());
+        let node = Self::decode(&page, id, form)?;
+        let groups = Self::groups(&page, form, node.entries.len());
         for (g, (run, chunk)) in node.entries.chunks(GROUP).zip(groups.chunks_exact(Self::GROUP_BOX)).enumerate() {
             if Self::rect(chunk) != bbox(run) {
                 return Err(corrupted(id, format!("group box {g} is not the union of its entries")));
@@ -230,15 +293,15 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     }
 
     /// Writes `node` to page `id`.
-    pub fn store(txn: &WriteTxn<'_>, id: PageId, node: &Node<D>, max: usize) -> Result<()> {
-        Self::encode(node, &mut txn.page_mut(id)?, max);
+    pub fn store(txn: &WriteTxn<'_>, id: PageId, node: &Node<D>, form: Form) -> Result<()> {
+        Self::encode_entries(node.level, &node.entries, &mut txn.page_mut(id)?, form);
         Ok(())
     }
 
     /// Allocates a node page holding `node`; returns its id.
-    pub fn create(txn: &WriteTxn<'_>, node: &Node<D>, max: usize) -> Result<PageId> {
+    pub fn create(txn: &WriteTxn<'_>, node: &Node<D>, form: Form) -> Result<PageId> {
         let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
-        Self::encode(node, &mut page, max);
+        Self::encode_entries(node.level, &node.entries, &mut page, form);
         Ok(page.id())
     }
 }
@@ -254,6 +317,10 @@ pub(crate) struct Head {
     pub height: u32,
     pub len: u64,
     pub nodes: u64,
+    /// Leaves hold points (flag bit 0).
+    pub points: bool,
+    pub leaf_max: u16,
+    pub leaf_min: u16,
 }
 
 impl Head {
@@ -272,8 +339,12 @@ impl Head {
             min: read_u16(&page, 20),
             len: read_u64(&page, 24),
             nodes: read_u64(&page, 32),
+            points: read_u16(&page, 22) & 1 == 1,
+            leaf_max: read_u16(&page, 40),
+            leaf_min: read_u16(&page, 42),
         };
-        if head.height == 0 || head.height > 64 || head.min < 1 || head.max < 2 * head.min {
+        let leaf_bad = head.points && (head.leaf_min < 1 || head.leaf_max < 2 * head.leaf_min);
+        if head.height == 0 || head.height > 64 || head.min < 1 || head.max < 2 * head.min || leaf_bad {
             return Err(corrupted(id, format!("head page holds impossible parameters {head:?}")));
         }
         Ok(head)
@@ -288,9 +359,11 @@ impl Head {
         write_u64(page, 8, self.root);
         write_u32(page, 16, self.height);
         write_u16(page, 20, self.min);
-        write_u16(page, 22, 0);
+        write_u16(page, 22, u16::from(self.points));
         write_u64(page, 24, self.len);
         write_u64(page, 32, self.nodes);
+        write_u16(page, 40, if self.points { self.leaf_max } else { 0 });
+        write_u16(page, 42, if self.points { self.leaf_min } else { 0 });
     }
 
     /// Writes the head to page `id`.

@@ -7,15 +7,16 @@
 
 use super::RTree;
 use super::coord::Coord;
-use super::node::{Entry, Layout, Node, bbox};
+use super::node::{Entry, Form, Layout, Node, bbox};
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
 
 /// Packs one level; its parents' entries are collected in `parents`.
 pub(crate) struct LevelPacker<'a, 't, const D: usize, C: Coord> {
-    tree: &'a RTree<D, C>,
+    _coord: std::marker::PhantomData<C>,
     txn: &'a WriteTxn<'t>,
     level: u16,
+    form: Form,
     pending: Vec<Entry<D>>,
     parents: Vec<Entry<D>>,
     nodes: u64,
@@ -23,17 +24,19 @@ pub(crate) struct LevelPacker<'a, 't, const D: usize, C: Coord> {
 
 impl<'a, 't, const D: usize, C: Coord> LevelPacker<'a, 't, D, C> {
     pub fn new(tree: &'a RTree<D, C>, txn: &'a WriteTxn<'t>, level: u16) -> Self {
-        let pending = Vec::with_capacity(2 * tree.max);
-        LevelPacker { tree, txn, level, pending, parents: Vec::new(), nodes: 0 }
+        let form = tree.form(level);
+        let pending = Vec::with_capacity(2 * form.max);
+        LevelPacker { _coord: std::marker::PhantomData, txn, level, form, pending, parents: Vec::new(), nodes: 0 }
     }
 
     /// Adds the next entry in curve order.
     #[inline]
     pub fn push(&mut self, entry: Entry<D>) -> Result<()> {
         self.pending.push(entry);
-        if self.pending.len() == 2 * self.tree.max {
-            self.write(0, self.tree.max)?;
-            self.pending.drain(..self.tree.max);
+        let max = self.form.max;
+        if self.pending.len() == 2 * max {
+            self.write(0, max)?;
+            self.pending.drain(..max);
         }
         Ok(())
     }
@@ -41,7 +44,7 @@ impl<'a, 't, const D: usize, C: Coord> LevelPacker<'a, 't, D, C> {
     /// Writes the last node(s); returns the parents' entries and the nodes written.
     pub fn finish(mut self) -> Result<(Vec<Entry<D>>, u64)> {
         let left = self.pending.len();
-        if left > self.tree.max {
+        if left > self.form.max {
             self.write(0, left / 2)?;
             self.write(left / 2, left)?;
         } else if left > 0 || self.parents.is_empty() {
@@ -53,7 +56,7 @@ impl<'a, 't, const D: usize, C: Coord> LevelPacker<'a, 't, D, C> {
     fn write(&mut self, start: usize, end: usize) -> Result<()> {
         let entries = &self.pending[start..end];
         let mut page = self.txn.alloc_page(PageKind::RTREE_NODE)?;
-        Layout::<D, C>::encode_entries(self.level, entries, &mut page, self.tree.max);
+        Layout::<D, C>::encode_entries(self.level, entries, &mut page, self.form);
         self.parents.push(Entry { rect: bbox(entries), id: page.id().0 });
         self.nodes += 1;
         Ok(())
@@ -89,7 +92,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         }
         let root = match level_entries.first() {
             Some(entry) => entry.id,
-            None => Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() }, self.max)?.0,
+            None => Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() }, self.form(0))?.0,
         };
         let mut head = self.head(txn)?;
         (head.root, head.height, head.len, head.nodes) = (root, u32::from(level) + 1, len, nodes.max(1));

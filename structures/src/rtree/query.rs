@@ -7,7 +7,7 @@
 use super::RTree;
 use super::coord::Coord;
 use super::geom::Rect;
-use super::node::{Layout, corrupted};
+use super::node::{Form, Layout, corrupted};
 use super::scratch;
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, ResultSet};
@@ -49,6 +49,41 @@ fn chunk_intersects<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool
     true
 }
 
+/// True when the encoded point `chunk` lies in the closed box `q` (the same test for
+/// both window modes).
+#[inline(always)]
+fn point_inside<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
+    let coords = &chunk[..D * C::BYTES];
+    for d in 0..D {
+        let x = C::read(&coords[d * C::BYTES..]);
+        if x < q.min[d] || x > q.max[d] {
+            return false;
+        }
+    }
+    true
+}
+
+/// Calls `visit(payload, point)` for the entries of a point leaf inside `q`.
+#[inline(always)]
+fn scan_point_leaf<C: Coord, const D: usize>(
+    page: &[u8],
+    bytes: &[u8],
+    form: Form,
+    q: &Rect<D>,
+    mut visit: impl FnMut(u64, &[u8]),
+) {
+    for (group, run) in Layout::<D, C>::runs(page, bytes, form) {
+        if !chunk_intersects::<C, D>(group, q) {
+            continue;
+        }
+        for chunk in run.chunks_exact(Layout::<D, C>::POINT) {
+            if point_inside::<C, D>(chunk, q) {
+                visit(Layout::<D, C>::point_id(chunk), chunk);
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn chunk_within<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
     for d in 0..D {
@@ -87,8 +122,15 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         while let Some((id, expected)) = stack.pop() {
             nodes += 1;
             let page = self.node_page(txn, id, expected)?;
-            let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.max)?;
-            for (group, run) in Layout::<D, C>::runs(&page, bytes, self.max) {
+            let form = self.form(expected);
+            let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), form)?;
+            if form.point {
+                scan_point_leaf::<C, D>(&page, bytes, form, query, |id, chunk| {
+                    visit(id, &Rect::point(Layout::<D, C>::point(chunk)));
+                });
+                continue;
+            }
+            for (group, run) in Layout::<D, C>::runs(&page, bytes, form) {
                 if !chunk_intersects::<C, D>(group, query) {
                     continue;
                 }
@@ -165,8 +207,16 @@ impl<T: PageRead, const D: usize, C: Coord> WindowIter<'_, T, D, C> {
     /// Reads the next node of the stack into `ready` / the stack.
     fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
         let page = self.tree.node_page(self.txn, id, expected)?;
-        let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), self.tree.max)?;
-        for (group, run) in Layout::<D, C>::runs(&page, bytes, self.tree.max) {
+        let form = self.tree.form(expected);
+        let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), form)?;
+        if form.point {
+            let ready = &mut self.ready;
+            scan_point_leaf::<C, D>(&page, bytes, form, &self.query, |id, chunk| {
+                ready.push((Rect::point(Layout::<D, C>::point(chunk)), id));
+            });
+            return Ok(());
+        }
+        for (group, run) in Layout::<D, C>::runs(&page, bytes, form) {
             if !chunk_intersects::<C, D>(group, &self.query) {
                 continue;
             }

@@ -6,7 +6,7 @@
 //! `update` (move an entry) and `clear`.
 
 use super::RTree;
-use super::coord::{Coord, stored_rect};
+use super::coord::Coord;
 use super::geom::Rect;
 use super::node::{Entry, Head, Node};
 use crate::error::Result;
@@ -18,7 +18,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// Removes the entry with exactly this box and payload (as stored: an f32 tree
     /// rounds the box the same way as on insert). Returns false when absent.
     pub fn remove(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<bool> {
-        let rect = stored_rect::<C, D>(rect)?;
+        let rect = self.stored(rect)?;
         let mut head = self.head(txn)?;
         let mut path = Vec::with_capacity(head.height as usize);
         if !self.find_leaf(txn, PageId(head.root), head.root_level(), &rect, payload, &mut path)? {
@@ -36,7 +36,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// Moves the entry `(old, payload)` to box `new`. Returns false (and changes
     /// nothing) when the entry is absent; both boxes are validated first.
     pub fn update(&self, txn: &WriteTxn<'_>, old: &Rect<D>, new: &Rect<D>, payload: u64) -> Result<bool> {
-        stored_rect::<C, D>(new)?;
+        self.stored(new)?;
         if !self.remove(txn, old, payload)? {
             return Ok(false);
         }
@@ -91,7 +91,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let (mut id, mut node, index) = path.pop().expect("the path ends at the leaf");
         node.entries.swap_remove(index);
         while let Some((parent_id, mut parent, index)) = path.pop() {
-            if node.entries.len() < self.min {
+            if node.entries.len() < self.fill(node.level) {
                 head.nodes -= self.dissolve(txn, &node, &mut orphans)?;
                 txn.free_page(id)?;
                 head.nodes -= 1;

@@ -30,7 +30,7 @@
 //! 57 bytes).
 
 use super::RTree;
-use super::coord::{Coord, stored_rect};
+use super::coord::{Coord, stored_point, stored_rect};
 use super::geom::Rect;
 use super::hilbert::HilbertKey;
 use super::node::Entry;
@@ -80,6 +80,8 @@ pub struct BulkSorter<const D: usize, C: Coord = f64> {
     runs: Vec<File>,
     bytes: Vec<u8>,
     len: u64,
+    /// The point tree's name when only points are taken.
+    points: Option<String>,
     _coord: PhantomData<fn() -> C>,
 }
 
@@ -107,7 +109,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     pub fn bulk_sorter(&self, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkSorter<D, C>> {
         let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
         let capacity = (mem_budget / each).min(u32::MAX as usize);
-        if capacity < 2 * self.max {
+        if capacity < 2 * self.max.max(self.leaf_max) {
             return Err(Error::InvalidParameter {
                 reason: format!("a bulk build budget of {mem_budget} bytes holds fewer than two nodes of entries"),
             });
@@ -127,6 +129,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             runs: Vec::new(),
             bytes: Vec::new(),
             len: 0,
+            points: self.points.then(|| self.name.clone()),
             _coord: PhantomData,
         })
     }
@@ -146,9 +149,16 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
     }
 
     /// Adds a box with its payload. A NaN or infinite coordinate or `min > max` is
-    /// [`Error::InvalidBox`] and the entry is not taken (the sorter stays usable).
+    /// [`Error::InvalidBox`], a box that is not a point for a point tree
+    /// [`Error::NotAPoint`], and the entry is not taken (the sorter stays usable).
     pub fn push(&mut self, rect: &Rect<D>, id: u64) -> Result<()> {
-        let rect = stored_rect::<C, D>(rect)?;
+        let rect = match &self.points {
+            None => stored_rect::<C, D>(rect)?,
+            Some(_) if rect.min == rect.max => stored_point::<C, D>(&rect.min)?,
+            Some(tree) => {
+                return Err(Error::NotAPoint { tree: tree.clone(), reason: format!("{rect:?} has min != max") });
+            }
+        };
         if self.buffer.len() == self.capacity {
             self.spill_buffer()?;
         }
@@ -182,6 +192,11 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
 
     /// Replaces the contents of `tree` with the entries pushed; returns what it did.
     pub fn finish_into(mut self, tree: &RTree<D, C>, txn: &WriteTxn<'_>) -> Result<BulkStats> {
+        if tree.points && self.points.is_none() {
+            return Err(Error::InvalidParameter {
+                reason: format!("a sorter of a box tree cannot fill the point tree {:?}", tree.name),
+            });
+        }
         let key = self.key.unwrap_or_else(|| HilbertKey::new(&self.bounds));
         if self.spill.is_some() {
             self.make_runs(&key)?;
