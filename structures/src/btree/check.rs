@@ -1,6 +1,6 @@
 //! The B+tree invariant checker, run by tests after every batch and by `quire check`:
 //! keys strictly ascending inside every node and within the bounds set by the parent,
-//! prefixes equal to the keys' first bytes, cells inside the page and not
+//! keys sharing the node's skip bytes and prefixes equal to the 8 key bytes after them, cells inside the page and not
 //! overlapping, garbage accounted exactly, all leaves at the same depth, the fill
 //! policy of `mod.rs` (no underfull node that could merge with its chosen sibling),
 //! sibling links equal to the in-order leaf sequence, the entry count equal to the
@@ -86,9 +86,13 @@ fn visit<T: PageRead>(
     if n == 0 && !is_root {
         fail("a non-root node is empty".to_owned());
     }
+    let skip = node::skip(&page);
+    let common = if n > 0 { node::key(&page, 0).get(..skip) } else { None };
     for i in 0..n {
         let key = node::key(&page, i);
-        if node::key_prefix(key).to_be_bytes() != page[node::NODE_HEADER + 8 * i..node::NODE_HEADER + 8 * i + 8] {
+        if common.is_none() || key.get(..skip) != common {
+            fail(format!("key {i} does not share the node's first {skip} bytes"));
+        } else if node::key_prefix(node::tail(key, skip)) != node::prefix(&page, i) {
             fail(format!("prefix {i} does not match its key"));
         }
         if i > 0 && node::key(&page, i - 1) >= key {

@@ -23,19 +23,24 @@
 //! Node (`BTREE_LEAF` / `BTREE_BRANCH`), offsets into the payload (`P` bytes, `n` =
 //! count). The dense prefix array comes right after the node header, as the read path
 //! of `DESIGN.md` asks: a search touches the prefixes (a few cache lines) and then only
-//! the one or two cells whose prefix equals the target's.
+//! the one or two cells whose prefix equals the target's. Keys that share their first
+//! bytes (a station id, then the high bytes of a time) would give equal prefixes, so
+//! the node records how many leading bytes all its keys share (`skip`, at most the
+//! common prefix of its first and last key, 0 in files written before it existed —
+//! any value up to the true common length is valid) and the prefixes hold the 8 bytes
+//! after those. A search first compares the target's first `skip` bytes with key 0.
 //!
 //! | offset          | size    | field      | meaning                                            |
 //! |----------------:|--------:|------------|----------------------------------------------------|
 //! | 0               | 2       | count      | entries `n` (keys; a branch has `n + 1` children)   |
 //! | 2               | 1       | level      | 0 = leaf, else height above the leaves              |
-//! | 3               | 1       | —          | zero                                                |
+//! | 3               | 1       | skip       | `s`: bytes every key of the node shares (0..=255)   |
 //! | 4               | 2       | cell_start | start of the cell area (cells fill `[cell_start, P)`) |
 //! | 6               | 2       | garbage    | dead bytes inside the cell area                     |
 //! | 8               | 8       | prev       | previous leaf (leaves; 0 = none)                    |
 //! | 16              | 8       | next       | next leaf (leaves; 0 = none)                        |
 //! | 24              | 8       | —          | zero                                                |
-//! | 32              | 8·n     | prefixes   | first 8 key bytes, zero padded, **big-endian** u64  |
+//! | 32              | 8·n     | prefixes   | key bytes `s..s+8`, zero padded, **big-endian** u64 |
 //! | 32+8n           | 8·(n+1) | children   | branches only: child ids (LE), parallel to prefixes |
 //! | after those     | 2·n     | slots      | cell offsets (LE), in key order                     |
 //! | …               |         | free gap   |                                                     |
@@ -65,6 +70,8 @@ pub mod keys;
 mod node;
 mod node_write;
 mod remove;
+#[cfg(test)]
+mod search_tests;
 mod typed;
 mod write;
 

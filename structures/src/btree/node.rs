@@ -153,7 +153,19 @@ pub fn key_prefix(key: &[u8]) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
-fn prefix(page: &[u8], i: usize) -> u64 {
+/// Bytes shared by every key of the node (header byte 3): the prefix array holds the
+/// 8 key bytes that follow them.
+pub fn skip(page: &[u8]) -> usize {
+    usize::from(page[3])
+}
+
+/// The part of `key` after the first `skip` bytes (empty if shorter: corrupt node).
+pub fn tail(key: &[u8], skip: usize) -> &[u8] {
+    key.get(skip..).unwrap_or_default()
+}
+
+/// Prefix `i`, as a big-endian u64.
+pub fn prefix(page: &[u8], i: usize) -> u64 {
     u64::from_be_bytes(page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].try_into().expect("8 bytes"))
 }
 
@@ -173,20 +185,67 @@ fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
     base + usize::from(prefix(page, base) < target)
 }
 
+/// A decoded node header for searching: count, key-cell header size and slot array.
+struct Keys<'a> {
+    page: &'a [u8],
+    slots: usize,
+    cell_header: usize,
+}
+
+impl<'a> Keys<'a> {
+    fn new(page: &'a [u8], n: usize) -> Self {
+        let cell_header = if level(page) == 0 { LEAF_CELL_HEADER } else { BRANCH_CELL_HEADER };
+        Keys { page, slots: slots_at(page, n), cell_header }
+    }
+
+    /// Key `i` (empty if its cell lies outside the page: corrupt node).
+    fn key(&self, i: usize) -> &'a [u8] {
+        let at = u16_at(self.page, self.slots + 2 * i);
+        let start = at + self.cell_header;
+        let len = self.page.get(at..at + 2).map_or(0, |_| u16_at(self.page, at));
+        self.page.get(start..start + len).unwrap_or_default()
+    }
+}
+
 /// Position of `target`: `Ok(i)` if entry `i` equals it, else `Err(i)` with `i` the
 /// first entry greater than it.
+///
+/// A target that does not start with the node's shared bytes sorts before or after
+/// all its keys; otherwise the prefix array decides (window order implies key order,
+/// zero padding included), and only entries with an equal window are compared in
+/// full, from the shared bytes on.
 pub fn search(page: &[u8], target: &[u8]) -> Result<usize, usize> {
     let n = count(page);
+    if n == 0 {
+        return Err(0);
+    }
+    let keys = Keys::new(page, n);
+    let skip = skip(page);
+    if skip > 0 {
+        let first = keys.key(0);
+        let common = &first[..skip.min(first.len())];
+        match target[..skip.min(target.len())].cmp(common) {
+            Ordering::Less => return Err(0),
+            Ordering::Greater => return Err(n),
+            Ordering::Equal if target.len() < skip => return Err(0),
+            Ordering::Equal => {}
+        }
+    }
+    let target = &target[skip..];
     let wanted = key_prefix(target);
     let low = prefix_lower(page, n, wanted);
-    let mut high = low;
-    while high < n && prefix(page, high) == wanted {
-        high += 1;
+    if low == n || prefix(page, low) != wanted {
+        return Err(low);
     }
+    let high = if low + 1 == n || prefix(page, low + 1) != wanted {
+        low + 1
+    } else {
+        wanted.checked_add(1).map_or(n, |above| prefix_lower(page, n, above))
+    };
     let (mut low, mut high) = (low, high);
     while low < high {
         let mid = (low + high) / 2;
-        match key(page, mid).cmp(target) {
+        match tail(keys.key(mid), skip).cmp(target) {
             Ordering::Less => low = mid + 1,
             Ordering::Equal => return Ok(mid),
             Ordering::Greater => high = mid,

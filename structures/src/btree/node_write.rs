@@ -4,7 +4,20 @@
 
 use super::node::{
     self, BRANCH_ENTRY, LEAF_ENTRY, NODE_HEADER, arrays_end, cell_key, cell_start, count, garbage, key_prefix, level,
+    skip, tail,
 };
+
+/// Longest skip a node records (one header byte).
+const MAX_SKIP: usize = 255;
+
+/// Length of the common prefix of `a` and `b`, at most [`MAX_SKIP`].
+fn common_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count().min(MAX_SKIP)
+}
+
+fn put_prefix(page: &mut [u8], i: usize, prefix: u64) {
+    page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].copy_from_slice(&prefix.to_be_bytes());
+}
 
 fn put_u16(page: &mut [u8], at: usize, value: usize) {
     page[at..at + 2].copy_from_slice(&(value as u16).to_le_bytes());
@@ -52,13 +65,17 @@ pub fn build(page: &mut [u8], level: u8, links: (u64, u64), cells: &[&[u8]], chi
             put_u64(page, NODE_HEADER + 8 * n + 8 * i, id);
         }
     }
+    let skip = match cells {
+        [first, .., last] => common_len(cell_key(first, is_leaf), cell_key(last, is_leaf)),
+        _ => 0,
+    };
+    page[3] = skip as u8;
     let mut top = page.len();
     for (i, cell) in cells.iter().enumerate() {
         top -= cell.len();
         page[top..top + cell.len()].copy_from_slice(cell);
         put_u16(page, slots + 2 * i, top);
-        let prefix = key_prefix(cell_key(cell, is_leaf));
-        page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].copy_from_slice(&prefix.to_be_bytes());
+        put_prefix(page, i, key_prefix(tail(cell_key(cell, is_leaf), skip)));
     }
     put_u16(page, 4, top);
     page[arrays_end(is_leaf, n)..top].fill(0);
@@ -125,6 +142,11 @@ pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool 
         }
         compact(page);
     }
+    let key = cell_key(cell, is_leaf);
+    let (old_skip, new_skip) = skips_after_insert(page, i, key);
+    if new_skip < old_skip {
+        shrink_skip(page, old_skip, new_skip);
+    }
     let (shapes, arrays) = shapes(page, i);
     reshape(page, &shapes[..arrays], true);
     let n = count(page) + 1;
@@ -134,12 +156,52 @@ pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool 
     put_u16(page, 4, top);
     let slots = if is_leaf { NODE_HEADER + 8 * n } else { NODE_HEADER + 16 * n + 8 };
     put_u16(page, slots + 2 * i, top);
-    let prefix = key_prefix(cell_key(cell, is_leaf));
-    page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].copy_from_slice(&prefix.to_be_bytes());
     if !is_leaf {
         set_child(page, i + 1, right_child);
     }
+    page[3] = new_skip as u8;
+    if new_skip > old_skip {
+        for j in 0..n {
+            put_prefix(page, j, key_prefix(tail(node::key(page, j), new_skip)));
+        }
+    } else {
+        put_prefix(page, i, key_prefix(tail(key, new_skip)));
+    }
     true
+}
+
+/// The node's skip before and after inserting `key` at `i`: a key inside the range
+/// shares what the first and last share; a new first or last key sets the skip to its
+/// common prefix with the other end (which may grow it, e.g. from one key to two).
+fn skips_after_insert(page: &[u8], i: usize, key: &[u8]) -> (usize, usize) {
+    let (n, old) = (count(page), skip(page));
+    let new = if n == 0 {
+        0
+    } else if i == 0 {
+        common_len(key, node::key(page, n - 1))
+    } else if i == n {
+        common_len(key, node::key(page, 0))
+    } else {
+        old
+    };
+    (old, new)
+}
+
+/// Rewrites the prefixes for a smaller skip without reading the cells: the bytes
+/// `new..old`, shared by every key, move into the front of each prefix.
+fn shrink_skip(page: &mut [u8], old: usize, new: usize) {
+    let n = count(page);
+    if n == 0 {
+        page[3] = new as u8;
+        return;
+    }
+    let shared = key_prefix(node::key(page, 0).get(new..old).unwrap_or_default());
+    let shift = 8 * (old - new);
+    for j in 0..n {
+        let prefix = if shift >= 64 { shared } else { shared | (node::prefix(page, j) >> shift) };
+        put_prefix(page, j, prefix);
+    }
+    page[3] = new as u8;
 }
 
 /// Removes entry `i` (and, in a branch, child `i + 1`).

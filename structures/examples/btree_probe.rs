@@ -1,0 +1,85 @@
+//! Probe of the B+tree on a file database, for profiling and the size question of
+//! T2: inserts `N` 12-byte keys / 20-byte values (sorted or shuffled, a commit every
+//! 100,000), prints file size, page counts and tree fill, then times point queries
+//! with one read transaction each (as the bench adapters do).
+//!
+//! `cargo run --release -p quiredb-structures --example btree_probe -- [n] [random|sorted] [queries]`
+
+use quiredb_engine::{Database, Durability, Options};
+use quiredb_structures::btree::{self, BTree, HeadCache};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+const BATCH: usize = 100_000;
+
+fn key(i: u64) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    k[..4].copy_from_slice(&((i / 1000) as u32).to_be_bytes());
+    k[4..].copy_from_slice(&(1_600_000_000 + (i % 1000) * 600).to_be_bytes());
+    k
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = args.get(1).map_or(Ok(500_000), |s| s.parse())?;
+    let random = args.get(2).is_none_or(|s| s == "random");
+    let queries: usize = args.get(3).map_or(Ok(200_000), |s| s.parse())?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut order: Vec<u64> = (0..n).collect();
+    if random {
+        order.shuffle(&mut rng);
+    }
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("probe.quire");
+    let db = Database::create(&path, Options { cache_bytes: 256 << 20, ..Options::default() })?;
+    let head = {
+        let txn = db.begin_write()?;
+        let head = BTree::create(&txn, "kv")?.head_page();
+        txn.commit(Durability::Full)?;
+        head
+    };
+    let started = Instant::now();
+    for chunk in order.chunks(BATCH) {
+        let txn = db.begin_write()?;
+        let mut tree = BTree::open_head(&txn, "kv", head)?;
+        let value = [7u8; 20];
+        tree.insert_batch(chunk.iter().map(|&i| (key(i), value)))?;
+        drop(tree);
+        txn.commit(Durability::Checksummed)?;
+        let meta = db.meta();
+        println!("  commit: page_count {} live {}", meta.page_count, meta.live_pages);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("insert {n} ({}): {:.0} k/s", if random { "random" } else { "sorted" }, n as f64 / secs / 1e3);
+    let meta = db.meta();
+    let size = std::fs::metadata(&path)?.len();
+    let txn = db.begin_read()?;
+    let tree = BTree::open_head(&txn, "kv", head)?;
+    let s = btree::stats(&tree)?;
+    println!(
+        "file {:.1} MB, page_count {}, live {}, leaves {}, branches {}, height {}, leaf fill {:.3}",
+        size as f64 / 1e6,
+        meta.page_count,
+        meta.live_pages,
+        s.leaves,
+        s.branches,
+        s.height,
+        s.leaf_fill
+    );
+    drop(tree);
+    drop(txn);
+    let picks: Vec<u64> = (0..queries).map(|_| rng.random_range(0..n)).collect();
+    let cache = HeadCache::default();
+    let mut out = Vec::new();
+    let started = Instant::now();
+    let mut found = 0;
+    for &i in &picks {
+        let txn = db.begin_read()?;
+        let tree = BTree::open_cached(&txn, "kv", head, &cache)?;
+        found += usize::from(tree.get(&key(i), &mut out)?);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("point queries: {found}/{queries} found, {:.0} k/s", queries as f64 / secs / 1e3);
+    Ok(())
+}
