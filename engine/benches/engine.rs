@@ -109,6 +109,18 @@ fn page_access(c: &mut Criterion) {
             black_box(snapshot.page(ids[index]).unwrap()[10]);
         })
     });
+    drop(snapshot);
+    // What a point query in its own read transaction pays: a fresh snapshot, a
+    // root-to-leaf path of pages, and the end of the snapshot.
+    group.bench_function("fresh_snapshot_4_pages", |b| {
+        b.iter(|| {
+            let snapshot = db.begin_read().unwrap();
+            for _ in 0..4 {
+                index = (index + 97) % ids.len();
+                black_box(snapshot.page(ids[index]).unwrap()[10]);
+            }
+        })
+    });
     group.finish();
 }
 

@@ -16,6 +16,7 @@ use crate::page::{self, HEADER_SIZE, PageKind, PhysId, TxnId, read_u64};
 use crate::pool::{Pool, ReadGuard};
 use crate::resultset::ResultSetPool;
 use crate::storage::Storage;
+use crate::translations::Translations;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -75,6 +76,8 @@ pub struct Core {
     pub writer: Mutex<()>,
     /// Set after an I/O error: writes are refused until reopen.
     pub poisoned: AtomicBool,
+    /// Logical → physical translations shared by all transactions.
+    pub translations: Translations,
     /// Recycled query buffers.
     pub result_sets: Arc<ResultSetPool>,
     /// Whether pool misses copy from a memory map instead of `pread`.
@@ -163,6 +166,19 @@ impl Core {
     /// Index into the map page at `level` (1 = leaves) for `logical`.
     pub fn map_index(&self, logical: u64, level: u32) -> u64 {
         (logical / self.fanout.pow(level - 1)) % self.fanout
+    }
+
+    /// Translates a logical id as snapshot `meta` sees it: through the shared
+    /// translation table, or by walking the page map (and remembering the answer).
+    pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
+        if let Some(phys) = self.translations.get(logical, meta.txn.0) {
+            return Ok(Some(PhysId(phys)));
+        }
+        let found = self.map_lookup(meta, logical)?;
+        if let Some(phys) = found {
+            self.translations.fill(logical, phys.0, meta.txn.0);
+        }
+        Ok(found)
     }
 
     /// Translates a logical id through a committed snapshot's page map.

@@ -125,6 +125,7 @@ impl Database {
         let frames = options.validate(meta.page_size)?;
         let core = Core {
             pool: Pool::new(meta.page_size as usize, frames),
+            translations: crate::translations::Translations::new(frames),
             page_size: meta.page_size as usize,
             fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,
             shared: Mutex::new(Shared { current: meta, readers: Vec::new(), last_synced: meta.txn, synced_slot: slot }),

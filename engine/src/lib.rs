@@ -26,6 +26,7 @@ pub mod pool;
 pub mod resultset;
 pub mod stats;
 pub mod storage;
+mod translations;
 pub mod txn;
 
 pub(crate) use txn::commit as commit_record;

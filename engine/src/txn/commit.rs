@@ -280,6 +280,9 @@ impl WriteTxn<'_> {
             let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("dirty frame free after write");
             self.core.pool.publish(guard, index);
         }
+        for index in state.touched_slots() {
+            self.core.translations.stamp(index, txn.0);
+        }
         let mut shared = self.core.shared.lock();
         shared.current = Meta {
             durability,

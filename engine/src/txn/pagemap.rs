@@ -16,6 +16,14 @@ impl<'db> WriteTxn<'db> {
         if let Some(phys) = state.remembered(logical) {
             return Ok(Some(phys));
         }
+        // An id this transaction did not remap maps as in the base snapshot, so the
+        // shared table answers for it (and learns from the walk below).
+        let table = &self.core.translations;
+        let shared = !state.is_touched(table.slot_of(logical));
+        if shared && let Some(phys) = table.get(logical, self.base.txn.0) {
+            state.remember(logical, phys);
+            return Ok(Some(PhysId(phys)));
+        }
         let meta = state.meta;
         if meta.map_depth == 0 || logical >= self.core.map_capacity(meta.map_depth) {
             return Ok(None);
@@ -30,12 +38,17 @@ impl<'db> WriteTxn<'db> {
             phys = PhysId(entry);
         }
         state.remember(logical, phys.0);
+        if shared {
+            table.fill(logical, phys.0, self.base.txn.0);
+        }
         Ok(Some(phys))
     }
 
     /// Points `logical` at `target` (0 = unmapped), copying map pages top-down.
     pub(super) fn map_set(&self, state: &mut WriteState, logical: u64, target: u64) -> Result<()> {
         state.remember(logical, target);
+        let table = &self.core.translations;
+        state.touch(table.slot_of(logical), table.slot_count());
         while logical >= self.core.map_capacity(state.meta.map_depth) {
             let level = state.meta.map_depth + 1;
             let old_root = state.meta.map_root.0;

@@ -7,23 +7,18 @@ use crate::catalog::{self, CatalogEntry};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
-use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
+use crate::page::{HEADER_SIZE, PageId, TxnId};
 use crate::resultset::ResultSet;
-use std::cell::{Cell, OnceCell};
-
-/// Logical → physical translations a reader remembers (direct-mapped, a power of two).
-const TRANSLATIONS: usize = 256;
+use std::cell::OnceCell;
 
 /// A read-only snapshot of the database.
 ///
-/// It remembers the last [`TRANSLATIONS`] page-map translations it made: a snapshot's
-/// map never changes, so a remembered translation is always right, and the hot pages
-/// of a structure (the upper levels of a tree) then cost one pool probe instead of one
-/// per page-map level plus one.
+/// Pages are found through the database-wide translation table (`translations.rs`),
+/// so the hot pages of a structure cost one pool probe from the snapshot's first
+/// query on, instead of one per page-map level plus one.
 pub struct ReadTxn<'db> {
     core: &'db Core,
     meta: Meta,
-    translations: [Cell<(u64, u64)>; TRANSLATIONS],
     /// The catalog, parsed on first use (it cannot change within a snapshot).
     catalog: OnceCell<catalog::Catalog>,
 }
@@ -34,7 +29,7 @@ impl<'db> ReadTxn<'db> {
         let meta = shared.current;
         shared.add_reader(meta.txn);
         drop(shared);
-        ReadTxn { core, meta, translations: std::array::from_fn(|_| Cell::new((0, 0))), catalog: OnceCell::new() }
+        ReadTxn { core, meta, catalog: OnceCell::new() }
     }
 
     /// The meta this snapshot was taken from.
@@ -63,15 +58,7 @@ impl Drop for ReadTxn<'_> {
 
 impl PageRead for ReadTxn<'_> {
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
-        let slot = &self.translations[id.0 as usize % TRANSLATIONS];
-        let phys = match slot.get() {
-            (logical, phys) if logical == id.0 && logical != 0 => PhysId(phys),
-            _ => {
-                let phys = self.core.map_lookup(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
-                slot.set((id.0, phys.0));
-                phys
-            }
-        };
+        let phys = self.core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         let guard = self.core.read_committed(phys, None, id.0, self.meta.txn)?;
         Ok(PageRef::new(guard, id))
     }

@@ -56,6 +56,9 @@ pub(super) struct WriteState {
     /// Recent translations logical → physical of this transaction's map (direct-mapped;
     /// `map_set` keeps them current). Empty until the first lookup.
     pub translations: Vec<(u64, u64)>,
+    /// Slots of the shared translation table that hold an id this transaction
+    /// remapped (a bitmap; stamped at publish). Empty until the first remap.
+    pub touched: Vec<u64>,
 }
 
 /// Translations a write transaction remembers (a power of two).
@@ -72,6 +75,27 @@ impl WriteState {
             self.translations = vec![(0, 0); TRANSLATIONS];
         }
         self.translations[logical as usize % TRANSLATIONS] = (logical, phys);
+    }
+
+    /// Marks slot `index` of the shared translation table (of `slots` slots) as
+    /// holding an id this transaction remapped.
+    pub(super) fn touch(&mut self, index: usize, slots: usize) {
+        if self.touched.is_empty() {
+            self.touched = vec![0; slots.div_ceil(64)];
+        }
+        self.touched[index / 64] |= 1 << (index % 64);
+    }
+
+    /// Whether this transaction remapped an id falling into slot `index`.
+    pub(super) fn is_touched(&self, index: usize) -> bool {
+        self.touched.get(index / 64).is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    /// The touched slots, in order.
+    pub(super) fn touched_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.touched.iter().enumerate().flat_map(|(word_at, &word)| {
+            (0..64).filter(move |bit| word & (1 << bit) != 0).map(move |bit| word_at * 64 + bit)
+        })
     }
 }
 
