@@ -103,3 +103,35 @@ fn search_matches_sorted_vector() {
     run(seed, true);
     run(seed, false);
 }
+
+/// The interpolating lower bound over the prefix array agrees with `partition_point`
+/// for even, clustered and skewed prefix distributions and every size up to 300.
+#[test]
+fn prefix_lower_matches_partition_point() {
+    let seed = seed();
+    let mut rng = Rng(seed | 1);
+    let mut page = vec![0u8; NODE_HEADER + 8 * 300];
+    for round in 0..600 {
+        let n = rng.below(301) as usize;
+        let mut prefixes: Vec<u64> = (0..n)
+            .map(|_| match round % 4 {
+                0 => rng.next(),
+                1 => rng.below(5) * 1000,
+                2 => 1u64 << rng.below(64),
+                _ => u64::MAX - rng.below(3),
+            })
+            .collect();
+        prefixes.sort_unstable();
+        for (i, p) in prefixes.iter().enumerate() {
+            page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].copy_from_slice(&p.to_be_bytes());
+        }
+        let mut targets: Vec<u64> = vec![0, 1, u64::MAX, u64::MAX - 1, rng.next()];
+        for p in prefixes.iter().step_by(n.div_ceil(40).max(1)) {
+            targets.extend([*p, p.wrapping_add(1), p.wrapping_sub(1)]);
+        }
+        for target in targets {
+            let expected = prefixes.partition_point(|&p| p < target);
+            assert_eq!(node::prefix_lower(&page, n, target), expected, "seed {seed} round {round} n {n} {target}");
+        }
+    }
+}
