@@ -275,10 +275,11 @@ impl<'a> Keys<'a> {
 /// Position of `target`: `Ok(i)` if entry `i` equals it, else `Err(i)` with `i` the
 /// first entry greater than it.
 ///
-/// A target that does not start with the node's shared bytes sorts before or after
-/// all its keys; otherwise the prefix array decides (window order implies key order,
-/// zero padding included), and only entries with an equal window are compared in
-/// full, from the shared bytes on.
+/// The prefix array is searched for the 8 target bytes after the node's shared bytes
+/// (window order implies key order, zero padding included), and only entries with an
+/// equal window are compared in full, from the shared bytes on. Then the target's
+/// first `skip` bytes are checked against the shared bytes of an entry read anyway
+/// (the one found, usually): a target without them sorts before or after every key.
 pub fn search(page: &[u8], target: &[u8]) -> Result<usize, usize> {
     let n = count(page);
     if n == 0 {
@@ -286,17 +287,21 @@ pub fn search(page: &[u8], target: &[u8]) -> Result<usize, usize> {
     }
     let keys = Keys::new(page, n);
     let skip = skip(page);
+    let found = search_tails(page, &keys, n, skip, tail(target, skip));
     if skip > 0 {
-        let first = keys.key(0);
-        let common = &first[..skip.min(first.len())];
-        match target[..skip.min(target.len())].cmp(common) {
+        let shared = keys.key(found.unwrap_or_else(|i| i.min(n - 1)));
+        match target[..skip.min(target.len())].cmp(&shared[..skip.min(shared.len())]) {
             Ordering::Less => return Err(0),
             Ordering::Greater => return Err(n),
             Ordering::Equal if target.len() < skip => return Err(0),
             Ordering::Equal => {}
         }
     }
-    let target = &target[skip..];
+    found
+}
+
+/// [`search`] assuming the target has the node's shared bytes; `target` is the rest.
+fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) -> Result<usize, usize> {
     let wanted = key_prefix(target);
     let low = prefix_lower(page, n, wanted);
     if low == n || prefix(page, low) != wanted {
