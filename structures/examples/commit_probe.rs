@@ -1,0 +1,54 @@
+//! Probe of the durable one-key commit (T1/KV individual writes): builds a B+tree of
+//! `N` 24-byte keys / 150-byte values, then makes `M` commits of one random insert each
+//! and prints what one commit costs in page writes, syncs and time, per durability.
+//!
+//! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none]`
+
+use quiredb_engine::{Database, Durability, Options};
+use quiredb_structures::btree::BTree;
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+fn key(rng: &mut impl Rng) -> [u8; 24] {
+    let mut key = [0u8; 24];
+    rng.fill(&mut key[..]);
+    key
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).map_or(Ok(300_000), |s| s.parse())?;
+    let m: usize = args.get(2).map_or(Ok(1_000), |s| s.parse())?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("probe.quire");
+    let db = Database::create(&path, Options::default())?;
+    let value = [5u8; 150];
+    let txn = db.begin_write()?;
+    let mut keys: Vec<[u8; 24]> = (0..n).map(|_| key(&mut rng)).collect();
+    keys.sort_unstable();
+    BTree::create(&txn, "kv")?.insert_batch(keys.iter().map(|k| (*k, value)))?;
+    txn.commit(Durability::Full)?;
+    println!("tree of {n}: page_count {} map depth {}", db.meta().page_count, db.meta().map_depth);
+    let all = [Durability::Checksummed, Durability::Full, Durability::None];
+    let only = args.get(3).map(|name| name.to_lowercase());
+    for durability in all.into_iter().filter(|d| only.as_ref().is_none_or(|name| format!("{d:?}").to_lowercase() == *name)) {
+        let before = db.stats();
+        let started = Instant::now();
+        for _ in 0..m {
+            let txn = db.begin_write()?;
+            BTree::open(&txn, "kv")?.insert(&key(&mut rng), &value)?;
+            txn.commit(durability)?;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        let after = db.stats();
+        println!(
+            "{durability:?}: {:.3} ms/commit, {:.2} page writes/commit, {:.2} syncs/commit, {:.2} reads/commit",
+            secs * 1e3 / m as f64,
+            (after.writes - before.writes) as f64 / m as f64,
+            (after.syncs - before.syncs) as f64 / m as f64,
+            (after.reads - before.reads) as f64 / m as f64,
+        );
+    }
+    Ok(())
+}
