@@ -6,7 +6,7 @@
 //! |--------------------------|---------|------------------------------------------------------|
 //! | `meteo.records`          | queue   | every loaded row: its CSV line (no terminator) packed 4 bits a character (`record.rs`) |
 //! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::btree::keys`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
-//! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures; payload [`pack_record_id`] |
+//! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures, a point tree (leaves hold points, 48 B an entry; files of earlier versions have box leaves and still read); payload [`pack_record_id`] |
 //! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated; `record_encoding` → `nibble1` (absent in files of earlier versions, whose queue holds the raw lines) |
 //!
 //! A row missing a measure is in the queue and the B+tree but not in the R-tree. A
@@ -250,7 +250,7 @@ pub(crate) fn open_layout(txn: &WriteTxn<'_>) -> Result<(Queue, MeasureTree)> {
     BTree::open_or_create(txn, BTREE_NAME).map_err(sink_error)?;
     let rtree = match MeasureTree::open(txn, RTREE_NAME) {
         Ok(tree) => tree,
-        Err(_) => MeasureTree::create(txn, RTREE_NAME).map_err(sink_error)?,
+        Err(_) => MeasureTree::create_points(txn, RTREE_NAME).map_err(sink_error)?,
     };
     Ok((queue, rtree))
 }
