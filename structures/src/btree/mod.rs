@@ -51,6 +51,10 @@
 //! separators are the shortest prefix of the right node's first key that is greater
 //! than the left node's last key.
 //!
+//! Insert policy: a full leaf is evened out with its right, else left, sibling when
+//! the two stay at most 7/8 full, else split in two by bytes (a key past the end of the
+//! last leaf starts a new leaf), so random inserts leave leaves about 80% full.
+//!
 //! Removal policy: a node left under a quarter full is merged with its left sibling,
 //! else its right sibling, when the two fit in one page; otherwise it is redistributed
 //! evenly with the first of them when the parent has room for the new separator, else
@@ -59,7 +63,7 @@
 //! quarter full and that no non-root node is empty.
 //!
 //! Files: `node.rs` (reading, search) · `node_write.rs` (building, in-place edits) ·
-//! `write.rs` (insert, split) · `remove.rs` (remove, merge) · `cursor.rs` (cursors,
+//! `write.rs` (insert, split) · `shift.rs` (evening out a full leaf with a sibling) · `remove.rs` (remove, merge) · `cursor.rs` (cursors,
 //! ranges, floor/ceiling) · `bulk.rs` (bulk load) · `check.rs` (invariants) ·
 //! `keys.rs` + `typed.rs` (order-preserving encodings, typed wrapper).
 
@@ -72,6 +76,7 @@ mod node_write;
 mod remove;
 #[cfg(test)]
 mod search_tests;
+mod shift;
 mod typed;
 mod write;
 

@@ -10,17 +10,18 @@ use crate::error::Result;
 use quiredb_engine::{PageId, PageRead, WriteTxn};
 
 /// Bytes a node holding all of the pair's entries needs.
-fn pair_size(pair: &Pair) -> usize {
+pub(super) fn pair_size(pair: &Pair) -> usize {
     node::arrays_end(pair.level == 0, pair.cells.len()) + pair.cells.iter().map(Vec::len).sum::<usize>()
 }
 
 /// The entries of a node pair, gathered for a merge or a redistribution.
-struct Pair {
+pub(super) struct Pair {
     left: u64,
     right: u64,
     left_index: usize,
     level: u8,
-    cells: Vec<Vec<u8>>,
+    /// The cells of both nodes in key order (a branch pair: with the separator).
+    pub(super) cells: Vec<Vec<u8>>,
     children: Vec<u64>,
     links: (u64, u64),
 }
@@ -78,7 +79,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             let Some(pair) = fitting else {
                 let per_entry = if level == 0 { LEAF_ENTRY } else { BRANCH_ENTRY };
                 return match first {
-                    Some(pair) => self.redistribute(parent, pair, per_entry),
+                    Some(pair) => self.redistribute(parent, pair, per_entry).map(drop),
                     None => Ok(()),
                 };
             };
@@ -103,7 +104,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     }
 
     /// Reads children `left_index` and `left_index + 1` of `parent` as one list.
-    fn gather(&self, parent: u64, left_index: usize, level: u8) -> Result<Pair> {
+    pub(super) fn gather(&self, parent: u64, left_index: usize, level: u8) -> Result<Pair> {
         let (left, right, separator) = {
             let page = self.txn.page(PageId(parent))?;
             let separator = node::key(&page, left_index).to_vec();
@@ -144,10 +145,16 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     }
 
     /// Splits the pair's entries evenly between the two nodes, if the parent can take
-    /// the new separator; else leaves everything as it is.
-    fn redistribute(&self, parent: u64, pair: Pair, per_entry: usize) -> Result<()> {
+    /// the new separator and both halves fit; else leaves everything as it is and
+    /// returns false.
+    pub(super) fn redistribute(&self, parent: u64, pair: Pair, per_entry: usize) -> Result<bool> {
         let at = split_point(&pair.cells, per_entry);
         let is_leaf = pair.level == 0;
+        let payload = self.txn.payload_size();
+        let (left_size, right_size) = halves(&pair, at);
+        if left_size > payload || right_size > payload {
+            return Ok(false);
+        }
         let new_separator = if is_leaf {
             separator(node::cell_key(&pair.cells[at - 1], true), node::cell_key(&pair.cells[at], true))
         } else {
@@ -157,7 +164,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let old_len = node::cell(&parent_page, pair.left_index).len();
         let room = node_write::gap(&parent_page) + node::garbage(&parent_page) + old_len;
         if 2 + new_separator.len() > room {
-            return Ok(());
+            return Ok(false);
         }
         let refs: Vec<&[u8]> = pair.cells.iter().map(Vec::as_slice).collect();
         let (left_cells, right_cells) =
@@ -183,6 +190,15 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         node_write::remove(&mut parent_page, pair.left_index);
         let inserted = node_write::insert(&mut parent_page, pair.left_index, &branch_cell(&new_separator), pair.right);
         assert!(inserted, "room for the new separator was checked above");
-        Ok(())
+        Ok(true)
     }
+}
+
+/// Bytes the two nodes of a redistribution at `at` need (a branch pair pushes cell
+/// `at` up to the parent).
+fn halves(pair: &Pair, at: usize) -> (usize, usize) {
+    let is_leaf = pair.level == 0;
+    let bytes = |cells: &[Vec<u8>]| node::arrays_end(is_leaf, cells.len()) + cells.iter().map(Vec::len).sum::<usize>();
+    let right = if is_leaf { &pair.cells[at..] } else { &pair.cells[at + 1..] };
+    (bytes(&pair.cells[..at]), bytes(right))
 }

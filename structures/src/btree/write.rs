@@ -3,7 +3,8 @@
 //! A leaf split divides the entries by bytes, except when the new key goes to the end
 //! of the rightmost leaf: then the new leaf starts with just that key, so ascending
 //! inserts fill leaves completely (SQLite's "quick balance"). Branch splits do the same
-//! on the rightmost path.
+//! on the rightmost path. Before splitting any other full leaf, the insert tries to
+//! even it out with a sibling that has room (`shift.rs`).
 //!
 //! Sorted batches: [`BTree::insert_batch`] remembers the leaf of the previous insert,
 //! its branch path and the exclusive upper bound of its key range (the nearest
@@ -17,10 +18,20 @@
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER};
 use super::{BTree, Head, node_write};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
+use quiredb_engine::{PageId, PageKind, PageMut, PageRead, WriteTxn};
 
 /// Branch nodes visited on the way down: node id and the child index taken.
 pub(super) type Path = Vec<(u64, usize)>;
+
+/// Where an insert went.
+pub(super) enum Placed {
+    /// Into the leaf, in place.
+    InPlace,
+    /// The leaf was evened out with a sibling (the parent's separator changed).
+    Shifted,
+    /// The leaf split: the separator and the new right leaf.
+    Split(Vec<u8>, u64),
+}
 
 /// The leaf of the previous insert of a batch (see the module docs).
 #[derive(Default)]
@@ -70,11 +81,11 @@ pub(super) fn separator(left: &[u8], right: &[u8]) -> Vec<u8> {
 }
 
 /// Byte-balanced split point of `cells` (1..len).
-pub(super) fn split_point(cells: &[Vec<u8>], per_entry: usize) -> usize {
-    let total: usize = cells.iter().map(|c| c.len() + per_entry).sum();
+pub(super) fn split_point<C: AsRef<[u8]>>(cells: &[C], per_entry: usize) -> usize {
+    let total: usize = cells.iter().map(|c| c.as_ref().len() + per_entry).sum();
     let mut acc = 0;
     for (i, cell) in cells.iter().enumerate() {
-        acc += cell.len() + per_entry;
+        acc += cell.as_ref().len() + per_entry;
         if acc * 2 >= total {
             return (i + 1).clamp(1, cells.len() - 1);
         }
@@ -130,7 +141,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                 (path, leaf, rightmost, high, old.map(|h| h.last).unwrap_or_default(), false, false)
             }
         };
-        let (replaced, split, shrunk, at_end) = {
+        let (replaced, placed, shrunk, at_end) = {
             let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
             let n = node::count(&leaf);
             let position = if after_end || (hinted && n > 0 && node::key(&leaf, n - 1) < key) {
@@ -139,7 +150,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                 node::search(&leaf, key)
             };
             let at_end = position.map_or_else(|i| i == n, |i| i + 1 == n);
-            let (replaced, split, shrunk) = match position {
+            let (replaced, placed, shrunk) = match position {
                 Ok(i) => {
                     let old = node::cell(&leaf, i).to_vec();
                     if let node::Value::Blob(blob) = node::cell_value(&old) {
@@ -148,18 +159,18 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                     if old.len() == cell.len() {
                         let at = node::slot(&leaf, i);
                         leaf[at..at + cell.len()].copy_from_slice(&cell);
-                        (true, None, false)
+                        (true, Placed::InPlace, false)
                     } else {
                         node_write::remove(&mut leaf, i);
-                        let split = self.insert_or_split(&mut leaf, leaf_id, i, &cell)?;
-                        (true, split, cell.len() < old.len())
+                        let placed = self.place(leaf, leaf_id, &path, i, &cell)?;
+                        (true, placed, cell.len() < old.len())
                     }
                 }
-                Err(i) => (false, self.insert_or_split(&mut leaf, leaf_id, i, &cell)?, false),
+                Err(i) => (false, self.place(leaf, leaf_id, &path, i, &cell)?, false),
             };
-            (replaced, split, shrunk, at_end)
+            (replaced, placed, shrunk, at_end)
         };
-        if let Some((separator, right)) = &split {
+        if let Placed::Split(separator, right) = &placed {
             self.insert_into_parents(&mut path, separator.clone(), *right, rightmost)?;
         }
         if !replaced {
@@ -167,7 +178,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         }
         if shrunk {
             self.rebalance(path, leaf_id)?;
-        } else if split.is_none() {
+        } else if matches!(placed, Placed::InPlace) {
             last.clear();
             last.extend_from_slice(key);
             *hint = Some(LeafHint { path, leaf: leaf_id, rightmost, high, last, at_end });
@@ -218,31 +229,45 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         Ok((path, id, rightmost, high))
     }
 
-    /// Inserts `cell` at `i` in a leaf, splitting it when full; returns the new
-    /// right sibling and its separator after a split.
-    fn insert_or_split(&self, leaf: &mut [u8], leaf_id: u64, i: usize, cell: &[u8]) -> Result<Option<(Vec<u8>, u64)>> {
-        if node_write::insert(leaf, i, cell, 0) {
-            return Ok(None);
+    /// Inserts `cell` at `i` in a leaf (released here). A full leaf gives entries to a
+    /// sibling with room (see `shift.rs`), else splits; the result says
+    /// which, with the new right sibling and its separator after a split.
+    fn place(&self, mut leaf: PageMut<'_>, leaf_id: u64, path: &Path, i: usize, cell: &[u8]) -> Result<Placed> {
+        if node_write::insert(&mut leaf, i, cell, 0) {
+            return Ok(Placed::InPlace);
         }
-        let n = node::count(leaf);
-        let (prev, next) = (node::prev(leaf), node::next(leaf));
-        if next == 0 && i == n && n > 0 {
-            return self.append_leaf(leaf, leaf_id, cell).map(Some);
+        let n = node::count(&leaf);
+        if node::next(&leaf) == 0 && i == n && n > 0 {
+            let (separator, right) = self.append_leaf(&mut leaf, leaf_id, cell)?;
+            return Ok(Placed::Split(separator, right));
         }
-        let mut cells: Vec<Vec<u8>> = (0..n).map(|j| node::cell(leaf, j).to_vec()).collect();
-        cells.insert(i, cell.to_vec());
+        drop(leaf);
+        if self.shift_to_sibling(path, leaf_id, i, cell)? {
+            return Ok(Placed::Shifted);
+        }
+        let (separator, right) = self.split_leaf(&mut self.txn.page_mut(PageId(leaf_id))?, leaf_id, i, cell)?;
+        Ok(Placed::Split(separator, right))
+    }
+
+    /// Splits a full leaf by bytes while inserting `cell` at `i`; returns the
+    /// separator and the new right sibling.
+    fn split_leaf(&self, leaf: &mut [u8], leaf_id: u64, i: usize, cell: &[u8]) -> Result<(Vec<u8>, u64)> {
+        let copy = leaf.to_vec();
+        let n = node::count(&copy);
+        let (prev, next) = (node::prev(&copy), node::next(&copy));
+        let mut cells: Vec<&[u8]> = (0..n).map(|j| node::cell(&copy, j)).collect();
+        cells.insert(i, cell);
         let at = split_point(&cells, node::LEAF_ENTRY);
         let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
         let right_id = right.id().0;
-        let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
-        node_write::build(&mut right, 0, (leaf_id, next), &refs[at..], &[]);
-        node_write::build(leaf, 0, (prev, right_id), &refs[..at], &[]);
+        node_write::build(&mut right, 0, (leaf_id, next), &cells[at..], &[]);
+        node_write::build(leaf, 0, (prev, right_id), &cells[..at], &[]);
         drop(right);
         if next != 0 {
             node_write::set_prev(&mut self.txn.page_mut(PageId(next))?, right_id);
         }
-        let separator = separator(node::cell_key(&cells[at - 1], true), node::cell_key(&cells[at], true));
-        Ok(Some((separator, right_id)))
+        let separator = separator(node::cell_key(cells[at - 1], true), node::cell_key(cells[at], true));
+        Ok((separator, right_id))
     }
 
     /// The split of a full last leaf by a key past its end: a new last leaf holds just
