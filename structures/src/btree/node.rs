@@ -209,8 +209,12 @@ pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
         return n;
     }
     // Now first < target <= last: the answer is in 1..n.
-    let spread = u128::from(last - first);
-    let guess = 1 + (u128::from(target - first - 1) * (n as u128 - 1) / spread) as usize;
+    // 32 significant bits of the spread are plenty for a guess, and keep the
+    // product in a u64 (n < 2^16).
+    let spread = last - first;
+    let shift = (64 - spread.leading_zeros()).saturating_sub(32);
+    let offset = (target - first - 1) >> shift;
+    let guess = 1 + (offset * (n as u64 - 1) / ((spread >> shift).max(1))) as usize;
     let guess = guess.min(n - 1);
     let (low, high) = if prefix(page, guess) < target {
         gallop_up(page, guess + 1, n - 1, target)
