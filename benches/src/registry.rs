@@ -49,17 +49,22 @@ pub fn spatial() -> Vec<Entry<SpatialOpen>> {
     let mut v: Vec<Entry<SpatialOpen>> = vec![
         Entry {
             id: "quiredb",
-            settings: "R*-tree on 8 KiB pages, f64, 256 MiB pool, packing bulk load",
+            settings: "R*-tree on 8 KiB pages, f64 point leaves, 256 MiB pool, packing bulk load",
             open: peers::quiredb_spatial::open,
         },
         Entry {
+            id: "quiredb-boxes",
+            settings: "R*-tree on 8 KiB pages, f64, points as degenerate boxes, 256 MiB pool",
+            open: peers::quiredb_spatial::open_boxes,
+        },
+        Entry {
             id: "quiredb-f32",
-            settings: "R*-tree on 8 KiB pages, f32 (exact for T4 points), 256 MiB pool",
+            settings: "R*-tree on 8 KiB pages, f32 point leaves (exact for T4 points), 256 MiB pool",
             open: peers::quiredb_spatial::open_f32,
         },
         Entry {
             id: "quiredb-hilbert",
-            settings: "R*-tree on 8 KiB pages, f64, 256 MiB pool, Hilbert-order bulk load",
+            settings: "R*-tree on 8 KiB pages, f64 point leaves, 256 MiB pool, Hilbert-order bulk load",
             open: peers::quiredb_spatial::open_hilbert,
         },
         Entry { id: "rstar", settings: "rstar 0.14, default (max 6), memory", open: peers::rstar::open_default },

@@ -346,24 +346,25 @@ fn profile_queries() {
     txn.commit(Durability::Full).expect("commit");
     let side = 1e-4f64.powf(0.2);
     let mut found = 0usize;
+    let queries: u32 = std::env::var("RTREE_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     if what != "knn" {
         let start = std::time::Instant::now();
-        for _ in 0..20_000 {
+        for _ in 0..queries {
             let read = db.begin_read().expect("read");
             let min: [f64; 5] = std::array::from_fn(|_| rng.coord() * (1.0 - side));
             let window = Rect::new(min, std::array::from_fn(|d| min[d] + side));
             tree.visit_window(&read, &window, WindowMode::Intersects, |_, _| found += 1).expect("window");
         }
-        println!("window 0.01%: {:.0}/s ({found} found)", 20_000.0 / start.elapsed().as_secs_f64());
+        println!("window 0.01%: {:.0}/s ({found} found)", f64::from(queries) / start.elapsed().as_secs_f64());
     }
     if what != "window" {
         let start = std::time::Instant::now();
-        for _ in 0..20_000 {
+        for _ in 0..queries {
             let read = db.begin_read().expect("read");
             let mut out = read.result_set();
             tree.nearest_k(&read, std::array::from_fn(|_| rng.coord()), 10, None, &mut out).expect("knn");
             found += out.len();
         }
-        println!("kNN k=10: {:.0}/s ({found} rows)", 20_000.0 / start.elapsed().as_secs_f64());
+        println!("kNN k=10: {:.0}/s ({found} rows)", f64::from(queries) / start.elapsed().as_secs_f64());
     }
 }

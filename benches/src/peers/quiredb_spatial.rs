@@ -7,6 +7,10 @@
 //! `Database`, so the adapter cannot keep one open between calls without unsafe
 //! code). Bulk load: the parallel packing loader, one durable transaction. Queries:
 //! a read snapshot per query, answers straight from the pages.
+//!
+//! The T4 data are points, so the trees are point trees (`RTree::create_points`:
+//! leaves store the point once, about twice the leaf fan-out); `quiredb-boxes`
+//! keeps the box layout (a point as a degenerate box) for comparison.
 
 use super::{OrEngine, create_dir};
 use crate::error::{BenchError, Result};
@@ -27,20 +31,32 @@ pub struct QuireSpatial<const N: usize, C: Coord> {
     hilbert: bool,
 }
 
+/// How an engine id builds its tree.
+#[derive(Clone, Copy)]
+struct Build {
+    /// Bulk load in Hilbert order instead of STR/OMT.
+    hilbert: bool,
+    /// Point leaves (`RTreeOptions::points`).
+    points: bool,
+}
+
+const POINTS: Build = Build { hilbert: false, points: true };
+
 fn point<const N: usize>(p: &[f64]) -> [f64; N] {
     p.try_into().expect("the workload passes points of the engine's dimension")
 }
 
 impl<const N: usize, C: Coord> QuireSpatial<N, C> {
-    fn open(dir: &Path, hilbert: bool) -> Result<Self> {
+    fn open(dir: &Path, build: Build) -> Result<Self> {
         create_dir(dir)?;
         let options = Options { page_size: Some(8192), cache_bytes: CACHE_BYTES, ..Options::default() };
         let db = Database::create(dir.join("quire.db"), options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         let max_entries = std::env::var("QUIRE_RTREE_MAX").ok().and_then(|v| v.parse().ok());
-        let tree = RTree::create_with(&txn, "points", RTreeOptions { max_entries }).or_engine(ID)?;
+        let options = RTreeOptions { max_entries, points: build.points };
+        let tree = RTree::create_with(&txn, "points", options).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireSpatial { db, tree, pending: Vec::new(), hilbert })
+        Ok(QuireSpatial { db, tree, pending: Vec::new(), hilbert: build.hilbert })
     }
 }
 
@@ -86,11 +102,21 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     }
 }
 
-/// Opener for `quiredb` (2-D and 5-D builds).
+/// Opener for `quiredb` (2-D and 5-D builds, point leaves).
 pub fn open(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
     match dims {
-        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, false)?)),
-        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, false)?)),
+        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, POINTS)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, POINTS)?)),
+        _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
+    }
+}
+
+/// Opener for `quiredb-boxes` (leaves in the box layout: a point as a degenerate box).
+pub fn open_boxes(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
+    let boxes = Build { hilbert: false, points: false };
+    match dims {
+        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, boxes)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, boxes)?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
     }
 }
@@ -98,8 +124,8 @@ pub fn open(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
 /// Opener for `quiredb-hilbert` (f64, bulk load packed in Hilbert order).
 pub fn open_hilbert(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
     match dims {
-        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, true)?)),
-        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, true)?)),
+        2 => Ok(Box::new(QuireSpatial::<2, f64>::open(dir, Build { hilbert: true, points: true })?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f64>::open(dir, Build { hilbert: true, points: true })?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
     }
 }
@@ -107,8 +133,8 @@ pub fn open_hilbert(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
 /// Opener for `quiredb-f32` (coordinates stored as f32: exact for the T4 points).
 pub fn open_f32(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
     match dims {
-        2 => Ok(Box::new(QuireSpatial::<2, f32>::open(dir, false)?)),
-        5 => Ok(Box::new(QuireSpatial::<5, f32>::open(dir, false)?)),
+        2 => Ok(Box::new(QuireSpatial::<2, f32>::open(dir, POINTS)?)),
+        5 => Ok(Box::new(QuireSpatial::<5, f32>::open(dir, POINTS)?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
     }
 }

@@ -99,6 +99,13 @@ impl Coord for f32 {
     }
 }
 
+/// Coordinate `i` of the encoded coordinates `bytes` (already cut to their length,
+/// so with constant `i` the bounds checks fold away).
+#[inline(always)]
+pub(crate) fn at<C: Coord>(bytes: &[u8], i: usize) -> f64 {
+    C::read(&bytes[i * C::BYTES..(i + 1) * C::BYTES])
+}
+
 /// The box as it will be stored: validated, then rounded outward to `C`.
 pub(crate) fn stored_rect<C: Coord, const D: usize>(rect: &Rect<D>) -> Result<Rect<D>> {
     rect.validate()?;

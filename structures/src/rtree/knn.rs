@@ -6,7 +6,7 @@
 //! the same k entries: a node at exactly the k-th distance is still opened).
 
 use super::RTree;
-use super::coord::Coord;
+use super::coord::{Coord, at};
 use super::geom::validate_point;
 use super::node::{GROUP, Layout};
 use super::scratch;
@@ -21,7 +21,7 @@ thread_local! {
     /// distance, and the answer in order.
     static BEST: RefCell<BinaryHeap<Candidate>> = const { RefCell::new(BinaryHeap::new()) };
     static NODES: RefCell<BinaryHeap<Item>> = const { RefCell::new(BinaryHeap::new()) };
-    static GROUPS: RefCell<Vec<(f64, usize)>> = const { RefCell::new(Vec::new()) };
+    static GROUPS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     static SORTED: RefCell<Vec<Candidate>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -36,13 +36,19 @@ struct Item {
 }
 
 impl Item {
-    fn key(&self) -> (f64, u8, u64) {
-        (self.dist2, self.kind, self.id)
+    #[inline(always)]
+    fn key(&self) -> (u64, u8, u64) {
+        (order_bits(self.dist2), self.kind, self.id)
     }
 }
 
-fn compare(a: (f64, u8, u64), b: (f64, u8, u64)) -> Ordering {
-    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+/// A squared distance as an integer of the same order: every distance here is a sum
+/// of squares starting from +0.0 (never −0.0 or NaN, at most +∞), and the bits of
+/// non-negative floats order like the floats.
+#[inline(always)]
+fn order_bits(dist2: f64) -> u64 {
+    debug_assert!(dist2.is_sign_positive() && !dist2.is_nan(), "distances are non-negative");
+    dist2.to_bits()
 }
 
 impl PartialEq for Item {
@@ -58,8 +64,9 @@ impl PartialOrd for Item {
 }
 impl Ord for Item {
     /// Reversed: `BinaryHeap` pops the nearest first.
+    #[inline(always)]
     fn cmp(&self, other: &Self) -> Ordering {
-        compare(other.key(), self.key())
+        other.key().cmp(&self.key())
     }
 }
 
@@ -73,19 +80,19 @@ impl PartialOrd for Candidate {
     }
 }
 impl Ord for Candidate {
+    #[inline(always)]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+        (order_bits(self.0), self.1).cmp(&(order_bits(other.0), other.1))
     }
 }
 
 /// Squared distance from `p` to the farthest corner of the encoded box `chunk`.
 #[inline(always)]
 fn chunk_max_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
-    let mut sum = 0.0;
-    for d in 0..D {
-        let lo = C::read(&chunk[d * C::BYTES..]);
-        let hi = C::read(&chunk[(D + d) * C::BYTES..]);
-        let far = (p[d] - lo).abs().max((hi - p[d]).abs());
+    let (b, mut sum) = (&chunk[..2 * D * C::BYTES], 0.0);
+    for (d, &x) in p.iter().enumerate() {
+        let (lo, hi) = (at::<C>(b, d), at::<C>(b, D + d));
+        let far = (x - lo).abs().max((hi - x).abs());
         sum += far * far;
     }
     sum
@@ -93,11 +100,10 @@ fn chunk_max_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 
 
 #[inline(always)]
 fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
-    let mut sum = 0.0;
-    for d in 0..D {
-        let lo = C::read(&chunk[d * C::BYTES..]);
-        let hi = C::read(&chunk[(D + d) * C::BYTES..]);
-        let gap = (lo - p[d]).max(p[d] - hi).max(0.0);
+    let (b, mut sum) = (&chunk[..2 * D * C::BYTES], 0.0);
+    for (d, &x) in p.iter().enumerate() {
+        let (lo, hi) = (at::<C>(b, d), at::<C>(b, D + d));
+        let gap = (lo - x).max(x - hi).max(0.0);
         sum += gap * gap;
     }
     sum
@@ -108,8 +114,8 @@ fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
 fn point_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
     let coords = &chunk[..D * C::BYTES];
     let mut sum = 0.0;
-    for d in 0..D {
-        let gap = C::read(&coords[d * C::BYTES..]) - p[d];
+    for (d, &x) in p.iter().enumerate() {
+        let gap = at::<C>(coords, d) - x;
         sum += gap * gap;
     }
     sum
@@ -126,10 +132,31 @@ fn entry_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D], point: bool
 fn offer(best: &mut BinaryHeap<Candidate>, k: usize, candidate: Candidate) {
     if best.len() < k {
         best.push(candidate);
-    } else if best.peek().is_some_and(|worst| candidate < *worst) {
-        best.pop();
-        best.push(candidate);
+    } else if let Some(mut worst) = best.peek_mut()
+        && candidate < *worst
+    {
+        // Replaced in place: one sift-down instead of a pop and a push.
+        *worst = candidate;
     }
+}
+
+/// Bits of a group index in a [`group_key`] (a node holds at most `u16::MAX` entries,
+/// so at most 4096 groups of 16).
+const GROUP_BITS: u32 = 12;
+
+/// A group's distance and index as one integer that sorts by distance: the distance
+/// with its lowest mantissa bits replaced by the index. The distance read back is a
+/// little *lower* than the true one, so pruning with it stays exact.
+#[inline(always)]
+fn group_key(dist2: f64, g: usize) -> u64 {
+    (order_bits(dist2) & !((1 << GROUP_BITS) - 1)) | g as u64
+}
+
+/// `(lower bound of the distance, group index)` of a [`group_key`].
+#[inline(always)]
+fn group_of(key: u64) -> (f64, usize) {
+    let mask = (1u64 << GROUP_BITS) - 1;
+    (f64::from_bits(key & !mask), (key & mask) as usize)
 }
 
 /// The current pruning bound: the k-th best distance found, or `limit` if tighter.
@@ -192,20 +219,24 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             // are skipped.
             groups.clear();
             for (g, (group, _)) in Layout::<D, C>::runs(&page, bytes, form).enumerate() {
-                groups.push((chunk_dist2::<C, D>(group, &point), g));
+                groups.push(group_key(chunk_dist2::<C, D>(group, &point), g));
             }
-            groups.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-            for &(group_dist2, g) in groups.iter() {
+            groups.sort_unstable();
+            for &key in groups.iter() {
+                let (group_dist2, g) = group_of(key);
                 if group_dist2 > kth(&best, k, limit) {
                     break;
                 }
                 let start = g * GROUP * stride;
                 let run = &bytes[start..(start + GROUP * stride).min(bytes.len())];
+                // The bound is re-read only when a candidate is taken.
+                let mut bound = kth(&best, k, limit);
                 if form.point {
                     for chunk in run.chunks_exact(Layout::<D, C>::POINT) {
                         let dist2 = point_dist2::<C, D>(chunk, &point);
-                        if dist2 <= limit {
+                        if dist2 <= bound {
                             offer(&mut best, k, Candidate(dist2, Layout::<D, C>::point_id(chunk)));
+                            bound = kth(&best, k, limit);
                         }
                     }
                     continue;
@@ -225,8 +256,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 }
                 for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
                     let dist2 = chunk_dist2::<C, D>(chunk, &point);
-                    if dist2 <= limit {
+                    if dist2 <= bound {
                         offer(&mut best, k, Candidate(dist2, Layout::<D, C>::id(chunk)));
+                        bound = kth(&best, k, limit);
                     }
                 }
             }

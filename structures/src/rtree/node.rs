@@ -40,7 +40,7 @@
 //! | 40     | 2    | leaf max | most entries per point leaf (0 = `max`) |
 //! | 42     | 2    | leaf min | fewest per non-root point leaf (0 = `min`) |
 
-use super::coord::Coord;
+use super::coord::{Coord, at};
 use super::geom::Rect;
 use crate::error::{Error, Result};
 use quiredb_engine::page::{read_u16, read_u32, read_u64, write_u16, write_u32, write_u64};
@@ -145,9 +145,10 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     #[inline(always)]
     pub fn rect(chunk: &[u8]) -> Rect<D> {
         let mut rect = Rect::new([0.0; D], [0.0; D]);
+        let b = &chunk[..2 * D * C::BYTES];
         for d in 0..D {
-            rect.min[d] = C::read(&chunk[d * C::BYTES..]);
-            rect.max[d] = C::read(&chunk[(D + d) * C::BYTES..]);
+            rect.min[d] = at::<C>(b, d);
+            rect.max[d] = at::<C>(b, D + d);
         }
         rect
     }
@@ -155,7 +156,8 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     /// The point of the encoded point entry `chunk`.
     #[inline(always)]
     pub fn point(chunk: &[u8]) -> [f64; D] {
-        std::array::from_fn(|d| C::read(&chunk[d * C::BYTES..]))
+        let b = &chunk[..D * C::BYTES];
+        std::array::from_fn(|d| at::<C>(b, d))
     }
 
     /// Box of an encoded entry of either form.

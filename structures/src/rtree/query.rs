@@ -5,7 +5,7 @@
 //! reported as corruption, so a damaged file cannot make a query loop.
 
 use super::RTree;
-use super::coord::Coord;
+use super::coord::{Coord, at};
 use super::geom::Rect;
 use super::node::{Form, Layout, corrupted};
 use super::scratch;
@@ -41,8 +41,9 @@ pub(crate) fn validate_query<const D: usize>(query: &Rect<D>) -> Result<()> {
 
 #[inline(always)]
 fn chunk_intersects<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
+    let b = &chunk[..2 * D * C::BYTES];
     for d in 0..D {
-        if C::read(&chunk[d * C::BYTES..]) > q.max[d] || C::read(&chunk[(D + d) * C::BYTES..]) < q.min[d] {
+        if at::<C>(b, d) > q.max[d] || at::<C>(b, D + d) < q.min[d] {
             return false;
         }
     }
@@ -55,7 +56,7 @@ fn chunk_intersects<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool
 fn point_inside<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
     let coords = &chunk[..D * C::BYTES];
     for d in 0..D {
-        let x = C::read(&coords[d * C::BYTES..]);
+        let x = at::<C>(coords, d);
         if x < q.min[d] || x > q.max[d] {
             return false;
         }
@@ -86,8 +87,9 @@ fn scan_point_leaf<C: Coord, const D: usize>(
 
 #[inline(always)]
 fn chunk_within<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
+    let b = &chunk[..2 * D * C::BYTES];
     for d in 0..D {
-        if C::read(&chunk[d * C::BYTES..]) < q.min[d] || C::read(&chunk[(D + d) * C::BYTES..]) > q.max[d] {
+        if at::<C>(b, d) < q.min[d] || at::<C>(b, D + d) > q.max[d] {
             return false;
         }
     }
