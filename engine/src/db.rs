@@ -274,7 +274,7 @@ const PAGE_SIZES: [u32; 5] = [4096, 8192, 16384, 32768, 65536];
 #[derive(Default)]
 struct Found {
     metas: Vec<(Meta, u64)>,
-    newer: Option<u32>,
+    other_version: Option<u32>,
     magic_seen: bool,
     first_error: Option<Error>,
 }
@@ -296,8 +296,8 @@ impl Found {
         }
         self.magic_seen = true;
         let version = page::read_u32(&probe, 40);
-        if version > meta::FORMAT_VERSION {
-            self.newer = Some(version);
+        if version != meta::FORMAT_VERSION {
+            self.other_version = Some(version);
             return Ok(());
         }
         if meta::probe_page_size(&probe) != Some(page_size) {
@@ -332,8 +332,8 @@ fn choose_meta(storage: &dyn Storage, options: &Options, name: &str) -> Result<(
         }
     }
     let Some(page_size) = found.metas.first().map(|(meta, _)| meta.page_size) else {
-        return Err(match (found.newer, found.magic_seen) {
-            (Some(version), _) => Error::NewerFormat { found: version, supported: meta::FORMAT_VERSION },
+        return Err(match (found.other_version, found.magic_seen) {
+            (Some(version), _) => Error::FormatVersion { found: version, supported: meta::FORMAT_VERSION },
             (None, true) => found.first_error.unwrap_or_else(|| Error::corrupted(PhysId(0), "no valid meta page")),
             (None, false) => Error::NotADatabase { path: name.to_owned() },
         });

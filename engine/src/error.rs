@@ -37,9 +37,10 @@ pub enum Error {
         /// The file that was opened.
         path: String,
     },
-    /// The file was written by a newer format version than this build understands.
-    #[error("database format version {found} is newer than the supported version {supported}")]
-    NewerFormat {
+    /// The file was written in a format version this build does not read (version 1,
+    /// before the compact commit record, or a newer one).
+    #[error("database format version {found} is not supported: this build reads and writes version {supported}")]
+    FormatVersion {
         /// Version found in the file.
         found: u32,
         /// Version this build writes.

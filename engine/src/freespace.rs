@@ -24,10 +24,17 @@
 //! | 44     | 4    | —     | zero                                      |
 //! | 48     | used | bytes | a slice of the record stream               |
 //!
-//! The stream: `u64 n_runs, n_runs × (u64 first, u64 count)`, then `u64 n_logical,
-//! n_logical × u64`, then `u64 n_unsynced, n_unsynced × u64` (all little-endian).
-//! Persisting the record allocates pages for it; the recursion ends because taking the
-//! lowest free pages never makes the stream longer (see `WriteTxn::write_record`).
+//! The stream is LEB128 varints (7 bits a byte, low bits first, high bit = more):
+//! `n_runs, n_runs × (gap, count)`, where a run starts `gap` pages after the end of
+//! the previous one (the first after page 0); then `n_logical, n_logical × gap` and
+//! `n_unsynced, n_unsynced × gap`, both lists ascending, each value `gap` after the
+//! previous one (the first after 0). Scattered free pages cost 2–4 bytes each instead
+//! of 16, which matters once a workload has freed pages all over the file: every
+//! commit writes the whole record.
+//! Persisting the record allocates pages for it, which changes the stream by a few
+//! bytes a page (a run shortened or gone, one unsynced entry more), far less than a
+//! page holds, so allocating until the stream fits ends after a round or two (see
+//! `WriteTxn::write_record`).
 
 use crate::error::{Error, Result};
 use crate::page::{PhysId, TxnId, read_u32, read_u64};
@@ -83,6 +90,42 @@ pub struct Record {
     pub unsynced: Vec<u64>,
 }
 
+/// Appends `value` as an LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Appends a list as its length and the gaps between its values, ascending.
+fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    put_varint(out, sorted.len() as u64);
+    let mut previous = 0;
+    for value in sorted {
+        put_varint(out, value - previous);
+        previous = value;
+    }
+}
+
+/// Merges two ascending lists of distinct page numbers.
+pub fn merge_ascending(left: impl Iterator<Item = u64>, right: &[u64], capacity: usize) -> Vec<u64> {
+    let mut out = Vec::with_capacity(capacity);
+    let mut right = right.iter().copied().peekable();
+    for value in left {
+        while let Some(smaller) = right.next_if(|&other| other < value) {
+            out.push(smaller);
+        }
+        out.push(value);
+    }
+    out.extend(right);
+    out
+}
+
 /// Compresses a sorted list of page numbers into runs.
 fn runs(sorted: &[u64]) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
@@ -97,20 +140,19 @@ fn runs(sorted: &[u64]) -> Vec<(u64, u64)> {
 
 impl Record {
     /// Serialises the record into its stream. `free` must be sorted and distinct.
+    /// The lists `logical` and `unsynced` are stored ascending (order carries no meaning).
     pub fn encode(&self) -> Vec<u8> {
         let runs = runs(&self.free);
-        let mut out = Vec::with_capacity(24 + 16 * runs.len() + 8 * (self.logical.len() + self.unsynced.len()));
-        out.extend_from_slice(&(runs.len() as u64).to_le_bytes());
+        let mut out = Vec::with_capacity(30 + 4 * runs.len() + 3 * (self.logical.len() + self.unsynced.len()));
+        put_varint(&mut out, runs.len() as u64);
+        let mut end = 0;
         for (first, count) in runs {
-            out.extend_from_slice(&first.to_le_bytes());
-            out.extend_from_slice(&count.to_le_bytes());
+            put_varint(&mut out, first - end);
+            put_varint(&mut out, count);
+            end = first + count;
         }
-        for list in [&self.logical, &self.unsynced] {
-            out.extend_from_slice(&(list.len() as u64).to_le_bytes());
-            for value in list.iter() {
-                out.extend_from_slice(&value.to_le_bytes());
-            }
-        }
+        put_ascending(&mut out, &self.logical);
+        put_ascending(&mut out, &self.unsynced);
         out
     }
 
@@ -118,16 +160,23 @@ impl Record {
     pub fn decode(stream: &[u8], page: PhysId, page_count: u64) -> Result<Record> {
         let mut cursor = Cursor { bytes: stream, at: 0, page };
         let mut record = Record::default();
-        for _ in 0..cursor.count(16)? {
-            let (first, count) = (cursor.u64()?, cursor.u64()?);
-            if first < crate::meta::META_PAGES || first.saturating_add(count) > page_count {
+        let mut end = 0u64;
+        for _ in 0..cursor.count(2)? {
+            let (gap, count) = (cursor.varint()?, cursor.varint()?);
+            let first = end.saturating_add(gap);
+            if first < crate::meta::META_PAGES || count == 0 || first.saturating_add(count) > page_count {
                 return Err(Error::corrupted(page, format!("free run {first}+{count} outside the file")));
             }
             record.free.extend(first..first + count);
+            end = first + count;
         }
         for list in [&mut record.logical, &mut record.unsynced] {
-            for _ in 0..cursor.count(8)? {
-                list.push(cursor.u64()?);
+            let mut value = 0u64;
+            for _ in 0..cursor.count(1)? {
+                value = value
+                    .checked_add(cursor.varint()?)
+                    .ok_or_else(|| Error::corrupted(page, "commit record value overflows"))?;
+                list.push(value);
             }
         }
         Ok(record)
@@ -146,18 +195,29 @@ struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
-    fn u64(&mut self) -> Result<u64> {
-        if self.at + 8 > self.bytes.len() {
-            return Err(Error::corrupted(self.page, "commit record ends early"));
+    /// Reads an LEB128 varint of at most 64 bits.
+    fn varint(&mut self) -> Result<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&byte) = self.bytes.get(self.at) else {
+                return Err(Error::corrupted(self.page, "commit record ends early"));
+            };
+            self.at += 1;
+            let bits = u64::from(byte & 0x7f);
+            if shift == 63 && bits > 1 {
+                break;
+            }
+            value |= bits << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
         }
-        let value = read_u64(self.bytes, self.at);
-        self.at += 8;
-        Ok(value)
+        Err(Error::corrupted(self.page, "commit record varint longer than 64 bits"))
     }
 
-    /// Reads an element count and checks that `each`-byte elements fit.
+    /// Reads an element count and checks that elements of at least `each` bytes fit.
     fn count(&mut self, each: usize) -> Result<u64> {
-        let count = self.u64()?;
+        let count = self.varint()?;
         let room = (self.bytes.len() - self.at) / each;
         if count > room as u64 {
             return Err(Error::corrupted(self.page, format!("commit record claims {count} entries, room for {room}")));
@@ -182,12 +242,27 @@ mod tests {
 
     #[test]
     fn record_round_trips_with_runs() {
-        let record = Record { free: vec![2, 3, 4, 9, 11, 12], logical: vec![5, 1], unsynced: vec![40] };
+        let record = Record { free: vec![2, 3, 4, 9, 11, 12, 300], logical: vec![1, 5], unsynced: vec![40, 1 << 40] };
         let stream = record.encode();
-        assert_eq!(stream.len(), 8 + 3 * 16 + 8 + 16 + 8 + 8);
-        assert_eq!(Record::decode(&stream, PhysId(1), 100).unwrap(), record);
-        assert!(Record::decode(&stream, PhysId(1), 10).is_err(), "run beyond page count");
-        assert!(Record::decode(&stream[..20], PhysId(1), 100).is_err(), "short stream");
+        // runs: n, (2,3), (4,1), (1,2), (287 in two bytes,1); logical: n, 1, 4; unsynced: n, 40, 2^40 - 40 in 6 bytes
+        assert_eq!(stream.len(), 1 + 2 + 2 + 2 + 3 + 3 + 1 + 1 + 6);
+        assert_eq!(Record::decode(&stream, PhysId(1), 400).unwrap(), record);
+        assert!(Record::decode(&stream, PhysId(1), 100).is_err(), "run beyond page count");
+        for cut in 0..stream.len() {
+            assert!(Record::decode(&stream[..cut], PhysId(1), 400).is_err(), "stream cut at {cut}");
+        }
+        let unordered = Record { free: vec![], logical: vec![9, 2, 7], unsynced: vec![] };
+        assert_eq!(Record::decode(&unordered.encode(), PhysId(1), 10).unwrap().logical, vec![2, 7, 9]);
+        let mut endless = vec![1];
+        endless.extend([0xff; 11]);
+        assert!(Record::decode(&endless, PhysId(1), 10).is_err(), "varint over 64 bits");
+    }
+
+    #[test]
+    fn merge_keeps_order() {
+        let left = [3u64, 8, 20];
+        assert_eq!(merge_ascending(left.iter().copied(), &[1, 9, 30], 6), vec![1, 3, 8, 9, 20, 30]);
+        assert_eq!(merge_ascending(std::iter::empty(), &[4], 1), vec![4]);
     }
 
     #[test]

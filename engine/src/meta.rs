@@ -31,7 +31,7 @@ use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Physical pages reserved for the two meta pages.
 pub const META_PAGES: u64 = 2;
 /// Bytes of a meta page that must be present to learn the page size.
@@ -170,8 +170,8 @@ pub fn check_identity(probe: &[u8], requested_page_size: u32) -> Result<u32> {
         return Err(Error::NotADatabase { path: String::new() });
     }
     let version = read_u32(probe, 40);
-    if version > FORMAT_VERSION {
-        return Err(Error::NewerFormat { found: version, supported: FORMAT_VERSION });
+    if version != FORMAT_VERSION {
+        return Err(Error::FormatVersion { found: version, supported: FORMAT_VERSION });
     }
     let found = read_u32(probe, 44);
     if found != requested_page_size {

@@ -2,7 +2,10 @@
 //! `N` 24-byte keys / 150-byte values, then makes `M` commits of one random insert each
 //! and prints what one commit costs in page writes, syncs and time, per durability.
 //!
-//! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none]`
+//! With `removed`, half of the keys are removed in one transaction first (the free
+//! space a commit record must then carry is large).
+//!
+//! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed]`
 
 use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::btree::BTree;
@@ -29,10 +32,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     keys.sort_unstable();
     BTree::create(&txn, "kv")?.insert_batch(keys.iter().map(|k| (*k, value)))?;
     txn.commit(Durability::Full)?;
+    if args.get(4).is_some_and(|arg| arg == "removed") {
+        let txn = db.begin_write()?;
+        let mut tree = BTree::open(&txn, "kv")?;
+        for key in keys.iter().step_by(2) {
+            tree.remove(key)?;
+        }
+        drop(tree);
+        txn.commit(Durability::Full)?;
+    }
     println!("tree of {n}: page_count {} map depth {}", db.meta().page_count, db.meta().map_depth);
     let all = [Durability::Checksummed, Durability::Full, Durability::None];
     let only = args.get(3).map(|name| name.to_lowercase());
-    for durability in all.into_iter().filter(|d| only.as_ref().is_none_or(|name| format!("{d:?}").to_lowercase() == *name)) {
+    for durability in all.into_iter().filter(|d| only.as_ref().is_none_or(|name| name == "all" || format!("{d:?}").to_lowercase() == *name)) {
         let before = db.stats();
         let started = Instant::now();
         for _ in 0..m {

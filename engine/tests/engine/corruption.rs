@@ -111,7 +111,7 @@ fn both_metas_bad_foreign_truncated_newer_and_mismatched_files_are_named_errors(
         meta[40] = 99;
         quiredb_engine::page::reseal(meta);
     }
-    assert!(matches!(open(newer, small_options()), Err(Error::NewerFormat { found: 99, .. })));
+    assert!(matches!(open(newer, small_options()), Err(Error::FormatVersion { found: 99, .. })));
     let other_size = Options { page_size: Some(8192), ..small_options() };
     assert!(matches!(open(image.clone(), other_size), Err(Error::PageSizeMismatch { found: 4096, requested: 8192 })));
 }
