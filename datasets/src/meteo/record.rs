@@ -224,7 +224,9 @@ mod tests {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            let line: Vec<u8> = (0..state % 64).map(|i| alphabet[((state >> (i % 58)) as usize + i as usize) % alphabet.len()]).collect();
+            let line: Vec<u8> = (0..state % 64)
+                .map(|i| alphabet[((state >> (i % 58)) as usize + i as usize) % alphabet.len()])
+                .collect();
             round_trip(&line);
         }
     }
