@@ -344,7 +344,8 @@ fn profile_queries() {
     let tree = RTree::<5>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
     tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
     txn.commit(Durability::Full).expect("commit");
-    let side = 1e-4f64.powf(0.2);
+    let selectivity: f64 = std::env::var("RTREE_WINDOW").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-4);
+    let side = selectivity.powf(0.2);
     let mut found = 0usize;
     let queries: u32 = std::env::var("RTREE_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     if what != "knn" {

@@ -42,26 +42,26 @@ pub(crate) fn validate_query<const D: usize>(query: &Rect<D>) -> Result<()> {
 #[inline(always)]
 fn chunk_intersects<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
     let b = &chunk[..2 * D * C::BYTES];
+    let mut meets = true;
     for d in 0..D {
-        if at::<C>(b, d) > q.max[d] || at::<C>(b, D + d) < q.min[d] {
-            return false;
-        }
+        meets &= (at::<C>(b, d) <= q.max[d]) & (at::<C>(b, D + d) >= q.min[d]);
     }
-    true
+    meets
 }
 
 /// True when the encoded point `chunk` lies in the closed box `q` (the same test for
 /// both window modes).
 #[inline(always)]
 fn point_inside<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
+    // Without early exits: in a large window each test passes unpredictably, and
+    // D comparisons cost less than the mispredicted branches.
     let coords = &chunk[..D * C::BYTES];
+    let mut inside = true;
     for d in 0..D {
         let x = at::<C>(coords, d);
-        if x < q.min[d] || x > q.max[d] {
-            return false;
-        }
+        inside &= (x >= q.min[d]) & (x <= q.max[d]);
     }
-    true
+    inside
 }
 
 /// Calls `visit(payload, point)` for the entries of a point leaf inside `q`.
