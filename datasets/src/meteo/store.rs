@@ -29,22 +29,28 @@
 //! Measured (2 vCPU shared with other builds; the 57,852,305 generated rows, 2.65 GB
 //! CSV; `/usr/bin/time -v quire load-csv full.csv --db full.db -q --baseline` with the
 //! defaults: two threads plus the R-tree sort thread, 256 MiB pool, 96 MiB R-tree sort
-//! budget, one transaction, checksummed). 2026-11-30 00:29, load average 2.7–3.0, with
-//! the R-tree points sorted into runs on their own thread (`parallel.rs`): the `csv`
-//! crate's typed parse 16.4 s wall, 15.8 s CPU; the load 98.5 s wall, 95.4 s CPU
-//! (587 k rows/s): speed ratio 0.166 wall and CPU (the goal is 0.5); process total 74.7 s
-//! user + 36.5 s sys; peak RSS 481 MiB (pool + 225 MiB; the limit is pool + 256 MiB).
-//! Of the wall time, 33.7 s is the R-tree's merge and packing after the last row and
-//! 1.4 s the commit; the overlapped phase (parse | queue + B+tree | keys and run sorting)
-//! is ≈ 63 s. The same binary varied from 98 to 153 s wall on this busy machine; a
-//! back-to-back A/B on the first 20 M rows (00:24–00:27, load average 2.7–2.8): before 37.3 s wall,
-//! 35.4 s CPU, 18.8 s tail; after 27.0 s wall, 25.9 s CPU, 7.6 s tail. Before (00:00,
-//! load average 3.9, R-tree sorted only at the end, two spill passes): 103.6 s wall,
-//! 79.4 s CPU, 60.5 s tail. File 10.59 GB, every page written once: queue 334 k pages,
-//! B+tree 286 k, R-tree 670 k (a 5-D f64 point is stored as a box, 88 B). What limits it
-//! now: the 2 cores are saturated (CPU ≈ wall); per profile, kernel copies of the
-//! 10.6 GB file and 3.3 GB of runs into the page cache, page checksums, page zeroing,
-//! and the R-tree's Hilbert keys and run writing each take 7–18 % of the CPU.
+//! budget, one transaction, checksummed). 2026-11-30 02:41–02:47, load average 6.4–7.3
+//! (other engineers' builds: CPU time is the figure to compare, wall time is mostly
+//! waiting), back to back, binaries built from clean checkouts:
+//!
+//! | build                                   | load wall | load CPU | csv parse CPU | ratio (CPU) | tail after last row | peak RSS | file     |
+//! |-----------------------------------------|-----------|----------|---------------|-------------|---------------------|----------|----------|
+//! | before (2a4fb7b: raw lines, box leaves) | 153.0 s   | 76.2 s   | 12.4 s        | 0.162       | 40.2 s              | 482 MiB  | 10.59 GB |
+//! | after (packed records, point tree)      | 146.4 s   | 73.3 s   | 10.5 s        | 0.144       | 28.2 s              | 458 MiB  | 6.98 GB  |
+//!
+//! (Process totals after: 60.9 s user + 23.0 s system, the baseline parse included.)
+//! Pages after: queue 183 k (was 334 k), B+tree 286 k, R-tree 381 k (was 670 k);
+//! 852 k page writes instead of 1.29 M. On 10 M rows (02:37–02:39, load average
+//! 5.9–6.6, ABAB): before 10.9 / 11.7 s CPU, 2.4 s system, 1.83 GB; after 9.5 /
+//! 10.7 s CPU, 1.4 s system, 1.21 GB; the typed parse 1.8–2.1 s CPU; peak RSS 426 MiB.
+//! So a third fewer bytes bought only ≈ 5–10 % of the CPU. Where the CPU goes (perf,
+//! full load, after): the index thread 37 % (kernel copies of the 7 GB into the page
+//! cache 10 %, page checksums 3 %, page zeroing 3 %, B+tree inserts), the parse thread
+//! 20 % (csv splitting, number parsing, record packing 3 %), the R-tree sort thread and
+//! its rayon workers 30 % (Hilbert keys 11 %, run encoding 7 %, sorting 4 %, run writes
+//! 2 %), the R-tree merge thread 13 % (copies 6 %, heap). Earlier (00:29, load average
+//! 2.7–3.0, same design as "before"): 98.5 s wall, 95.4 s CPU, ratio 0.166 — the same
+//! binary varies by 50 % in wall and 25 % in CPU on this machine.
 //! Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
 
 use quiredb_engine::{Database, Durability, PageId, PageRead, WriteTxn};
