@@ -199,3 +199,46 @@ fn stalled_child_load(path: &std::path::Path) {
     let result = load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {});
     panic!("the child was not killed: {result:?}");
 }
+
+/// A database written before records were packed (raw lines in the queue, no
+/// `record_encoding` in `meteo.meta`, a box-leaf R-tree) still answers with its lines,
+/// and a load into it keeps writing raw lines; a new database stores packed records.
+#[test]
+fn earlier_raw_line_databases_read_and_keep_their_encoding() {
+    use quiredb_datasets::meteo::store::{self, BTREE_NAME, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME};
+    use quiredb_structures::btree::BTree;
+    use quiredb_structures::queue::Queue;
+    let old_line = b"OLD,2000-01-01T00:00,1,1000,0,0,1".to_vec();
+    let (_dir, db) = temp_db();
+    let txn = db.begin_write().expect("write");
+    let mut queue = Queue::create(&txn, QUEUE_NAME).expect("queue");
+    let id = queue.append(&txn, &old_line).expect("append");
+    let mut key = Vec::new();
+    store::encode_key(&"OLD".to_owned(), 946_684_800, &mut key);
+    let mut btree = BTree::create(&txn, BTREE_NAME).expect("btree");
+    btree.insert(&key, &store::encode_record_id(id).expect("id")).expect("insert");
+    let rtree = MeasureTree::create(&txn, RTREE_NAME).expect("rtree");
+    rtree.insert_point(&txn, [1.0, 1000.0, 0.0, 0.0, 1.0], store::pack_record_id(id).expect("id")).expect("point");
+    BTree::create(&txn, META_NAME).expect("meta").insert(b"measures", names().join(",").as_bytes()).expect("meta");
+    txn.commit(Durability::None).expect("commit");
+
+    let (csv, observations) = fixture(500, 5);
+    load_into(&db, &csv, None).expect("load into the earlier database");
+    let txn = db.begin_read().expect("read");
+    let view = MeteoView::open(&txn).expect("layout");
+    assert_eq!(view.range("OLD", 0, i64::MAX).expect("range")[0].raw, old_line);
+    let first = &observations[0];
+    let found = view.range(&first.station, first.time, first.time).expect("range");
+    assert_eq!(found.iter().map(|f| f.raw.clone()).collect::<Vec<_>>(), vec![line(first)]);
+    let mut stored = Vec::new();
+    Queue::open(&txn, QUEUE_NAME).expect("queue").get(&txn, found[0].id, &mut stored).expect("get");
+    assert_eq!(stored, line(first), "a load into a raw-line database writes raw lines");
+
+    let (_dir, fresh) = temp_db();
+    load_into(&fresh, &csv, None).expect("load into a new database");
+    let txn = fresh.begin_read().expect("read");
+    let found = MeteoView::open(&txn).expect("layout").range(&first.station, first.time, first.time).expect("range");
+    assert_eq!(found[0].raw, line(first));
+    Queue::open(&txn, QUEUE_NAME).expect("queue").get(&txn, found[0].id, &mut stored).expect("get");
+    assert!(stored.len() * 3 < line(first).len() * 2, "a new database stores packed records");
+}
