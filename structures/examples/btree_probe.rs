@@ -81,5 +81,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let secs = started.elapsed().as_secs_f64();
     println!("point queries: {found}/{queries} found, {:.0} k/s", queries as f64 / secs / 1e3);
+    small_batches(&db, head, n, &mut rng)
+}
+
+/// Like KV's "batch writes": 100 transactions of 1,000 random keys each (mostly new,
+/// between existing ones).
+fn small_batches(
+    db: &Database,
+    head: quiredb_engine::PageId,
+    n: u64,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let before = db.stats();
+    let started = Instant::now();
+    for _ in 0..100 {
+        let txn = db.begin_write()?;
+        let mut tree = BTree::open_head(&txn, "kv", head)?;
+        let value = [3u8; 20];
+        tree.insert_batch((0..1000).map(|_| {
+            let mut k = key(rng.random_range(0..n));
+            k[11] = k[11].wrapping_add(rng.random_range(1..255));
+            (k, value)
+        }))?;
+        drop(tree);
+        txn.commit(Durability::Checksummed)?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let after = db.stats();
+    println!(
+        "batches of 1000: {:.0} k/s, {:.1} pages written per txn",
+        1e5 / secs / 1e3,
+        (after.writes - before.writes) as f64 / 100.0
+    );
     Ok(())
 }

@@ -137,8 +137,11 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let (mut path, leaf_id, rightmost, high, mut last, hinted, after_end) = match hint.take() {
             Some(h) if h.covers(key) => (h.path, h.leaf, h.rightmost, h.high, h.last, true, h.at_end),
             old => {
-                let (path, leaf, rightmost, high) = self.path_with_bound(key)?;
-                (path, leaf, rightmost, high, old.map(|h| h.last).unwrap_or_default(), false, false)
+                // The previous hint's buffers are reused: no allocation per descent.
+                let (mut path, mut bound, last) =
+                    old.map_or_else(Default::default, |h| (h.path, h.high.unwrap_or_default(), h.last));
+                let (leaf, rightmost, bounded) = self.path_with_bound(key, &mut path, &mut bound)?;
+                (path, leaf, rightmost, bounded.then_some(bound), last, false, false)
             }
         };
         let (replaced, placed, shrunk, at_end) = {
@@ -203,30 +206,32 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Descends to the leaf for `key`, recording the branch path; the flag tells
     /// whether every step took the last child (the rightmost path).
     pub(super) fn path_to(&self, key: &[u8]) -> Result<(Path, u64, bool)> {
-        let (path, id, rightmost, _) = self.path_with_bound(key)?;
+        let mut path = Vec::new();
+        let (id, rightmost, _) = self.path_with_bound(key, &mut path, &mut Vec::new())?;
         Ok((path, id, rightmost))
     }
 
-    /// [`Self::path_to`], also returning the exclusive upper bound of the leaf's key
-    /// range: the separator right of the deepest branch step that was not the last
-    /// child (`None` on the rightmost path).
-    fn path_with_bound(&self, key: &[u8]) -> Result<(Path, u64, bool, Option<Vec<u8>>)> {
+    /// [`Self::path_to`] into `path`, also setting `high` to the exclusive upper bound
+    /// of the leaf's key range: the separator right of the deepest branch step that
+    /// was not the last child. Returns the leaf, the rightmost flag and whether there
+    /// is such a bound (not on the rightmost path).
+    fn path_with_bound(&self, key: &[u8], path: &mut Path, high: &mut Vec<u8>) -> Result<(u64, bool, bool)> {
         let head = self.head.get();
-        let mut path = Vec::with_capacity(head.height as usize);
+        path.clear();
         let mut id = head.root;
         let mut rightmost = true;
-        let mut high = None;
         for _ in 1..head.height {
             let page = self.node(id, false)?;
             let index = node::child_index(&page, key);
             if index < node::count(&page) {
                 rightmost = false;
-                high = Some(node::key(&page, index).to_vec());
+                high.clear();
+                high.extend_from_slice(node::key(&page, index));
             }
             path.push((id, index));
             id = node::child(&page, index);
         }
-        Ok((path, id, rightmost, high))
+        Ok((id, rightmost, !rightmost))
     }
 
     /// Inserts `cell` at `i` in a leaf (released here). A full leaf gives entries to a
