@@ -325,11 +325,20 @@ fn streaming_build_of_many_points_in_bounded_memory() {
 }
 
 /// Query loop for profiling (ignored; `RTREE_PROFILE=knn|window|both`, `RTREE_STREAM_N`
-/// points): bulk-loads uniform 5-D f64 points and runs 20 000 queries per kind, one read
-/// snapshot per query (as the T4 adapter does); prints queries per second.
+/// points, `RTREE_DIMS=5|2`, `RTREE_POINTS=1` for point leaves, `RTREE_QUERIES`,
+/// `RTREE_WINDOW` selectivity): bulk-loads uniform f64 points and runs the queries, one
+/// read snapshot per query (as the T4 adapter does); prints queries per second.
 #[test]
 #[ignore]
 fn profile_queries() {
+    if std::env::var("RTREE_DIMS").is_ok_and(|v| v == "2") {
+        profile::<2>();
+    } else {
+        profile::<5>();
+    }
+}
+
+fn profile<const D: usize>() {
     let n: u64 = std::env::var("RTREE_STREAM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let what = std::env::var("RTREE_PROFILE").unwrap_or_else(|_| "both".into());
     let dir = tempfile::tempdir().expect("tmp dir");
@@ -337,22 +346,22 @@ fn profile_queries() {
     let db = Database::create(dir.path().join("q.db"), options).expect("database");
     let mut rng = Rng(seed());
     let (ids, coords): (Vec<u64>, Vec<f64>) = (0..n).map(|i| (i, 0.0)).unzip();
-    let coords: Vec<f64> = coords.iter().flat_map(|_| std::array::from_fn::<f64, 5, _>(|_| rng.coord())).collect();
+    let coords: Vec<f64> = coords.iter().flat_map(|_| std::array::from_fn::<f64, D, _>(|_| rng.coord())).collect();
     let txn = db.begin_write().expect("txn");
     let max_entries = std::env::var("RTREE_MAX").ok().and_then(|v| v.parse().ok());
     let points = std::env::var("RTREE_POINTS").is_ok_and(|v| v == "1");
-    let tree = RTree::<5>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
+    let tree = RTree::<D>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
     tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
     txn.commit(Durability::Full).expect("commit");
     let selectivity: f64 = std::env::var("RTREE_WINDOW").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-4);
-    let side = selectivity.powf(0.2);
+    let side = selectivity.powf(1.0 / D as f64);
     let mut found = 0usize;
     let queries: u32 = std::env::var("RTREE_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     if what != "knn" {
         let start = std::time::Instant::now();
         for _ in 0..queries {
             let read = db.begin_read().expect("read");
-            let min: [f64; 5] = std::array::from_fn(|_| rng.coord() * (1.0 - side));
+            let min: [f64; D] = std::array::from_fn(|_| rng.coord() * (1.0 - side));
             let window = Rect::new(min, std::array::from_fn(|d| min[d] + side));
             tree.visit_window(&read, &window, WindowMode::Intersects, |_, _| found += 1).expect("window");
         }
