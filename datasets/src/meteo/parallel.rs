@@ -9,7 +9,8 @@
 //! ```
 //!
 //! While the R*-tree is empty at the start of a transaction, its points go, a batch per
-//! chunk, to a third thread that feeds the streaming bulk sorter
+//! chunk, to a third thread (in a rayon pool of its own, `sort_pool`) that feeds the
+//! streaming bulk sorter
 //! (`quiredb_structures::rtree::BulkSorter`: Hilbert key bounds from the first batch,
 //! runs sorted while loading in `rtree_budget` bytes, temporary files in `tmp_dir`);
 //! the index thread merges the runs into the tree just before the commit; otherwise (later batches of a `--batch` load, or a database loaded
