@@ -20,7 +20,7 @@ thread_local! {
     /// `nearest_k`'s buffers: the k best so far, the queued nodes, a node's groups by
     /// distance, and the answer in order.
     static BEST: RefCell<BinaryHeap<Candidate>> = const { RefCell::new(BinaryHeap::new()) };
-    static NODES: RefCell<BinaryHeap<Item>> = const { RefCell::new(BinaryHeap::new()) };
+    static NODES: RefCell<BinaryHeap<Queued>> = const { RefCell::new(BinaryHeap::new()) };
     static GROUPS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     static SORTED: RefCell<Vec<Candidate>> = const { RefCell::new(Vec::new()) };
 }
@@ -68,6 +68,63 @@ impl Ord for Item {
     fn cmp(&self, other: &Self) -> Ordering {
         other.key().cmp(&self.key())
     }
+}
+
+/// A node queued by `nearest_k`, ordered by distance only: the order among nodes at
+/// equal distance does not change the answer (each is opened unless strictly farther
+/// than the k-th best, and the k best are ranked by distance and payload).
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    /// [`order_bits`] of the squared distance.
+    key: u64,
+    id: u64,
+    level: u16,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    /// Reversed: `BinaryHeap` pops the nearest first.
+    #[inline(always)]
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+/// Most groups chosen by repeated minimum search; a node with more is sorted.
+const SELECT_MAX: usize = 32;
+
+/// The nearest group key not taken yet (taken ones are `u64::MAX`; a real key is a
+/// finite or infinite distance, below that), marking it taken; `cursor` walks a
+/// sorted `keys` instead when there are more than [`SELECT_MAX`]. Few groups of a
+/// node are usually opened, so a minimum search each beats sorting them all.
+#[inline(always)]
+fn next_group(keys: &mut [u64], cursor: &mut usize) -> Option<u64> {
+    if keys.len() > SELECT_MAX {
+        let key = keys.get(*cursor).copied();
+        *cursor += 1;
+        return key;
+    }
+    let (mut at, mut min) = (0, u64::MAX);
+    for (i, &key) in keys.iter().enumerate() {
+        if key < min {
+            (at, min) = (i, key);
+        }
+    }
+    if min == u64::MAX {
+        return None;
+    }
+    keys[at] = u64::MAX;
+    Some(min)
 }
 
 /// A k-best candidate; the heap's top is the worst.
@@ -179,9 +236,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         max_distance: Option<f64>,
     ) -> Result<Nearest<'t, T, D, C>> {
         validate_point(&point)?;
-        let head = self.head(txn)?;
+        let (root, level) = self.root(txn)?;
         let mut heap = BinaryHeap::new();
-        heap.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
+        heap.push(Item { dist2: 0.0, kind: 0, id: root, level });
         Ok(Nearest { tree: self.clone(), txn, point, max_dist2: max_dist2(max_distance), heap })
     }
 
@@ -204,11 +261,11 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         // Every non-root node has at least `min` leaf entries below it: when that is
         // at least k, the k-th nearest lies no farther than any child's farthest corner.
         let subtree_has_k = self.min.min(self.leaf_min) >= k;
-        let head = self.head(txn)?;
+        let (root, level) = self.root(txn)?;
         let (mut best, mut nodes, mut groups) = (scratch::take(&BEST), scratch::take(&NODES), scratch::take(&GROUPS));
-        nodes.push(Item { dist2: 0.0, kind: 0, id: head.root, level: head.root_level() });
+        nodes.push(Queued { key: order_bits(0.0), id: root, level });
         while let Some(node) = nodes.pop() {
-            if node.dist2 > kth(&best, k, limit) {
+            if f64::from_bits(node.key) > kth(&best, k, limit) {
                 break;
             }
             let page = self.node_page(txn, node.id, node.level)?;
@@ -221,8 +278,11 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             for (g, (group, _)) in Layout::<D, C>::runs(&page, bytes, form).enumerate() {
                 groups.push(group_key(chunk_dist2::<C, D>(group, &point), g));
             }
-            groups.sort_unstable();
-            for &key in groups.iter() {
+            if groups.len() > SELECT_MAX {
+                groups.sort_unstable();
+            }
+            let mut cursor = 0;
+            while let Some(key) = next_group(&mut groups, &mut cursor) {
                 let (group_dist2, g) = group_of(key);
                 if group_dist2 > kth(&best, k, limit) {
                     break;
@@ -245,7 +305,11 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                     for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
                         let dist2 = chunk_dist2::<C, D>(chunk, &point);
                         if dist2 <= kth(&best, k, limit) {
-                            nodes.push(Item { dist2, kind: 0, id: Layout::<D, C>::id(chunk), level: level - 1 });
+                            nodes.push(Queued {
+                                key: order_bits(dist2),
+                                id: Layout::<D, C>::id(chunk),
+                                level: level - 1,
+                            });
                             if subtree_has_k {
                                 // The child holds ≥ k entries within its farthest corner.
                                 limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));

@@ -304,6 +304,12 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         Head::load(txn, self.head)
     }
 
+    /// The root's page and level (the query paths' cheap head read).
+    #[inline]
+    pub(crate) fn root(&self, txn: &impl PageRead) -> Result<(u64, u16)> {
+        Head::root(txn, self.head)
+    }
+
     pub(crate) fn store_head(&self, txn: &WriteTxn<'_>, head: &Head) -> Result<()> {
         head.store(txn, self.head)
     }

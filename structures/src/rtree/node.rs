@@ -352,6 +352,22 @@ impl Head {
         Ok(head)
     }
 
+    /// The root's page and level only (the query paths): checks the kind, the magic
+    /// and the height, skipping the rest of [`Head::load`]'s decoding.
+    #[inline]
+    pub fn root(txn: &impl PageRead, id: PageId) -> Result<(u64, u16)> {
+        let page = txn.page(id)?;
+        let bytes: &[u8] = &page;
+        if page.kind() != PageKind::RTREE_HEAD || bytes.len() < 20 || &bytes[0..4] != MAGIC {
+            return Err(corrupted(id, "not an R-tree head page".into()));
+        }
+        let height = read_u32(bytes, 16);
+        if height == 0 || height > 64 {
+            return Err(corrupted(id, format!("head page holds an impossible height {height}")));
+        }
+        Ok((read_u64(bytes, 8), (height - 1) as u16))
+    }
+
     /// Writes the head into `page`.
     pub fn encode(&self, page: &mut [u8]) {
         page[0..4].copy_from_slice(MAGIC);

@@ -117,9 +117,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         mut visit: impl FnMut(u64, &Rect<D>),
     ) -> Result<u64> {
         validate_query(query)?;
-        let head = self.head(txn)?;
+        let root = self.root(txn)?;
         let mut stack = scratch::take(&WINDOW_STACK);
-        stack.push((head.root, head.root_level()));
+        stack.push(root);
         let mut nodes = 0;
         while let Some((id, expected)) = stack.pop() {
             nodes += 1;
@@ -158,15 +158,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         mode: WindowMode,
     ) -> Result<WindowIter<'t, T, D, C>> {
         validate_query(query)?;
-        let head = self.head(txn)?;
-        Ok(WindowIter {
-            tree: self.clone(),
-            txn,
-            query: *query,
-            mode,
-            stack: vec![(head.root, head.root_level())],
-            ready: Vec::new(),
-        })
+        let root = self.root(txn)?;
+        Ok(WindowIter { tree: self.clone(), txn, query: *query, mode, stack: vec![root], ready: Vec::new() })
     }
 
     /// Pins node page `id`, checking its level (the kind is checked by `check` and
