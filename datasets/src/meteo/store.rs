@@ -29,16 +29,19 @@
 //! Measured (2 vCPU shared with other builds; the 57,852,305 generated rows, 2.65 GB
 //! CSV; `/usr/bin/time -v quire load-csv full.csv --db full.db -q --baseline` with the
 //! defaults: two threads plus the R-tree sort thread, 256 MiB pool, 96 MiB R-tree sort
-//! budget, one transaction, checksummed). 2026-11-30 02:41–02:47, load average 6.4–7.3
-//! (other engineers' builds: CPU time is the figure to compare, wall time is mostly
-//! waiting), back to back, binaries built from clean checkouts:
+//! budget, one transaction, checksummed), back to back, binaries built from clean
+//! checkouts; other engineers' builds share the cores, so CPU time is the figure to
+//! compare (wall time is partly waiting):
 //!
-//! | build                                   | load wall | load CPU | csv parse CPU | ratio (CPU) | tail after last row | peak RSS | file     |
-//! |-----------------------------------------|-----------|----------|---------------|-------------|---------------------|----------|----------|
-//! | before (2a4fb7b: raw lines, box leaves) | 153.0 s   | 76.2 s   | 12.4 s        | 0.162       | 40.2 s              | 482 MiB  | 10.59 GB |
-//! | after (packed records, point tree)      | 146.4 s   | 73.3 s   | 10.5 s        | 0.144       | 28.2 s              | 458 MiB  | 6.98 GB  |
+//! | when (load average)  | build                                          | load wall | load CPU | csv parse wall / CPU | ratio wall / CPU | tail after last row | peak RSS | file     |
+//! |----------------------|------------------------------------------------|-----------|----------|----------------------|------------------|---------------------|----------|----------|
+//! | 03:14–03:17 (4.7–4.9) | before (2a4fb7b: raw lines, box leaves)        | 121.9 s   | 90.4 s   | 14.4 s / 13.0 s      | 0.118 / 0.143    | 42.9 s              | 482 MiB  | 10.59 GB |
+//! | 03:12–03:14 (2.3–4.9) | after (e43a296: packed records, point tree, own sort pool) | 107.4 s | 73.1 s | 16.0 s / 12.3 s | 0.149 / 0.168 | 33.1 s          | 457 MiB  | 6.97 GB  |
+//! | 02:44–02:47 (6.9–6.5) | before                                         | 153.0 s   | 76.2 s   | 24.9 s / 12.4 s      | 0.163 / 0.162    | 40.2 s              | 482 MiB  | 10.59 GB |
+//! | 02:41–02:44 (6.4–7.3) | after (d065716: packed records, point tree)    | 146.4 s   | 73.3 s   | 19.4 s / 10.5 s      | 0.132 / 0.144    | 28.2 s              | 458 MiB  | 6.98 GB  |
 //!
-//! (Process totals after: 60.9 s user + 23.0 s system, the baseline parse included.)
+//! (Process totals of the 03:12 run: 62.0 s user + 23.5 s system, the baseline parse
+//! included.)
 //! Pages after: queue 183 k (was 334 k), B+tree 286 k, R-tree 381 k (was 670 k);
 //! 852 k page writes instead of 1.29 M. On 10 M rows (02:37–02:39, load average
 //! 5.9–6.6, ABAB): before 10.9 / 11.7 s CPU, 2.4 s system, 1.83 GB; after 9.5 /
