@@ -40,7 +40,9 @@ pub struct Options {
     /// Largest result set (in bytes of buffers) that is kept for reuse.
     pub result_set_max_bytes: usize,
     /// Fraction of the pool a write transaction may fill with dirty pages before it
-    /// writes some early (spills), in percent.
+    /// writes some early (spills), in percent. Default 75: random inserts into a tree
+    /// larger than the pool (`btree_probe 500000 random 1000 12.8`) ran at 165 k/s
+    /// with 50, 205 k/s with 75 and 232 k/s with 90; 75 leaves readers a quarter.
     pub dirty_limit_percent: u8,
 }
 
@@ -52,7 +54,7 @@ impl Default for Options {
             mmap_reads: false,
             result_set_pool: 64,
             result_set_max_bytes: 4 << 20,
-            dirty_limit_percent: 50,
+            dirty_limit_percent: 75,
         }
     }
 }

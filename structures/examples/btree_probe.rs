@@ -3,7 +3,9 @@
 //! 100,000), prints file size, page counts and tree fill, then times point queries
 //! with one read transaction each (as the bench adapters do).
 //!
-//! `cargo run --release -p quiredb-structures --example btree_probe -- [n] [random|sorted] [queries]`
+//! `cargo run --release -p quiredb-structures --example btree_probe -- [n] [random|sorted] [queries] [cache MB]`
+//! (the cache defaults to 256 MB; T2's "80% fits" is 0.8 × 32 B × n; `QUIRE_DIRTY=P` sets the
+//! dirty limit in percent).
 
 use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::btree::{self, BTree, HeadCache};
@@ -32,7 +34,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("probe.quire");
-    let db = Database::create(&path, Options { cache_bytes: 256 << 20, ..Options::default() })?;
+    let cache_mb: f64 = args.get(4).map_or(Ok(256.0), |s| s.parse())?;
+    let dirty: u8 = std::env::var("QUIRE_DIRTY").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let db = Database::create(
+        &path,
+        Options { cache_bytes: (cache_mb * 1e6) as usize, dirty_limit_percent: dirty, ..Options::default() },
+    )?;
     let head = {
         let txn = db.begin_write()?;
         let head = BTree::create(&txn, "kv")?.head_page();
@@ -51,6 +58,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  commit: page_count {} live {}", meta.page_count, meta.live_pages);
     }
     let secs = started.elapsed().as_secs_f64();
+    let stats = db.stats();
+    println!(
+        "pool: {} hits, {} misses, {} evictions, {} page writes, {} spilled",
+        stats.hits, stats.misses, stats.evictions, stats.writes, stats.spills
+    );
     println!("insert {n} ({}): {:.0} k/s", if random { "random" } else { "sorted" }, n as f64 / secs / 1e3);
     let meta = db.meta();
     let size = std::fs::metadata(&path)?.len();

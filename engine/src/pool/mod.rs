@@ -46,6 +46,9 @@ pub use table::MAX_FRAMES;
 
 /// Sentinel physical id of a frame that holds nothing.
 const NO_PAGE: u64 = u64::MAX;
+/// Longest the writer waits for another thread's instant hold on one of its dirty
+/// frames before concluding that it borrows the frame itself (a bug it reports).
+const TRANSIENT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 /// Hit counters, striped by frame index.
 const HIT_STRIPES: usize = 16;
 
@@ -198,16 +201,22 @@ impl Pool {
         Ok((index, guard))
     }
 
-    /// Locks a dirty frame owned by the write transaction.
+    /// Locks a dirty frame owned by the write transaction; `None` if the writer itself
+    /// still borrows it. Others lock a dirty frame only for an instant (the CLOCK hand
+    /// of a reader's miss tries every frame), so the writer waits out such a holder
+    /// for up to [`TRANSIENT_LOCK_WAIT`] rather than mistaking it for its own borrow.
     pub fn dirty_mut(&self, index: u32, phys: PhysId) -> Option<WriteGuard<'_>> {
-        let guard = self.frames[index as usize].data.try_write()?;
+        let data = &self.frames[index as usize].data;
+        let guard = data.try_write().or_else(|| data.try_write_for(TRANSIENT_LOCK_WAIT))?;
         assert!(guard.phys == phys.0 && guard.state == FrameState::Dirty, "dirty map names frame {index} for {phys}");
         Some(guard)
     }
 
-    /// Pins a dirty frame for reading (the writer reading its own page).
+    /// Pins a dirty frame for reading (the writer reading its own page); waits out a
+    /// transient holder like [`Pool::dirty_mut`].
     pub fn dirty_ref(&self, index: u32, phys: PhysId) -> Option<ReadGuard<'_>> {
-        let guard = self.frames[index as usize].data.try_read()?;
+        let data = &self.frames[index as usize].data;
+        let guard = data.try_read().or_else(|| data.try_read_for(TRANSIENT_LOCK_WAIT))?;
         assert!(guard.phys == phys.0 && guard.state == FrameState::Dirty, "dirty map names frame {index} for {phys}");
         Some(guard)
     }
@@ -217,6 +226,27 @@ impl Pool {
         assert_eq!(guard.state, FrameState::Dirty, "only dirty frames are published");
         guard.state = FrameState::Clean;
         self.table.insert(guard.phys, index);
+    }
+
+    /// Turns the clean frame holding `phys` (a page the writer spilled) back into a
+    /// dirty one without copying, unless it was evicted or is pinned.
+    pub fn reclaim(&self, phys: PhysId) -> Option<(u32, WriteGuard<'_>)> {
+        let index = self.table.get(phys.0)?;
+        let mut guard = self.frames[index as usize].data.try_write()?;
+        if guard.phys != phys.0 || guard.state != FrameState::Clean {
+            return None;
+        }
+        self.table.remove(phys.0, Some(index));
+        guard.state = FrameState::Dirty;
+        Some((index, guard))
+    }
+
+    /// Gives the clean frame holding committed page `old` to the writer as the dirty
+    /// frame of its fresh page `new` (the bytes stay), unless it was evicted or is pinned.
+    pub fn steal(&self, old: PhysId, new: PhysId) -> Option<(u32, WriteGuard<'_>)> {
+        let (index, mut guard) = self.reclaim(old)?;
+        guard.phys = new.0;
+        Some((index, guard))
     }
 
     /// Drops a dirty frame of an aborted transaction.

@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::freespace::{RECORD_BODY, Record, merge_ascending, record_page_body};
 use crate::meta::{Durability, Meta};
 use crate::page::{self, PageKind, PhysId, TxnId};
-use crate::pool::WriteGuard;
 
 /// Largest number of unsynced pages a commit may leave to verify at open; beyond it the
 /// commit is made the `Full` way (two syncs, nothing to verify). Every commit record
@@ -30,17 +29,6 @@ const MAX_UNSYNCED_PAGES: usize = 1 << 11;
 const MAX_WAITING_FOR_SYNC: usize = 1 << 11;
 /// Largest single write of adjacent pages at commit.
 const WRITE_RUN_BYTES: usize = 1 << 20;
-
-/// Seals a dirty frame and writes it to its physical place.
-pub(super) fn write_page(core: &Core, guard: &mut WriteGuard<'_>, page_count: u64) -> Result<()> {
-    let phys = guard.phys;
-    debug_assert!(phys < page_count, "page {phys} beyond page count {page_count}");
-    page::reseal(&mut guard.bytes);
-    let offset = phys * core.page_size as u64;
-    core.storage.write_at(offset, &guard.bytes).map_err(|error| Error::io(format!("write of page {phys}"), error))?;
-    core.pool.counters.write(1);
-    Ok(())
-}
 
 fn sync(core: &Core) -> Result<()> {
     core.pool.counters.sync();
@@ -219,19 +207,26 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
-    /// Writes every dirty page in physical order, runs of adjacent pages in one call.
+    /// Writes every dirty page (none may still be borrowed).
     fn write_dirty(&self, state: &mut WriteState) -> Result<()> {
-        let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
+        let dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
+        self.write_runs(dirty, false).map(drop)
+    }
+
+    /// Seals and writes dirty pages `(phys, frame)` in physical order, runs of adjacent
+    /// pages in one call. A page still borrowed is skipped if `skip_borrowed` (a spill),
+    /// else it is a bug (a commit). Returns the pages written.
+    pub(super) fn write_runs(&self, mut dirty: Vec<(u64, u32)>, skip_borrowed: bool) -> Result<Vec<(u64, u32)>> {
         dirty.sort_unstable();
         let page_size = self.core.page_size;
         let mut run: Vec<u8> = Vec::with_capacity(WRITE_RUN_BYTES.max(page_size));
         let mut run_start = 0u64;
+        let mut written = Vec::with_capacity(dirty.len());
         for (phys, index) in dirty {
-            let mut guard = self
-                .core
-                .pool
-                .dirty_mut(index, PhysId(phys))
-                .unwrap_or_else(|| panic!("page {phys} is still borrowed at commit"));
+            let Some(mut guard) = self.core.pool.dirty_mut(index, PhysId(phys)) else {
+                assert!(skip_borrowed, "page {phys} is still borrowed at commit");
+                continue;
+            };
             page::reseal(&mut guard.bytes);
             let contiguous = !run.is_empty() && run_start + (run.len() / page_size) as u64 == phys;
             if !contiguous || run.len() + page_size > WRITE_RUN_BYTES {
@@ -239,8 +234,10 @@ impl WriteTxn<'_> {
                 run_start = phys;
             }
             run.extend_from_slice(&guard.bytes);
+            written.push((phys, index));
         }
-        self.flush_run(run_start, &mut run)
+        self.flush_run(run_start, &mut run)?;
+        Ok(written)
     }
 
     fn flush_run(&self, first: u64, run: &mut Vec<u8>) -> Result<()> {

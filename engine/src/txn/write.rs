@@ -154,13 +154,26 @@ impl<'db> WriteTxn<'db> {
                 .dirty_mut(index, phys)
                 .unwrap_or_else(|| panic!("page {logical} is already borrowed by this transaction")));
         }
-        // Spilled earlier: bring the written copy back as a dirty frame.
-        let copy = self.core.read_committed(phys, None, logical, state.meta.txn)?;
-        let bytes = copy.bytes.clone();
-        drop(copy);
-        self.core.pool.invalidate(phys);
-        let (index, mut guard) = self.take_dirty(state, phys)?;
-        guard.bytes.copy_from_slice(&bytes);
+        // Spilled earlier: turn its clean frame back into a dirty one (nobody else can
+        // see a page of this transaction), or read the written copy into a new frame.
+        if state.dirty.len() >= self.core.spill_threshold {
+            self.spill(state)?;
+        }
+        let (index, guard) = match pool.reclaim(phys) {
+            Some(reclaimed) => reclaimed,
+            None => {
+                pool.invalidate(phys);
+                let (index, mut guard) = pool.take_dirty(phys)?;
+                let read = self.core.read_raw(phys, &mut guard.bytes);
+                if let Err(error) =
+                    read.and_then(|()| page::verify_expect(&guard.bytes, phys, None, logical, state.meta.txn))
+                {
+                    pool.discard(guard);
+                    return Err(error);
+                }
+                (index, guard)
+            }
+        };
         state.dirty.insert(phys.0, index);
         Ok(guard)
     }
@@ -173,21 +186,20 @@ impl<'db> WriteTxn<'db> {
         self.core.pool.take_dirty(phys)
     }
 
-    /// Writes dirty pages not currently borrowed, making their frames evictable.
+    /// Writes the dirty pages not currently borrowed (in adjacent runs), making their
+    /// frames evictable. Writing only a share of them (the lowest quarter) was measured
+    /// and is slower: `btree_probe 500000 random 1000 12.8` wrote 12 % fewer pages but
+    /// ran at half the speed, re-reading more evicted pages.
     fn spill(&self, state: &mut WriteState) -> Result<()> {
-        let mut indices: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
-        indices.sort_unstable();
+        let dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         self.core.ensure_len(state.meta.page_count)?;
-        let mut written = 0;
-        for (phys, index) in indices {
-            let Some(mut guard) = self.core.pool.dirty_mut(index, PhysId(phys)) else { continue };
-            let result = super::commit::write_page(self.core, &mut guard, state.meta.page_count);
-            self.core.poison_on_io(result)?;
+        let written = self.core.poison_on_io(self.write_runs(dirty, true))?;
+        for &(phys, index) in &written {
+            let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("a page just written is not borrowed");
             self.core.pool.publish(guard, index);
             state.dirty.remove(&phys);
-            written += 1;
         }
-        self.core.pool.counters.spill(written);
+        self.core.pool.counters.spill(written.len() as u64);
         Ok(())
     }
 
@@ -232,11 +244,24 @@ impl<'db> WriteTxn<'db> {
         if state.fresh.contains(&phys.0) {
             return Ok((phys, self.fresh_frame(state, phys, logical)?));
         }
-        let old = self.core.read_committed(phys, kind, logical, self.base.txn)?;
+        drop(self.core.read_committed(phys, kind, logical, self.base.txn)?); // cached and verified
+        if state.dirty.len() >= self.core.spill_threshold {
+            self.spill(state)?;
+        }
         let new = self.alloc_phys(state);
-        let (index, mut guard) = self.take_dirty(state, new)?;
-        guard.bytes.copy_from_slice(&old.bytes);
-        drop(old);
+        // The committed copy's frame becomes the new page's: no copy, and the pool does
+        // not keep two versions of every page the writer touches. An old snapshot that
+        // still needs the committed copy reads it again from the file (it stays there
+        // until no snapshot can see it). If the frame is pinned or was evicted, copy.
+        let (index, mut guard) = match self.core.pool.steal(phys, new) {
+            Some(stolen) => stolen,
+            None => {
+                let old = self.core.read_committed(phys, kind, logical, self.base.txn)?;
+                let (index, mut guard) = self.take_dirty(state, new)?;
+                guard.bytes.copy_from_slice(&old.bytes);
+                (index, guard)
+            }
+        };
         let head = page::header(&guard.bytes);
         page::set_header(&mut guard.bytes, head.kind, logical, state.meta.txn);
         state.dirty.insert(new.0, index);

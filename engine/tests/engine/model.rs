@@ -122,7 +122,8 @@ fn mmap_read_path_returns_the_same_pages_as_pread() {
 #[test]
 fn a_transaction_larger_than_the_pool_spills_and_commits_or_aborts_cleanly() {
     // Proves: a writer may dirty ten times the pool; dirty pages are written early
-    // (spilled), an abort after spilling leaves nothing behind, and a commit keeps all.
+    // (spilled) and may be rewritten or freed after, an abort after spilling leaves
+    // nothing behind, and a commit keeps all.
     use quiredb_engine::{Durability, PageKind};
     let (_storage, db) = memory_db(small_options());
     let frames = db.pool_frames() as u64;
@@ -133,6 +134,19 @@ fn a_transaction_larger_than_the_pool_spills_and_commits_or_aborts_cleanly() {
             let mut page = txn.alloc_page(PageKind::QUEUE_DATA).unwrap();
             fill(&mut page, value);
             model.insert(page.id().0, value);
+        }
+        // Rewrite spilled pages, the newest (still in the pool: reclaimed in place) and
+        // the oldest (evicted: read back), and free some of each.
+        let ids: Vec<u64> = model.keys().copied().collect();
+        let picked = ids.iter().step_by(7).chain(ids.iter().rev().take(frames as usize / 4)).copied();
+        for (round, id) in picked.collect::<Vec<_>>().into_iter().enumerate() {
+            if round % 5 == 4 {
+                txn.free_page(quiredb_engine::PageId(id)).unwrap();
+                model.remove(&id);
+            } else if model.contains_key(&id) {
+                fill(&mut txn.page_mut(quiredb_engine::PageId(id)).unwrap(), 1_000_000 + id);
+                model.insert(id, 1_000_000 + id);
+            }
         }
         assert_matches(&txn, &model);
         if commit {

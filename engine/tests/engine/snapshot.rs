@@ -96,6 +96,14 @@ fn concurrent_readers_of_many_snapshots_see_exactly_their_snapshot() {
                 }
             });
         }
+        // Stops the readers even if the writer panics (else the scope would wait forever).
+        struct Done<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
+        let _done = Done(&done);
         let mut rng = rng(seed);
         for round in 1..=300u64 {
             let txn = db.begin_write().unwrap();
@@ -103,7 +111,6 @@ fn concurrent_readers_of_many_snapshots_see_exactly_their_snapshot() {
             history.lock().insert(txn.txn_id().0, std::sync::Arc::new(model.clone()));
             txn.commit(random_durability(&mut rng)).unwrap();
         }
-        done.store(true, std::sync::atomic::Ordering::Release);
     });
     assert_matches(&db.begin_read().unwrap(), &model);
 }
