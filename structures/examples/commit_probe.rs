@@ -44,7 +44,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("tree of {n}: page_count {} map depth {}", db.meta().page_count, db.meta().map_depth);
     let all = [Durability::Checksummed, Durability::Full, Durability::None];
     let only = args.get(3).map(|name| name.to_lowercase());
-    for durability in all.into_iter().filter(|d| only.as_ref().is_none_or(|name| name == "all" || format!("{d:?}").to_lowercase() == *name)) {
+    for durability in all
+        .into_iter()
+        .filter(|d| only.as_ref().is_none_or(|name| name == "all" || format!("{d:?}").to_lowercase() == *name))
+    {
         let before = db.stats();
         let started = Instant::now();
         for _ in 0..m {
