@@ -34,12 +34,15 @@ pub fn load(input: &Path) -> Result<Vec<Record>> {
     Ok(out)
 }
 
-/// Keeps the newest record of every (workload, engine, op), in first-seen order.
+/// Keeps the newest record of every (workload, data set, engine, op), in first-seen
+/// order: a workload run at several sizes (a peer too slow for the full size runs at
+/// the largest that fits, with QuireDB beside it) keeps one table set per size.
 pub fn latest(records: Vec<Record>) -> Vec<Record> {
-    let mut order: Vec<(String, String, String)> = Vec::new();
-    let mut newest: BTreeMap<(String, String, String), Record> = BTreeMap::new();
+    type Key = (String, String, String, String);
+    let mut order: Vec<Key> = Vec::new();
+    let mut newest: BTreeMap<Key, Record> = BTreeMap::new();
     for r in records {
-        let key = (r.workload.clone(), r.engine.clone(), r.op.clone());
+        let key = (r.workload.clone(), r.context.dataset.clone(), r.engine.clone(), r.op.clone());
         let newer = newest
             .get(&key)
             .is_none_or(|old| (&r.context.machine.date, &r.run) >= (&old.context.machine.date, &old.run));
@@ -60,9 +63,9 @@ struct OpRows<'a> {
     rows: Vec<&'a Record>,
 }
 
-fn group_ops(records: &[Record]) -> Vec<OpRows<'_>> {
+fn group_ops<'a>(records: &[&'a Record]) -> Vec<OpRows<'a>> {
     let mut ops: Vec<OpRows> = Vec::new();
-    for r in records {
+    for &r in records {
         match ops.iter_mut().find(|o| o.op == r.op) {
             Some(o) => o.rows.push(r),
             None => ops.push(OpRows { op: &r.op, unit: r.unit, rows: vec![r] }),
@@ -93,10 +96,16 @@ pub fn generate(input: &Path, output: &Path) -> Result<()> {
     let mut index = String::from(INDEX_HEADER);
     for w in &workloads {
         let rs: Vec<Record> = records.iter().filter(|r| &r.workload == w).cloned().collect();
-        let md = workload_page(w, &rs, output)?;
+        let groups = by_dataset(&rs);
+        let mut md = page_header(w, &rs);
+        for (i, group) in groups.iter().enumerate() {
+            let section = (groups.len() > 1).then(|| (i, group[0].context.dataset.as_str()));
+            dataset_section(&mut md, w, section, group, output)?;
+            index_rows(&mut index, w, section.map(|(_, dataset)| dataset), group);
+        }
+        md.push_str(PAGE_FOOTER);
         let path = output.join(format!("{w}.md"));
         std::fs::write(&path, md).map_err(|e| BenchError::io(&path, e))?;
-        index_rows(&mut index, w, &rs);
     }
     index.push_str("\n## Data sets, sizes and notes\n\n| workload | data set | repeats | notes |\n|---|---|---|---|\n");
     for w in &workloads {
@@ -105,7 +114,9 @@ pub fn generate(input: &Path, output: &Path) -> Result<()> {
         notes.sort_unstable();
         notes.dedup();
         let repeats = rs.iter().map(|r| r.repeats).max().unwrap_or(0);
-        let _ = writeln!(index, "| [{w}]({w}.md) | {} | {repeats} | {} |", rs[0].context.dataset, notes.join("; "));
+        let owned: Vec<Record> = rs.iter().map(|r| (*r).clone()).collect();
+        let datasets: Vec<&str> = by_dataset(&owned).iter().map(|g| g[0].context.dataset.as_str()).collect();
+        let _ = writeln!(index, "| [{w}]({w}.md) | {} | {repeats} | {} |", datasets.join("; "), notes.join("; "));
     }
     if let Some(r) = records.first() {
         let m = &r.context.machine;
@@ -133,7 +144,19 @@ peer per op (fastest, or smallest for sizes) is the number QuireDB must beat.\n\
 | workload | op | best peer | median | min–max | from CPU time | quiredb | quiredb vs best peer |\n\
 |---|---|---|---|---|---|---|---|\n";
 
-fn index_rows(index: &mut String, w: &str, rs: &[Record]) {
+/// The records of one workload split by data set, in first-seen order.
+fn by_dataset(rs: &[Record]) -> Vec<Vec<&Record>> {
+    let mut groups: Vec<Vec<&Record>> = Vec::new();
+    for r in rs {
+        match groups.iter_mut().find(|g| g[0].context.dataset == r.context.dataset) {
+            Some(group) => group.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+}
+
+fn index_rows(index: &mut String, w: &str, dataset: Option<&str>, rs: &[&Record]) {
     for o in group_ops(rs) {
         if let Some(b) = best_peer(&o) {
             let u = o.unit;
@@ -143,8 +166,9 @@ fn index_rows(index: &mut String, w: &str, rs: &[Record]) {
             });
             let _ = writeln!(
                 index,
-                "| [{w}]({w}.md) | {} | {} | {}{} | {}–{} | {} | {q} | {ratio} |",
+                "| [{w}]({w}.md) | {}{} | {} | {}{} | {}–{} | {} | {q} | {ratio} |",
                 o.op,
+                dataset.map_or(String::new(), |d| format!(" ({d})")),
                 b.engine,
                 format_value(b.value, u),
                 if u == Unit::Bytes { String::new() } else { format!(" {}", u.label()) },
@@ -156,14 +180,23 @@ fn index_rows(index: &mut String, w: &str, rs: &[Record]) {
     }
 }
 
-fn workload_page(w: &str, rs: &[Record], output: &Path) -> Result<String> {
+/// The top of a workload page: data sets, seed, machine, notes.
+fn page_header(w: &str, rs: &[Record]) -> String {
     let mut md = format!("# {w}\n\n");
     let first = &rs[0];
     let m = &first.context.machine;
+    let datasets: Vec<&str> = by_dataset(rs).iter().map(|g| g[0].context.dataset.as_str()).collect();
     let _ = writeln!(
         md,
         "- dataset: {}\n- seed: {:#x}\n- machine: {} ({} cores, {}), kernel {}\n- commit {}, date {}\n",
-        first.context.dataset, first.context.seed, m.cpu, m.cores, m.mem, m.kernel, m.commit, m.date
+        datasets.join("; "),
+        first.context.seed,
+        m.cpu,
+        m.cores,
+        m.mem,
+        m.kernel,
+        m.commit,
+        m.date
     );
     let mut notes: Vec<&str> = rs.iter().map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
     notes.sort_unstable();
@@ -171,6 +204,25 @@ fn workload_page(w: &str, rs: &[Record], output: &Path) -> Result<String> {
     for note in notes {
         let _ = writeln!(md, "- **note:** {note}");
     }
+    md
+}
+
+/// The engines and one table and chart per op of one data set; `section` (its index
+/// and name) when the workload ran at several sizes, each then under its own heading.
+fn dataset_section(
+    md: &mut String,
+    w: &str,
+    section: Option<(usize, &str)>,
+    rs: &[&Record],
+    output: &Path,
+) -> Result<()> {
+    let (heading, chart_prefix) = match section {
+        Some((i, dataset)) => {
+            let _ = writeln!(md, "\n## {dataset}");
+            ("###", if i == 0 { w.to_owned() } else { format!("{w}-{i}") })
+        }
+        None => ("##", w.to_owned()),
+    };
     md.push_str("\n| engine | settings | note |\n|---|---|---|\n");
     let mut seen = Vec::new();
     for r in rs.iter().filter(|r| {
@@ -181,48 +233,55 @@ fn workload_page(w: &str, rs: &[Record], output: &Path) -> Result<String> {
         let _ = writeln!(md, "| {} | {} | {} |", r.engine, r.context.settings, r.note);
     }
     for o in group_ops(rs) {
-        let chart = svg::chart(w, o.op, o.unit, &o.rows, output)?;
+        let chart = svg::chart(&chart_prefix, w, o.op, o.unit, &o.rows, output)?;
         let u = o.unit;
         let better = if u.higher_is_better() { "higher is better" } else { "lower is better" };
-        let _ = writeln!(md, "\n## {} ({}, {better})\n\n![{}]({chart})\n", o.op, u.label(), o.op);
-        let quire = o.rows.iter().find(|r| r.engine == "quiredb");
-        let best = best_peer(&o);
-        md.push_str("| engine | median | min–max | from CPU time | CPU s | n | repeats | vs best peer |");
-        md.push_str(if quire.is_some() { " quiredb vs this |\n" } else { "\n" });
-        md.push_str("|---|---|---|---|---|---|---|---|");
-        md.push_str(if quire.is_some() { "---|\n" } else { "\n" });
-        for r in &o.rows {
-            let ratio = best.map_or("-".into(), |b| format_ratio(advantage(r.value, b.value, u)));
-            let cpu = if u.is_timed() { format_value(r.cpu_value, u) } else { "-".into() };
-            let _ = write!(
-                md,
-                "| {} | {} | {}–{} | {} | {:.3} | {} | {} | {} |",
-                r.engine,
-                format_value(r.value, u),
-                format_value(r.min, u),
-                format_value(r.max, u),
-                cpu,
-                r.cpu_s,
-                r.n,
-                r.repeats,
-                ratio
-            );
-            match quire {
-                Some(_) if r.engine == "quiredb" => md.push_str(" - |\n"),
-                Some(q) => {
-                    let _ = writeln!(md, " {} |", format_ratio(advantage(q.value, r.value, u)));
-                }
-                None => md.push('\n'),
+        let _ = writeln!(md, "\n{heading} {} ({}, {better})\n\n![{}]({chart})\n", o.op, u.label(), o.op);
+        op_table(md, &o);
+    }
+    Ok(())
+}
+
+/// The table of one op: every engine's figures and ratios.
+fn op_table(md: &mut String, o: &OpRows<'_>) {
+    let u = o.unit;
+    let quire = o.rows.iter().find(|r| r.engine == "quiredb");
+    let best = best_peer(o);
+
+    md.push_str("| engine | median | min–max | from CPU time | CPU s | n | repeats | vs best peer |");
+    md.push_str(if quire.is_some() { " quiredb vs this |\n" } else { "\n" });
+    md.push_str("|---|---|---|---|---|---|---|---|");
+    md.push_str(if quire.is_some() { "---|\n" } else { "\n" });
+    for r in &o.rows {
+        let ratio = best.map_or("-".into(), |b| format_ratio(advantage(r.value, b.value, u)));
+        let cpu = if u.is_timed() { format_value(r.cpu_value, u) } else { "-".into() };
+        let _ = write!(
+            md,
+            "| {} | {} | {}–{} | {} | {:.3} | {} | {} | {} |",
+            r.engine,
+            format_value(r.value, u),
+            format_value(r.min, u),
+            format_value(r.max, u),
+            cpu,
+            r.cpu_s,
+            r.n,
+            r.repeats,
+            ratio
+        );
+        match quire {
+            Some(_) if r.engine == "quiredb" => md.push_str(" - |\n"),
+            Some(q) => {
+                let _ = writeln!(md, " {} |", format_ratio(advantage(q.value, r.value, u)));
             }
+            None => md.push('\n'),
         }
     }
-    md.push_str(
-        "\n\"vs best peer\": the engine's figure relative to the best peer's (> 1 better, < 1 worse; \
-         QuireDB's variants such as `quiredb-full` are not peers). \"quiredb vs this\": QuireDB's figure \
-         relative to this engine's, measured in the same run (> 1: QuireDB better).\n",
-    );
-    Ok(md)
 }
+
+/// The explanation of the ratio columns at the end of a page.
+const PAGE_FOOTER: &str = "\n\"vs best peer\": the engine's figure relative to the best peer's (> 1 better, < 1 worse; \
+         QuireDB's variants such as `quiredb-full` are not peers). \"quiredb vs this\": QuireDB's figure \
+         relative to this engine's, measured in the same run (> 1: QuireDB better).\n";
 
 #[cfg(test)]
 mod tests {
@@ -292,5 +351,35 @@ mod tests {
             .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"))
             .count();
         assert_eq!(svgs, 1);
+    }
+
+    #[test]
+    fn a_workload_run_at_two_sizes_gets_a_section_and_charts_per_size() {
+        // Proves records of two data sets are neither merged nor replaced by each other:
+        // each size has its own heading, ratios and charts (QuireDB beside each group).
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("results");
+        let sized = |engine: &str, value: f64, dataset: &str| {
+            let mut r = record(engine, "insert", value, "a");
+            r.context.dataset = dataset.into();
+            r
+        };
+        let rs = vec![
+            sized("quiredb", 1.0, "1 M keys"),
+            sized("lmdb", 2.0, "1 M keys"),
+            sized("quiredb", 4.0, "100 k keys"),
+            sized("sqlite-wal", 2.0, "100 k keys"),
+        ];
+        crate::results::append_jsonl(&input.join("x-T1.jsonl"), &rs).unwrap();
+        let out = dir.path().join("reports");
+        generate(&input, &out).unwrap();
+        let page = std::fs::read_to_string(out.join("T1.md")).unwrap();
+        assert!(page.contains("\n## 1 M keys\n") && page.contains("\n## 100 k keys\n"), "{page}");
+        assert!(page.contains("| sqlite-wal | 2.00 |") && page.contains("| quiredb | 4.00 |"), "{page}");
+        assert!(page.contains("T1-insert.svg") && page.contains("T1-1-insert.svg"), "{page}");
+        let index = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(
+            index.contains("| insert (1 M keys) | lmdb |") && index.contains("| insert (100 k keys) | sqlite-wal |")
+        );
     }
 }

@@ -13,9 +13,10 @@ pub fn slug(text: &str) -> String {
     s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
-/// Draws the chart into `<dir>/<workload>-<op>.svg`; returns the file name.
-pub fn chart(workload: &str, op: &str, unit: Unit, rows: &[&Record], dir: &Path) -> Result<String> {
-    let name = format!("{workload}-{}.svg", slug(op));
+/// Draws one op's bars into `<dir>/<prefix>-<op>.svg` (the prefix tells apart the
+/// data sets of a workload run at several sizes); returns the file name.
+pub fn chart(prefix: &str, workload: &str, op: &str, unit: Unit, rows: &[&Record], dir: &Path) -> Result<String> {
+    let name = format!("{prefix}-{}.svg", slug(op));
     let path = dir.join(&name);
     let fail = |e: &dyn std::fmt::Display| BenchError::Plot { path: path.clone(), reason: e.to_string() };
     let width = 160 + 110 * rows.len() as u32;
