@@ -5,7 +5,9 @@
 //! 2. [`page`] and [`meta`] — page header, checksums, the two meta pages
 //!    (`FORMAT.md` has the whole on-disk format).
 //! 3. `pool` — the shared buffer pool of page frames (CLOCK eviction).
-//! 4. `core` — page map lookups (logical → physical, a copy-on-write radix tree).
+//! 4. `core` — page map lookups (logical → physical, a copy-on-write radix tree),
+//!    through `translations`, a lock-free table of recent translations shared by all
+//!    snapshots and kept right by every commit.
 //! 5. [`txn`] — snapshot readers and the single writer (shadow paging, commit).
 //! 6. [`catalog`], [`resultset`], [`check`] — named structures, recycled query
 //!    buffers, integrity check.
