@@ -76,17 +76,8 @@ run() {
   echo "== $workload took $(( $(date +%s) - t0 )) s"
 }
 
-# T5 inputs at factor 1: generated collections and their query sets (seed 42), cached.
-t5_inputs() {
-  local dir="$WORK/t5"
-  mkdir -p "$dir"
-  for kind in xmark swissprot dblp; do
-    if [ ! -f "$dir/$kind-1.qset" ] && [ -z "$DRY" ]; then
-      "$QUIRE" gen xml --kind "$kind" --factor 1 --out "$dir/$kind.xml"
-      "$QUIRE" gen queries "$dir/$kind.xml" --name "$kind" --out "$dir"
-    fi
-  done
-}
+# shellcheck source=benches/t5-inputs.sh
+source benches/t5-inputs.sh # (the scripts run from the repository root)
 
 slow="the largest size that fits about 20 minutes for this peer (3 repeats); QuireDB beside it at the same size"
 run T1 all "" --full
@@ -97,7 +88,7 @@ run T3 quiredb,bdb-recno,bdb-queue "20 M records: $slow (full 57,852,305)" --n 2
 run T4 quiredb,libspatialindex-mem,libspatialindex-disk,sqlite-rtree "500 k points: $slow (full 57,852,305)" --n 500000
 run T4 quiredb,quiredb-f32,quiredb-hilbert,rstar,rstar-6-16,boost,boost-quadratic-16 \
   "2.5 M points: $slow (full 57,852,305)" --n 2500000
-case " $ONLY " in *" T5 "*) t5_inputs ;; esac
+case " $ONLY " in *" T5 "*) [ -n "$DRY" ] || t5_inputs "$QUIRE" "$WORK/t5" 1 ;; esac
 run T5 all "collections of factor 1 (~116 MB each); XMark f=10 of full mode and TreeBank-like left out: BaseX needs hours" \
   --qsets "$WORK/t5"
 run T6 all "" --full

@@ -73,23 +73,14 @@ run() {
   echo "== $workload took $(( $(date +%s) - t0 )) s"
 }
 
-# T5 inputs: generated collections and their query sets (deterministic, seed 42).
-t5_inputs() {
-  local dir="$WORK/t5"
-  mkdir -p "$dir"
-  for kind in xmark swissprot dblp; do
-    if [ ! -f "$dir/$kind-1.qset" ]; then
-      "$QUIRE" gen xml --kind "$kind" --factor 0.1 --out "$dir/$kind.xml"
-      "$QUIRE" gen queries "$dir/$kind.xml" --name "$kind" --out "$dir"
-    fi
-  done
-}
+# shellcheck source=benches/t5-inputs.sh
+source benches/t5-inputs.sh # (the scripts run from the repository root)
 
 run T1 ""
 run T2 "reduced size: 500,000 records (default 5 M, full 57,852,305) to fit the one-hour report run" --n 500000
 run T3 "reduced size: 2,000,000 records (default 5 M, full 57,852,305) to fit the one-hour report run" --n 2000000
 run T4 "reduced size: 200,000 points (default 1 M): libspatialindex's one-by-one inserts dominate the run" --n 200000
-case " $ONLY " in *" T5 "*) t5_inputs ;; esac
+case " $ONLY " in *" T5 "*) t5_inputs "$QUIRE" "$WORK/t5" 0.1 ;; esac
 run T5 "collections of factor 0.1 (~11 MB each; XMark f=1 is 116 MB); no TreeBank-like set (BaseX ~7 min on it)" \
   --qsets "$WORK/t5"
 run T6 "reduced size: 40,000 blobs (published 100,000) to fit the one-hour report run" --n 40000
