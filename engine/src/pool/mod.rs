@@ -49,8 +49,22 @@ const NO_PAGE: u64 = u64::MAX;
 /// Longest the writer waits for another thread's instant hold on one of its dirty
 /// frames before concluding that it borrows the frame itself (a bug it reports).
 const TRANSIENT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-/// Hit counters, striped by frame index.
+/// Hit counters, striped by thread.
 const HIT_STRIPES: usize = 16;
+
+/// The hit-counter stripe of the calling thread (threads take stripes in turn).
+fn hit_stripe() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    }
+    STRIPE.with(|stripe| {
+        if stripe.get() == usize::MAX {
+            stripe.set(NEXT.fetch_add(1, Ordering::Relaxed) % HIT_STRIPES);
+        }
+        stripe.get()
+    })
+}
 
 /// State of a frame, see the module diagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +184,11 @@ impl Pool {
                 if !frame.referenced.load(Ordering::Relaxed) {
                     frame.referenced.store(true, Ordering::Relaxed);
                 }
-                self.hits[index as usize % HIT_STRIPES].0.fetch_add(1, Ordering::Relaxed);
+                // A plain load and store, not a locked add: a hit is the hottest path
+                // of every read, and a stripe is shared only when more than
+                // HIT_STRIPES threads read at once (then a few hits may go uncounted).
+                let hits = &self.hits[hit_stripe()].0;
+                hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 return Some(guard);
             }
             // The frame was evicted between the table probe and the pin: look again.
