@@ -326,7 +326,7 @@ fn streaming_build_of_many_points_in_bounded_memory() {
 
 /// Query loop for profiling (ignored; `RTREE_PROFILE=knn|window|both`, `RTREE_STREAM_N`
 /// points, `RTREE_DIMS=5|2`, `RTREE_POINTS=1` for point leaves, `RTREE_QUERIES`,
-/// `RTREE_WINDOW` selectivity): bulk-loads uniform f64 points and runs the queries, one
+/// `RTREE_WINDOW` selectivity, `RTREE_BUILD=insert` for one-by-one inserts): bulk-loads uniform f64 points and runs the queries, one
 /// read snapshot per query (as the T4 adapter does); prints queries per second.
 #[test]
 #[ignore]
@@ -351,7 +351,13 @@ fn profile<const D: usize>() {
     let max_entries = std::env::var("RTREE_MAX").ok().and_then(|v| v.parse().ok());
     let points = std::env::var("RTREE_POINTS").is_ok_and(|v| v == "1");
     let tree = RTree::<D>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
-    tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
+    if std::env::var("RTREE_BUILD").is_ok_and(|v| v == "insert") {
+        for (&id, p) in ids.iter().zip(coords.chunks_exact(D)) {
+            tree.insert_point(&txn, p.try_into().expect("D coordinates"), id).expect("insert");
+        }
+    } else {
+        tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
+    }
     txn.commit(Durability::Full).expect("commit");
     let selectivity: f64 = std::env::var("RTREE_WINDOW").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-4);
     let side = selectivity.powf(1.0 / D as f64);

@@ -21,6 +21,13 @@ use quiredb_engine::{PageId, WriteTxn};
 /// Candidates (least area enlargement first) whose overlap enlargement is computed.
 const OVERLAP_CANDIDATES: usize = 32;
 
+/// A node reached by an in-place append is rewritten in the bulk load's order when
+/// its entry count becomes a multiple of this. Callgrind, 200k 2-D points inserted
+/// one by one into a point tree, then 5000 windows of 0.001 % and 5000 kNN (k=10):
+/// never 19.8 M / 84.7 M query instructions, 8.95 G for the inserts; every 32
+/// entries 16.7 M / 74.2 M; every 16 entries 15.6 M / 69.5 M, 12.3 G for the inserts.
+const REORDER_EVERY: usize = 32;
+
 /// Entries waiting for (re)insertion, each with the level of the node it belongs in.
 pub(crate) type Pending<const D: usize> = Vec<(Entry<D>, u16)>;
 
@@ -62,6 +69,14 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let mut path = self.descend(txn, head, &entry.rect, level)?;
         let (mut id, mut node, _) = path.pop().expect("descend returns at least the root");
         if node.entries.len() < self.form(level).max {
+            if (node.entries.len() + 1).is_multiple_of(REORDER_EVERY) {
+                // Appended entries land in the node's last groups in arrival order, so
+                // those groups' boxes grow towards the node's: reorder every so often.
+                node.entries.push(entry);
+                partition(&mut node.entries, 0, GROUP);
+                self.store_node(txn, id, &node)?;
+                return self.widen_ancestors(txn, entry.rect, path);
+            }
             return self.append_in_place(txn, (id, level), node.entries.len(), &entry, path);
         }
         node.entries.push(entry);
@@ -93,11 +108,21 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         node: (PageId, u16),
         count: usize,
         entry: &Entry<D>,
-        mut path: Vec<(PageId, Node<D>, usize)>,
+        path: Vec<(PageId, Node<D>, usize)>,
     ) -> Result<()> {
         let (id, level) = node;
         Layout::<D, C>::put_entry(&mut txn.page_mut(id)?, count, entry, true, self.form(level));
-        let mut rect = entry.rect;
+        self.widen_ancestors(txn, entry.rect, path)
+    }
+
+    /// Widens each ancestor's box on `path` in place to hold `rect`, up to the first
+    /// one that already contains it.
+    fn widen_ancestors(
+        &self,
+        txn: &WriteTxn<'_>,
+        mut rect: Rect<D>,
+        mut path: Vec<(PageId, Node<D>, usize)>,
+    ) -> Result<()> {
         while let Some((parent_id, parent, index)) = path.pop() {
             let child = parent.entries[index];
             let grown = child.rect.union(&rect);

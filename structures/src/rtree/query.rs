@@ -172,7 +172,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         level: u16,
     ) -> Result<quiredb_engine::PageRef<'t>> {
         let page = txn.page(PageId(id))?;
-        let found = u16::from_le_bytes([page[0], page[1]]);
+        let bytes: &[u8] = &page;
+        let found = u16::from_le_bytes([bytes[0], bytes[1]]);
         if found != level {
             return Err(corrupted(PageId(id), format!("expected a node of level {level}, found level {found}")));
         }
