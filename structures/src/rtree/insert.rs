@@ -25,7 +25,7 @@ const OVERLAP_CANDIDATES: usize = 32;
 /// its entry count becomes a multiple of this. Callgrind, 200k 2-D points inserted
 /// one by one into a point tree, then 5000 windows of 0.001 % and 5000 kNN (k=10):
 /// never 19.8 M / 84.7 M query instructions, 8.95 G for the inserts; every 32
-/// entries 16.7 M / 74.2 M; every 16 entries 15.6 M / 69.5 M, 12.3 G for the inserts.
+/// entries 16.7 M / 74.2 M, 10.6 G; every 16 entries 15.6 M / 69.5 M, 12.3 G.
 const REORDER_EVERY: usize = 32;
 
 /// Entries waiting for (re)insertion, each with the level of the node it belongs in.
