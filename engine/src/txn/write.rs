@@ -91,10 +91,19 @@ impl WriteState {
         self.touched.get(index / 64).is_some_and(|word| word & (1 << (index % 64)) != 0)
     }
 
-    /// The touched slots, in order.
+    /// The touched slots, in order: zero words skipped, set bits taken lowest first
+    /// (testing all 64 bits of every word cost a commit of T1 ~0.09 ms of CPU with a
+    /// 1 GiB pool's 4,096-word bitmap).
     pub(super) fn touched_slots(&self) -> impl Iterator<Item = usize> + '_ {
-        self.touched.iter().enumerate().flat_map(|(word_at, &word)| {
-            (0..64).filter(move |bit| word & (1 << bit) != 0).map(move |bit| word_at * 64 + bit)
+        self.touched.iter().enumerate().filter(|(_, word)| **word != 0).flat_map(|(word_at, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    word_at * 64 + bit
+                })
+            })
         })
     }
 }
@@ -463,5 +472,21 @@ impl PageRead for WriteTxn<'_> {
 
     fn result_set(&self) -> ResultSet {
         self.core.result_sets.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriteState;
+
+    #[test]
+    fn touched_slots_come_back_in_order_once_each() {
+        let mut state = WriteState::default();
+        assert_eq!(state.touched_slots().count(), 0);
+        for slot in [200, 3, 64, 3, 63, 4095] {
+            state.touch(slot, 4096);
+        }
+        assert_eq!(state.touched_slots().collect::<Vec<_>>(), vec![3, 63, 64, 200, 4095]);
+        assert!(state.is_touched(64) && !state.is_touched(65));
     }
 }
