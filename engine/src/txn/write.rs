@@ -165,9 +165,7 @@ impl<'db> WriteTxn<'db> {
         }
         // Spilled earlier: turn its clean frame back into a dirty one (nobody else can
         // see a page of this transaction), or read the written copy into a new frame.
-        if state.dirty.len() >= self.core.spill_threshold {
-            self.spill(state)?;
-        }
+        self.spill_if_full(state)?;
         let (index, guard) = match pool.reclaim(phys) {
             Some(reclaimed) => reclaimed,
             None => {
@@ -189,10 +187,16 @@ impl<'db> WriteTxn<'db> {
 
     /// A pool frame for a new dirty page, spilling first if the writer holds too many.
     fn take_dirty(&self, state: &mut WriteState, phys: PhysId) -> Result<(u32, WriteGuard<'db>)> {
+        self.spill_if_full(state)?;
+        self.core.pool.take_dirty(phys)
+    }
+
+    /// Spills when the writer holds as many dirty pages as it may.
+    fn spill_if_full(&self, state: &mut WriteState) -> Result<()> {
         if state.dirty.len() >= self.core.spill_threshold {
             self.spill(state)?;
         }
-        self.core.pool.take_dirty(phys)
+        Ok(())
     }
 
     /// Writes the dirty pages not currently borrowed (in adjacent runs), making their
@@ -254,9 +258,7 @@ impl<'db> WriteTxn<'db> {
             return Ok((phys, self.fresh_frame(state, phys, logical)?));
         }
         drop(self.core.read_committed(phys, kind, logical, self.base.txn)?); // cached and verified
-        if state.dirty.len() >= self.core.spill_threshold {
-            self.spill(state)?;
-        }
+        self.spill_if_full(state)?;
         let new = self.alloc_phys(state);
         // The committed copy's frame becomes the new page's: no copy, and the pool does
         // not keep two versions of every page the writer touches. An old snapshot that
