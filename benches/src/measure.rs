@@ -35,6 +35,31 @@ pub fn time<T, E>(n: u64, f: impl FnOnce() -> Result<T, E>) -> Result<(T, Sample
     Ok((out, Sample { wall_s, cpu_s, n }))
 }
 
+/// Times passes of `pass` (each one pass over a set of `len` queries) until at least
+/// `min_s` of wall time has gone by, so that a set whose one pass takes a millisecond is
+/// still timed over enough work for the clock and CPU accounting to mean something.
+/// Every pass after the first is compared with it by `same` (a query set answers the
+/// same way each time); the first pass's answer is returned, `n` counts every query.
+pub fn time_passes<T, E>(
+    len: u64,
+    min_s: f64,
+    mut pass: impl FnMut() -> Result<T, E>,
+    mut same: impl FnMut(&T, &T, u64) -> Result<(), E>,
+) -> Result<(T, Sample), E> {
+    let cpu0 = cpu_seconds();
+    let t0 = Instant::now();
+    let first = pass()?;
+    let mut passes = 1;
+    while t0.elapsed().as_secs_f64() < min_s {
+        let again = pass()?;
+        passes += 1;
+        same(&first, &again, passes)?;
+    }
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = cpu_seconds() - cpu0;
+    Ok((first, Sample { wall_s, cpu_s, n: len * passes }))
+}
+
 /// Median, minimum and maximum of a non-empty list.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
@@ -74,6 +99,23 @@ mod tests {
         assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
         let s = Summary::of(&[4.0, 1.0, 2.0, 3.0]);
         assert_eq!((s.median, s.min, s.max), (2.5, 1.0, 4.0));
+    }
+
+    #[test]
+    fn passes_repeat_until_the_minimum_time_and_compare_answers() {
+        // Proves a zero minimum runs one pass, a positive one several, each counted,
+        // and that a pass answering differently stops the timing with the error.
+        let (a, s) = time_passes(10, 0.0, || Ok::<_, String>(7), |_, _, _| Ok(())).unwrap();
+        assert_eq!((a, s.n), (7, 10));
+        let (_, s) = time_passes(10, 0.002, || Ok::<_, String>(7), |_, _, _| Ok(())).unwrap();
+        assert!(s.n > 10 && s.n % 10 == 0);
+        let mut k = 0;
+        let changing = || {
+            k += 1;
+            Ok::<_, String>(k)
+        };
+        let differ = |a: &i32, b: &i32, pass: u64| if a == b { Ok(()) } else { Err(format!("pass {pass}")) };
+        assert_eq!(time_passes(1, 1.0, changing, differ).unwrap_err(), "pass 2");
     }
 
     #[test]
