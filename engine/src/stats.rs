@@ -23,6 +23,8 @@ pub struct Stats {
     pub commits: u64,
     /// Dirty pages written before their commit to free frames.
     pub spills: u64,
+    /// Pool frames holding page memory (frames get it when first used).
+    pub frames_allocated: u64,
 }
 
 /// The live counters.
@@ -35,6 +37,7 @@ pub struct Counters {
     syncs: AtomicU64,
     commits: AtomicU64,
     spills: AtomicU64,
+    frames_allocated: AtomicU64,
 }
 
 impl Counters {
@@ -67,6 +70,11 @@ impl Counters {
         self.spills.fetch_add(pages, Ordering::Relaxed);
     }
 
+    /// One frame given its page memory.
+    pub fn frame_allocated(&self) {
+        self.frames_allocated.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Reads all counters.
     pub fn snapshot(&self) -> Stats {
         let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
@@ -79,6 +87,7 @@ impl Counters {
             syncs: get(&self.syncs),
             commits: get(&self.commits),
             spills: get(&self.spills),
+            frames_allocated: get(&self.frames_allocated),
         }
     }
 }

@@ -139,16 +139,14 @@ pub struct Pool {
 struct PaddedCounter(AtomicU64);
 
 impl Pool {
-    /// A pool of `frames` preallocated frames of `page_size` bytes.
+    /// A pool of `frames` frames of `page_size` bytes. A frame's bytes are allocated
+    /// when it is first taken, so a large pool costs memory (and the time to zero it)
+    /// only as far as it is used: zeroing a 256 MiB pool up front took ~0.1 s per open.
     pub fn new(page_size: usize, frames: usize) -> Pool {
         assert!(frames >= 16, "a pool needs at least 16 frames (checked by Options::validate)");
         let frames: Box<[Frame]> = (0..frames)
             .map(|_| Frame {
-                data: RwLock::new(FrameData {
-                    phys: NO_PAGE,
-                    state: FrameState::Free,
-                    bytes: vec![0u8; page_size].into_boxed_slice(),
-                }),
+                data: RwLock::new(FrameData { phys: NO_PAGE, state: FrameState::Free, bytes: Box::default() }),
                 referenced: AtomicBool::new(false),
             })
             .collect();
@@ -291,6 +289,10 @@ impl Pool {
             let Some(mut guard) = frame.data.try_write() else { continue };
             match guard.state {
                 FrameState::Dirty => continue,
+                FrameState::Free if guard.bytes.is_empty() => {
+                    guard.bytes = vec![0u8; self.page_size].into_boxed_slice();
+                    self.counters.frame_allocated();
+                }
                 FrameState::Free => {}
                 FrameState::Clean => {
                     self.table.remove(guard.phys, Some(index as u32));
@@ -314,6 +316,24 @@ mod tests {
             bytes.fill(value);
             Ok(())
         }
+    }
+
+    #[test]
+    fn frames_get_their_memory_when_first_used() {
+        // Proves a large pool allocates page memory only for the frames it uses, and
+        // that a reused (evicted) frame keeps its memory instead of allocating again.
+        let pool = Pool::new(4096, 1 << 16);
+        assert_eq!(pool.stats().frames_allocated, 0);
+        for page in 0..3u64 {
+            drop(pool.get(PhysId(page), fill(1)).unwrap());
+        }
+        assert_eq!(pool.stats().frames_allocated, 3);
+        let small = Pool::new(4096, 16);
+        for page in 0..40u64 {
+            let guard = small.get(PhysId(page), fill(page as u8)).unwrap();
+            assert_eq!((guard.bytes.len(), guard.bytes[0]), (4096, page as u8));
+        }
+        assert_eq!(small.stats().frames_allocated, 16);
     }
 
     #[test]
