@@ -137,6 +137,7 @@ impl Core {
     }
 
     /// Pins a committed page, reading and verifying it on a miss.
+    #[inline]
     pub fn read_committed(
         &self,
         phys: PhysId,
@@ -170,6 +171,7 @@ impl Core {
 
     /// Translates a logical id as snapshot `meta` sees it: through the shared
     /// translation table, or by walking the page map (and remembering the answer).
+    #[inline]
     pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
         if let Some(phys) = self.translations.get(logical, meta.txn.0) {
             return Ok(Some(PhysId(phys)));

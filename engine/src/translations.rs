@@ -65,6 +65,7 @@ impl Translations {
     }
 
     /// The physical page of `logical` as seen by snapshot `snapshot`, if remembered.
+    #[inline]
     pub fn get(&self, logical: u64, snapshot: u64) -> Option<u64> {
         let slot = &self.slots[self.slot_of(logical)];
         let seq = slot.seq.load(Ordering::Acquire);

@@ -173,6 +173,7 @@ impl Pool {
     }
 
     /// Pins the frame holding `phys` if it is cached.
+    #[inline]
     pub fn lookup(&self, phys: PhysId) -> Option<ReadGuard<'_>> {
         loop {
             let index = self.table.get(phys.0)?;
@@ -195,6 +196,7 @@ impl Pool {
 
     /// Pins `phys`, loading it with `load` on a miss. `load` fills the frame bytes and
     /// verifies them; it runs with only the new frame's own lock held.
+    #[inline]
     pub fn get(&self, phys: PhysId, load: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<ReadGuard<'_>> {
         if let Some(guard) = self.lookup(phys) {
             return Ok(guard);

@@ -53,6 +53,7 @@ impl Table {
     }
 
     /// Frame holding `phys`, if the table lists one. Lock-free.
+    #[inline]
     pub fn get(&self, phys: u64) -> Option<u32> {
         let wanted = key(phys);
         let mut at = hash(phys) & self.mask;

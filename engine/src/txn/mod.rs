@@ -76,6 +76,7 @@ impl<'a> PageRef<'a> {
 
 impl Deref for PageRef<'_> {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         &self.guard.bytes[HEADER_SIZE..]
     }
@@ -106,12 +107,14 @@ impl<'a> PageMut<'a> {
 
 impl Deref for PageMut<'_> {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         &self.guard.bytes[HEADER_SIZE..]
     }
 }
 
 impl DerefMut for PageMut<'_> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         &mut self.guard.bytes[HEADER_SIZE..]
     }

@@ -57,6 +57,7 @@ impl Drop for ReadTxn<'_> {
 }
 
 impl PageRead for ReadTxn<'_> {
+    #[inline]
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
         let phys = self.core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         let guard = self.core.read_committed(phys, None, id.0, self.meta.txn)?;
