@@ -90,6 +90,10 @@ pub struct Core {
     pub file_len: AtomicU64,
     /// Opening rejected the newest meta page and used the older one.
     pub fell_back: bool,
+    /// This open database among all opened by the process (part of [`SnapshotToken`]).
+    ///
+    /// [`SnapshotToken`]: crate::SnapshotToken
+    pub instance: u64,
 }
 
 impl std::fmt::Debug for Core {

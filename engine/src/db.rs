@@ -140,6 +140,7 @@ impl Database {
             path: name.to_owned(),
             file_len: AtomicU64::new(0),
             fell_back,
+            instance: next_instance(),
             storage,
         };
         if meta.durability != Durability::Full {
@@ -393,4 +394,10 @@ fn unsynced_pages_verify(storage: &dyn Storage, meta: &Meta) -> bool {
             && read(phys, &mut buf)
             && page::verify(&buf, PhysId(phys)).is_ok_and(|head| head.txn > meta.last_synced && head.txn <= meta.txn)
     })
+}
+
+/// A number no other database opened by this process has had.
+fn next_instance() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

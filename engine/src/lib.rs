@@ -41,4 +41,4 @@ pub use meta::Durability;
 pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
-pub use txn::{PageMut, PageRead, PageRef, ReadTxn, WriteTxn};
+pub use txn::{PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};

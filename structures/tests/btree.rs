@@ -458,6 +458,51 @@ fn head_cache_follows_snapshots() {
     }
 }
 
+/// The head cache is keyed by the engine's snapshot token, not the transaction id: a
+/// write transaction neither uses nor fills it (its rolled-back id is reused by the
+/// next writer, with other contents), and another database with the same ids and
+/// head page does not hit it.
+#[test]
+fn head_cache_ignores_writers_and_other_databases() {
+    let fill = |db: &quiredb_engine::Database, n: u64, commit: bool| {
+        let txn = db.begin_write().expect("writer");
+        let mut tree = BTree::open(&txn, "t").expect("open");
+        for i in 0..n {
+            tree.insert(&i.to_be_bytes(), b"v").expect("insert");
+        }
+        drop(tree);
+        let head = BTree::open(&txn, "t").expect("open").head_page();
+        if commit {
+            txn.commit(Durability::None).expect("commit");
+        }
+        head
+    };
+    let create = || {
+        let (storage, db) = memdb(small_options());
+        let txn = db.begin_write().expect("writer");
+        BTree::create(&txn, "t").expect("create");
+        txn.commit(Durability::None).expect("commit");
+        (storage, db)
+    };
+    let (_a_storage, a) = create();
+    let cache = btree::HeadCache::default();
+    {
+        let txn = a.begin_write().expect("writer");
+        let head = BTree::open(&txn, "t").expect("open").head_page();
+        let mut tree = BTree::open(&txn, "t").expect("open");
+        tree.insert(b"x", b"v").expect("insert");
+        drop(tree);
+        assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 1);
+    } // rolled back: the next writer gets the same transaction id
+    let head = fill(&a, 3, true);
+    let txn = a.begin_read().expect("reader");
+    assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 3);
+    let (_b_storage, b) = create();
+    assert_eq!(fill(&b, 5, true), head, "same head page in both databases");
+    let txn = b.begin_read().expect("reader");
+    assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 5);
+}
+
 /// `insert_batch` equals one `insert` per pair, later pairs winning, one head write.
 #[test]
 fn insert_batch_matches_single_inserts() {

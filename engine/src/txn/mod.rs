@@ -28,6 +28,22 @@ use crate::pool::{ReadGuard, WriteGuard};
 use crate::resultset::ResultSet;
 use std::ops::{Deref, DerefMut};
 
+/// Names one committed snapshot of one open database (see
+/// [`PageRead::snapshot_token`]). A transaction id alone does not: a write transaction
+/// that rolls back leaves its id to the next one, with other contents, and another
+/// database (or the same file reopened after a crash) has its own ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SnapshotToken {
+    instance: u64,
+    txn: TxnId,
+}
+
+impl SnapshotToken {
+    pub(crate) fn new(instance: u64, txn: TxnId) -> Self {
+        SnapshotToken { instance, txn }
+    }
+}
+
 /// Read access to the pages of a snapshot; implemented by both transaction kinds so a
 /// structure's read path is written once.
 pub trait PageRead {
@@ -38,6 +54,11 @@ pub trait PageRead {
     fn payload_size(&self) -> usize;
     /// The snapshot's (or the writer's new) transaction id.
     fn txn_id(&self) -> TxnId;
+    /// The committed snapshot this transaction reads, `None` in a write transaction
+    /// (whose pages change as it writes). Equal tokens mean equal contents that never
+    /// change, so a structure may reuse what it decoded under one token, such as its
+    /// root, for as long as it sees that token again.
+    fn snapshot_token(&self) -> Option<SnapshotToken>;
     /// Looks up a named structure in the catalog.
     fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>>;
     /// Every catalog entry, in name order.

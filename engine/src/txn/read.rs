@@ -2,7 +2,7 @@
 //! registers itself so that the pages it can see are not reused; it never waits for
 //! the writer, for a commit's sync, or for other readers.
 
-use super::{PageRead, PageRef};
+use super::{PageRead, PageRef, SnapshotToken};
 use crate::catalog::{self, CatalogEntry};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -70,6 +70,10 @@ impl PageRead for ReadTxn<'_> {
 
     fn txn_id(&self) -> TxnId {
         self.meta.txn
+    }
+
+    fn snapshot_token(&self) -> Option<SnapshotToken> {
+        Some(SnapshotToken::new(self.core.instance, self.meta.txn))
     }
 
     fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {

@@ -15,7 +15,7 @@
 //! pages at once, e.g. both halves of a split. Read next: `pagemap.rs` (the page-map
 //! side of shadow paging), `commit.rs`.
 
-use super::{PageMut, PageRead, PageRef};
+use super::{PageMut, PageRead, PageRef, SnapshotToken};
 use crate::catalog::{Catalog, CatalogEntry, StructureKind};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -462,6 +462,10 @@ impl PageRead for WriteTxn<'_> {
 
     fn txn_id(&self) -> TxnId {
         self.state.borrow().meta.txn
+    }
+
+    fn snapshot_token(&self) -> Option<SnapshotToken> {
+        None
     }
 
     fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {

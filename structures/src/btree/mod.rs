@@ -106,7 +106,7 @@ fn max_inline_cell(payload_size: usize) -> usize {
 
 /// The head of a tree as last read in a given snapshot (see [`BTree::open_cached`]).
 #[derive(Debug, Default)]
-pub struct HeadCache(Cell<Option<(quiredb_engine::TxnId, PageId, Head)>>);
+pub struct HeadCache(Cell<Option<(quiredb_engine::SnapshotToken, PageId, Head)>>);
 
 /// The fields of the head page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,11 +156,14 @@ impl<'t, T: PageRead> BTree<'t, T> {
     }
 
     /// Like [`BTree::open_head`], but reuses the head remembered in `cache` when `txn`
-    /// reads the same snapshot it was read in (a committed snapshot never changes), so
-    /// a hot loop of one-lookup read transactions skips one page access per lookup.
-    /// Use one cache per tree, for read transactions only.
+    /// reads the same committed snapshot it was read in (the engine's
+    /// [`SnapshotToken`](quiredb_engine::SnapshotToken): such a snapshot never changes),
+    /// so a hot loop of one-lookup read transactions skips one page access per lookup.
+    /// A write transaction always reads the head (and leaves the cache alone).
     pub fn open_cached(txn: &'t T, name: &'t str, head_page: PageId, cache: &HeadCache) -> Result<Self> {
-        let snapshot = txn.txn_id();
+        let Some(snapshot) = txn.snapshot_token() else {
+            return Self::open_head(txn, name, head_page);
+        };
         let head = match cache.0.get() {
             Some((seen, head_page_seen, head)) if seen == snapshot && head_page_seen == head_page => head,
             _ => {
