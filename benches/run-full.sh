@@ -31,7 +31,9 @@
 #             5 M pairs: quiredb quiredb-full lmdb                              40 min
 #
 # Usage: ONLY="T2" bash benches/run-full.sh   (env: REPEATS=3, OUT=results/full-size,
-#        WORK=target-bench/run-full, REPORTS=reports, DRY=1 prints the commands only).
+#        WORK=target-bench/run-full, REPORTS=reports, DRY=1 prints the commands only,
+#        PIN=1 runs the benchmark on CPU 1 alone (taskset) while other work keeps to CPU 0;
+#        the tables then say "1 cores" and RUN.md must say what ran beside it).
 # Results of the parts accumulate in OUT; each part regenerates the reports from all
 # of OUT, so the committed pages always show the newest figures of every part.
 set -euo pipefail
@@ -43,6 +45,7 @@ WORK="${WORK:-target-bench/run-full}"
 ONLY="${ONLY:-T1 T2 T3 T4 T5 T6 T7 T8 KV}"
 REPORTS="${REPORTS:-reports}"
 DRY="${DRY:-}"
+PIN="${PIN:-}"
 
 if [ -z "$DRY" ]; then
   cargo build --release -p quiredb-bench --features peers
@@ -72,7 +75,11 @@ run() {
   fi
   local t0
   t0=$(date +%s)
-  "$BENCH" "${args[@]}"
+  if [ -n "$PIN" ]; then
+    taskset -c "$PIN" "$BENCH" "${args[@]}"
+  else
+    "$BENCH" "${args[@]}"
+  fi
   echo "== $workload took $(( $(date +%s) - t0 )) s"
 }
 
