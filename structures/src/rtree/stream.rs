@@ -197,7 +197,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
                 reason: format!("a sorter of a box tree cannot fill the point tree {:?}", tree.name),
             });
         }
-        let key = self.key.unwrap_or_else(|| HilbertKey::new(&self.bounds));
+        let key = self.key.take().unwrap_or_else(|| HilbertKey::new(&self.bounds));
         if self.spill.is_some() {
             self.make_runs(&key)?;
         } else if !self.runs.is_empty() && !self.buffer.is_empty() {
@@ -227,8 +227,10 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
     }
 
     fn spill_buffer(&mut self) -> Result<()> {
-        if let Some(key) = self.key {
-            let run = self.write_run(&key)?;
+        if let Some(key) = self.key.take() {
+            let run = self.write_run(&key);
+            self.key = Some(key);
+            let run = run?;
             self.runs.push(run);
             return Ok(());
         }
@@ -314,7 +316,8 @@ type Sorted = (u64, u64, u32);
 /// 24-byte triples moves far less than sorting the entries.
 fn sort_order<const D: usize>(key: &HilbertKey<D>, buffer: &[Entry<D>], order: &mut Vec<Sorted>) {
     order.clear();
-    buffer.par_iter().enumerate().map(|(i, e)| (key.key(&e.rect), e.id, i as u32)).collect_into_vec(order);
+    let key_of = |e: &Entry<D>| if e.rect.min == e.rect.max { key.point_key(&e.rect.min) } else { key.key(&e.rect) };
+    buffer.par_iter().enumerate().map(|(i, e)| (key_of(e), e.id, i as u32)).collect_into_vec(order);
     order.par_sort_unstable();
 }
 
