@@ -43,6 +43,7 @@ mod node;
 mod packer;
 mod query;
 mod remove;
+mod root_cache;
 mod scratch;
 mod split;
 mod stream;
@@ -84,6 +85,8 @@ pub struct RTree<const D: usize, C: Coord = f64> {
     leaf_max: usize,
     leaf_min: usize,
     points: bool,
+    /// The root as last read in a committed snapshot (`root_cache.rs`).
+    root_cache: root_cache::RootCache,
     _coord: PhantomData<C>,
 }
 
@@ -152,7 +155,17 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let (max, min) = (p.max, p.min);
         let (leaf_max, leaf_min) = if p.points { (p.leaf_max, p.leaf_min) } else { (max, min) };
         let name = name.to_owned();
-        RTree { name, head, max, min, leaf_max, leaf_min, points: p.points, _coord: PhantomData }
+        RTree {
+            name,
+            head,
+            max,
+            min,
+            leaf_max,
+            leaf_min,
+            points: p.points,
+            root_cache: Default::default(),
+            _coord: PhantomData,
+        }
     }
 
     /// The tree of a catalog entry whose parameters are those of `RTree<D, C>`, not
@@ -307,7 +320,15 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// The root's page and level (the query paths' cheap head read).
     #[inline]
     pub(crate) fn root(&self, txn: &impl PageRead) -> Result<(u64, u16)> {
-        Head::root(txn, self.head)
+        let Some(token) = txn.snapshot_token() else {
+            return Head::root(txn, self.head);
+        };
+        if let Some(root) = self.root_cache.get(token) {
+            return Ok(root);
+        }
+        let (root, level) = Head::root(txn, self.head)?;
+        self.root_cache.set(token, root, level);
+        Ok((root, level))
     }
 
     pub(crate) fn store_head(&self, txn: &WriteTxn<'_>, head: &Head) -> Result<()> {
