@@ -25,9 +25,12 @@
 //! for the upper levels. Temporary files are anonymous (`tempfile_in`), removed when
 //! dropped, even on error.
 //!
-//! Records (little-endian): `tag u8` (0 = point, 1 = box), `key u64` (runs only),
-//! `id u64`, `min [f64; D]`, and `max [f64; D]` for boxes (a 5-D point run record is
-//! 57 bytes).
+//! The buffer holds ids and coordinates apart (a point tree's sorter keeps `D`
+//! coordinates an entry, not a degenerate box's `2·D`: 72 bytes an entry in 5-D with
+//! its sort triple, so a 96 MiB budget sorts 1.4 M points a run). Run and spill files
+//! hold fixed-width records of `u64` words written in blocks: see `stream/runs.rs`.
+
+mod runs;
 
 use super::RTree;
 use super::coord::{Coord, stored_point, stored_rect};
@@ -38,13 +41,11 @@ use super::packer::LevelPacker;
 use crate::error::{Error, Result};
 use quiredb_engine::WriteTxn;
 use rayon::prelude::*;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use runs::{RunReader, coord_words, entry_of, merge_into, write_words};
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 /// Bytes of read buffer per file when cutting a spill file into runs; in the merge,
 /// the sort budget (free by then) is shared among the runs, between this and
@@ -52,10 +53,8 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 const RUN_BUFFER: usize = 128 << 10;
 /// Most bytes of read buffer per run in the merge.
 const MAX_RUN_BUFFER: usize = 8 << 20;
-/// Bytes encoded before a write to a temporary file.
-const WRITE_BLOCK: usize = 1 << 20;
-/// Entries per batch from the merge thread to the packer.
-const MERGE_BATCH: usize = 8192;
+/// Words gathered before a write to a temporary file (1 MiB).
+const WRITE_WORDS: usize = 1 << 17;
 
 /// What a finished bulk build did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +71,17 @@ pub struct BulkStats {
 pub struct BulkSorter<const D: usize, C: Coord = f64> {
     dir: PathBuf,
     capacity: usize,
-    buffer: Vec<Entry<D>>,
+    /// Buffered ids, and their coordinates (`coord_words` each: `min`, then `max` for
+    /// a box tree).
+    ids: Vec<u64>,
+    coords: Vec<f64>,
     order: Vec<Sorted>,
     key: Option<HilbertKey<D>>,
     bounds: Rect<D>,
     spill: Option<File>,
     runs: Vec<File>,
-    bytes: Vec<u8>,
+    /// Records gathered for a write.
+    block: Vec<u64>,
     len: u64,
     /// The point tree's name when only points are taken.
     points: Option<String>,
@@ -90,6 +93,11 @@ pub struct BulkBuilder<'a, 't, const D: usize, C: Coord> {
     tree: &'a RTree<D, C>,
     txn: &'a WriteTxn<'t>,
     sorter: BulkSorter<D, C>,
+}
+
+/// Bytes of sort buffer an entry takes: id, coordinates and sort triple.
+fn entry_bytes<const D: usize>(boxed: bool) -> usize {
+    8 * (1 + coord_words::<D>(boxed)) + std::mem::size_of::<Sorted>()
 }
 
 impl<const D: usize, C: Coord> RTree<D, C> {
@@ -107,8 +115,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// A sorter for a later [`BulkSorter::finish_into`] this tree (or another with the
     /// same node capacity), with the limits of [`RTree::bulk_builder`].
     pub fn bulk_sorter(&self, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkSorter<D, C>> {
-        let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
-        let capacity = (mem_budget / each).min(u32::MAX as usize);
+        let capacity = (mem_budget / entry_bytes::<D>(!self.points)).min(u32::MAX as usize);
         if capacity < 2 * self.max.max(self.leaf_max) {
             return Err(Error::InvalidParameter {
                 reason: format!("a bulk build budget of {mem_budget} bytes holds fewer than two nodes of entries"),
@@ -121,13 +128,14 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         Ok(BulkSorter {
             dir,
             capacity,
-            buffer: Vec::new(),
+            ids: Vec::new(),
+            coords: Vec::new(),
             order: Vec::new(),
             key: None,
             bounds: Rect::empty(),
             spill: None,
             runs: Vec::new(),
-            bytes: Vec::new(),
+            block: Vec::new(),
             len: 0,
             points: self.points.then(|| self.name.clone()),
             _coord: PhantomData,
@@ -159,25 +167,50 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
                 return Err(Error::NotAPoint { tree: tree.clone(), reason: format!("{rect:?} has min != max") });
             }
         };
-        if self.buffer.len() == self.capacity {
-            self.spill_buffer()?;
-        }
-        if self.key.is_none() {
-            let centre = HilbertKey::centre(&rect);
-            self.bounds.expand(&Rect::new(centre, centre));
-        }
-        if self.buffer.len() == self.buffer.capacity() {
-            let want = (2 * self.buffer.capacity()).max(1 << 14).min(self.capacity);
-            self.buffer.reserve_exact(want - self.buffer.len());
-        }
-        self.buffer.push(Entry { rect, id });
-        self.len += 1;
-        Ok(())
+        self.take(&rect, id)
     }
 
     /// Adds a point with its payload (see [`BulkSorter::push`]).
     pub fn push_point(&mut self, point: [f64; D], id: u64) -> Result<()> {
-        self.push(&Rect::point(point), id)
+        match self.points {
+            Some(_) => self.take(&stored_point::<C, D>(&point)?, id),
+            None => self.push(&Rect::point(point), id),
+        }
+    }
+
+    /// Buffers a validated entry, writing a run (or spilling) when the buffer is full.
+    #[inline]
+    fn take(&mut self, rect: &Rect<D>, id: u64) -> Result<()> {
+        if self.ids.len() == self.capacity {
+            self.spill_buffer()?;
+        }
+        if self.key.is_none() {
+            let centre = HilbertKey::centre(rect);
+            self.bounds.expand(&Rect::new(centre, centre));
+        }
+        if self.ids.len() == self.ids.capacity() {
+            self.grow();
+        }
+        self.ids.push(id);
+        self.coords.extend_from_slice(&rect.min);
+        if self.points.is_none() {
+            self.coords.extend_from_slice(&rect.max);
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Doubles the buffer (at least 16 k entries, at most `capacity`).
+    fn grow(&mut self) {
+        let want = (2 * self.ids.capacity()).max(1 << 14).min(self.capacity);
+        self.ids.reserve_exact(want - self.ids.len());
+        let words = want * coord_words::<D>(self.boxed());
+        self.coords.reserve_exact(words.saturating_sub(self.coords.len()));
+    }
+
+    /// True for a box tree's sorter (records hold `min` and `max`).
+    fn boxed(&self) -> bool {
+        self.points.is_none()
     }
 
     /// Entries taken so far.
@@ -200,25 +233,29 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         let key = self.key.take().unwrap_or_else(|| HilbertKey::new(&self.bounds));
         if self.spill.is_some() {
             self.make_runs(&key)?;
-        } else if !self.runs.is_empty() && !self.buffer.is_empty() {
+        } else if !self.runs.is_empty() && !self.ids.is_empty() {
             let run = self.write_run(&key)?;
             self.runs.push(run);
         }
         tree.clear_for_bulk(txn)?;
         let mut packer = LevelPacker::new(tree, txn, 0);
         let runs = self.runs.len();
-        let each = std::mem::size_of::<Entry<D>>() + std::mem::size_of::<Sorted>();
-        match (self.capacity * each).checked_div(runs) {
+        let boxed = self.boxed();
+        match (self.capacity * entry_bytes::<D>(boxed)).checked_div(runs) {
             None => {
-                sort_order(&key, &self.buffer, &mut self.order);
-                for sorted in &self.order {
-                    packer.push(self.buffer[sorted.2 as usize])?;
+                self.sort_order(&key);
+                let width = coord_words::<D>(boxed);
+                for &(_, id, i) in &self.order {
+                    let coords = &self.coords[i as usize * width..][..width];
+                    let min: [f64; D] = std::array::from_fn(|d| coords[d]);
+                    let max = if boxed { std::array::from_fn(|d| coords[D + d]) } else { min };
+                    packer.push(Entry { rect: Rect::new(min, max), id })?;
                 }
             }
             Some(share) => {
-                (self.buffer, self.order) = (Vec::new(), Vec::new());
+                (self.ids, self.coords, self.order) = (Vec::new(), Vec::new(), Vec::new());
                 let read_buffer = share.clamp(RUN_BUFFER, MAX_RUN_BUFFER);
-                merge_into(std::mem::take(&mut self.runs), read_buffer, &mut packer)?;
+                merge_into(std::mem::take(&mut self.runs), boxed, read_buffer, &mut packer)?;
             }
         }
         let (leaves, nodes) = packer.finish()?;
@@ -230,16 +267,26 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         if let Some(key) = self.key.take() {
             let run = self.write_run(&key);
             self.key = Some(key);
-            let run = run?;
-            self.runs.push(run);
+            self.runs.push(run?);
             return Ok(());
         }
         if self.spill.is_none() {
             self.spill = Some(tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?);
         }
         let out = self.spill.as_mut().expect("spill file just made");
-        write_records(out, &mut self.bytes, self.buffer.iter().map(|e| (None, e)))?;
-        self.buffer.clear();
+        let width = coord_words::<D>(self.points.is_none());
+        self.block.clear();
+        for (i, &id) in self.ids.iter().enumerate() {
+            self.block.push(id);
+            self.block.extend(self.coords[i * width..][..width].iter().map(|c| c.to_bits()));
+            if self.block.len() >= WRITE_WORDS {
+                write_words(out, &self.block)?;
+                self.block.clear();
+            }
+        }
+        write_words(out, &self.block)?;
+        self.ids.clear();
+        self.coords.clear();
         Ok(())
     }
 
@@ -249,15 +296,22 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         self.runs.push(run);
         let mut file = self.spill.take().expect("make_runs needs a spill file");
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
-        let mut input = RunReader::new(file, false, RUN_BUFFER);
-        while let Some((_, entry)) = input.next::<D>()? {
-            self.buffer.push(entry);
-            if self.buffer.len() == self.capacity {
+        let boxed = self.boxed();
+        let mut input = RunReader::new(file, 1 + coord_words::<D>(boxed), RUN_BUFFER);
+        while let Some(record) = input.current()? {
+            let entry = entry_of::<D>(record, boxed);
+            input.advance();
+            self.ids.push(entry.id);
+            self.coords.extend_from_slice(&entry.rect.min);
+            if boxed {
+                self.coords.extend_from_slice(&entry.rect.max);
+            }
+            if self.ids.len() == self.capacity {
                 let run = self.write_run(key)?;
                 self.runs.push(run);
             }
         }
-        if !self.buffer.is_empty() {
+        if !self.ids.is_empty() {
             let run = self.write_run(key)?;
             self.runs.push(run);
         }
@@ -266,13 +320,41 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
 
     /// Sorts the buffer into a new run file (rewound) and empties it.
     fn write_run(&mut self, key: &HilbertKey<D>) -> Result<File> {
-        sort_order(key, &self.buffer, &mut self.order);
+        self.sort_order(key);
         let mut file = tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?;
-        let records = self.order.iter().map(|&(k, _, i)| (Some(k), &self.buffer[i as usize]));
-        write_records(&mut file, &mut self.bytes, records)?;
+        let width = coord_words::<D>(self.boxed());
+        self.block.clear();
+        for &(k, id, i) in &self.order {
+            self.block.extend_from_slice(&[k, id]);
+            self.block.extend(self.coords[i as usize * width..][..width].iter().map(|c| c.to_bits()));
+            if self.block.len() >= WRITE_WORDS {
+                write_words(&mut file, &self.block)?;
+                self.block.clear();
+            }
+        }
+        write_words(&mut file, &self.block)?;
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
-        self.buffer.clear();
+        self.ids.clear();
+        self.coords.clear();
         Ok(file)
+    }
+
+    /// The buffer's order by (key, id) into `order`, in parallel: sorting 24-byte
+    /// triples moves far less than sorting the entries.
+    fn sort_order(&mut self, key: &HilbertKey<D>) {
+        let width = coord_words::<D>(self.boxed());
+        let (ids, coords) = (&self.ids, &self.coords);
+        let key_of = |i: usize| {
+            let c = &coords[i * width..][..width];
+            let min: [f64; D] = std::array::from_fn(|d| c[d]);
+            match width == D {
+                true => key.point_key(&min),
+                false => key.key(&Rect::new(min, std::array::from_fn(|d| c[D + d]))),
+            }
+        };
+        self.order.clear();
+        ids.par_iter().enumerate().map(|(i, &id)| (key_of(i), id, i as u32)).collect_into_vec(&mut self.order);
+        self.order.par_sort_unstable();
     }
 }
 
@@ -312,15 +394,6 @@ impl<'a, 't, const D: usize, C: Coord> BulkBuilder<'a, 't, D, C> {
 /// `(key, id, index in the buffer)` of one buffered entry.
 type Sorted = (u64, u64, u32);
 
-/// The buffer's order by (key, id) into `order` (reused), in parallel: sorting
-/// 24-byte triples moves far less than sorting the entries.
-fn sort_order<const D: usize>(key: &HilbertKey<D>, buffer: &[Entry<D>], order: &mut Vec<Sorted>) {
-    order.clear();
-    let key_of = |e: &Entry<D>| if e.rect.min == e.rect.max { key.point_key(&e.rect.min) } else { key.key(&e.rect) };
-    buffer.par_iter().enumerate().map(|(i, e)| (key_of(e), e.id, i as u32)).collect_into_vec(order);
-    order.par_sort_unstable();
-}
-
 /// Keys every entry and sorts by (key, id), in parallel.
 fn sort_keyed<const D: usize>(key: &HilbertKey<D>, keyed: &mut [(u64, Entry<D>)]) {
     keyed.par_iter_mut().with_min_len(4096).for_each(|(k, e)| *k = key.key(&e.rect));
@@ -332,152 +405,4 @@ pub(crate) fn sort_chunk<const D: usize>(key: &HilbertKey<D>, chunk: Vec<Entry<D
     let mut keyed: Vec<(u64, Entry<D>)> = chunk.into_iter().map(|e| (0, e)).collect();
     sort_keyed(key, &mut keyed);
     keyed
-}
-
-/// K-way merge of the runs on a second thread, feeding the packer in batches.
-fn merge_into<const D: usize, C: Coord>(
-    runs: Vec<File>,
-    read_buffer: usize,
-    packer: &mut LevelPacker<'_, '_, D, C>,
-) -> Result<()> {
-    let (batches, received) = sync_channel::<Vec<Entry<D>>>(4);
-    let (recycle, recycled) = channel::<Vec<Entry<D>>>();
-    std::thread::scope(move |scope| {
-        let merger = scope.spawn(move || merge_runs(runs, read_buffer, &batches, &recycled));
-        let packed = pack_batches(&received, &recycle, packer);
-        drop(received);
-        let merged = merger.join().unwrap_or_else(|_| Err(spill_corrupted("the merge thread panicked")));
-        packed.and(merged)
-    })
-}
-
-fn pack_batches<const D: usize, C: Coord>(
-    received: &Receiver<Vec<Entry<D>>>,
-    recycle: &Sender<Vec<Entry<D>>>,
-    packer: &mut LevelPacker<'_, '_, D, C>,
-) -> Result<()> {
-    for mut batch in received.iter() {
-        for entry in batch.drain(..) {
-            packer.push(entry)?;
-        }
-        let _ = recycle.send(batch);
-    }
-    Ok(())
-}
-
-/// Merges `runs` by (key, id); stops quietly when the packer side goes away.
-fn merge_runs<const D: usize>(
-    runs: Vec<File>,
-    read_buffer: usize,
-    batches: &SyncSender<Vec<Entry<D>>>,
-    recycled: &Receiver<Vec<Entry<D>>>,
-) -> Result<()> {
-    let mut inputs = Vec::with_capacity(runs.len());
-    let mut heap = BinaryHeap::with_capacity(runs.len());
-    let mut heads = Vec::with_capacity(runs.len());
-    for (i, run) in runs.into_iter().enumerate() {
-        let mut input = RunReader::new(run, true, read_buffer);
-        let first = input.next::<D>()?;
-        if let Some((k, entry)) = first {
-            heap.push(Reverse((k, entry.id, i)));
-        }
-        heads.push(first.map(|(_, e)| e));
-        inputs.push(input);
-    }
-    let mut batch = Vec::with_capacity(MERGE_BATCH);
-    while let Some(Reverse((_, _, i))) = heap.pop() {
-        let entry = heads[i].take().ok_or_else(|| spill_corrupted("a run lost its head"))?;
-        batch.push(entry);
-        if batch.len() == MERGE_BATCH {
-            let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(MERGE_BATCH));
-            if batches.send(std::mem::replace(&mut batch, next)).is_err() {
-                return Ok(());
-            }
-        }
-        if let Some((k, next)) = inputs[i].next::<D>()? {
-            heap.push(Reverse((k, next.id, i)));
-            heads[i] = Some(next);
-        }
-    }
-    if !batch.is_empty() {
-        let _ = batches.send(batch);
-    }
-    Ok(())
-}
-
-fn spill_corrupted(what: &str) -> Error {
-    Error::Spill(std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned()))
-}
-
-/// Encodes `records` into `bytes` and writes them to `out` in blocks.
-fn write_records<'e, const D: usize>(
-    out: &mut File,
-    bytes: &mut Vec<u8>,
-    records: impl Iterator<Item = (Option<u64>, &'e Entry<D>)>,
-) -> Result<()> {
-    bytes.clear();
-    for (key, entry) in records {
-        encode_record(bytes, key, entry);
-        if bytes.len() >= WRITE_BLOCK {
-            out.write_all(bytes).map_err(Error::Spill)?;
-            bytes.clear();
-        }
-    }
-    out.write_all(bytes).map_err(Error::Spill)?;
-    bytes.clear();
-    Ok(())
-}
-
-fn encode_record<const D: usize>(out: &mut Vec<u8>, key: Option<u64>, entry: &Entry<D>) {
-    let point = entry.rect.min == entry.rect.max;
-    out.push(u8::from(!point));
-    if let Some(k) = key {
-        out.extend_from_slice(&k.to_le_bytes());
-    }
-    out.extend_from_slice(&entry.id.to_le_bytes());
-    for v in entry.rect.min {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    if !point {
-        for v in entry.rect.max {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-}
-
-/// Reads the records of a run or spill file in order.
-struct RunReader {
-    input: BufReader<File>,
-    keyed: bool,
-    scratch: Vec<u8>,
-}
-
-impl RunReader {
-    fn new(file: File, keyed: bool, buffer: usize) -> Self {
-        RunReader { input: BufReader::with_capacity(buffer, file), keyed, scratch: Vec::new() }
-    }
-
-    /// The next record, or `None` at the end of the file.
-    fn next<const D: usize>(&mut self) -> Result<Option<(u64, Entry<D>)>> {
-        let mut tag = [0u8; 1];
-        match self.input.read_exact(&mut tag) {
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            other => other.map_err(Error::Spill)?,
-        }
-        let boxed = match tag[0] {
-            0 => false,
-            1 => true,
-            _ => return Err(spill_corrupted("bad record tag")),
-        };
-        let words = usize::from(self.keyed) + 1 + D * (1 + usize::from(boxed));
-        self.scratch.resize(words * 8, 0);
-        self.input.read_exact(&mut self.scratch).map_err(Error::Spill)?;
-        let mut words = self.scratch.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
-        let mut next = || words.next().unwrap_or(0);
-        let key = if self.keyed { next() } else { 0 };
-        let id = next();
-        let min: [f64; D] = std::array::from_fn(|_| f64::from_bits(next()));
-        let max = if boxed { std::array::from_fn(|_| f64::from_bits(next())) } else { min };
-        Ok(Some((key, Entry { rect: Rect::new(min, max), id })))
-    }
 }
