@@ -230,16 +230,32 @@ impl<'db> WriteTxn<'db> {
         PhysId(phys)
     }
 
-    /// A new dirty page at a fresh physical location with the given header.
+    /// A new dirty page at a fresh physical location with the given header and a
+    /// zeroed payload.
     pub(super) fn new_page(
         &self,
         state: &mut WriteState,
         kind: PageKind,
         logical: u64,
     ) -> Result<(PhysId, WriteGuard<'db>)> {
+        self.new_page_with(state, kind, logical, true)
+    }
+
+    /// [`Self::new_page`], leaving the payload as the frame held it unless `zero`.
+    fn new_page_with(
+        &self,
+        state: &mut WriteState,
+        kind: PageKind,
+        logical: u64,
+        zero: bool,
+    ) -> Result<(PhysId, WriteGuard<'db>)> {
         let phys = self.alloc_phys(state);
         let (index, mut guard) = self.take_dirty(state, phys)?;
-        guard.bytes.fill(0);
+        if zero {
+            guard.bytes.fill(0);
+        } else {
+            guard.bytes[..HEADER_SIZE].fill(0);
+        }
         page::set_header(&mut guard.bytes, kind, logical, state.meta.txn);
         state.dirty.insert(phys.0, index);
         Ok((phys, guard))
@@ -310,6 +326,18 @@ impl<'db> WriteTxn<'db> {
 
     /// Allocates a new logical page of `kind`, zero-filled, locked for writing.
     pub fn alloc_page(&self, kind: PageKind) -> Result<PageMut<'db>> {
+        self.alloc_page_with(kind, true)
+    }
+
+    /// Allocates a new logical page of `kind` whose payload the caller overwrites
+    /// entirely (bulk builders encoding whole pages): it is not zeroed first, so it
+    /// holds whatever the pool frame held (bytes of another page of this file) until
+    /// written. Zeroing was ~3 % of the CPU of a 57.8 M-row meteo load.
+    pub fn alloc_page_for_overwrite(&self, kind: PageKind) -> Result<PageMut<'db>> {
+        self.alloc_page_with(kind, false)
+    }
+
+    fn alloc_page_with(&self, kind: PageKind, zero: bool) -> Result<PageMut<'db>> {
         let state = &mut *self.state.borrow_mut();
         let logical = match self.core.free.lock().logical.pop() {
             Some(logical) => {
@@ -321,7 +349,7 @@ impl<'db> WriteTxn<'db> {
                 state.meta.logical_next - 1
             }
         };
-        let (phys, guard) = self.new_page(state, kind, logical)?;
+        let (phys, guard) = self.new_page_with(state, kind, logical, zero)?;
         self.map_set(state, logical, phys.0)?;
         state.meta.live_pages += 1;
         Ok(PageMut::new(guard, PageId(logical)))

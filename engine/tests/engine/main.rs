@@ -6,6 +6,7 @@
 //! - `corruption`: single bit flips in every page; foreign, truncated, newer files.
 //! - `snapshot`: snapshot isolation and page reuse.
 //! - `alloc`: a counting allocator shows repeated queries allocate nothing.
+//! - `overwrite`: pages allocated for overwrite against zeroed ones.
 //!
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
@@ -15,4 +16,5 @@ mod corruption;
 mod crash;
 mod faults;
 mod model;
+mod overwrite;
 mod snapshot;
