@@ -3,7 +3,8 @@
 //! iterator, with and without a max distance) on seeded random boxes, before and after
 //! removes and updates, across reopen; the invariant checker after every batch; NaN
 //! and infinity rejection; D = 1..=8 and f32 coordinates; catalog parameter checks;
-//! and fault injection at every storage operation of a transaction.
+//! duplicate-heavy one-by-one inserts (flat boxes, equal points); and fault injection
+//! at every storage operation of a transaction.
 //!
 //! Replay a failure with `RTREE_SEED=<seed>`; scale the sizes with `RTREE_SCALE=<n>`.
 
@@ -520,4 +521,51 @@ fn a_point_tree_refuses_boxes_keeps_its_layout_across_reopen_and_packs_more_per_
     assert_eq!(out.ids(), &[10]);
     let problems = quiredb_structures::check::check_all(&txn).expect("check_all");
     assert!(problems.is_empty(), "quire check: {problems:?}");
+}
+
+/// A point like the Beijing measures: few distinct values, one dimension zero in
+/// nine points of ten (most boxes are flat, so areas and overlaps are all 0), and
+/// many exact duplicates.
+fn duplicate_heavy<const D: usize>(rng: &mut Rng) -> Rect<D> {
+    let mut p = [0.0; D];
+    for (d, x) in p.iter_mut().enumerate() {
+        *x = if d == D - 1 && rng.below(10) != 0 { 0.0 } else { rng.below(12) as f64 / 8.0 };
+    }
+    Rect::point(p)
+}
+
+/// Inserts one by one (many duplicate points, flat boxes; splits and forced
+/// reinserts among equal entries) into a box tree and a point tree, checked against
+/// the brute-force model after each batch, then removes a third.
+fn duplicates_layout<const D: usize>(seed: u64, n: usize, points: bool) {
+    let mut rng = Rng(seed ^ 0xd0b1 ^ (D as u64) << 32);
+    let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "dups").expect("db");
+    let txn = db.begin_write().expect("write");
+    let layout = RTreeOptions { max_entries: None, points };
+    let tree = RTree::<D>::create_with(&txn, "d", layout).expect("create");
+    let mut model: Model<D> = Vec::new();
+    for batch in 0..4 {
+        for _ in 0..n / 4 {
+            let (rect, id) = (duplicate_heavy::<D>(&mut rng), model.len() as u64);
+            tree.insert(&txn, &rect, id).expect("insert");
+            model.push((rect, id));
+        }
+        assert_sound(&tree, &txn);
+        compare(&tree, &txn, &model, &mut rng, 20);
+        println!("batch {batch}: {} entries, height {}", model.len(), tree.height(&txn).expect("height"));
+    }
+    for _ in 0..model.len() / 3 {
+        let (rect, id) = model.swap_remove(rng.below(model.len() as u64) as usize);
+        assert!(tree.remove(&txn, &rect, id).expect("remove"), "entry {id} present");
+    }
+    assert_sound(&tree, &txn);
+    compare(&tree, &txn, &model, &mut rng, 20);
+}
+
+#[test]
+fn duplicate_heavy_inserts_match_brute_force() {
+    let (seed, n) = (seed(), 6000 * scale());
+    duplicates_layout::<2>(seed, n, true);
+    duplicates_layout::<2>(seed, n, false);
+    duplicates_layout::<5>(seed, n, true);
 }

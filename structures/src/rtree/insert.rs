@@ -1,35 +1,53 @@
 //! R* insertion on pages: descend with ChooseSubtree (overlap-minimising at the level
 //! above the leaves, least area enlargement above), add the entry, then walk back up:
-//! an overflowing node first sheds 30 % of its entries for forced reinsertion (once
+//! an overflowing node first sheds 10 % of its entries for forced reinsertion (once
 //! per level per inserted entry, never at the root), else it is split (`split.rs`).
-//! Nodes are decoded along the path. An entry that fits is written in place into its
-//! node's page and the ancestors' boxes (and their group boxes) are widened in place
-//! until one already contains it; an overflowing node is changed in memory and
+//! The descent reads the branch pages without decoding them (`choose.rs`). An entry
+//! that fits is written in place into its node's page and the ancestors' boxes (and
+//! their group boxes) are widened in place until one already contains it; only an
+//! overflowing node (and, going up, its parents) is decoded, changed in memory and
 //! written back, the walk stopping as soon as a parent's box does not change. Nodes
 //! rewritten by a split or a forced reinsert are ordered like the bulk load's, so
-//! their groups of 16 entries are compact.
+//! their groups of 16 entries are compact (`group.rs`).
 
 use super::RTree;
-use super::bulk::partition;
+use super::choose::choose_subtree;
 use super::coord::Coord;
 use super::geom::Rect;
-use super::node::{Entry, GROUP, Head, Layout, Node, corrupted};
+use super::group::regroup;
+use super::node::{Entry, Head, Layout, Node, corrupted};
 use super::split::{by_f64, rstar_split};
 use crate::error::Result;
 use quiredb_engine::{PageId, WriteTxn};
-
-/// Candidates (least area enlargement first) whose overlap enlargement is computed.
-const OVERLAP_CANDIDATES: usize = 32;
 
 /// A node reached by an in-place append is rewritten in the bulk load's order when
 /// its entry count becomes a multiple of this. Callgrind, 200k 2-D points inserted
 /// one by one into a point tree, then 5000 windows of 0.001 % and 5000 kNN (k=10):
 /// never 19.8 M / 84.7 M query instructions, 8.95 G for the inserts; every 32
-/// entries 16.7 M / 74.2 M, 10.6 G; every 16 entries 15.6 M / 69.5 M, 12.3 G.
+/// entries 16.7 M / 74.2 M, 10.6 G; every 16 entries 15.6 M / 69.5 M, 12.3 G. Again
+/// after the cheaper insert path (windows only, reinsert 10 %): never 17.8 M, every
+/// 32 entries 14.7 M (2-D); 5-D 57.2 M / 52.9 M.
 const REORDER_EVERY: usize = 32;
+
+/// Share (in %) of an overflowing node's entries that a forced reinsert moves. The
+/// R* paper's 30 % was tuned for nodes of 50 entries; our leaves hold 150 (5-D) to
+/// 340 (2-D) points. Callgrind, 200k points inserted one by one into a point tree,
+/// then 5000 windows of 0.001 % (instructions, insert / windows): 2-D 30 % 4.65 G /
+/// 14.6 M, 10 % 2.57 G / 14.7 M, none 1.69 G / 14.7 M; 5-D 30 % 4.74 G / 52.9 M,
+/// 10 % 3.26 G / 52.9 M, none 2.42 G / 58.2 M.
+const REINSERT_PERCENT: usize = 10;
 
 /// Entries waiting for (re)insertion, each with the level of the node it belongs in.
 pub(crate) type Pending<const D: usize> = Vec<(Entry<D>, u16)>;
+
+/// One branch node on the way down: its page and level, the index of the child
+/// taken and that child's entry as read.
+struct Step<const D: usize> {
+    id: PageId,
+    level: u16,
+    index: usize,
+    child: Entry<D>,
+}
 
 impl<const D: usize, C: Coord> RTree<D, C> {
     /// Inserts `rect` with `payload`. A box with a NaN or infinite coordinate (or
@@ -38,7 +56,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     pub fn insert(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<()> {
         let rect = self.stored(rect)?;
         let mut head = self.head(txn)?;
-        self.insert_pending(txn, &mut head, vec![(Entry { rect, id: payload }, 0)])?;
+        let (mut reinserted, mut pending) = (0u64, Pending::new());
+        self.insert_one(txn, &mut head, Entry { rect, id: payload }, 0, &mut reinserted, &mut pending)?;
+        self.drain(txn, &mut head, &mut reinserted, pending)?;
         head.len += 1;
         self.store_head(txn, &head)
     }
@@ -49,10 +69,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     }
 
     /// Inserts every pending entry at its level (forced reinsertions join the list).
-    pub(crate) fn insert_pending(&self, txn: &WriteTxn<'_>, head: &mut Head, mut pending: Pending<D>) -> Result<()> {
-        let mut reinserted = 0u64;
+    pub(crate) fn insert_pending(&self, txn: &WriteTxn<'_>, head: &mut Head, pending: Pending<D>) -> Result<()> {
+        self.drain(txn, head, &mut 0, pending)
+    }
+
+    fn drain(&self, txn: &WriteTxn<'_>, head: &mut Head, reinserted: &mut u64, mut pending: Pending<D>) -> Result<()> {
         while let Some((entry, level)) = pending.pop() {
-            self.insert_one(txn, head, entry, level, &mut reinserted, &mut pending)?;
+            self.insert_one(txn, head, entry, level, reinserted, &mut pending)?;
         }
         Ok(())
     }
@@ -66,103 +89,91 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         reinserted: &mut u64,
         pending: &mut Pending<D>,
     ) -> Result<()> {
-        let mut path = self.descend(txn, head, &entry.rect, level)?;
-        let (mut id, mut node, _) = path.pop().expect("descend returns at least the root");
-        if node.entries.len() < self.form(level).max {
-            if (node.entries.len() + 1).is_multiple_of(REORDER_EVERY) {
-                // Appended entries land in the node's last groups in arrival order, so
-                // those groups' boxes grow towards the node's: reorder every so often.
-                node.entries.push(entry);
-                partition(&mut node.entries, 0, GROUP);
-                self.store_node(txn, id, &node)?;
+        let (mut path, mut id) = self.descend(txn, head, &entry.rect, level)?;
+        let form = self.form(level);
+        let count = {
+            let mut page = txn.page_mut(id)?;
+            let (found, bytes) = Layout::<D, C>::entries(&page, id, form)?;
+            if found != level {
+                return Err(corrupted(id, format!("node has level {found}, expected {level}")));
+            }
+            let count = bytes.len() / Layout::<D, C>::stride(form.point);
+            if count < form.max && !(count + 1).is_multiple_of(REORDER_EVERY) {
+                // The common case: written in place, no node decoded or re-encoded.
+                Layout::<D, C>::put_entry(&mut page, count, &entry, true, form);
+                drop(page);
                 return self.widen_ancestors(txn, entry.rect, path);
             }
-            return self.append_in_place(txn, (id, level), node.entries.len(), &entry, path);
-        }
+            count
+        };
+        let mut node = self.load(txn, id, level)?;
         node.entries.push(entry);
+        if count < form.max {
+            // Appended entries land in the node's last groups in arrival order, so
+            // those groups' boxes grow towards the node's: reorder every so often.
+            regroup(&mut node.entries);
+            self.store_node(txn, id, &node)?;
+            return self.widen_ancestors(txn, entry.rect, path);
+        }
         loop {
             let sibling = self.treat_overflow(txn, head, &mut node, path.is_empty(), reinserted, pending)?;
             self.store_node(txn, id, &node)?;
-            let Some((parent_id, mut parent, index)) = path.pop() else {
+            let Some(step) = path.pop() else {
                 if let Some(sibling) = sibling {
                     self.grow_root(txn, head, id, &node, sibling)?;
                 }
                 return Ok(());
             };
             let rect = node.bbox();
-            if parent.entries[index].rect == rect && sibling.is_none() {
+            if step.child.rect == rect && sibling.is_none() {
                 return Ok(());
             }
-            parent.entries[index].rect = rect;
+            let mut parent = self.load(txn, step.id, step.level)?;
+            let slot = parent.entries.get_mut(step.index).ok_or_else(|| corrupted(step.id, "child vanished".into()))?;
+            slot.rect = rect;
             parent.entries.extend(sibling);
-            (id, node) = (parent_id, parent);
+            (id, node) = (step.id, parent);
         }
-    }
-
-    /// The common case of an insertion: `entry` fits in `node` (id, level; holding
-    /// `count` entries), so it is written in place, and each ancestor's box on `path`
-    /// is widened in place until one already contains it — no node is re-encoded.
-    fn append_in_place(
-        &self,
-        txn: &WriteTxn<'_>,
-        node: (PageId, u16),
-        count: usize,
-        entry: &Entry<D>,
-        path: Vec<(PageId, Node<D>, usize)>,
-    ) -> Result<()> {
-        let (id, level) = node;
-        Layout::<D, C>::put_entry(&mut txn.page_mut(id)?, count, entry, true, self.form(level));
-        self.widen_ancestors(txn, entry.rect, path)
     }
 
     /// Widens each ancestor's box on `path` in place to hold `rect`, up to the first
     /// one that already contains it.
-    fn widen_ancestors(
-        &self,
-        txn: &WriteTxn<'_>,
-        mut rect: Rect<D>,
-        mut path: Vec<(PageId, Node<D>, usize)>,
-    ) -> Result<()> {
-        while let Some((parent_id, parent, index)) = path.pop() {
-            let child = parent.entries[index];
-            let grown = child.rect.union(&rect);
-            if grown == child.rect {
+    fn widen_ancestors(&self, txn: &WriteTxn<'_>, mut rect: Rect<D>, mut path: Vec<Step<D>>) -> Result<()> {
+        while let Some(step) = path.pop() {
+            let grown = step.child.rect.union(&rect);
+            if grown == step.child.rect {
                 break;
             }
-            let widened = Entry { rect: grown, id: child.id };
-            Layout::<D, C>::put_entry(&mut txn.page_mut(parent_id)?, index, &widened, false, self.form(parent.level));
+            let widened = Entry { rect: grown, id: step.child.id };
+            Layout::<D, C>::put_entry(&mut txn.page_mut(step.id)?, step.index, &widened, false, self.form(step.level));
             rect = grown;
         }
         Ok(())
     }
 
-    /// The nodes from the root down to the node of `level` chosen for `rect`, each
-    /// with the index of the child taken.
-    fn descend(
-        &self,
-        txn: &WriteTxn<'_>,
-        head: &Head,
-        rect: &Rect<D>,
-        level: u16,
-    ) -> Result<Vec<(PageId, Node<D>, usize)>> {
+    /// The branch nodes from the root down to the node of `level` chosen for `rect`
+    /// (read from their pages, not decoded), and that node's page.
+    fn descend(&self, txn: &WriteTxn<'_>, head: &Head, rect: &Rect<D>, level: u16) -> Result<(Vec<Step<D>>, PageId)> {
         let mut path = Vec::with_capacity(head.height as usize);
         let mut id = PageId(head.root);
-        let mut expected = head.root_level();
-        loop {
-            let node = self.load(txn, id, expected)?;
-            if node.level == level {
-                path.push((id, node, usize::MAX));
-                return Ok(path);
-            }
-            if node.level < level || node.entries.is_empty() {
-                return Err(corrupted(id, format!("no way down to level {level} from level {}", node.level)));
-            }
-            let index = choose_subtree(&node, rect);
-            let child = PageId(node.entries[index].id);
-            path.push((id, node, index));
-            id = child;
-            expected -= 1;
+        let mut at = head.root_level();
+        while at > level {
+            let page = self.node_page(txn, id.0, at)?;
+            let form = self.form(at);
+            let (_, bytes) = Layout::<D, C>::entries(&page, id, form)?;
+            let Some(index) = choose_subtree::<D, C>(&page, bytes, form, at, rect) else {
+                return Err(corrupted(id, format!("a branch of level {at} without entries")));
+            };
+            let chunk = &bytes[index * Layout::<D, C>::ENTRY..];
+            let child = Entry { rect: Layout::<D, C>::rect(chunk), id: Layout::<D, C>::id(chunk) };
+            path.push(Step { id, level: at, index, child });
+            id = PageId(child.id);
+            at -= 1;
         }
+        if at < level {
+            return Err(corrupted(id, format!("no way down to level {level} from level {at}")));
+        }
+        Ok((path, id))
     }
 
     /// Handles an overflowing node: forced reinsert or split. Returns the new
@@ -183,17 +194,17 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let bit = 1u64 << node.level.min(63);
         if !is_root && *reinserted & bit == 0 {
             *reinserted |= bit;
-            let count = (max * 3 / 10).max(1);
+            let count = (max * REINSERT_PERCENT / 100).max(1);
             for entry in take_farthest(node, count) {
                 pending.push((entry, node.level));
             }
             // Rewritten anyway: order it so its groups of 16 are compact.
-            partition(&mut node.entries, 0, GROUP);
+            regroup(&mut node.entries);
             return Ok(None);
         }
         let (mut keep, mut moved) = rstar_split(std::mem::take(&mut node.entries), min);
-        partition(&mut keep, 0, GROUP);
-        partition(&mut moved, 0, GROUP);
+        regroup(&mut keep);
+        regroup(&mut moved);
         node.entries = keep;
         let sibling = Node { level: node.level, entries: moved };
         let sibling_id = self.create_node(txn, &sibling)?;
@@ -220,69 +231,26 @@ impl<const D: usize, C: Coord> RTree<D, C> {
 
 /// Removes the `count` entries whose centres lie farthest from the node's centre;
 /// returns them farthest first (so the closest is reinserted first from a stack).
+/// Distances are computed once; only the `count` farthest are sorted.
 fn take_farthest<const D: usize>(node: &mut Node<D>, count: usize) -> Vec<Entry<D>> {
     let bbox = node.bbox();
-    let dist = |e: &Entry<D>| (0..D).map(|d| (e.rect.center(d) - bbox.center(d)).powi(2)).sum::<f64>();
-    node.entries.sort_by(|a, b| by_f64(dist(a), dist(b)).then(a.id.cmp(&b.id)));
+    let centre: [f64; D] = std::array::from_fn(|d| bbox.center(d));
+    let dist = |e: &Entry<D>| (0..D).map(|d| (e.rect.center(d) - centre[d]).powi(2)).sum::<f64>();
+    let mut order: Vec<(f64, u64, u32)> =
+        node.entries.iter().enumerate().map(|(i, e)| (dist(e), e.id, i as u32)).collect();
+    let by_distance = |a: &(f64, u64, u32), b: &(f64, u64, u32)| by_f64(a.0, b.0).then(a.1.cmp(&b.1));
     let keep = node.entries.len() - count;
-    let mut far = node.entries.split_off(keep);
-    far.reverse();
+    order.select_nth_unstable_by(keep, by_distance);
+    order[keep..].sort_unstable_by(by_distance);
+    let far: Vec<Entry<D>> = order[keep..].iter().rev().map(|k| node.entries[k.2 as usize]).collect();
+    let mut taken = vec![false; node.entries.len()];
+    for k in &order[keep..] {
+        taken[k.2 as usize] = true;
+    }
+    let mut at = 0;
+    node.entries.retain(|_| {
+        at += 1;
+        !taken[at - 1]
+    });
     far
-}
-
-/// The R* ChooseSubtree: the index of the child of `node` to descend into for `rect`.
-pub(crate) fn choose_subtree<const D: usize>(node: &Node<D>, rect: &Rect<D>) -> usize {
-    let entries = &node.entries;
-    let mut best_containing: Option<(f64, usize)> = None;
-    for (i, e) in entries.iter().enumerate() {
-        if e.rect.contains(rect) {
-            let area = e.rect.area();
-            if best_containing.is_none_or(|(a, _)| area < a) {
-                best_containing = Some((area, i));
-            }
-        }
-    }
-    if let Some((_, i)) = best_containing {
-        return i;
-    }
-    let mut scored: Vec<(f64, f64, usize)> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let area = e.rect.area();
-            (e.rect.union(rect).area() - area, area, i)
-        })
-        .collect();
-    let by_enlargement = |a: &(f64, f64, usize), b: &(f64, f64, usize)| by_f64(a.0, b.0).then(by_f64(a.1, b.1));
-    if node.level != 1 || scored.len() <= 1 {
-        return scored.iter().min_by(|a, b| by_enlargement(a, b)).expect("a branch has entries").2;
-    }
-    if scored.len() > OVERLAP_CANDIDATES {
-        scored.select_nth_unstable_by(OVERLAP_CANDIDATES - 1, by_enlargement);
-        scored.truncate(OVERLAP_CANDIDATES);
-    }
-    scored.sort_unstable_by(by_enlargement);
-    let mut best = (f64::INFINITY, usize::MAX);
-    for &(_, _, i) in &scored {
-        let (own, grown) = (&entries[i].rect, entries[i].rect.union(rect));
-        let mut delta = 0.0;
-        for (j, other) in entries.iter().enumerate() {
-            let gained = grown.overlap(&other.rect);
-            if gained > 0.0 && j != i {
-                delta += gained - own.overlap(&other.rect);
-                if delta >= best.0 {
-                    break;
-                }
-            }
-        }
-        // Candidates come in (enlargement, area) order, so a strict improvement in
-        // overlap is the only way to win; zero added overlap cannot be beaten.
-        if delta < best.0 {
-            best = (delta, i);
-            if delta == 0.0 {
-                break;
-            }
-        }
-    }
-    best.1
 }

@@ -34,8 +34,10 @@
 
 mod bulk;
 mod check;
+mod choose;
 mod coord;
 mod geom;
+mod group;
 mod hilbert;
 mod insert;
 mod knn;

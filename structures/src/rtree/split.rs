@@ -4,32 +4,38 @@
 //! get at least `min` entries. Pure in-memory work on decoded entries.
 
 use super::geom::Rect;
+use super::group::{index_mask, sort_key};
 use super::node::Entry;
 use std::cmp::Ordering;
 
 /// Splits `entries` (more than `2·min` of them) into two groups by the R* rules.
-pub(crate) fn rstar_split<const D: usize>(mut entries: Vec<Entry<D>>, min: usize) -> (Vec<Entry<D>>, Vec<Entry<D>>) {
+///
+/// The sorts order integer keys that carry the index (`group::sort_key`), and the axis choice sums
+/// margins without keeping the prefix boxes. When every entry is a point, sorting by
+/// the lower and by the upper corner gives the same order, so only one is tried.
+pub(crate) fn rstar_split<const D: usize>(entries: Vec<Entry<D>>, min: usize) -> (Vec<Entry<D>>, Vec<Entry<D>>) {
     let n = entries.len();
     assert!(n >= 2 * min && min >= 1, "an overflowing node has at least 2·min entries");
-    let mut prefix = Vec::with_capacity(n);
-    let mut suffix = Vec::with_capacity(n);
+    let ends: &[bool] = if entries.iter().all(|e| e.rect.min == e.rect.max) { &[false] } else { &[false, true] };
+    let mut order = Vec::with_capacity(n);
+    let mut margins = Vec::with_capacity(n);
     let mut best_axis = (f64::INFINITY, 0);
     for axis in 0..D {
         let mut margin = 0.0;
-        for by_max in [false, true] {
-            sort(&mut entries, axis, by_max);
-            sweep(&entries, &mut prefix, &mut suffix);
-            margin += (min..=n - min).map(|k| prefix[k - 1].margin() + suffix[k].margin()).sum::<f64>();
+        for &by_max in ends {
+            sort(&entries, &mut order, axis, by_max);
+            margin += margin_sum(&entries, &order, min, &mut margins);
         }
         if margin < best_axis.0 {
             best_axis = (margin, axis);
         }
     }
     let axis = best_axis.1;
+    let (mut prefix, mut suffix) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut best: Option<(f64, f64, usize, bool, usize)> = None;
-    for by_max in [false, true] {
-        sort(&mut entries, axis, by_max);
-        sweep(&entries, &mut prefix, &mut suffix);
+    for &by_max in ends {
+        sort(&entries, &mut order, axis, by_max);
+        sweep(&entries, &order, &mut prefix, &mut suffix);
         for k in min..=n - min {
             let (first, second) = (&prefix[k - 1], &suffix[k]);
             let key = (first.overlap(second), first.area() + second.area(), k.abs_diff(n / 2), by_max, k);
@@ -39,35 +45,62 @@ pub(crate) fn rstar_split<const D: usize>(mut entries: Vec<Entry<D>>, min: usize
         }
     }
     let (_, _, _, by_max, k) = best.expect("at least one distribution exists");
-    sort(&mut entries, axis, by_max);
-    let second = entries.split_off(k);
-    (entries, second)
+    sort(&entries, &mut order, axis, by_max);
+    let first = order[..k].iter().map(|&i| entries[i as usize]).collect();
+    let second = order[k..].iter().map(|&i| entries[i as usize]).collect();
+    (first, second)
 }
 
-fn sort<const D: usize>(entries: &mut [Entry<D>], axis: usize, by_max: bool) {
-    let key = |e: &Entry<D>| {
-        if by_max { (e.rect.max[axis], e.rect.min[axis]) } else { (e.rect.min[axis], e.rect.max[axis]) }
-    };
-    entries.sort_unstable_by(|a, b| {
-        let (ka, kb) = (key(a), key(b));
-        ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.id.cmp(&b.id))
-    });
+/// Fills `order` with the indices of `entries` sorted along `axis` by the lower
+/// (or upper) corner (ties broken by index).
+fn sort<const D: usize>(entries: &[Entry<D>], order: &mut Vec<u32>, axis: usize, by_max: bool) {
+    let mask = index_mask(entries.len());
+    let mut keys: Vec<u64> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| sort_key(if by_max { e.rect.max[axis] } else { e.rect.min[axis] }, i as u64, mask))
+        .collect();
+    keys.sort_unstable();
+    order.clear();
+    order.extend(keys.iter().map(|k| (k & mask) as u32));
 }
 
-/// `prefix[i]` = union of `entries[..=i]`; `suffix[i]` = union of `entries[i..]`.
-fn sweep<const D: usize>(entries: &[Entry<D>], prefix: &mut Vec<Rect<D>>, suffix: &mut Vec<Rect<D>>) {
+/// Sum over the distributions (first `k` entries of `order` / the rest, for `k` in
+/// `min..=n - min`) of the margins of both groups' boxes.
+fn margin_sum<const D: usize>(entries: &[Entry<D>], order: &[u32], min: usize, margins: &mut Vec<f64>) -> f64 {
+    let n = order.len();
+    margins.clear();
+    let mut acc = Rect::empty();
+    for &i in order {
+        acc.expand(&entries[i as usize].rect);
+        margins.push(acc.margin());
+    }
+    let mut sum: f64 = (min..=n - min).map(|k| margins[k - 1]).sum();
+    let mut acc = Rect::empty();
+    for (k, &i) in order.iter().enumerate().rev() {
+        acc.expand(&entries[i as usize].rect);
+        if (min..=n - min).contains(&k) {
+            sum += acc.margin();
+        }
+    }
+    sum
+}
+
+/// `prefix[i]` = union of the first `i + 1` entries of `order`; `suffix[i]` = union
+/// of those from `i` on.
+fn sweep<const D: usize>(entries: &[Entry<D>], order: &[u32], prefix: &mut Vec<Rect<D>>, suffix: &mut Vec<Rect<D>>) {
     prefix.clear();
     let mut acc = Rect::empty();
-    for e in entries {
-        acc.expand(&e.rect);
+    for &i in order {
+        acc.expand(&entries[i as usize].rect);
         prefix.push(acc);
     }
     suffix.clear();
-    suffix.resize(entries.len(), Rect::empty());
+    suffix.resize(order.len(), Rect::empty());
     let mut acc = Rect::empty();
-    for (i, e) in entries.iter().enumerate().rev() {
-        acc.expand(&e.rect);
-        suffix[i] = acc;
+    for (k, &i) in order.iter().enumerate().rev() {
+        acc.expand(&entries[i as usize].rect);
+        suffix[k] = acc;
     }
 }
 

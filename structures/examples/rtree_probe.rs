@@ -1,0 +1,164 @@
+//! Probe of the R*-tree for profiling (callgrind) the T4 paths: inserts `n` points
+//! one by one into a point tree in one write transaction (as the T4 adapter does),
+//! or bulk loads them, then runs `queries` windows of a volume fraction and as
+//! many kNN queries (k = 10) at the windows' corners (read snapshot per query). The
+//! phases are separate non-inlined functions, so `callgrind_annotate --inclusive=yes
+//! --threshold=100` shows `insert_all`, `windows_all` and `knn_all` apart.
+//!
+//! `cargo run --release -p quiredb-structures --example rtree_probe -- <uniform2|uniform5|FILE> [n] [insert|bulk] [queries] [selectivity]`
+//!
+//! A FILE holds little-endian 5-D f64 points (e.g. the Beijing measures TEMP, PRES,
+//! DEWP, RAIN, WSPM rounded to f32, in file order); uniform points are f32 values in
+//! the unit cube. Windows are cubes of the selectivity's volume fraction of the
+//! data's extent, centred on data points for a FILE.
+
+use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_structures::rtree::{RTree, Rect, WindowMode};
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let data = args.get(1).cloned().unwrap_or_else(|| "uniform5".into());
+    let n: usize = args.get(2).map_or(Ok(200_000), |s| s.parse())?;
+    let bulk = args.get(3).is_some_and(|s| s == "bulk");
+    let queries: usize = args.get(4).map_or(Ok(0), |s| s.parse())?;
+    let selectivity: f64 = args.get(5).map_or(Ok(1e-5), |s| s.parse())?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let (dims, coords) = match data.as_str() {
+        "uniform2" => (2, (0..n * 2).map(|_| f64::from(rng.random::<f32>())).collect()),
+        "uniform5" => (5, (0..n * 5).map(|_| f64::from(rng.random::<f32>())).collect()),
+        path => (5, read_points(path, n)?),
+    };
+    let real = !data.starts_with("uniform");
+    match dims {
+        2 => run::<2>(&coords, bulk, queries, selectivity, real, &mut rng),
+        _ => run::<5>(&coords, bulk, queries, selectivity, real, &mut rng),
+    }
+}
+
+fn read_points(path: &str, n: usize) -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+    let bytes = std::fs::read(path)?;
+    let coords: Vec<f64> = bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+    Ok(coords[..(n * 5).min(coords.len())].to_vec())
+}
+
+fn run<const D: usize>(
+    coords: &[f64],
+    bulk: bool,
+    queries: usize,
+    selectivity: f64,
+    real: bool,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let options = Options { page_size: Some(8192), cache_bytes: 256 << 20, ..Options::default() };
+    let db = Database::create(dir.path().join("probe.quire"), options)?;
+    let txn = db.begin_write()?;
+    let tree = RTree::<D>::create_points(&txn, "points")?;
+    let start = Instant::now();
+    if bulk {
+        let ids: Vec<u64> = (0..(coords.len() / D) as u64).collect();
+        tree.bulk_load_points(&txn, &ids, coords)?;
+    } else {
+        insert_all(&tree, &txn, coords)?;
+    }
+    txn.commit(Durability::Full)?;
+    let n = coords.len() / D;
+    let secs = start.elapsed().as_secs_f64();
+    let read = db.begin_read()?;
+    println!(
+        "{n} points {}: {:.0}/s, height {}, {} nodes, {} problems",
+        if bulk { "bulk" } else { "inserted" },
+        n as f64 / secs,
+        tree.height(&read)?,
+        tree.node_pages(&read)?,
+        tree.check(&read)?.len()
+    );
+    drop(read);
+    if queries > 0 {
+        let windows = make_windows::<D>(coords, queries, selectivity, real, rng);
+        let start = Instant::now();
+        let found = windows_all(&db, &tree, &windows)?;
+        let secs = start.elapsed().as_secs_f64();
+        println!("{queries} windows of {selectivity}: {:.0}/s, {found} found", queries as f64 / secs);
+        let points: Vec<[f64; D]> = windows.iter().map(|w| std::array::from_fn(|d| w.min[d])).collect();
+        let start = Instant::now();
+        let found = knn_all(&db, &tree, &points)?;
+        let secs = start.elapsed().as_secs_f64();
+        println!("{queries} kNN (k = 10): {:.0}/s, {found} found", queries as f64 / secs);
+    }
+    Ok(())
+}
+
+#[inline(never)]
+fn insert_all<const D: usize>(
+    tree: &RTree<D>,
+    txn: &quiredb_engine::WriteTxn<'_>,
+    coords: &[f64],
+) -> Result<(), Box<dyn std::error::Error>> {
+    for (id, p) in coords.chunks_exact(D).enumerate() {
+        tree.insert_point(txn, p.try_into()?, id as u64)?;
+    }
+    Ok(())
+}
+
+#[inline(never)]
+fn windows_all<const D: usize>(
+    db: &Database,
+    tree: &RTree<D>,
+    windows: &[Rect<D>],
+) -> Result<usize, Box<dyn std::error::Error>> {
+    let mut found = 0;
+    for w in windows {
+        let read = db.begin_read()?;
+        tree.visit_window(&read, w, WindowMode::Intersects, |_, _| found += 1)?;
+    }
+    Ok(found)
+}
+
+#[inline(never)]
+fn knn_all<const D: usize>(
+    db: &Database,
+    tree: &RTree<D>,
+    points: &[[f64; D]],
+) -> Result<usize, Box<dyn std::error::Error>> {
+    let mut found = 0;
+    for p in points {
+        let read = db.begin_read()?;
+        let mut out = read.result_set();
+        tree.nearest_k(&read, *p, 10, None, &mut out)?;
+        found += out.len();
+    }
+    Ok(found)
+}
+
+fn make_windows<const D: usize>(
+    coords: &[f64],
+    count: usize,
+    selectivity: f64,
+    real: bool,
+    rng: &mut rand::rngs::StdRng,
+) -> Vec<Rect<D>> {
+    let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+    for p in coords.chunks_exact(D) {
+        for d in 0..D {
+            lo[d] = lo[d].min(p[d]);
+            hi[d] = hi[d].max(p[d]);
+        }
+    }
+    let frac = selectivity.powf(1.0 / D as f64);
+    let n = coords.len() / D;
+    (0..count)
+        .map(|_| {
+            let half: [f64; D] = std::array::from_fn(|d| (hi[d] - lo[d]) * frac / 2.0);
+            let centre: [f64; D] = if real {
+                let at = rng.random_range(0..n) * D;
+                std::array::from_fn(|d| coords[at + d])
+            } else {
+                std::array::from_fn(|d| lo[d] + half[d] + rng.random::<f64>() * (hi[d] - lo[d] - 2.0 * half[d]))
+            };
+            Rect::new(std::array::from_fn(|d| centre[d] - half[d]), std::array::from_fn(|d| centre[d] + half[d]))
+        })
+        .collect()
+}
