@@ -14,11 +14,10 @@ fn memdb() -> Database {
     Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("create")
 }
 
-/// Points of the window [0, 1]² in a tree filled with `n` points on the diagonal.
+/// Points with both coordinates ≥ 0: the committed diagonal, not the writers' other points.
 fn count(tree: &RTree<2>, txn: &impl PageRead) -> u64 {
     let mut n = 0;
-    tree.visit_window(txn, &Rect::new([0.0, 0.0], [1e9, 1e9]), WindowMode::Intersects, |_, _| n += 1)
-        .expect("window");
+    tree.visit_window(txn, &Rect::new([0.0, 0.0], [1e9, 1e9]), WindowMode::Intersects, |_, _| n += 1).expect("window");
     n
 }
 
