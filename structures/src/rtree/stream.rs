@@ -26,9 +26,12 @@
 //! dropped, even on error.
 //!
 //! The buffer holds ids and coordinates apart (a point tree's sorter keeps `D`
-//! coordinates an entry, not a degenerate box's `2·D`: 72 bytes an entry in 5-D with
-//! its sort triple, so a 96 MiB budget sorts 1.4 M points a run). Run and spill files
-//! hold fixed-width records of `u64` words written in blocks: see `stream/runs.rs`.
+//! coordinates an entry, not a degenerate box's `2·D`). The sort is of one `u64` an
+//! entry: the Hilbert key above the entry's index in the buffer, so the key has
+//! `64 − index bits` (5-D, 96 MiB: 21 index bits, 8 bits a dimension); equal keys keep
+//! their push order, and the merge keeps run order among equal keys. So a 5-D point
+//! takes 56 bytes of budget (1.8 M a 96 MiB run). Run and spill files hold
+//! fixed-width records of `u64` words written in blocks: see `stream/runs.rs`.
 
 mod runs;
 
@@ -75,7 +78,10 @@ pub struct BulkSorter<const D: usize, C: Coord = f64> {
     /// a box tree).
     ids: Vec<u64>,
     coords: Vec<f64>,
-    order: Vec<Sorted>,
+    /// Sort words: `key << index_bits | index in the buffer`.
+    order: Vec<u64>,
+    /// Bits of a buffer index in a sort word (enough for `capacity`).
+    index_bits: u32,
     key: Option<HilbertKey<D>>,
     bounds: Rect<D>,
     spill: Option<File>,
@@ -95,9 +101,9 @@ pub struct BulkBuilder<'a, 't, const D: usize, C: Coord> {
     sorter: BulkSorter<D, C>,
 }
 
-/// Bytes of sort buffer an entry takes: id, coordinates and sort triple.
+/// Bytes of sort buffer an entry takes: id, coordinates and sort word.
 fn entry_bytes<const D: usize>(boxed: bool) -> usize {
-    8 * (1 + coord_words::<D>(boxed)) + std::mem::size_of::<Sorted>()
+    8 * (1 + coord_words::<D>(boxed)) + std::mem::size_of::<u64>()
 }
 
 impl<const D: usize, C: Coord> RTree<D, C> {
@@ -131,6 +137,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             ids: Vec::new(),
             coords: Vec::new(),
             order: Vec::new(),
+            index_bits: u64::BITS - (capacity as u64 - 1).leading_zeros(),
             key: None,
             bounds: Rect::empty(),
             spill: None,
@@ -152,8 +159,16 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         if self.len > 0 {
             return Err(Error::InvalidParameter { reason: "key bounds are given before the first entry".into() });
         }
-        self.key = Some(HilbertKey::new(bounds));
+        self.key = Some(self.new_key(bounds));
         Ok(self)
+    }
+
+    /// A Hilbert key over `bounds` whose keys leave `index_bits` of a sort word free
+    /// for the buffer index (5-D with a 96 MiB budget: 8 bits a dimension, 256 cells
+    /// an axis, far finer than the leaves of any tree the budget sorts into runs;
+    /// points of one cell keep their push order).
+    fn new_key(&self, bounds: &Rect<D>) -> HilbertKey<D> {
+        HilbertKey::with_bits(bounds, 64 - self.index_bits)
     }
 
     /// Adds a box with its payload. A NaN or infinite coordinate or `min > max` is
@@ -230,7 +245,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
                 reason: format!("a sorter of a box tree cannot fill the point tree {:?}", tree.name),
             });
         }
-        let key = self.key.take().unwrap_or_else(|| HilbertKey::new(&self.bounds));
+        let key = self.key.take().unwrap_or_else(|| self.new_key(&self.bounds));
         if self.spill.is_some() {
             self.make_runs(&key)?;
         } else if !self.runs.is_empty() && !self.ids.is_empty() {
@@ -245,7 +260,9 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
             None => {
                 self.sort_order(&key);
                 let width = coord_words::<D>(boxed);
-                for &(_, id, i) in &self.order {
+                let mask = (1u64 << self.index_bits) - 1;
+                for &word in &self.order {
+                    let (i, id) = (word & mask, self.ids[(word & mask) as usize]);
                     let coords = &self.coords[i as usize * width..][..width];
                     let min: [f64; D] = std::array::from_fn(|d| coords[d]);
                     let max = if boxed { std::array::from_fn(|d| coords[D + d]) } else { min };
@@ -324,8 +341,10 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         let mut file = tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?;
         let width = coord_words::<D>(self.boxed());
         self.block.clear();
-        for &(k, id, i) in &self.order {
-            self.block.extend_from_slice(&[k, id]);
+        let mask = (1u64 << self.index_bits) - 1;
+        for &word in &self.order {
+            let i = word & mask;
+            self.block.extend_from_slice(&[word >> self.index_bits, self.ids[i as usize]]);
             self.block.extend(self.coords[i as usize * width..][..width].iter().map(|c| c.to_bits()));
             if self.block.len() >= WRITE_WORDS {
                 write_words(&mut file, &self.block)?;
@@ -339,11 +358,11 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         Ok(file)
     }
 
-    /// The buffer's order by (key, id) into `order`, in parallel: sorting 24-byte
-    /// triples moves far less than sorting the entries.
+    /// The buffer's order by key (ties in push order) into `order`, in parallel:
+    /// `u64` sort words, the key above the buffer index (see [`BulkSorter::new_key`]).
     fn sort_order(&mut self, key: &HilbertKey<D>) {
         let width = coord_words::<D>(self.boxed());
-        let (ids, coords) = (&self.ids, &self.coords);
+        let (coords, shift) = (&self.coords, self.index_bits);
         let key_of = |i: usize| {
             let c = &coords[i * width..][..width];
             let min: [f64; D] = std::array::from_fn(|d| c[d]);
@@ -353,7 +372,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
             }
         };
         self.order.clear();
-        ids.par_iter().enumerate().map(|(i, &id)| (key_of(i), id, i as u32)).collect_into_vec(&mut self.order);
+        (0..self.ids.len()).into_par_iter().map(|i| key_of(i) << shift | i as u64).collect_into_vec(&mut self.order);
         self.order.par_sort_unstable();
     }
 }
@@ -390,9 +409,6 @@ impl<'a, 't, const D: usize, C: Coord> BulkBuilder<'a, 't, D, C> {
         self.sorter.finish_into(self.tree, self.txn)
     }
 }
-
-/// `(key, id, index in the buffer)` of one buffered entry.
-type Sorted = (u64, u64, u32);
 
 /// Keys every entry and sorts by (key, id), in parallel.
 fn sort_keyed<const D: usize>(key: &HilbertKey<D>, keyed: &mut [(u64, Entry<D>)]) {

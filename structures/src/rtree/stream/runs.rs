@@ -9,7 +9,7 @@
 //! machine's.
 //!
 //! The merge reads every run through its own buffer of whole records and keeps the
-//! runs' next `(key, id)` in a binary heap (the top is replaced in place: one sift per
+//! runs' next `(key, run)` in a binary heap (the top is replaced in place: one sift per
 //! record); it runs on a second thread and hands batches of entries to the packer on
 //! the transaction's thread.
 
@@ -135,7 +135,8 @@ fn pack_batches<const D: usize, C: Coord>(
     Ok(())
 }
 
-/// Merges `runs` by (key, id); stops quietly when the packer side goes away.
+/// Merges `runs` by key, ties in run order (deterministic: a run keeps its push order
+/// among equal keys); stops quietly when the packer side goes away.
 fn merge_runs<const D: usize>(
     runs: Vec<File>,
     boxed: bool,
@@ -149,19 +150,19 @@ fn merge_runs<const D: usize>(
     for (i, run) in runs.into_iter().enumerate() {
         let mut input = RunReader::new(run, width, read_buffer);
         if let Some(first) = input.current()? {
-            heap.push(Reverse((first[0], first[1], i)));
+            heap.push(Reverse((first[0], i)));
         }
         inputs.push(input);
     }
     let mut batch = Vec::with_capacity(MERGE_BATCH);
     while let Some(mut top) = heap.peek_mut() {
-        let Reverse((_, _, i)) = *top;
+        let Reverse((_, i)) = *top;
         let input = &mut inputs[i];
         let record = input.current()?.ok_or_else(|| spill_corrupted("a run lost its head"))?;
         batch.push(entry_of::<D>(&record[1..], boxed));
         input.advance();
         match input.current()? {
-            Some(next) => *top = Reverse((next[0], next[1], i)),
+            Some(next) => *top = Reverse((next[0], i)),
             None => drop(PeekMut::pop(top)),
         }
         if batch.len() == MERGE_BATCH {
