@@ -9,8 +9,7 @@
 //! machine's.
 //!
 //! The merge reads every run through its own buffer of whole records and keeps the
-//! runs' next `(key, run)` in a binary heap (the top is replaced in place: one sift per
-//! record); it runs on a second thread and hands batches of entries to the packer on
+//! runs' next `(key, run)` in a tree of losers (one comparison a level per record); it runs on a second thread and hands batches of entries to the packer on
 //! the transaction's thread.
 
 use crate::error::{Error, Result};
@@ -18,9 +17,6 @@ use crate::rtree::coord::Coord;
 use crate::rtree::geom::Rect;
 use crate::rtree::node::Entry;
 use crate::rtree::packer::LevelPacker;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::collections::binary_heap::PeekMut;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
@@ -146,25 +142,20 @@ fn merge_runs<const D: usize>(
 ) -> Result<()> {
     let width = 1 + 1 + coord_words::<D>(boxed);
     let mut inputs = Vec::with_capacity(runs.len());
-    let mut heap = BinaryHeap::with_capacity(runs.len());
+    let mut heads = Vec::with_capacity(runs.len());
     for (i, run) in runs.into_iter().enumerate() {
         let mut input = RunReader::new(run, width, read_buffer);
-        if let Some(first) = input.current()? {
-            heap.push(Reverse((first[0], i)));
-        }
+        heads.push(head(input.current()?, i));
         inputs.push(input);
     }
+    let mut tree = LoserTree::new(heads);
     let mut batch = Vec::with_capacity(MERGE_BATCH);
-    while let Some(mut top) = heap.peek_mut() {
-        let Reverse((_, i)) = *top;
+    while let Some(i) = tree.winner() {
         let input = &mut inputs[i];
         let record = input.current()?.ok_or_else(|| spill_corrupted("a run lost its head"))?;
         batch.push(entry_of::<D>(&record[1..], boxed));
         input.advance();
-        match input.current()? {
-            Some(next) => *top = Reverse((next[0], i)),
-            None => drop(PeekMut::pop(top)),
-        }
+        tree.replace(head(input.current()?, i));
         if batch.len() == MERGE_BATCH {
             let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(MERGE_BATCH));
             if batches.send(std::mem::replace(&mut batch, next)).is_err() {
@@ -176,6 +167,74 @@ fn merge_runs<const D: usize>(
         let _ = batches.send(batch);
     }
     Ok(())
+}
+
+/// The merge order of run `run`'s next record: its key, then the run; `u128::MAX`
+/// for an exhausted run.
+#[inline]
+fn head(record: Option<&[u64]>, run: usize) -> u128 {
+    record.map_or(u128::MAX, |r| u128::from(r[0]) << 64 | run as u128)
+}
+
+/// A tournament tree of losers over the runs' heads: the smallest head is found again
+/// after a replacement with one comparison a level (a binary heap's sift takes two).
+struct LoserTree {
+    /// `nodes[0]`: the winner; `nodes[n]`, `1 ≤ n < k`: the run that lost the match at
+    /// internal node `n` (the runs are the leaves `k .. 2k`, parent `n / 2`).
+    nodes: Vec<usize>,
+    heads: Vec<u128>,
+}
+
+impl LoserTree {
+    fn new(heads: Vec<u128>) -> Self {
+        let k = heads.len();
+        let mut tree = LoserTree { nodes: vec![usize::MAX; k.max(1)], heads };
+        // Every internal node gets one arrival from each child: the first waits there,
+        // the second plays it and the winner goes on up.
+        for run in 0..k {
+            let mut winner = run;
+            let mut node = (run + k) / 2;
+            while node > 0 {
+                if tree.nodes[node] == usize::MAX {
+                    tree.nodes[node] = winner;
+                    break;
+                }
+                if tree.heads[tree.nodes[node]] < tree.heads[winner] {
+                    std::mem::swap(&mut tree.nodes[node], &mut winner);
+                }
+                node /= 2;
+            }
+            if node == 0 {
+                tree.nodes[0] = winner;
+            }
+        }
+        tree
+    }
+
+    /// The run with the smallest head, `None` when every run is exhausted.
+    #[inline]
+    fn winner(&self) -> Option<usize> {
+        let run = *self.nodes.first()?;
+        (run != usize::MAX && self.heads[run] != u128::MAX).then_some(run)
+    }
+
+    /// Gives the winner a new head and replays its path.
+    #[inline]
+    fn replace(&mut self, head: u128) {
+        let k = self.heads.len();
+        let mut winner = self.nodes[0];
+        self.heads[winner] = head;
+        let mut node = (winner + k) / 2;
+        while node > 0 {
+            let other = self.nodes[node];
+            if self.heads[other] < self.heads[winner] {
+                self.nodes[node] = winner;
+                winner = other;
+            }
+            node /= 2;
+        }
+        self.nodes[0] = winner;
+    }
 }
 
 #[cfg(test)]
@@ -207,6 +266,31 @@ mod tests {
         }
         let mut reader = RunReader::new(file_of(&words[..6], &[1, 2, 3]), 3, 1 << 10);
         assert!(matches!(reader.current(), Err(Error::Spill(_))));
+    }
+
+    /// The loser tree gives the heads in order for any number of runs, equal keys in
+    /// run order, exhausted runs last.
+    #[test]
+    fn the_loser_tree_merges_in_order() {
+        for k in [1usize, 2, 3, 5, 8, 13] {
+            // Run r holds the keys r, r + 3, r + 6, … (k + r) times; some keys repeat.
+            let runs: Vec<Vec<u64>> =
+                (0..k).map(|r| (0..(k + r) as u64).map(|j| r as u64 % 3 + 3 * j).collect()).collect();
+            let mut at = vec![0; k];
+            let first = |r: usize, at: &[usize]| runs[r].get(at[r]).map(|&key| [key]);
+            let mut tree = LoserTree::new((0..k).map(|r| head(first(r, &at).as_ref().map(|w| &w[..]), r)).collect());
+            let mut merged = Vec::new();
+            while let Some(r) = tree.winner() {
+                merged.push((runs[r][at[r]], r));
+                at[r] += 1;
+                tree.replace(head(first(r, &at).as_ref().map(|w| &w[..]), r));
+            }
+            let mut expected: Vec<(u64, usize)> =
+                runs.iter().enumerate().flat_map(|(r, keys)| keys.iter().map(move |&key| (key, r))).collect();
+            expected.sort_unstable();
+            assert_eq!(merged, expected, "{k} runs");
+        }
+        assert_eq!(LoserTree::new(Vec::new()).winner(), None);
     }
 
     /// A record's words decode to the point or box they hold.
