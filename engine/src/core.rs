@@ -1,9 +1,10 @@
 //! The shared inner state of a database and the read path every transaction uses.
 //!
 //! `Core` holds the storage, the buffer pool, the published snapshot and the reader
-//! registry. Locks and what they guard (none is held across I/O):
-//! - `shared` (short): the newest committed [`Meta`], the reader registry, the slot
-//!   of the last durable meta.
+//! registry; readers take no lock (`published` and `readers`, see `readers.rs`).
+//! Locks and what they guard (none is held across I/O, none is taken by a reader):
+//! - `shared` (short, writer and `Database::meta` callers): the writer's copy of the
+//!   newest committed [`Meta`], the slot of the last durable meta.
 //! - `free` (writer only, plus `check`): the [`FreeSpace`].
 //! - `writer`: held by the one [`crate::WriteTxn`] for its whole life.
 //!
@@ -14,6 +15,7 @@ use crate::freespace::FreeSpace;
 use crate::meta::Meta;
 use crate::page::{self, HEADER_SIZE, PageKind, PhysId, TxnId, read_u64};
 use crate::pool::{Pool, ReadGuard};
+use crate::readers::{Published, Readers};
 use crate::resultset::ResultSetPool;
 use crate::storage::Storage;
 use crate::translations::Translations;
@@ -26,36 +28,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub struct Shared {
     /// The newest committed snapshot.
     pub current: Meta,
-    /// Live readers: snapshot txn and how many readers hold it.
-    pub readers: Vec<(TxnId, u32)>,
     /// Newest commit known durable.
     pub last_synced: TxnId,
     /// Meta slot (0 or 1) holding the last durable meta.
     pub synced_slot: u64,
-}
-
-impl Shared {
-    /// Snapshot txn of the oldest live reader.
-    pub fn oldest_reader(&self) -> Option<TxnId> {
-        self.readers.iter().map(|(txn, _)| *txn).min()
-    }
-
-    /// Registers a reader of `txn`; allocation-free once the registry has grown.
-    pub fn add_reader(&mut self, txn: TxnId) {
-        match self.readers.iter_mut().find(|(held, _)| *held == txn) {
-            Some((_, count)) => *count += 1,
-            None => self.readers.push((txn, 1)),
-        }
-    }
-
-    /// Unregisters a reader of `txn`.
-    pub fn remove_reader(&mut self, txn: TxnId) {
-        let at = self.readers.iter().position(|(held, _)| *held == txn).expect("reader was registered");
-        self.readers[at].1 -= 1;
-        if self.readers[at].1 == 0 {
-            self.readers.swap_remove(at);
-        }
-    }
 }
 
 /// Everything a database handle shares between threads.
@@ -68,8 +44,12 @@ pub struct Core {
     pub page_size: usize,
     /// Entries per page-map page.
     pub fanout: u64,
-    /// Published snapshot and readers.
+    /// The writer's view of the published snapshot and its durability.
     pub shared: Mutex<Shared>,
+    /// The newest snapshot, for readers (lock-free; `readers.rs`).
+    pub published: Published,
+    /// The snapshots live readers hold (lock-free; `readers.rs`).
+    pub readers: Readers,
     /// Free space (used by the writer).
     pub free: Mutex<FreeSpace>,
     /// Serialises writers.

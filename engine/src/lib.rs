@@ -25,6 +25,7 @@ pub mod freespace;
 pub mod meta;
 pub mod page;
 pub mod pool;
+mod readers;
 pub mod resultset;
 pub mod stats;
 pub mod storage;

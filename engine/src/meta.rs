@@ -51,7 +51,7 @@ pub enum Durability {
 }
 
 impl Durability {
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Durability::Full => 0,
             Durability::Checksummed => 1,
@@ -59,7 +59,7 @@ impl Durability {
         }
     }
 
-    fn from_code(code: u8) -> Option<Self> {
+    pub(crate) fn from_code(code: u8) -> Option<Self> {
         match code {
             0 => Some(Durability::Full),
             1 => Some(Durability::Checksummed),

@@ -309,6 +309,7 @@ impl WriteTxn<'_> {
             shared.last_synced = txn;
             shared.synced_slot = slot;
         }
+        self.core.published.store(&shared.current);
         drop(shared);
         self.core.pool.counters.commit();
         state.dirty.clear();

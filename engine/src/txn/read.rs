@@ -1,6 +1,6 @@
-//! [`ReadTxn`]: a snapshot reader. It copies the published meta under a short lock and
-//! registers itself so that the pages it can see are not reused; it never waits for
-//! the writer, for a commit's sync, or for other readers.
+//! [`ReadTxn`]: a snapshot reader. It copies the published meta and announces itself
+//! so that the pages it can see are not reused, both without a lock (`readers.rs`); it
+//! never waits for the writer, for a commit's sync, or for other readers.
 
 use super::{PageRead, PageRef, SnapshotToken};
 use crate::catalog::{self, CatalogEntry};
@@ -8,6 +8,7 @@ use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, TxnId};
+use crate::readers::Announcement;
 use crate::resultset::ResultSet;
 use std::cell::OnceCell;
 
@@ -19,17 +20,24 @@ use std::cell::OnceCell;
 pub struct ReadTxn<'db> {
     core: &'db Core,
     meta: Meta,
+    /// Where this reader announced its snapshot.
+    announced: Announcement,
     /// The catalog, parsed on first use (it cannot change within a snapshot).
     catalog: OnceCell<catalog::Catalog>,
 }
 
 impl<'db> ReadTxn<'db> {
+    /// Announces a reader of the newest snapshot, retrying if a commit published a
+    /// newer one meanwhile (the protocol of `readers.rs`). Never waits on a lock.
     pub(crate) fn begin(core: &'db Core) -> Self {
-        let mut shared = core.shared.lock();
-        let meta = shared.current;
-        shared.add_reader(meta.txn);
-        drop(shared);
-        ReadTxn { core, meta, catalog: OnceCell::new() }
+        loop {
+            let meta = core.published.load();
+            let announced = core.readers.announce(meta.txn);
+            if core.published.txn() == meta.txn {
+                return ReadTxn { core, meta, announced, catalog: OnceCell::new() };
+            }
+            core.readers.withdraw(announced, meta.txn);
+        }
     }
 
     /// The meta this snapshot was taken from.
@@ -52,7 +60,7 @@ impl<'db> ReadTxn<'db> {
 
 impl Drop for ReadTxn<'_> {
     fn drop(&mut self) {
-        self.core.shared.lock().remove_reader(self.meta.txn);
+        self.core.readers.withdraw(self.announced, self.meta.txn);
     }
 }
 

@@ -125,10 +125,11 @@ pub struct WriteTxn<'db> {
 impl<'db> WriteTxn<'db> {
     pub(crate) fn begin(core: &'db Core, writer: MutexGuard<'db, ()>) -> Result<Self> {
         core.check_not_poisoned()?;
-        let (base, oldest, last_synced) = {
+        let (base, last_synced) = {
             let shared = core.shared.lock();
-            (shared.current, shared.oldest_reader(), shared.last_synced)
+            (shared.current, shared.last_synced)
         };
+        let oldest = core.readers.oldest();
         let txn = TxnId(base.txn.0.checked_add(1).ok_or(Error::TxnIdOverflow(base.txn))?);
         let txn_state = WriteTxn {
             core,
