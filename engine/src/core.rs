@@ -3,7 +3,7 @@
 //! `Core` holds the storage, the buffer pool, the published snapshot and the reader
 //! registry; readers take no lock (`published` and `readers`, see `readers.rs`).
 //! Locks and what they guard (none is held across I/O, none is taken by a reader):
-//! - `shared` (short, writer and `Database::meta` callers): the writer's copy of the
+//! - `shared` (short, the writer only): the writer's copy of the
 //!   newest committed [`Meta`], the slot of the last durable meta.
 //! - `free` (writer only, plus `check`): the [`FreeSpace`].
 //! - `writer`: held by the one [`crate::WriteTxn`] for its whole life.
