@@ -33,15 +33,12 @@ fn by_cost(a: &Score, b: &Score) -> Ordering {
     a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.total_cmp(&b.2))
 }
 
-/// True when the encoded box `chunk` contains `rect`.
+/// True when the encoded box `chunk` contains `rect`. Early exits: most children
+/// fail in the first dimension or two.
 #[inline(always)]
 fn chunk_contains<C: Coord, const D: usize>(chunk: &[u8], rect: &Rect<D>) -> bool {
     let b = &chunk[..2 * D * C::BYTES];
-    let mut inside = true;
-    for d in 0..D {
-        inside &= (at::<C>(b, d) <= rect.min[d]) & (rect.max[d] <= at::<C>(b, D + d));
-    }
-    inside
+    (0..D).all(|d| at::<C>(b, d) <= rect.min[d] && rect.max[d] <= at::<C>(b, D + d))
 }
 
 /// Volume of the intersection of `a` and the encoded box `chunk` (0 when disjoint).

@@ -55,12 +55,15 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     /// a point tree with `Error::NotAPoint`, and the tree stays unchanged.
     pub fn insert(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<()> {
         let rect = self.stored(rect)?;
-        let mut head = self.head(txn)?;
+        // The head page stays pinned for writing: one page access instead of two.
+        let mut head_page = txn.page_mut(self.head)?;
+        let mut head = Head::parse(&head_page, head_page.kind(), self.head)?;
         let (mut reinserted, mut pending) = (0u64, Pending::new());
         self.insert_one(txn, &mut head, Entry { rect, id: payload }, 0, &mut reinserted, &mut pending)?;
         self.drain(txn, &mut head, &mut reinserted, pending)?;
         head.len += 1;
-        self.store_head(txn, &head)
+        head.encode(&mut head_page);
+        Ok(())
     }
 
     /// Inserts a point.

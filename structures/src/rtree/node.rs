@@ -329,21 +329,26 @@ impl Head {
     /// Reads the head page `id`.
     pub fn load(txn: &impl PageRead, id: PageId) -> Result<Head> {
         let page = txn.page(id)?;
-        if page.kind() != PageKind::RTREE_HEAD || &page[0..4] != MAGIC {
+        Self::parse(&page, page.kind(), id)
+    }
+
+    /// Decodes the head page `id` (of kind `kind`) whose payload is `page`.
+    pub fn parse(page: &[u8], kind: PageKind, id: PageId) -> Result<Head> {
+        if kind != PageKind::RTREE_HEAD || page.len() < 44 || &page[0..4] != MAGIC {
             return Err(corrupted(id, "not an R-tree head page".into()));
         }
         let head = Head {
             dims: page[4],
             coord: page[5],
-            max: read_u16(&page, 6),
-            root: read_u64(&page, 8),
-            height: read_u32(&page, 16),
-            min: read_u16(&page, 20),
-            len: read_u64(&page, 24),
-            nodes: read_u64(&page, 32),
-            points: read_u16(&page, 22) & 1 == 1,
-            leaf_max: read_u16(&page, 40),
-            leaf_min: read_u16(&page, 42),
+            max: read_u16(page, 6),
+            root: read_u64(page, 8),
+            height: read_u32(page, 16),
+            min: read_u16(page, 20),
+            len: read_u64(page, 24),
+            nodes: read_u64(page, 32),
+            points: read_u16(page, 22) & 1 == 1,
+            leaf_max: read_u16(page, 40),
+            leaf_min: read_u16(page, 42),
         };
         let leaf_bad = head.points && (head.leaf_min < 1 || head.leaf_max < 2 * head.leaf_min);
         if head.height == 0 || head.height > 64 || head.min < 1 || head.max < 2 * head.min || leaf_bad {
