@@ -8,9 +8,13 @@
 //! files are anonymous temporary files of one process, so the byte order is the
 //! machine's.
 //!
+//! Every buffer read is released from the file at once (a punched hole), so the run
+//! files' page cache is recycled while the merge goes.
+//!
 //! The merge reads every run through its own buffer of whole records and keeps the
-//! runs' next `(key, run)` in a tree of losers (one comparison a level per record); it runs on a second thread and hands batches of entries to the packer on
-//! the transaction's thread.
+//! runs' next `(key, run)` in a tree of losers (one comparison a level per record); it
+//! runs on a second thread and hands batches of entries to the packer on the
+//! transaction's thread.
 
 use crate::error::{Error, Result};
 use crate::rtree::coord::Coord;
@@ -53,6 +57,8 @@ pub(crate) struct RunReader {
     words: Vec<u64>,
     at: usize,
     end: usize,
+    /// Bytes read so far (and released, see [`release`]).
+    offset: u64,
 }
 
 impl RunReader {
@@ -60,7 +66,7 @@ impl RunReader {
     /// one record).
     pub fn new(file: File, width: usize, buffer: usize) -> Self {
         let records = (buffer / (8 * width)).max(1);
-        RunReader { file, width, words: vec![0; records * width], at: 0, end: 0 }
+        RunReader { file, width, words: vec![0; records * width], at: 0, end: 0, offset: 0 }
     }
 
     /// The current record, or `None` at the end of the file.
@@ -93,9 +99,26 @@ impl RunReader {
         if filled % (8 * self.width) != 0 {
             return Err(spill_corrupted("a run file ends inside a record"));
         }
+        release(&self.file, self.offset, filled as u64);
+        self.offset += filled as u64;
         (self.at, self.end) = (0, filled / 8);
         Ok(filled > 0)
     }
+}
+
+/// Frees the file's pages of `len` bytes at `offset`, already copied out (a hole is
+/// punched; best effort: ignored where the file system cannot). The page cache pages
+/// go back to the kernel at once and are reused, hot, by the tree's pages written in
+/// the same merge: on a VM that hands free memory back to its host, a page that stays
+/// free costs a host fault when touched again (about 1 s of CPU a GB measured here).
+fn release(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{FallocateFlags, fallocate};
+        let _ = fallocate(file, FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE, offset, len);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
 }
 
 /// K-way merge of the runs (`key, id, coords…` records) on a second thread, feeding
