@@ -48,6 +48,14 @@ pub enum Error {
         /// Position of the offending entry in the input (from 0).
         index: u64,
     },
+    /// A streamed bulk load was started on a tree that already has entries.
+    #[error("bulk load into B+tree {tree:?} needs an empty tree; it has {len} entries")]
+    BulkLoadNotEmpty {
+        /// Catalog name of the tree.
+        tree: String,
+        /// Entries it holds.
+        len: u64,
+    },
     /// An R-tree box or point has a NaN or infinite coordinate, or `min > max`.
     #[error("invalid R-tree box: {reason}")]
     InvalidBox {

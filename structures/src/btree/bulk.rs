@@ -8,20 +8,72 @@
 //! transaction (drop it) as after any failed write.
 
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER, LEAF_ENTRY};
-use super::write::{branch_cell, leaf_cell, separator, split_point};
+use super::write::{branch_cell, leaf_cell_into, separator, split_point};
 use super::{BTree, node_write};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
 
-/// The leaf being filled and the one before it (kept to even out the last two).
-struct LeafRun {
+/// Cells kept back-to-back in one buffer (no allocation per entry).
+#[derive(Debug, Default)]
+struct Cells {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Cells {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    fn refs(&self) -> Vec<&[u8]> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+}
+
+/// A bulk load in progress: ascending entries streamed into an empty tree over any
+/// number of calls ([`BTree::bulk_appender`], [`BTree::bulk_append`],
+/// [`BTree::bulk_finish`]), for loaders that receive their sorted input in chunks.
+/// Leaves are written as they fill; the branch levels and the head at the finish.
+/// Until then the tree reads as empty and must not be changed otherwise. Dropping it
+/// unfinished leaves pages behind: abort the transaction, as after a failed write.
+#[derive(Debug)]
+pub struct BulkAppender {
+    /// The tree's head page (the appender belongs to one tree).
+    head_page: PageId,
+    /// The leaf being filled, and the one before it (kept to even out the last two).
     id: u64,
     prev_id: u64,
-    cells: Vec<Vec<u8>>,
+    cells: Cells,
     bytes: usize,
-    prev_cells: Vec<Vec<u8>>,
+    prev: Cells,
     /// `(separator before the leaf, leaf id)` for every finished leaf.
     level: Vec<(Vec<u8>, u64)>,
+    last_key: Vec<u8>,
+    count: u64,
+    /// The encoded cell of the entry being added (reused).
+    cell: Vec<u8>,
+}
+
+impl BulkAppender {
+    /// Entries appended so far.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True before the first entry.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
 }
 
 impl<'db> BTree<'_, WriteTxn<'db>> {
@@ -38,32 +90,60 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             }
             return Ok(added);
         }
-        let payload = self.txn.payload_size();
-        let root = self.head.get().root;
-        let mut run = LeafRun {
-            id: root,
-            prev_id: 0,
-            cells: Vec::new(),
-            bytes: node::NODE_HEADER,
-            prev_cells: Vec::new(),
-            level: Vec::new(),
-        };
-        let mut last_key: Option<Vec<u8>> = None;
-        let mut count = 0u64;
+        let mut appender = self.bulk_appender()?;
         for (key, value) in entries {
-            let (key, value) = (key.as_ref(), value.as_ref());
-            if last_key.as_deref().is_some_and(|last| key <= last) {
-                return Err(Error::BulkLoadUnsorted { index: count });
-            }
-            let cell = self.bulk_cell(key, value)?;
-            if run.bytes + cell.len() + LEAF_ENTRY > payload {
-                self.finish_leaf(&mut run, true)?;
-            }
-            run.bytes += cell.len() + LEAF_ENTRY;
-            run.cells.push(cell);
-            last_key = Some(key.to_vec());
-            count += 1;
+            self.bulk_append(&mut appender, key.as_ref(), value.as_ref())?;
         }
+        self.bulk_finish(appender)
+    }
+
+    /// Starts a streamed bulk load; the tree must be empty
+    /// ([`Error::BulkLoadNotEmpty`] otherwise).
+    pub fn bulk_appender(&self) -> Result<BulkAppender> {
+        if !self.is_empty() {
+            return Err(Error::BulkLoadNotEmpty { tree: self.name().to_owned(), len: self.len() });
+        }
+        Ok(BulkAppender {
+            head_page: self.head_page(),
+            id: self.head.get().root,
+            prev_id: 0,
+            cells: Cells::default(),
+            bytes: node::NODE_HEADER,
+            prev: Cells::default(),
+            level: Vec::new(),
+            last_key: Vec::new(),
+            count: 0,
+            cell: Vec::new(),
+        })
+    }
+
+    /// Appends one entry; its key must be greater than the one before
+    /// ([`Error::BulkLoadUnsorted`] otherwise, the appender unchanged).
+    pub fn bulk_append(&self, run: &mut BulkAppender, key: &[u8], value: &[u8]) -> Result<()> {
+        assert_eq!(run.head_page, self.head_page(), "a bulk appender serves the tree that made it");
+        if run.count > 0 && key <= run.last_key.as_slice() {
+            return Err(Error::BulkLoadUnsorted { index: run.count });
+        }
+        let mut cell = std::mem::take(&mut run.cell);
+        self.bulk_cell_into(key, value, &mut cell)?;
+        let payload = self.txn.payload_size();
+        if run.bytes + cell.len() + LEAF_ENTRY > payload {
+            self.finish_leaf(run, true)?;
+        }
+        run.bytes += cell.len() + LEAF_ENTRY;
+        run.cells.bytes.extend_from_slice(&cell);
+        run.cells.ends.push(run.cells.bytes.len());
+        run.cell = cell;
+        run.last_key.clear();
+        run.last_key.extend_from_slice(key);
+        run.count += 1;
+        Ok(())
+    }
+
+    /// Writes the last leaf, the branch levels and the head; returns the entries
+    /// loaded.
+    pub fn bulk_finish(&mut self, mut run: BulkAppender) -> Result<u64> {
+        assert_eq!(run.head_page, self.head_page(), "a bulk appender serves the tree that made it");
         self.finish_leaf(&mut run, false)?;
         let mut level = std::mem::take(&mut run.level);
         let mut height = 1;
@@ -75,40 +155,42 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         self.set_head(|head| {
             head.root = new_root;
             head.height = height;
-            head.len = count;
+            head.len = run.count;
         });
         self.store_head()?;
-        Ok(count)
+        Ok(run.count)
     }
 
-    fn bulk_cell(&self, key: &[u8], value: &[u8]) -> Result<Vec<u8>> {
+    fn bulk_cell_into(&self, key: &[u8], value: &[u8], cell: &mut Vec<u8>) -> Result<()> {
         let payload = self.txn.payload_size();
         let max = super::max_key_len(payload);
         if key.len() > max {
             return Err(Error::KeyTooLarge { len: key.len(), max });
         }
         if LEAF_CELL_HEADER + key.len() + value.len() <= super::max_inline_cell(payload) {
-            return Ok(leaf_cell(key, value.len() as u32, value));
+            leaf_cell_into(cell, key, value.len() as u32, value);
+        } else {
+            let blob = crate::blob::write_bytes(self.txn, value)?;
+            leaf_cell_into(cell, key, BLOB_FLAG, &blob.to_bytes());
         }
-        let blob = crate::blob::write_bytes(self.txn, value)?;
-        Ok(leaf_cell(key, BLOB_FLAG, &blob.to_bytes()))
+        Ok(())
     }
 
     /// Writes the current leaf; with `more`, opens the next one.
-    fn finish_leaf(&self, run: &mut LeafRun, more: bool) -> Result<()> {
+    fn finish_leaf(&self, run: &mut BulkAppender, more: bool) -> Result<()> {
         let payload = self.txn.payload_size();
         let next = if more { self.txn.alloc_page(PageKind::BTREE_LEAF)?.id().0 } else { 0 };
         if !more && run.prev_id != 0 && run.bytes < payload / 4 {
             return self.even_last_leaves(run);
         }
-        let refs: Vec<&[u8]> = run.cells.iter().map(Vec::as_slice).collect();
-        node_write::build(&mut self.txn.page_mut(PageId(run.id))?, 0, (run.prev_id, next), &refs, &[]);
-        let sep = match run.prev_cells.last() {
-            Some(last) => separator(node::cell_key(last, true), node::cell_key(&run.cells[0], true)),
-            None => Vec::new(),
+        node_write::build(&mut self.txn.page_mut(PageId(run.id))?, 0, (run.prev_id, next), &run.cells.refs(), &[]);
+        let sep = match run.prev.len() {
+            0 => Vec::new(),
+            n => separator(node::cell_key(run.prev.get(n - 1), true), node::cell_key(run.cells.get(0), true)),
         };
         run.level.push((sep, run.id));
-        run.prev_cells = std::mem::take(&mut run.cells);
+        std::mem::swap(&mut run.prev, &mut run.cells);
+        run.cells.clear();
         run.prev_id = run.id;
         run.id = next;
         run.bytes = node::NODE_HEADER;
@@ -116,16 +198,15 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     }
 
     /// Splits the last two leaves' entries evenly and rewrites both.
-    fn even_last_leaves(&self, run: &mut LeafRun) -> Result<()> {
+    fn even_last_leaves(&self, run: &mut BulkAppender) -> Result<()> {
         let left = run.prev_id;
-        let mut cells = std::mem::take(&mut run.prev_cells);
-        cells.append(&mut run.cells);
-        let at = split_point(&cells, LEAF_ENTRY);
-        let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
+        let mut refs = run.prev.refs();
+        refs.extend(run.cells.refs());
+        let at = split_point(&refs, LEAF_ENTRY);
         let left_prev = node::prev(&self.txn.page(PageId(left))?);
         node_write::build(&mut self.txn.page_mut(PageId(left))?, 0, (left_prev, run.id), &refs[..at], &[]);
         node_write::build(&mut self.txn.page_mut(PageId(run.id))?, 0, (left, 0), &refs[at..], &[]);
-        let sep = separator(node::cell_key(&cells[at - 1], true), node::cell_key(&cells[at], true));
+        let sep = separator(node::cell_key(refs[at - 1], true), node::cell_key(refs[at], true));
         run.level.push((sep, run.id));
         Ok(())
     }

@@ -80,6 +80,7 @@ mod shift;
 mod typed;
 mod write;
 
+pub use bulk::BulkAppender;
 pub use check::{Stats, check, check_entry, stats};
 pub use cursor::{Cursor, Range};
 pub use keys::Key;

@@ -59,11 +59,17 @@ impl LeafHint {
 /// Encodes a leaf cell.
 pub(super) fn leaf_cell(key: &[u8], word: u32, stored: &[u8]) -> Vec<u8> {
     let mut cell = Vec::with_capacity(LEAF_CELL_HEADER + key.len() + stored.len());
+    leaf_cell_into(&mut cell, key, word, stored);
+    cell
+}
+
+/// [`leaf_cell`] into a reused buffer.
+pub(super) fn leaf_cell_into(cell: &mut Vec<u8>, key: &[u8], word: u32, stored: &[u8]) {
+    cell.clear();
     cell.extend_from_slice(&(key.len() as u16).to_le_bytes());
     cell.extend_from_slice(&word.to_le_bytes());
     cell.extend_from_slice(key);
     cell.extend_from_slice(stored);
-    cell
 }
 
 /// Encodes a branch cell.
