@@ -145,6 +145,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
                 measure_names: reader.measure_names(),
                 tmp_dir: tmp_dir(&args),
                 rtree_budget: args.rtree_budget_mib << 20,
+                db_file: args.db.clone(),
             };
             let mut stats = None;
             let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {

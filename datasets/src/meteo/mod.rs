@@ -38,6 +38,7 @@ pub mod calibration;
 pub mod fields;
 pub mod fit;
 pub mod generator;
+pub mod page_cache;
 pub mod parallel;
 pub mod pipeline;
 pub mod query;

@@ -17,6 +17,9 @@
 //! before) they are inserted one by one. So memory stays at the buffer pool, the sort
 //! budget and a few chunks, whatever the input size.
 //!
+//! A fourth thread drops the database file's written pages from the page cache every
+//! quarter second (`page_cache.rs`).
+//!
 //! Errors: an index-thread error stops that thread (its transaction is dropped, the
 //! database unchanged since the last commit); the parse side notices at its next
 //! chunk and the load stops with the index thread's error. A parse error aborts the
@@ -56,6 +59,9 @@ pub struct ParallelConfig {
     pub tmp_dir: PathBuf,
     /// Bytes of the R*-tree bulk load's in-memory sort.
     pub rtree_budget: usize,
+    /// The database's file, if it has one: its written pages are dropped from the page
+    /// cache while the load runs (`page_cache.rs`).
+    pub db_file: Option<PathBuf>,
 }
 
 /// A message to the index thread.
@@ -86,11 +92,13 @@ pub fn load_parallel<R: std::io::Read>(
     let (to_index, from_parser) = sync_channel(QUEUE_CHUNKS);
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
+        let releaser = super::page_cache::spawn_releaser(scope, config.db_file.as_deref());
         let indexer = scope.spawn(move || index_thread(db, (config, encoding), &from_parser, &recycle));
         let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding };
         let loaded = load(reader, &mut sender, options, progress);
         drop(sender);
         let indexed = indexer.join().unwrap_or_else(|_| Err(Error::Argument("the index thread panicked".into())));
+        drop(releaser);
         match (loaded, indexed) {
             (Ok(summary), Ok(stats)) => Ok((summary, stats)),
             (_, Err(error)) | (Err(error), Ok(_)) => Err(error),

@@ -16,6 +16,7 @@ fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quire
         measure_names: names(),
         tmp_dir: tmp.path().to_path_buf(),
         rtree_budget: 64 << 10,
+        db_file: None,
     };
     let mut reader = ObservationReader::new(csv, &Schema::default())?;
     let options = LoadOptions { batch_rows, ..LoadOptions::default() };
