@@ -1,5 +1,6 @@
-//! The context every measurement carries: git commit, CPU model, cores, memory,
-//! kernel and date, read once per run from git and /proc.
+//! The context every measurement carries: the commit the binary was built from (by
+//! `build.rs`), CPU model, cores, memory, kernel and date, read once per run from
+//! /proc.
 
 use serde::{Deserialize, Serialize};
 use std::process::Command;
@@ -30,12 +31,8 @@ impl Machine {
     /// Reads the current machine; fields that cannot be read say "unknown".
     pub fn detect() -> Machine {
         let unknown = || "unknown".to_string();
-        let mut commit = command_output("git", &["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(unknown);
-        if command_output("git", &["status", "--porcelain", "--", "benches"]).is_some_and(|s| !s.is_empty()) {
-            commit.push_str("+dirty");
-        }
         Machine {
-            commit,
+            commit: env!("QUIRE_BUILD_COMMIT").to_string(),
             cpu: proc_field("/proc/cpuinfo", "model name").unwrap_or_else(unknown),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             mem: proc_field("/proc/meminfo", "MemTotal").unwrap_or_else(unknown),
