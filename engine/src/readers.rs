@@ -1,5 +1,5 @@
-//! How a reader starts without a lock: the newest committed snapshot is published in a
-//! seqlock ([`Published`]) and a reader announces the snapshot it reads in a slot of
+//! How a reader starts without a lock: the newest committed snapshot is published in
+//! two alternating seqlocked copies ([`Published`]) and a reader announces the snapshot it reads in a slot of
 //! [`Readers`] with one compare-and-swap, so `begin_read` and dropping a reader never
 //! wait for the writer, a commit, or other readers (a reader preempted at any point
 //! holds nothing others need).
@@ -33,47 +33,60 @@ const META_WORDS: usize = 9;
 /// A free slot.
 const FREE: u64 = 0;
 
-/// The newest committed meta, readable without a lock (one writer stores it).
-#[derive(Debug)]
-pub struct Published {
+/// One copy of a meta under its own sequence number (odd while being written).
+#[derive(Debug, Default)]
+struct MetaCopy {
     seq: AtomicU64,
     words: [AtomicU64; META_WORDS],
+}
+
+/// The newest committed meta, readable without a lock (one writer stores it). Two
+/// copies alternate: the writer fills the one readers are not directed to and then
+/// directs them to it, so a writer preempted halfway never holds a reader up.
+#[derive(Debug)]
+pub struct Published {
+    copies: [MetaCopy; 2],
+    /// Stores so far; the newest meta is in copy `stores % 2`.
+    stores: AtomicU64,
     /// The published commit id, stored last (the readers' check).
     txn: AtomicU64,
 }
 
 impl Published {
     pub fn new(meta: &Meta) -> Self {
-        let published = Published { seq: AtomicU64::new(0), words: Default::default(), txn: AtomicU64::new(0) };
+        let published = Published { copies: Default::default(), stores: AtomicU64::new(0), txn: AtomicU64::new(0) };
         published.store(meta);
         published
     }
 
     /// Publishes `meta`. Callers serialise (the writer holds the shared lock).
     pub fn store(&self, meta: &Meta) {
-        let seq = self.seq.load(Ordering::Relaxed);
-        self.seq.store(seq + 1, Ordering::Relaxed);
+        let next = self.stores.load(Ordering::Relaxed) + 1;
+        let copy = &self.copies[(next % 2) as usize];
+        let seq = copy.seq.load(Ordering::Relaxed);
+        copy.seq.store(seq + 1, Ordering::Relaxed);
         fence(Ordering::Release);
-        for (word, value) in self.words.iter().zip(encode(meta)) {
+        for (word, value) in copy.words.iter().zip(encode(meta)) {
             word.store(value, Ordering::Relaxed);
         }
-        self.seq.store(seq + 2, Ordering::Release);
+        copy.seq.store(seq + 2, Ordering::Release);
+        self.stores.store(next, Ordering::Release);
         self.txn.store(meta.txn.0, Ordering::SeqCst);
     }
 
-    /// A consistent copy of the published meta.
+    /// A consistent copy of the published meta (or of a newer one).
     pub fn load(&self) -> Meta {
         loop {
-            let seq = self.seq.load(Ordering::Acquire);
-            if seq & 1 == 1 {
-                std::hint::spin_loop();
-                continue;
+            let copy = &self.copies[(self.stores.load(Ordering::Acquire) % 2) as usize];
+            let seq = copy.seq.load(Ordering::Acquire);
+            if seq & 1 == 0 {
+                let words: [u64; META_WORDS] = std::array::from_fn(|i| copy.words[i].load(Ordering::Relaxed));
+                fence(Ordering::Acquire);
+                if copy.seq.load(Ordering::Relaxed) == seq {
+                    return decode(&words);
+                }
             }
-            let words: [u64; META_WORDS] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
-            fence(Ordering::Acquire);
-            if self.seq.load(Ordering::Relaxed) == seq {
-                return decode(&words);
-            }
+            // Two commits went by and the writer is refilling this copy: look again.
         }
     }
 
@@ -209,9 +222,13 @@ mod tests {
         meta.live_pages = 13;
         meta.last_synced = TxnId(17);
         let published = Published::new(&Meta::empty(4096));
-        published.store(&meta);
-        assert_eq!(published.load(), meta);
-        assert_eq!(published.txn(), meta.txn);
+        for txn in [1, 2, 3] {
+            // Both copies in turn.
+            let meta = Meta { txn: TxnId(meta.txn.0 - txn), ..meta };
+            published.store(&meta);
+            assert_eq!(published.load(), meta);
+            assert_eq!(published.txn(), meta.txn);
+        }
     }
 
     #[test]
