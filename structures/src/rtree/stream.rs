@@ -25,8 +25,8 @@
 //! for the upper levels. Temporary files are anonymous (`tempfile_in`), removed when
 //! dropped, even on error.
 //!
-//! The buffer holds ids and coordinates apart (a point tree's sorter keeps `D`
-//! coordinates an entry, not a degenerate box's `2·D`). The sort is of one `u64` an
+//! The buffer holds records of `u64` words, the id then the coordinates (a point
+//! tree's sorter keeps `D` coordinates an entry, not a degenerate box's `2·D`). The sort is of one `u64` an
 //! entry: the Hilbert key above the entry's index in the buffer, so the key has
 //! `64 − index bits` (5-D, 96 MiB: 21 index bits, 8 bits a dimension); equal keys keep
 //! their push order, and the merge keeps run order among equal keys. So a 5-D point
@@ -74,10 +74,10 @@ pub struct BulkStats {
 pub struct BulkSorter<const D: usize, C: Coord = f64> {
     dir: PathBuf,
     capacity: usize,
-    /// Buffered ids, and their coordinates (`coord_words` each: `min`, then `max` for
-    /// a box tree).
-    ids: Vec<u64>,
-    coords: Vec<f64>,
+    /// Buffered records, [`BulkSorter::width`] words each: the id, then the
+    /// coordinates as `f64` bits (`min`, then `max` for a box tree), the layout of a
+    /// spill record: one place to read per entry when the sorted run is gathered.
+    records: Vec<u64>,
     /// Sort words: `key << index_bits | index in the buffer`.
     order: Vec<u64>,
     /// Bits of a buffer index in a sort word (enough for `capacity`).
@@ -134,8 +134,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         Ok(BulkSorter {
             dir,
             capacity,
-            ids: Vec::new(),
-            coords: Vec::new(),
+            records: Vec::new(),
             order: Vec::new(),
             index_bits: u64::BITS - (capacity as u64 - 1).leading_zeros(),
             key: None,
@@ -196,20 +195,21 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
     /// Buffers a validated entry, writing a run (or spilling) when the buffer is full.
     #[inline]
     fn take(&mut self, rect: &Rect<D>, id: u64) -> Result<()> {
-        if self.ids.len() == self.capacity {
+        let width = self.width();
+        if self.records.len() == self.capacity * width {
             self.spill_buffer()?;
         }
         if self.key.is_none() {
             let centre = HilbertKey::centre(rect);
             self.bounds.expand(&Rect::new(centre, centre));
         }
-        if self.ids.len() == self.ids.capacity() {
+        if self.records.len() + width > self.records.capacity() {
             self.grow();
         }
-        self.ids.push(id);
-        self.coords.extend_from_slice(&rect.min);
+        self.records.push(id);
+        self.records.extend(rect.min.iter().map(|c| c.to_bits()));
         if self.points.is_none() {
-            self.coords.extend_from_slice(&rect.max);
+            self.records.extend(rect.max.iter().map(|c| c.to_bits()));
         }
         self.len += 1;
         Ok(())
@@ -217,10 +217,19 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
 
     /// Doubles the buffer (at least 16 k entries, at most `capacity`).
     fn grow(&mut self) {
-        let want = (2 * self.ids.capacity()).max(1 << 14).min(self.capacity);
-        self.ids.reserve_exact(want - self.ids.len());
-        let words = want * coord_words::<D>(self.boxed());
-        self.coords.reserve_exact(words.saturating_sub(self.coords.len()));
+        let width = self.width();
+        let want = (2 * self.records.capacity() / width).max(1 << 14).min(self.capacity);
+        self.records.reserve_exact((want * width).saturating_sub(self.records.len()));
+    }
+
+    /// Words of a buffered (or spilled) record: id and coordinates.
+    fn width(&self) -> usize {
+        1 + coord_words::<D>(self.boxed())
+    }
+
+    /// Entries in the buffer.
+    fn buffered(&self) -> usize {
+        self.records.len() / self.width()
     }
 
     /// True for a box tree's sorter (records hold `min` and `max`).
@@ -248,7 +257,7 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         let key = self.key.take().unwrap_or_else(|| self.new_key(&self.bounds));
         if self.spill.is_some() {
             self.make_runs(&key)?;
-        } else if !self.runs.is_empty() && !self.ids.is_empty() {
+        } else if !self.runs.is_empty() && !self.records.is_empty() {
             let run = self.write_run(&key)?;
             self.runs.push(run);
         }
@@ -259,18 +268,13 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         match (self.capacity * entry_bytes::<D>(boxed)).checked_div(runs) {
             None => {
                 self.sort_order(&key);
-                let width = coord_words::<D>(boxed);
-                let mask = (1u64 << self.index_bits) - 1;
+                let (width, mask) = (self.width(), (1u64 << self.index_bits) - 1);
                 for &word in &self.order {
-                    let (i, id) = (word & mask, self.ids[(word & mask) as usize]);
-                    let coords = &self.coords[i as usize * width..][..width];
-                    let min: [f64; D] = std::array::from_fn(|d| coords[d]);
-                    let max = if boxed { std::array::from_fn(|d| coords[D + d]) } else { min };
-                    packer.push(Entry { rect: Rect::new(min, max), id })?;
+                    packer.push(entry_of::<D>(&self.records[(word & mask) as usize * width..][..width], boxed))?;
                 }
             }
             Some(share) => {
-                (self.ids, self.coords, self.order) = (Vec::new(), Vec::new(), Vec::new());
+                (self.records, self.order) = (Vec::new(), Vec::new());
                 let read_buffer = share.clamp(RUN_BUFFER, MAX_RUN_BUFFER);
                 merge_into(std::mem::take(&mut self.runs), boxed, read_buffer, &mut packer)?;
             }
@@ -291,19 +295,8 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
             self.spill = Some(tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?);
         }
         let out = self.spill.as_mut().expect("spill file just made");
-        let width = coord_words::<D>(self.points.is_none());
-        self.block.clear();
-        for (i, &id) in self.ids.iter().enumerate() {
-            self.block.push(id);
-            self.block.extend(self.coords[i * width..][..width].iter().map(|c| c.to_bits()));
-            if self.block.len() >= WRITE_WORDS {
-                write_words(out, &self.block)?;
-                self.block.clear();
-            }
-        }
-        write_words(out, &self.block)?;
-        self.ids.clear();
-        self.coords.clear();
+        write_words(out, &self.records)?;
+        self.records.clear();
         Ok(())
     }
 
@@ -313,22 +306,16 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         self.runs.push(run);
         let mut file = self.spill.take().expect("make_runs needs a spill file");
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
-        let boxed = self.boxed();
-        let mut input = RunReader::new(file, 1 + coord_words::<D>(boxed), RUN_BUFFER);
+        let mut input = RunReader::new(file, self.width(), RUN_BUFFER);
         while let Some(record) = input.current()? {
-            let entry = entry_of::<D>(record, boxed);
+            self.records.extend_from_slice(record);
             input.advance();
-            self.ids.push(entry.id);
-            self.coords.extend_from_slice(&entry.rect.min);
-            if boxed {
-                self.coords.extend_from_slice(&entry.rect.max);
-            }
-            if self.ids.len() == self.capacity {
+            if self.buffered() == self.capacity {
                 let run = self.write_run(key)?;
                 self.runs.push(run);
             }
         }
-        if !self.ids.is_empty() {
+        if !self.records.is_empty() {
             let run = self.write_run(key)?;
             self.runs.push(run);
         }
@@ -339,13 +326,11 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
     fn write_run(&mut self, key: &HilbertKey<D>) -> Result<File> {
         self.sort_order(key);
         let mut file = tempfile::tempfile_in(&self.dir).map_err(Error::Spill)?;
-        let width = coord_words::<D>(self.boxed());
+        let (width, mask) = (self.width(), (1u64 << self.index_bits) - 1);
         self.block.clear();
-        let mask = (1u64 << self.index_bits) - 1;
         for &word in &self.order {
-            let i = word & mask;
-            self.block.extend_from_slice(&[word >> self.index_bits, self.ids[i as usize]]);
-            self.block.extend(self.coords[i as usize * width..][..width].iter().map(|c| c.to_bits()));
+            self.block.push(word >> self.index_bits);
+            self.block.extend_from_slice(&self.records[(word & mask) as usize * width..][..width]);
             if self.block.len() >= WRITE_WORDS {
                 write_words(&mut file, &self.block)?;
                 self.block.clear();
@@ -353,26 +338,27 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
         }
         write_words(&mut file, &self.block)?;
         file.seek(SeekFrom::Start(0)).map_err(Error::Spill)?;
-        self.ids.clear();
-        self.coords.clear();
+        self.records.clear();
         Ok(file)
     }
 
     /// The buffer's order by key (ties in push order) into `order`, in parallel:
     /// `u64` sort words, the key above the buffer index (see [`BulkSorter::new_key`]).
     fn sort_order(&mut self, key: &HilbertKey<D>) {
-        let width = coord_words::<D>(self.boxed());
-        let (coords, shift) = (&self.coords, self.index_bits);
-        let key_of = |i: usize| {
-            let c = &coords[i * width..][..width];
-            let min: [f64; D] = std::array::from_fn(|d| c[d]);
-            match width == D {
-                true => key.point_key(&min),
-                false => key.key(&Rect::new(min, std::array::from_fn(|d| c[D + d]))),
+        let (boxed, shift) = (self.boxed(), self.index_bits);
+        let key_of = |record: &[u64]| {
+            let min: [f64; D] = std::array::from_fn(|d| f64::from_bits(record[1 + d]));
+            match boxed {
+                false => key.point_key(&min),
+                true => key.key(&Rect::new(min, std::array::from_fn(|d| f64::from_bits(record[1 + D + d])))),
             }
         };
         self.order.clear();
-        (0..self.ids.len()).into_par_iter().map(|i| key_of(i) << shift | i as u64).collect_into_vec(&mut self.order);
+        self.records
+            .par_chunks_exact(self.width())
+            .enumerate()
+            .map(|(i, record)| key_of(record) << shift | i as u64)
+            .collect_into_vec(&mut self.order);
         self.order.par_sort_unstable();
     }
 }
