@@ -39,6 +39,21 @@
 //! | 03:12–03:14 (2.3–4.9) | after (e43a296: packed records, point tree, own sort pool) | 107.4 s | 73.1 s | 16.0 s / 12.3 s | 0.149 / 0.168 | 33.1 s          | 457 MiB  | 6.97 GB  |
 //! | 02:44–02:47 (6.9–6.5) | before                                         | 153.0 s   | 76.2 s   | 24.9 s / 12.4 s      | 0.163 / 0.162    | 40.2 s              | 482 MiB  | 10.59 GB |
 //! | 02:41–02:44 (6.4–7.3) | after (d065716: packed records, point tree)    | 146.4 s   | 73.3 s   | 19.4 s / 10.5 s      | 0.132 / 0.144    | 28.2 s              | 458 MiB  | 6.98 GB  |
+//! | 11-30 05:39–05:42 (3.9–5.2), ONE core | 1874729: table Hilbert key, u64 run records, u64 sort words | 165.0 s | 57.1 s | 26.7 s / 11.6 s | 0.162 / 0.203 | 37.6 s      | 459 MiB  | 6.97 GB  |
+//! | 11-30 06:02–06:05 (4.0–5.2), ONE core | fda7679: + loser-tree merge, run pages released as read, db page cache dropped | 117.2 s | 43.2 s | 33.5 s / 10.4 s | 0.286 / 0.241 | 19.6 s | 459 MiB | 6.97 GB |
+//! | 11-30 06:12–06:14 (2.9), ONE core, quiet | 0600445: + whole records in the sort buffer | 44.8 s | 40.2 s | 10.9 s / 10.3 s | 0.242 / 0.255 | 7.4 s | 459 MiB | 6.97 GB |
+//!
+//! The 11-30 rows ran on one core (`taskset -c 0`; the other was reserved), so their
+//! wall ratio is no guide to two cores. Process totals of the 06:12 run: 41.3 s user +
+//! 9.2 s system (the 05:39 run: 46.8 + 21.9). Where the load's CPU went then (perf,
+//! full load, 06:02 binary): parse thread 35 % (csv splitting 9 %, number parsing 7 %,
+//! record packing 5 %, raw records 2.5 %), index thread 35 % (page-cache copies of the
+//! database 5 %, B+tree inserts ≈ 8 %, engine dirty pages and checksums 4.5 %, R-tree
+//! packing 2 %), R-tree sort thread 21 %, merge thread 8 %, page-cache releaser 1.5 %
+//! (kernel write-back it starts). The big change of that session was the system time:
+//! on this VM fresh page cache costs about 1 s of CPU a GB (memory the host took back,
+//! see `page_cache.rs`), and the load wrote 10 GB of it (the database and the R-tree
+//! runs); recycling pages halved the system time.
 //!
 //! (Process totals of the 03:12 run: 62.0 s user + 23.5 s system, the baseline parse
 //! included.)
