@@ -4,8 +4,9 @@
 //! `f32` (rounded outward; see `coord.rs`).
 //!
 //! - insert: R* (Beckmann et al. 1990): overlap-minimising ChooseSubtree at the level
-//!   above the leaves, R* split, forced reinsert once per level per insertion
-//!   (`insert.rs`, `split.rs`);
+//!   above the leaves, read from the pages (`choose.rs`), R* split, forced reinsert
+//!   (10 % of a node) once per level per insertion, nodes rewritten in compact groups
+//!   of 16 (`insert.rs`, `split.rs`, `group.rs`);
 //! - remove: condense-and-reinsert, update = remove + insert (`remove.rs`);
 //! - queries: window (intersects / contained), point (`query.rs`), best-first k
 //!   nearest neighbours, exact k, ties broken by payload (`knn.rs`);
