@@ -1,6 +1,6 @@
 //! The Hilbert sort key of the Hilbert bulk loads (`stream.rs`, `bulk.rs`): the centre
 //! of a box, scaled into the bounding box of all centres and quantised to
-//! `min(32, 64 / D)` bits per dimension (or fewer, [`HilbertKey::with_bits`]), mapped to its index on the D-dimensional
+//! `min(32, 64 / D)` bits per dimension, mapped to its index on the D-dimensional
 //! Hilbert curve. Consecutive keys are neighbours in space, so cutting the sorted
 //! sequence into runs of `max` entries gives compact nodes, and the order can be
 //! produced by a streaming external sort.
@@ -40,13 +40,7 @@ pub(crate) struct HilbertKey<const D: usize> {
 impl<const D: usize> HilbertKey<D> {
     /// A key for centres inside `bounds` (centres outside are clamped to it).
     pub fn new(bounds: &Rect<D>) -> Self {
-        Self::with_bits(bounds, 64)
-    }
-
-    /// Like [`HilbertKey::new`] with keys of at most `key_bits` bits (a whole number of
-    /// bits per dimension, at most 32 each): a coarser grid.
-    pub fn with_bits(bounds: &Rect<D>, key_bits: u32) -> Self {
-        let bits = (key_bits.min(64) / D.max(1) as u32).min(32);
+        let bits = (64 / D.max(1) as u32).min(32);
         let top = ((1u64 << bits) - 1) as f64;
         let mut scale = [0.0; D];
         let mut lo = [0.0; D];
@@ -285,18 +279,6 @@ mod tests {
         for point in [[5.7, 1022.9, -7.1, 0.0, 0.6], [-40.0, 900.0, -40.0, 0.0, 0.0], [1e9, -1e9, 0.1, 3.0, 7.5]] {
             assert_eq!(key.point_key(&point), key.key(&Rect::point(point)));
         }
-    }
-
-    /// A coarser key has its bits per dimension, and orders like the full key on
-    /// points far apart.
-    #[test]
-    fn coarser_keys_use_fewer_bits() {
-        let bounds = Rect::new([0.0; 5], [1.0; 5]);
-        let (full, coarse) = (HilbertKey::new(&bounds), HilbertKey::with_bits(&bounds, 43));
-        assert_eq!((full.bits, coarse.bits, HilbertKey::<2>::with_bits(&Rect::empty(), 100).bits), (12, 8, 32));
-        assert!(coarse.point_key(&[1.0; 5]) < 1 << 40);
-        let (a, b) = ([0.1, 0.1, 0.1, 0.1, 0.1], [0.9, 0.8, 0.7, 0.9, 0.6]);
-        assert_eq!(full.point_key(&a) < full.point_key(&b), coarse.point_key(&a) < coarse.point_key(&b));
     }
 
     #[test]
