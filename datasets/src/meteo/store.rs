@@ -42,7 +42,7 @@
 //! | 11-30 05:39–05:42 (3.9–5.2), ONE core | 1874729: table Hilbert key, u64 run records, u64 sort words | 165.0 s | 57.1 s | 26.7 s / 11.6 s | 0.162 / 0.203 | 37.6 s      | 459 MiB  | 6.97 GB  |
 //! | 11-30 06:02–06:05 (4.0–5.2), ONE core | fda7679: + loser-tree merge, run pages released as read, db page cache dropped | 117.2 s | 43.2 s | 33.5 s / 10.4 s | 0.286 / 0.241 | 19.6 s | 459 MiB | 6.97 GB |
 //! | 11-30 06:12–06:14 (2.9), ONE core, quiet | 0600445: + whole records in the sort buffer | 44.8 s | 40.2 s | 10.9 s / 10.3 s | 0.242 / 0.255 | 7.4 s | 459 MiB | 6.97 GB |
-//! | 11-30 06:16–06:18 (2.2–2.9), ONE core, 30 s pause before | e43a296+ (the session's start) | 111.1 s | 56.6 s | 13.6 s / 10.1 s | 0.122 / 0.179 | 22.7 s | 458 MiB | 6.97 GB |
+//! | 11-30 06:16–06:18 (2.2–2.9), ONE core, 30 s pause before | 1433cf9 (the session's start) | 111.1 s | 56.6 s | 13.6 s / 10.1 s | 0.122 / 0.179 | 22.7 s | 458 MiB | 6.97 GB |
 //! | 11-30 06:19–06:20 (2.9–3.2), ONE core, 30 s pause before | 0600445 | 41.5 s | 36.8 s | 10.4 s / 10.3 s | 0.251 / 0.280 | 8.2 s | 459 MiB | 6.97 GB |
 //! | 11-30 06:24–06:25 (1.9–2.5), ONE core, 30 s pause before | 8f2b6d8: + full-resolution Hilbert key (u128 sort words) | 43.3 s | 38.0 s | 10.1 s / 10.0 s | 0.234 / 0.263 | 8.6 s | 471 MiB | 6.97 GB |
 //!
