@@ -37,8 +37,8 @@ use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::ObservationReader;
 use super::record::RecordEncoding;
 use super::store::{
-    Chunk, DIMENSIONS, MeasureTree, SinkStats, open_layout, pack_record_id, record_encoding, sink_error, write_meta,
-    write_records,
+    Chunk, DIMENSIONS, KeyWriter, MeasureTree, SinkStats, open_layout, pack_record_id, record_encoding, sink_error,
+    write_meta, write_records,
 };
 use crate::error::{Error, Result};
 
@@ -202,9 +202,11 @@ fn one_transaction(
     stats: &mut SinkStats,
 ) -> Result<Ending> {
     let (mut queue, rtree) = open_layout(txn)?;
+    let mut keys = KeyWriter::default();
     if !rtree.is_empty(txn).map_err(sink_error)? {
-        let ending = receive(txn, messages, recycle, stats, &mut queue, &mut Points::Insert(&rtree))?;
-        return finish_meta(txn, config, ending, stats, std::time::Instant::now());
+        let layout = (&mut queue, &mut keys);
+        let ending = receive(txn, messages, recycle, stats, layout, &mut Points::Insert(&rtree))?;
+        return finish_meta(txn, config, (ending, &mut keys), stats, std::time::Instant::now());
     }
     let sorter = rtree.bulk_sorter(&config.0.tmp_dir, config.0.rtree_budget).map_err(sink_error)?;
     std::thread::scope(|scope| {
@@ -213,7 +215,7 @@ fn one_transaction(
         let pool = sort_pool()?;
         let sorting = scope.spawn(move || pool.install(move || sort_thread(sorter, &batches, &recycle_batch)));
         let mut points = Points::Sort { to_sorter, recycled };
-        let ending = receive(txn, messages, recycle, stats, &mut queue, &mut points);
+        let ending = receive(txn, messages, recycle, stats, (&mut queue, &mut keys), &mut points);
         let started = std::time::Instant::now();
         drop(points);
         let sorter =
@@ -222,7 +224,7 @@ fn one_transaction(
         if !matches!(ending, Ending::Abort) {
             sorter.finish_into(&rtree, txn).map_err(sink_error)?;
         }
-        finish_meta(txn, config, ending, stats, started)
+        finish_meta(txn, config, (ending, &mut keys), stats, started)
     })
 }
 
@@ -232,7 +234,7 @@ fn receive(
     messages: &Receiver<Message>,
     recycle: &Sender<Chunk>,
     stats: &mut SinkStats,
-    queue: &mut Queue,
+    (queue, keys): (&mut Queue, &mut KeyWriter),
     points: &mut Points<'_>,
 ) -> Result<Ending> {
     let mut ids = Vec::new();
@@ -240,7 +242,7 @@ fn receive(
         let Ok(message) = messages.recv() else { break Ending::Abort };
         match message {
             Message::Chunk(mut chunk) => {
-                write_chunk(txn, queue, points, &chunk, &mut ids, stats)?;
+                write_chunk(txn, (&mut *queue, &mut *keys), points, &chunk, &mut ids, stats)?;
                 chunk.clear();
                 let _ = recycle.send(chunk);
             }
@@ -251,15 +253,17 @@ fn receive(
     })
 }
 
-/// Writes the metadata unless the transaction aborts; counts the tail since `started`.
+/// Finishes the keys' bulk load and writes the metadata unless the transaction aborts;
+/// counts the tail since `started`.
 fn finish_meta(
     txn: &WriteTxn<'_>,
     (config, encoding): Config<'_>,
-    ending: Ending,
+    (ending, keys): (Ending, &mut KeyWriter),
     stats: &mut SinkStats,
     started: std::time::Instant,
 ) -> Result<Ending> {
     if !matches!(ending, Ending::Abort) {
+        keys.finish(txn)?;
         write_meta(txn, &config.measure_names, encoding)?;
         stats.finish_time += started.elapsed();
     }
@@ -331,13 +335,13 @@ fn widened_bounds(batch: &PointBatch) -> Rect<DIMENSIONS> {
 
 fn write_chunk(
     txn: &WriteTxn<'_>,
-    queue: &mut Queue,
+    layout: (&mut Queue, &mut KeyWriter),
     points: &mut Points<'_>,
     chunk: &Chunk,
     ids: &mut Vec<RecordId>,
     stats: &mut SinkStats,
 ) -> Result<()> {
-    write_records(txn, queue, chunk, ids, stats)?;
+    write_records(txn, layout, chunk, ids, stats)?;
     match points {
         Points::Sort { to_sorter, recycled } => {
             let mut batch = recycled.try_recv().unwrap_or_default();
