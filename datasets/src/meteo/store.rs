@@ -45,10 +45,11 @@
 //! | 11-30 06:16–06:18 (2.2–2.9), ONE core, 30 s pause before | 1433cf9 (the session's start) | 111.1 s | 56.6 s | 13.6 s / 10.1 s | 0.122 / 0.179 | 22.7 s | 458 MiB | 6.97 GB |
 //! | 11-30 06:19–06:20 (2.9–3.2), ONE core, 30 s pause before | 0600445 | 41.5 s | 36.8 s | 10.4 s / 10.3 s | 0.251 / 0.280 | 8.2 s | 459 MiB | 6.97 GB |
 //! | 11-30 06:24–06:25 (1.9–2.5), ONE core, 30 s pause before | 8f2b6d8: + full-resolution Hilbert key (u128 sort words) | 43.3 s | 38.0 s | 10.1 s / 10.0 s | 0.234 / 0.263 | 8.6 s | 471 MiB | 6.97 GB |
+//! | 11-30 06:37–06:38 (2.4–2.8), ONE core, 30 s pause before | b118eb9: + B+tree keys by the bulk appender | 39.6 s | 35.0 s | 10.5 s / 10.3 s | 0.264 / 0.294 | 8.6 s | 475 MiB | 6.97 GB |
 //!
 //! The 11-30 rows ran on one core (`taskset -c 0`; the other was reserved), so their
-//! wall ratio is no guide to two cores. Process totals of the 06:24 run: 41.0 s user +
-//! 7.1 s system (the 05:39 run: 46.8 + 21.9; the session's start at 06:16: 57.3 + 9.5). Where the load's CPU went then (perf,
+//! wall ratio is no guide to two cores. Process totals of the 06:37 run: 38.9 s user +
+//! 6.4 s system (06:24: 41.0 + 7.1) (the 05:39 run: 46.8 + 21.9; the session's start at 06:16: 57.3 + 9.5). Where the load's CPU went then (perf,
 //! full load, 06:02 binary): parse thread 35 % (csv splitting 9 %, number parsing 7 %,
 //! record packing 5 %, raw records 2.5 %), index thread 35 % (page-cache copies of the
 //! database 5 %, B+tree inserts ≈ 8 %, engine dirty pages and checksums 4.5 %, R-tree
