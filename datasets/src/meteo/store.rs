@@ -49,8 +49,9 @@
 //!
 //! The 11-30 rows ran on one core (`taskset -c 0`; the other was reserved), so their
 //! wall ratio is no guide to two cores. Process totals of the 06:37 run: 38.9 s user +
-//! 6.4 s system (06:24: 41.0 + 7.1) (the 05:39 run: 46.8 + 21.9; the session's start at 06:16: 57.3 + 9.5). Where the load's CPU went then (perf,
-//! full load, 06:02 binary): parse thread 35 % (csv splitting 9 %, number parsing 7 %,
+//! 6.4 s system (06:24: 41.0 + 7.1; 05:39: 46.8 + 21.9; the session's start at 06:16:
+//! 57.3 + 9.5). Where the load's CPU went (perf, full load, 06:02 binary, before the
+//! B+tree bulk appender): parse thread 35 % (csv splitting 9 %, number parsing 7 %,
 //! record packing 5 %, raw records 2.5 %), index thread 35 % (page-cache copies of the
 //! database 5 %, B+tree inserts ≈ 8 %, engine dirty pages and checksums 4.5 %, R-tree
 //! packing 2 %), R-tree sort thread 21 %, merge thread 8 %, page-cache releaser 1.5 %
