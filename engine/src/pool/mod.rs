@@ -230,6 +230,16 @@ impl Pool {
         Some(guard)
     }
 
+    /// [`Pool::dirty_mut`] without waiting: `None` also when another thread holds the
+    /// frame for its instant. For spills, which may leave any page for later: waiting
+    /// there cost 100 ms for every page the writer itself still borrowed (a structure
+    /// keeping its head page locked through an insert), at every spill.
+    pub fn try_dirty_mut(&self, index: u32, phys: PhysId) -> Option<WriteGuard<'_>> {
+        let guard = self.frames[index as usize].data.try_write()?;
+        assert!(guard.phys == phys.0 && guard.state == FrameState::Dirty, "dirty map names frame {index} for {phys}");
+        Some(guard)
+    }
+
     /// Pins a dirty frame for reading (the writer reading its own page); waits out a
     /// transient holder like [`Pool::dirty_mut`].
     pub fn dirty_ref(&self, index: u32, phys: PhysId) -> Option<ReadGuard<'_>> {

@@ -223,7 +223,13 @@ impl WriteTxn<'_> {
         let mut run_start = 0u64;
         let mut written = Vec::with_capacity(dirty.len());
         for (phys, index) in dirty {
-            let Some(mut guard) = self.core.pool.dirty_mut(index, PhysId(phys)) else {
+            let pool = &self.core.pool;
+            let locked = if skip_borrowed {
+                pool.try_dirty_mut(index, PhysId(phys))
+            } else {
+                pool.dirty_mut(index, PhysId(phys))
+            };
+            let Some(mut guard) = locked else {
                 assert!(skip_borrowed, "page {phys} is still borrowed at commit");
                 continue;
             };
