@@ -3,8 +3,8 @@
 //! `Core` holds the storage, the buffer pool, the published snapshot and the reader
 //! registry; readers take no lock (`published` and `readers`, see `readers.rs`).
 //! Locks and what they guard (none is held across I/O, none is taken by a reader):
-//! - `shared` (short, the writer only): the writer's copy of the
-//!   newest committed [`Meta`], the slot of the last durable meta.
+//! - `shared` (short, the writer only): the newest durable commit and the slot of
+//!   its meta.
 //! - `free` (writer only, plus `check`): the [`FreeSpace`].
 //! - `writer`: held by the one [`crate::WriteTxn`] for its whole life.
 //!
@@ -23,11 +23,9 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// State published by commits and read by `begin_read`.
+/// The durability state commits keep (the newest meta itself is in `published`).
 #[derive(Debug)]
 pub struct Shared {
-    /// The newest committed snapshot.
-    pub current: Meta,
     /// Newest commit known durable.
     pub last_synced: TxnId,
     /// Meta slot (0 or 1) holding the last durable meta.

@@ -130,7 +130,7 @@ impl Database {
             translations: crate::translations::Translations::new(frames),
             page_size: meta.page_size as usize,
             fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,
-            shared: Mutex::new(Shared { current: meta, last_synced: meta.txn, synced_slot: slot }),
+            shared: Mutex::new(Shared { last_synced: meta.txn, synced_slot: slot }),
             published: crate::readers::Published::new(&meta),
             readers: crate::readers::Readers::default(),
             free: Mutex::new(FreeSpace::default()),

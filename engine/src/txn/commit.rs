@@ -306,7 +306,7 @@ impl WriteTxn<'_> {
             self.core.translations.stamp(index, txn.0);
         }
         let mut shared = self.core.shared.lock();
-        shared.current = Meta {
+        let current = Meta {
             durability,
             last_synced: if durability == Durability::Full { txn } else { shared.last_synced },
             ..state.meta
@@ -315,7 +315,7 @@ impl WriteTxn<'_> {
             shared.last_synced = txn;
             shared.synced_slot = slot;
         }
-        self.core.published.store(&shared.current);
+        self.core.published.store(&current);
         drop(shared);
         self.core.pool.counters.commit();
         state.dirty.clear();

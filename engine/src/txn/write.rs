@@ -127,7 +127,7 @@ impl<'db> WriteTxn<'db> {
         core.check_not_poisoned()?;
         let (base, last_synced) = {
             let shared = core.shared.lock();
-            (shared.current, shared.last_synced)
+            (core.published.load(), shared.last_synced)
         };
         let oldest = core.readers.oldest();
         let txn = TxnId(base.txn.0.checked_add(1).ok_or(Error::TxnIdOverflow(base.txn))?);
