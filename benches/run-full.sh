@@ -32,6 +32,8 @@
 #
 # Usage: ONLY="T2" bash benches/run-full.sh   (env: REPEATS=3, OUT=results/full-size,
 #        WORK=target-bench/run-full, REPORTS=reports, DRY=1 prints the commands only,
+#        BIN=DIR takes quire-bench and quire from DIR (a copy, so builds cannot replace them
+#        mid-run) instead of building them,
 #        PIN=1 runs the benchmark on CPU 1 alone (taskset) while other work keeps to CPU 0;
 #        the tables then say "1 cores" and RUN.md must say what ran beside it).
 # Results of the parts accumulate in OUT; each part regenerates the reports from all
@@ -47,12 +49,12 @@ REPORTS="${REPORTS:-reports}"
 DRY="${DRY:-}"
 PIN="${PIN:-}"
 
-if [ -z "$DRY" ]; then
+if [ -z "$DRY" ] && [ -z "${BIN:-}" ]; then
   cargo build --release -p quiredb-bench --features peers
   cargo build --release --bin quire
 fi
-BENCH="$CARGO_TARGET_DIR/release/quire-bench"
-QUIRE="$CARGO_TARGET_DIR/release/quire"
+BENCH="${BIN:-$CARGO_TARGET_DIR/release}/quire-bench"
+QUIRE="${BIN:-$CARGO_TARGET_DIR/release}/quire"
 mkdir -p "$OUT" "$WORK"
 start=$(date +%s)
 
