@@ -175,6 +175,9 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             stats.finish_time.as_secs_f64(),
             stats.commit_time.as_secs_f64()
         );
+        if stats.times != Default::default() {
+            println!("threads:       {}", stats.times);
+        }
     }
     if let Some(db) = database {
         let engine = db.stats();

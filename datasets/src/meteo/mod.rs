@@ -45,7 +45,9 @@ pub mod query;
 pub mod reader;
 pub mod record;
 pub mod schema;
+pub mod sort_feed;
 pub mod store;
+pub mod timing;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};

@@ -9,13 +9,14 @@
 //! ```
 //!
 //! While the R*-tree is empty at the start of a transaction, its points go, a batch per
-//! chunk, to a third thread (in a rayon pool of its own, `sort_pool`) that feeds the
-//! streaming bulk sorter
+//! chunk, to a third thread (`sort_feed.rs`) that feeds the streaming bulk sorter
 //! (`quiredb_structures::rtree::BulkSorter`: Hilbert key bounds from the first batch,
 //! runs sorted while loading in `rtree_budget` bytes, temporary files in `tmp_dir`);
-//! the index thread merges the runs into the tree just before the commit; otherwise (later batches of a `--batch` load, or a database loaded
-//! before) they are inserted one by one. So memory stays at the buffer pool, the sort
-//! budget and a few chunks, whatever the input size.
+//! the index thread merges the runs into the tree just before the commit; otherwise
+//! (later batches of a `--batch` load, or a database loaded before) they are inserted
+//! one by one. So memory stays at the buffer pool, the sort budget and a few chunks
+//! and point batches, whatever the input size. Each thread's CPU and waits are
+//! counted in [`SinkStats::times`] (`timing.rs`).
 //!
 //! A fourth thread drops the database file's written pages from the page cache every
 //! quarter second (`page_cache.rs`).
@@ -30,16 +31,14 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use quiredb_engine::{Database, Durability, WriteTxn};
 use quiredb_structures::queue::{Queue, RecordId};
-use quiredb_structures::rtree::{BulkSorter, Rect};
 
 use super::Observation;
 use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::ObservationReader;
 use super::record::RecordEncoding;
-use super::store::{
-    Chunk, DIMENSIONS, KeyWriter, MeasureTree, SinkStats, open_layout, pack_record_id, record_encoding, sink_error,
-    write_meta, write_records,
-};
+use super::sort_feed::{Points, SORT_BATCHES, sort_pool, sort_thread};
+use super::store::{Chunk, KeyWriter, SinkStats, open_layout, record_encoding, sink_error, write_meta, write_records};
+use super::timing::{process_cpu, thread_cpu, timed};
 use crate::error::{Error, Result};
 
 /// Chunks in flight between the two threads (besides the one being filled and the
@@ -93,14 +92,20 @@ pub fn load_parallel<R: std::io::Read>(
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
         let releaser = super::page_cache::spawn_releaser(scope, config.db_file.as_deref());
-        let indexer = scope.spawn(move || index_thread(db, (config, encoding), &from_parser, &recycle));
-        let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding };
+        let indexer = scope.spawn(move || index_thread(db, (config, encoding), &from_parser, Some(recycle)));
+        let started_cpu = thread_cpu();
+        let wait = std::time::Duration::ZERO;
+        let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding, wait };
         let loaded = load(reader, &mut sender, options, progress);
+        let (parse_cpu, parse_wait) = (thread_cpu().saturating_sub(started_cpu), sender.wait);
         drop(sender);
         let indexed = indexer.join().unwrap_or_else(|_| Err(Error::Argument("the index thread panicked".into())));
         drop(releaser);
         match (loaded, indexed) {
-            (Ok(summary), Ok(stats)) => Ok((summary, stats)),
+            (Ok(summary), Ok(mut stats)) => {
+                (stats.times.parse_cpu, stats.times.parse_wait) = (parse_cpu, parse_wait);
+                Ok((summary, stats))
+            }
             (_, Err(error)) | (Err(error), Ok(_)) => Err(error),
         }
     })
@@ -112,11 +117,14 @@ struct ChunkSender {
     recycled: Receiver<Chunk>,
     chunk: Chunk,
     encoding: RecordEncoding,
+    /// Time blocked handing chunks over.
+    wait: std::time::Duration,
 }
 
 impl ChunkSender {
-    fn send(&self, message: Message) -> Result<()> {
-        self.to_index.send(message).map_err(|_| Error::Argument("the index thread stopped".into()))
+    fn send(&mut self, message: Message) -> Result<()> {
+        let sent = timed(&mut self.wait, || self.to_index.send(message));
+        sent.map_err(|_| Error::Argument("the index thread stopped".into()))
     }
 
     fn send_chunk(&mut self) -> Result<()> {
@@ -144,8 +152,12 @@ impl ObservationSink for ChunkSender {
 
     fn finish(&mut self) -> Result<()> {
         self.send_chunk()?;
+        self.chunk = Chunk::default();
         let (reply, answer) = channel();
         self.send(Message::Finish(reply))?;
+        // The index thread lets go of the chunks at the finish: free them for the
+        // R-tree's merge (until the index thread drops its end of the channel).
+        while self.recycled.recv().is_ok() {}
         answer.recv().map_err(|_| Error::Argument("the index thread stopped".into()))?
     }
 
@@ -161,27 +173,29 @@ fn index_thread(
     db: &Database,
     config: Config<'_>,
     messages: &Receiver<Message>,
-    recycle: &Sender<Chunk>,
+    mut recycle: Option<Sender<Chunk>>,
 ) -> Result<SinkStats> {
     let mut stats = SinkStats::default();
     loop {
         let txn = db.begin_write().map_err(sink_error)?;
-        match one_transaction(&txn, config, messages, recycle, &mut stats)? {
+        match one_transaction(&txn, config, messages, &mut recycle, &mut stats)? {
             Ending::Abort => {
                 txn.abort();
                 return Ok(stats);
             }
             Ending::Commit => {
-                let started = std::time::Instant::now();
+                let (started, cpu) = (std::time::Instant::now(), thread_cpu());
                 txn.commit(config.0.durability).map_err(sink_error)?;
                 stats.commits += 1;
                 stats.commit_time += started.elapsed();
+                stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
             }
             Ending::CommitAndStop(reply) => {
-                let started = std::time::Instant::now();
+                let (started, cpu) = (std::time::Instant::now(), thread_cpu());
                 let committed = txn.commit(config.0.durability).map_err(sink_error);
                 stats.commits += u64::from(committed.is_ok());
                 stats.commit_time += started.elapsed();
+                stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
                 let _ = reply.send(committed.as_ref().map(|_| ()).map_err(|e| Error::Argument(e.to_string())));
                 return committed.map(|()| stats);
             }
@@ -198,139 +212,111 @@ fn one_transaction(
     txn: &WriteTxn<'_>,
     config: Config<'_>,
     messages: &Receiver<Message>,
-    recycle: &Sender<Chunk>,
+    recycle: &mut Option<Sender<Chunk>>,
     stats: &mut SinkStats,
 ) -> Result<Ending> {
+    let started = Mark::now();
     let (mut queue, rtree) = open_layout(txn)?;
     let mut keys = KeyWriter::default();
     if !rtree.is_empty(txn).map_err(sink_error)? {
         let layout = (&mut queue, &mut keys);
         let ending = receive(txn, messages, recycle, stats, layout, &mut Points::Insert(&rtree))?;
-        return finish_meta(txn, config, (ending, &mut keys), stats, std::time::Instant::now());
+        let tail = started.tail(stats);
+        return finish_meta(txn, config, (ending, &mut keys), stats, tail);
     }
     let sorter = rtree.bulk_sorter(&config.0.tmp_dir, config.0.rtree_budget).map_err(sink_error)?;
     std::thread::scope(|scope| {
-        let (to_sorter, batches) = sync_channel(QUEUE_CHUNKS);
+        let (to_sorter, batches) = sync_channel(SORT_BATCHES);
         let (recycle_batch, recycled) = channel();
         let pool = sort_pool()?;
         let sorting = scope.spawn(move || pool.install(move || sort_thread(sorter, &batches, &recycle_batch)));
         let mut points = Points::Sort { to_sorter, recycled };
         let ending = receive(txn, messages, recycle, stats, (&mut queue, &mut keys), &mut points);
-        let started = std::time::Instant::now();
+        let tail = started.tail(stats);
         drop(points);
-        let sorter =
+        let (sorter, sort_cpu, sort_wait) =
             sorting.join().unwrap_or_else(|_| Err(Error::Argument("the R-tree sort thread panicked".into())))?;
+        stats.times.sort_cpu += sort_cpu;
+        stats.times.sort_wait += sort_wait;
         let ending = ending?;
         if !matches!(ending, Ending::Abort) {
             sorter.finish_into(&rtree, txn).map_err(sink_error)?;
         }
-        finish_meta(txn, config, (ending, &mut keys), stats, started)
+        finish_meta(txn, config, (ending, &mut keys), stats, tail)
     })
+}
+
+/// A point in time on the index thread: wall clock, its CPU, the process's CPU.
+#[derive(Clone, Copy)]
+struct Mark {
+    wall: std::time::Instant,
+    cpu: std::time::Duration,
+    process: std::time::Duration,
+}
+
+impl Mark {
+    fn now() -> Self {
+        Mark { wall: std::time::Instant::now(), cpu: thread_cpu(), process: process_cpu() }
+    }
+
+    /// The start of the tail (the last chunk is written): counts the index thread's
+    /// CPU since `self`.
+    fn tail(self, stats: &mut SinkStats) -> Mark {
+        let now = Mark::now();
+        stats.times.index_cpu += now.cpu.saturating_sub(self.cpu);
+        now
+    }
 }
 
 /// Receives chunks and writes them until a batch end, the finish or an abort.
 fn receive(
     txn: &WriteTxn<'_>,
     messages: &Receiver<Message>,
-    recycle: &Sender<Chunk>,
+    recycle: &mut Option<Sender<Chunk>>,
     stats: &mut SinkStats,
     (queue, keys): (&mut Queue, &mut KeyWriter),
     points: &mut Points<'_>,
 ) -> Result<Ending> {
     let mut ids = Vec::new();
     Ok(loop {
-        let Ok(message) = messages.recv() else { break Ending::Abort };
+        let Ok(message) = timed(&mut stats.times.index_wait, || messages.recv()) else { break Ending::Abort };
         match message {
             Message::Chunk(mut chunk) => {
                 write_chunk(txn, (&mut *queue, &mut *keys), points, &chunk, &mut ids, stats)?;
                 chunk.clear();
-                let _ = recycle.send(chunk);
+                if let Some(recycle) = recycle {
+                    let _ = recycle.send(chunk);
+                }
             }
             Message::EndBatch => break Ending::Commit,
-            Message::Finish(reply) => break Ending::CommitAndStop(reply),
+            Message::Finish(reply) => {
+                // No more chunks: the parse side frees the spare ones.
+                *recycle = None;
+                break Ending::CommitAndStop(reply);
+            }
             Message::Abort => break Ending::Abort,
         }
     })
 }
 
 /// Finishes the keys' bulk load and writes the metadata unless the transaction aborts;
-/// counts the tail since `started`.
+/// counts the tail since `tail`.
 fn finish_meta(
     txn: &WriteTxn<'_>,
     (config, encoding): Config<'_>,
     (ending, keys): (Ending, &mut KeyWriter),
     stats: &mut SinkStats,
-    started: std::time::Instant,
+    tail: Mark,
 ) -> Result<Ending> {
     if !matches!(ending, Ending::Abort) {
         keys.finish(txn)?;
         write_meta(txn, &config.measure_names, encoding)?;
-        stats.finish_time += started.elapsed();
+        let now = Mark::now();
+        stats.finish_time += now.wall.duration_since(tail.wall);
+        stats.times.tail_index_cpu += now.cpu.saturating_sub(tail.cpu);
+        stats.times.tail_process_cpu += now.process.saturating_sub(tail.process);
     }
     Ok(ending)
-}
-
-/// A batch of R-tree points with their payloads.
-type PointBatch = Vec<([f64; DIMENSIONS], u64)>;
-
-/// Where a transaction's R-tree points go.
-enum Points<'a> {
-    /// To the sort thread, one batch per chunk.
-    Sort { to_sorter: SyncSender<PointBatch>, recycled: Receiver<PointBatch> },
-    /// Into a non-empty tree, one by one.
-    Insert(&'a MeasureTree),
-}
-
-/// The rayon pool the sort thread runs in: as many threads as cores beyond the two the
-/// parse and index threads keep busy, at least one. On 2 cores the runs are then
-/// sorted on the sort thread alone: the global pool's extra workers only competed
-/// with the other two threads for the same cores (10 M rows: ≈ 5–10 % less CPU). The
-/// finish (on the index thread, when the parse thread is idle) still uses the global
-/// pool.
-fn sort_pool() -> Result<rayon::ThreadPool> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(cores.saturating_sub(2).max(1))
-        .thread_name(|i| format!("meteo-sort-{i}"))
-        .build()
-        .map_err(|error| Error::Argument(format!("cannot start the R-tree sort threads: {error}")))
-}
-
-/// The sort thread: keys and sorts the points into runs (`BulkSorter`), off the index
-/// thread. The Hilbert key bounds are those of the first batch widened by its span (at
-/// least 1) on each side; points outside are clamped for the key only.
-fn sort_thread(
-    mut sorter: BulkSorter<DIMENSIONS, f64>,
-    batches: &Receiver<PointBatch>,
-    recycle: &Sender<PointBatch>,
-) -> Result<BulkSorter<DIMENSIONS, f64>> {
-    for mut batch in batches.iter() {
-        if sorter.is_empty() && !batch.is_empty() {
-            sorter = sorter.with_key_bounds(&widened_bounds(&batch)).map_err(sink_error)?;
-        }
-        for (point, payload) in batch.drain(..) {
-            sorter.push_point(point, payload).map_err(sink_error)?;
-        }
-        let _ = recycle.send(batch);
-    }
-    Ok(sorter)
-}
-
-/// The bounds of `batch` widened by their span (at least 1) on each side; a
-/// non-finite coordinate is left for `push_point` to refuse.
-fn widened_bounds(batch: &PointBatch) -> Rect<DIMENSIONS> {
-    let mut bounds = Rect::new([f64::MAX; DIMENSIONS], [f64::MIN; DIMENSIONS]);
-    for (point, _) in batch.iter().filter(|(p, _)| p.iter().all(|v| v.is_finite())) {
-        bounds.expand(&Rect::point(*point));
-    }
-    for d in 0..DIMENSIONS {
-        if bounds.min[d] > bounds.max[d] {
-            (bounds.min[d], bounds.max[d]) = (0.0, 0.0);
-        }
-        let margin = (bounds.max[d] - bounds.min[d]).max(1.0);
-        (bounds.min[d], bounds.max[d]) = (bounds.min[d] - margin, bounds.max[d] + margin);
-    }
-    bounds
 }
 
 fn write_chunk(
@@ -342,42 +328,5 @@ fn write_chunk(
     stats: &mut SinkStats,
 ) -> Result<()> {
     write_records(txn, layout, chunk, ids, stats)?;
-    match points {
-        Points::Sort { to_sorter, recycled } => {
-            let mut batch = recycled.try_recv().unwrap_or_default();
-            for (point, id) in chunk.points(ids) {
-                batch.push((point, pack_record_id(id)?));
-            }
-            stats.points += batch.len() as u64;
-            to_sorter.send(batch).map_err(|_| Error::Argument("the R-tree sort thread stopped".into()))?;
-        }
-        Points::Insert(tree) => {
-            for (point, id) in chunk.points(ids) {
-                tree.insert_point(txn, point, pack_record_id(id)?).map_err(sink_error)?;
-                stats.points += 1;
-            }
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The key bounds contain the first batch with a margin of its span (at least 1),
-    /// and skip non-finite points (left for `push_point` to refuse).
-    #[test]
-    fn key_bounds_widen_the_first_batch() {
-        let batch: PointBatch = vec![
-            ([0.0, 1000.0, -5.0, 0.0, 1.0], 1),
-            ([10.0, 1010.0, 5.0, 0.0, 3.0], 2),
-            ([f64::NAN, 1e9, 0.0, 0.0, 0.0], 3),
-        ];
-        let bounds = widened_bounds(&batch);
-        assert_eq!(bounds.min, [-10.0, 990.0, -15.0, -1.0, -1.0]);
-        assert_eq!(bounds.max, [20.0, 1020.0, 15.0, 1.0, 5.0]);
-        let empty = widened_bounds(&vec![([f64::INFINITY; DIMENSIONS], 1)]);
-        assert_eq!((empty.min, empty.max), ([-1.0; DIMENSIONS], [1.0; DIMENSIONS]));
-    }
+    points.write(txn, chunk, ids, stats)
 }

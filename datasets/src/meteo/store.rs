@@ -166,6 +166,8 @@ pub struct SinkStats {
     pub finish_time: std::time::Duration,
     /// Time spent in commits.
     pub commit_time: std::time::Duration,
+    /// Per-thread CPU and waits (`load_parallel` only).
+    pub times: super::timing::LoadTimes,
 }
 
 /// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
