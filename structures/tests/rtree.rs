@@ -98,8 +98,12 @@ fn compare<const D: usize, C: Coord>(
     for q in 0..queries {
         let window = {
             let mut w = random_rect::<D>(rng);
+            // Every fourth window is large (whole groups and subtrees inside it), the
+            // first covers everything.
+            let (reach, all) = if q % 4 == 3 { (384, false) } else { (96, q == 0) };
             for d in 0..D {
-                w.max[d] = w.min[d] + rng.below(96) as f64 / 256.0;
+                w.min[d] = if all { -1.0 } else { w.min[d] - if reach > 96 { 0.25 } else { 0.0 } };
+                w.max[d] = if all { 2.0 } else { w.min[d] + rng.below(reach) as f64 / 256.0 };
             }
             w
         };

@@ -190,15 +190,13 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     }
 
     /// The level and the encoded entries of a node page, checked against `form`.
-    #[inline]
+    #[inline(always)]
     pub fn entries(page: &[u8], id: PageId, form: Form) -> Result<(u16, &[u8])> {
-        let level = u16::from_le_bytes([page[0], page[1]]);
-        let count = usize::from(u16::from_le_bytes([page[2], page[3]]));
-        if count > form.max {
-            return Err(corrupted(id, format!("node holds {count} entries, more than {}", form.max)));
-        }
-        if page[4] != u8::from(form.point) {
-            return Err(corrupted(id, format!("node has form {}, expected {}", page[4], u8::from(form.point))));
+        let header = &page[..NODE_HEADER];
+        let level = u16::from_le_bytes([header[0], header[1]]);
+        let count = usize::from(u16::from_le_bytes([header[2], header[3]]));
+        if count > form.max || header[4] != u8::from(form.point) {
+            return Err(bad_header(header, id, form));
         }
         Ok((level, &page[NODE_HEADER..NODE_HEADER + count * Self::stride(form.point)]))
     }
@@ -399,6 +397,18 @@ impl Head {
     pub fn root_level(&self) -> u16 {
         u16::try_from(self.height - 1).expect("height checked at load")
     }
+}
+
+/// The error of a node header whose count or form does not fit `form` (kept out of
+/// the inlined read path).
+#[cold]
+#[inline(never)]
+fn bad_header(header: &[u8], id: PageId, form: Form) -> Error {
+    let count = u16::from_le_bytes([header[2], header[3]]);
+    if usize::from(count) > form.max {
+        return corrupted(id, format!("node holds {count} entries, more than {}", form.max));
+    }
+    corrupted(id, format!("node has form {}, expected {}", header[4], u8::from(form.point)))
 }
 
 /// A corruption error naming the R-tree page.

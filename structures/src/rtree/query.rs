@@ -3,20 +3,34 @@
 //! Results go into a recycled `ResultSet` (id = payload, score 0), to a visitor, or
 //! come out of [`WindowIter`]. A child whose level is not its parent's − 1 is
 //! reported as corruption, so a damaged file cannot make a query loop.
+//!
+//! A group box (16 entries) or a child box that lies inside the window matches
+//! whole: its entries are reported, or its subtree walked, without testing each
+//! entry (callgrind, 200 k uniform points bulk loaded, 2,000 windows: 2-D 1 %
+//! windows 54.7 k → 23.9 k instructions a query, 0.1 % 9.2 k → 7.1 k; 5-D 0.001 %
+//! 12.8 k → 10.8 k; but 2-D 0.001 % 2.57 k → 2.79 k and 5-D 1 % 315 k → 328 k, the
+//! containment tests of hit groups that are rarely inside). A hit group's entries are cut out with a constant length, so
+//! the compiler keeps the division for the last, partial group out of the loop over
+//! the group boxes.
 
 use super::RTree;
 use super::coord::{Coord, at};
 use super::geom::Rect;
-use super::node::{Form, Layout, corrupted};
+use super::node::{Form, GROUP, Layout, corrupted};
 use super::scratch;
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, ResultSet};
 use std::cell::RefCell;
 
 thread_local! {
-    /// The depth-first stack of [`RTree::visit_window`]: (node id, expected level).
-    static WINDOW_STACK: RefCell<Vec<(u64, u16)>> = const { RefCell::new(Vec::new()) };
+    /// The depth-first stack of [`RTree::visit_window`].
+    static WINDOW_STACK: RefCell<Vec<Pending>> = const { RefCell::new(Vec::new()) };
 }
+
+/// A node still to visit: (page, expected level, its box lies inside the window).
+type Pending = (u64, u16, bool);
+
+thread_local! {}
 
 /// Which entries a window query returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,24 +78,82 @@ fn point_inside<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
     inside
 }
 
-/// Calls `visit(payload, point)` for the entries of a point leaf inside `q`.
+/// Calls `run(entries, inside)` with the encoded entries of each group of a node
+/// whose group box meets `q` (a group's entries are cut out only when it is hit);
+/// `inside` tells that the group box lies in `q`, so every entry of the group does.
 #[inline(always)]
-fn scan_point_leaf<C: Coord, const D: usize>(
+fn hit_runs<C: Coord, const D: usize, F: FnMut(&[u8], bool)>(
     page: &[u8],
     bytes: &[u8],
     form: Form,
     q: &Rect<D>,
-    mut visit: impl FnMut(u64, &[u8]),
+    mut run: F,
 ) {
-    for (group, run) in Layout::<D, C>::runs(page, bytes, form) {
-        if !chunk_intersects::<C, D>(group, q) {
-            continue;
-        }
-        for chunk in run.chunks_exact(Layout::<D, C>::POINT) {
-            if point_inside::<C, D>(chunk, q) {
-                visit(Layout::<D, C>::point_id(chunk), chunk);
+    let stride = Layout::<D, C>::stride(form.point);
+    let span = GROUP * stride;
+    let groups = Layout::<D, C>::groups(page, form, bytes.len() / stride);
+    for (g, group) in groups.chunks_exact(Layout::<D, C>::GROUP_BOX).enumerate() {
+        if chunk_intersects::<C, D>(group, q) {
+            let (start, inside) = (g * span, chunk_within::<C, D>(group, q));
+            // A full group has a constant length (no division to count its entries).
+            match bytes.get(start..start + span) {
+                Some(full) => run(full, inside),
+                None => run(&bytes[start.min(bytes.len())..], inside),
             }
         }
+    }
+}
+
+/// Scans one node for a window query: `child(page, inside)` for each child of a
+/// branch whose box meets `q` (`inside`: the child's box lies in `q`),
+/// `hit(payload, entry)` for each matching leaf entry (`entry` is the encoded point
+/// or box). With `inside` the node's own box lies in `q`: everything matches untested.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn scan_node<C: Coord, const D: usize>(
+    page: &[u8],
+    bytes: &[u8],
+    (level, inside): (u16, bool),
+    form: Form,
+    q: &Rect<D>,
+    mode: WindowMode,
+    mut child: impl FnMut(u64, bool),
+    mut hit: impl FnMut(u64, &[u8]),
+) {
+    if inside {
+        for chunk in bytes.chunks_exact(Layout::<D, C>::stride(form.point)) {
+            if level > 0 {
+                child(Layout::<D, C>::id(chunk), true);
+            } else {
+                hit(Layout::<D, C>::entry_id(chunk, form.point), chunk);
+            }
+        }
+    } else if form.point {
+        hit_runs::<C, D, _>(page, bytes, form, q, |run, all| {
+            for chunk in run.chunks_exact(Layout::<D, C>::POINT) {
+                if all || point_inside::<C, D>(chunk, q) {
+                    hit(Layout::<D, C>::point_id(chunk), chunk);
+                }
+            }
+        });
+    } else if level > 0 {
+        hit_runs::<C, D, _>(page, bytes, form, q, |run, all| {
+            for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                if all {
+                    child(Layout::<D, C>::id(chunk), true);
+                } else if chunk_intersects::<C, D>(chunk, q) {
+                    child(Layout::<D, C>::id(chunk), chunk_within::<C, D>(chunk, q));
+                }
+            }
+        });
+    } else {
+        hit_runs::<C, D, _>(page, bytes, form, q, |run, all| {
+            for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
+                if all || matches_mode::<C, D>(chunk, q, mode) {
+                    hit(Layout::<D, C>::id(chunk), chunk);
+                }
+            }
+        });
     }
 }
 
@@ -117,35 +189,26 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         mut visit: impl FnMut(u64, &Rect<D>),
     ) -> Result<u64> {
         validate_query(query)?;
-        let root = self.root(txn)?;
+        let (root, root_level) = self.root(txn)?;
         let mut stack = scratch::take(&WINDOW_STACK);
-        stack.push(root);
+        stack.push((root, root_level, false));
         let mut nodes = 0;
-        while let Some((id, expected)) = stack.pop() {
+        while let Some((id, expected, inside)) = stack.pop() {
             nodes += 1;
             let page = self.node_page(txn, id, expected)?;
             let form = self.form(expected);
             let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), form)?;
-            if form.point {
-                scan_point_leaf::<C, D>(&page, bytes, form, query, |id, chunk| {
-                    visit(id, &Rect::point(Layout::<D, C>::point(chunk)));
-                });
-                continue;
-            }
-            for (group, run) in Layout::<D, C>::runs(&page, bytes, form) {
-                if !chunk_intersects::<C, D>(group, query) {
-                    continue;
-                }
-                for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
-                    if level > 0 {
-                        if chunk_intersects::<C, D>(chunk, query) {
-                            stack.push((Layout::<D, C>::id(chunk), level - 1));
-                        }
-                    } else if matches_mode::<C, D>(chunk, query, mode) {
-                        visit(Layout::<D, C>::id(chunk), &Layout::<D, C>::rect(chunk));
-                    }
-                }
-            }
+            let below = level.wrapping_sub(1);
+            scan_node::<C, D>(
+                &page,
+                bytes,
+                (level, inside),
+                form,
+                query,
+                mode,
+                |child, all| stack.push((child, below, all)),
+                |payload, chunk| visit(payload, &Layout::<D, C>::entry_rect(chunk, form.point)),
+            );
         }
         Ok(nodes)
     }
@@ -158,8 +221,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         mode: WindowMode,
     ) -> Result<WindowIter<'t, T, D, C>> {
         validate_query(query)?;
-        let root = self.root(txn)?;
-        Ok(WindowIter { tree: self.clone(), txn, query: *query, mode, stack: vec![root], ready: Vec::new() })
+        let (root, level) = self.root(txn)?;
+        let stack = vec![(root, level, false)];
+        Ok(WindowIter { tree: self.clone(), txn, query: *query, mode, stack, ready: Vec::new() })
     }
 
     /// Pins node page `id`, checking its level (the kind is checked by `check` and
@@ -175,10 +239,16 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let bytes: &[u8] = &page;
         let found = u16::from_le_bytes([bytes[0], bytes[1]]);
         if found != level {
-            return Err(corrupted(PageId(id), format!("expected a node of level {level}, found level {found}")));
+            return Err(wrong_level(id, level, found));
         }
         Ok(page)
     }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_level(id: u64, level: u16, found: u16) -> Error {
+    corrupted(PageId(id), format!("expected a node of level {level}, found level {found}"))
 }
 
 #[inline(always)]
@@ -195,37 +265,27 @@ pub struct WindowIter<'t, T: PageRead, const D: usize, C: Coord> {
     txn: &'t T,
     query: Rect<D>,
     mode: WindowMode,
-    stack: Vec<(u64, u16)>,
+    stack: Vec<Pending>,
     ready: Vec<(Rect<D>, u64)>,
 }
 
 impl<T: PageRead, const D: usize, C: Coord> WindowIter<'_, T, D, C> {
     /// Reads the next node of the stack into `ready` / the stack.
-    fn expand(&mut self, id: u64, expected: u16) -> Result<()> {
+    fn expand(&mut self, (id, expected, inside): Pending) -> Result<()> {
         let page = self.tree.node_page(self.txn, id, expected)?;
         let form = self.tree.form(expected);
         let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), form)?;
-        if form.point {
-            let ready = &mut self.ready;
-            scan_point_leaf::<C, D>(&page, bytes, form, &self.query, |id, chunk| {
-                ready.push((Rect::point(Layout::<D, C>::point(chunk)), id));
-            });
-            return Ok(());
-        }
-        for (group, run) in Layout::<D, C>::runs(&page, bytes, form) {
-            if !chunk_intersects::<C, D>(group, &self.query) {
-                continue;
-            }
-            for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
-                if level > 0 {
-                    if chunk_intersects::<C, D>(chunk, &self.query) {
-                        self.stack.push((Layout::<D, C>::id(chunk), level - 1));
-                    }
-                } else if matches_mode::<C, D>(chunk, &self.query, self.mode) {
-                    self.ready.push((Layout::<D, C>::rect(chunk), Layout::<D, C>::id(chunk)));
-                }
-            }
-        }
+        let (stack, ready, below) = (&mut self.stack, &mut self.ready, level.wrapping_sub(1));
+        scan_node::<C, D>(
+            &page,
+            bytes,
+            (level, inside),
+            form,
+            &self.query,
+            self.mode,
+            |child, all| stack.push((child, below, all)),
+            |payload, chunk| ready.push((Layout::<D, C>::entry_rect(chunk, form.point), payload)),
+        );
         Ok(())
     }
 }
@@ -238,8 +298,8 @@ impl<T: PageRead, const D: usize, C: Coord> Iterator for WindowIter<'_, T, D, C>
             if let Some(item) = self.ready.pop() {
                 return Some(Ok(item));
             }
-            let (id, level) = self.stack.pop()?;
-            if let Err(error) = self.expand(id, level) {
+            let next = self.stack.pop()?;
+            if let Err(error) = self.expand(next) {
                 self.stack.clear();
                 return Some(Err(error));
             }
