@@ -53,7 +53,7 @@ pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use query::MeteoView;
-pub use reader::{ObservationReader, ReadOutcome};
+pub use reader::{ObservationReader, RawRow, ReadOutcome};
 pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
 pub use store::IndexSink;
 

@@ -34,7 +34,7 @@ use quiredb_structures::queue::{Queue, RecordId};
 
 use super::Observation;
 use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
-use super::reader::ObservationReader;
+use super::reader::{ObservationReader, RawRow};
 use super::record::RecordEncoding;
 use super::sort_feed::{Points, SORT_BATCHES, sort_pool, sort_thread};
 use super::store::{Chunk, KeyWriter, SinkStats, open_layout, record_encoding, sink_error, write_meta, write_records};
@@ -139,6 +139,13 @@ impl ChunkSender {
 
 impl ObservationSink for ChunkSender {
     fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()> {
+        if self.chunk.push_raw(observation, raw, self.encoding) {
+            self.send_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn push_row(&mut self, observation: &Observation, raw: &mut RawRow<'_>) -> Result<()> {
         if self.chunk.push(observation, raw, self.encoding) {
             self.send_chunk()?;
         }

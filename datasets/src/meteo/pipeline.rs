@@ -17,7 +17,7 @@ use std::fmt;
 use std::io::{Read, Write};
 
 use super::Observation;
-use super::reader::{ObservationReader, ReadOutcome};
+use super::reader::{ObservationReader, RawRow, ReadOutcome};
 use crate::error::{Error, Result};
 
 /// How many skipped rows [`LoadSummary::skipped`] keeps (the report file has them all).
@@ -30,6 +30,12 @@ pub const PROGRESS_EVERY_ROWS: u64 = 16_384;
 pub trait ObservationSink {
     /// One good row; `raw` is the row as one CSV line without terminator.
     fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()>;
+
+    /// One good row whose raw record is joined only if the sink asks for it; by
+    /// default [`ObservationSink::push`] with the joined record.
+    fn push_row(&mut self, observation: &Observation, raw: &mut RawRow<'_>) -> Result<()> {
+        self.push(observation, raw.bytes())
+    }
 
     /// A batch of rows is complete (with `batch_rows`): commit what was pushed so far.
     fn end_batch(&mut self) -> Result<()> {
@@ -182,7 +188,7 @@ fn run<R: Read>(
         match reader.read(&mut observation)? {
             ReadOutcome::End => break,
             ReadOutcome::Row => {
-                sink.push(&observation, reader.raw_record())?;
+                sink.push_row(&observation, &mut reader.row())?;
                 tally.count(&observation);
                 rows_in_batch += 1;
                 if options.batch_rows == Some(rows_in_batch) {

@@ -19,6 +19,7 @@ use csv::ByteRecord;
 
 use super::Observation;
 use super::fields::{self, DateCache, Reason};
+use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
 use crate::error::{ColumnLabel, Error, Result};
 
@@ -66,6 +67,7 @@ pub struct ObservationReader<R: Read> {
     pending: Option<ByteRecord>,
     record: ByteRecord,
     raw: Vec<u8>,
+    packer: FieldPacker,
     offset_bytes: u64,
     date_cache: Cell<DateCache>,
 }
@@ -110,6 +112,7 @@ impl<R: Read> ObservationReader<R> {
             pending: (!is_header).then_some(first),
             record: ByteRecord::new(),
             raw: Vec::new(),
+            packer: FieldPacker::new(delimiter),
             offset_bytes: offset_bytes as u64,
             date_cache: Cell::new(DateCache::default()),
         };
@@ -159,21 +162,13 @@ impl<R: Read> ObservationReader<R> {
     /// The current row re-joined with the delimiter (fields quoted when they hold the
     /// delimiter, a quote or a line break), without line terminator.
     pub fn raw_record(&mut self) -> &[u8] {
-        self.raw.clear();
-        let delimiter = self.delimiter;
-        // One branch-free pass over all field bytes: `\n`, `\r` and `"` are <= `"`.
-        let plain = !self.record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter));
-        for (index, field) in self.record.iter().enumerate() {
-            if index > 0 {
-                self.raw.push(delimiter);
-            }
-            if plain {
-                self.raw.extend_from_slice(field);
-            } else {
-                push_field(&mut self.raw, field, delimiter);
-            }
-        }
+        join(&self.record, self.delimiter, &mut self.raw);
         &self.raw
+    }
+
+    /// The current row's raw record, joined only when asked for ([`RawRow`]).
+    pub fn row(&mut self) -> RawRow<'_> {
+        RawRow { record: &self.record, packer: &self.packer, joined: &mut self.raw, ready: false }
     }
 
     fn decode(&self, observation: &mut Observation) -> Result<()> {
@@ -284,6 +279,52 @@ impl<R: Read> ObservationReader<R> {
         exact
             .or_else(loose)
             .ok_or_else(|| Error::Schema(format!("no column {name:?}; the header has: {}", header.join(", "))))
+    }
+}
+
+/// A row's raw record ([`ObservationReader::raw_record`]) that is joined only if
+/// asked for: [`RawRow::encode`] packs the fields straight into a record.
+pub struct RawRow<'a> {
+    record: &'a ByteRecord,
+    packer: &'a FieldPacker,
+    joined: &'a mut Vec<u8>,
+    ready: bool,
+}
+
+impl RawRow<'_> {
+    /// The raw record (joined on the first call).
+    pub fn bytes(&mut self) -> &[u8] {
+        if !self.ready {
+            join(self.record, self.packer.delimiter(), self.joined);
+            self.ready = true;
+        }
+        self.joined
+    }
+
+    /// Appends the raw record stored with `encoding` to `out`: the bytes of
+    /// `encoding.encode(self.bytes(), out)`, packed from the fields when it can.
+    pub fn encode(&mut self, encoding: RecordEncoding, out: &mut Vec<u8>) {
+        if encoding == RecordEncoding::Nibble && self.packer.pack(self.record, out) {
+            return;
+        }
+        encoding.encode(self.bytes(), out);
+    }
+}
+
+/// Replaces `out` with `record`'s fields joined by `delimiter`, quoted where needed.
+fn join(record: &ByteRecord, delimiter: u8, out: &mut Vec<u8>) {
+    out.clear();
+    // One branch-free pass over all field bytes: `\n`, `\r` and `"` are <= `"`.
+    let plain = !record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter));
+    for (index, field) in record.iter().enumerate() {
+        if index > 0 {
+            out.push(delimiter);
+        }
+        if plain {
+            out.extend_from_slice(field);
+        } else {
+            push_field(out, field, delimiter);
+        }
     }
 }
 

@@ -84,6 +84,7 @@ use quiredb_structures::rtree::RTree;
 
 use super::Observation;
 use super::pipeline::ObservationSink;
+use super::reader::RawRow;
 use super::record::{ENCODING_KEY, NIBBLE_V1, RecordEncoding};
 use crate::error::{Error, Result};
 
@@ -200,8 +201,19 @@ impl Chunk {
 
     /// Buffers one row, its raw line stored with `encoding`; true when the chunk holds
     /// [`CHUNK_ROWS`] rows.
-    pub(crate) fn push(&mut self, observation: &Observation, raw: &[u8], encoding: RecordEncoding) -> bool {
+    pub(crate) fn push(&mut self, observation: &Observation, raw: &mut RawRow<'_>, encoding: RecordEncoding) -> bool {
+        raw.encode(encoding, &mut self.raw);
+        self.push_fields(observation)
+    }
+
+    /// Buffers one row given as its joined raw line (see [`Chunk::push`]).
+    pub(crate) fn push_raw(&mut self, observation: &Observation, raw: &[u8], encoding: RecordEncoding) -> bool {
         encoding.encode(raw, &mut self.raw);
+        self.push_fields(observation)
+    }
+
+    /// Buffers the row's key and point after its raw record.
+    fn push_fields(&mut self, observation: &Observation) -> bool {
         self.raw_ends.push(self.raw.len());
         encode_key(&observation.station, observation.time, &mut self.keys);
         self.key_ends.push(self.keys.len());
@@ -465,6 +477,14 @@ impl<'db> IndexSink<'db> {
 
 impl ObservationSink for IndexSink<'_> {
     fn push(&mut self, observation: &Observation, raw: &[u8]) -> Result<()> {
+        self.chunk.push_raw(observation, raw, self.encoding);
+        if self.chunk.len() >= CHUNK_ROWS {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn push_row(&mut self, observation: &Observation, raw: &mut RawRow<'_>) -> Result<()> {
         if self.chunk.push(observation, raw, self.encoding) {
             self.flush_chunk()?;
         }
