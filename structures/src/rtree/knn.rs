@@ -149,18 +149,26 @@ fn chunk_max_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 
     let (b, mut sum) = (&chunk[..2 * D * C::BYTES], 0.0);
     for (d, &x) in p.iter().enumerate() {
         let (lo, hi) = (at::<C>(b, d), at::<C>(b, D + d));
-        let far = (x - lo).abs().max((hi - x).abs());
+        let far = fmax((x - lo).abs(), (hi - x).abs());
         sum += far * far;
     }
     sum
 }
 
+/// The larger of `a` and `b` for operands that are never NaN (stored coordinates and
+/// query points are finite): one `maxsd`, where `f64::max` adds the NaN handling.
+#[inline(always)]
+fn fmax(a: f64, b: f64) -> f64 {
+    if a > b { a } else { b }
+}
+
+/// Squared distance from `p` to the encoded box `chunk`.
 #[inline(always)]
 fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
     let (b, mut sum) = (&chunk[..2 * D * C::BYTES], 0.0);
     for (d, &x) in p.iter().enumerate() {
         let (lo, hi) = (at::<C>(b, d), at::<C>(b, D + d));
-        let gap = (lo - x).max(x - hi).max(0.0);
+        let gap = fmax(fmax(lo - x, x - hi), 0.0);
         sum += gap * gap;
     }
     sum
