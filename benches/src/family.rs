@@ -70,6 +70,22 @@ pub trait SpatialEngine {
     fn window(&mut self, lo: &[f64], hi: &[f64]) -> Result<WindowAnswer>;
     /// The `k` nearest points to `point` (Euclidean), ids into `out`.
     fn knn(&mut self, point: &[f64], k: usize, out: &mut Vec<u64>) -> Result<()>;
+    /// Closes the index and opens it again with a cold cache of `fraction` of its size
+    /// on disk; false (and nothing done) for engines that do not count page traffic.
+    fn reopen_with_cache_fraction(&mut self, _fraction: f64) -> Result<bool> {
+        Ok(false)
+    }
+    /// The page traffic so far, for engines that count it (see above).
+    fn page_traffic(&self) -> PageTraffic {
+        PageTraffic::default()
+    }
+}
+
+/// Pages an engine requested from its cache and read from its file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PageTraffic {
+    pub requested: u64,
+    pub read: u64,
 }
 
 /// The answer of a window query, enough to cross-check engines.

@@ -28,6 +28,10 @@ pub enum Unit {
     /// Bytes allocated per operation (T8); the sample's seconds fields carry the bytes.
     #[serde(rename = "B/op")]
     BytesPerOp,
+    /// Pages per operation (T4: pages requested from, or read into, the buffer pool);
+    /// the sample's seconds fields carry the count.
+    #[serde(rename = "pages/op")]
+    PagesPerOp,
 }
 
 impl Unit {
@@ -37,7 +41,7 @@ impl Unit {
             Unit::MsPerOp => seconds * 1e3 / n.max(1) as f64,
             Unit::OpsPerSec => n as f64 / seconds.max(1e-12),
             Unit::Seconds | Unit::Bytes => seconds,
-            Unit::AllocsPerOp | Unit::BytesPerOp => seconds / n.max(1) as f64,
+            Unit::AllocsPerOp | Unit::BytesPerOp | Unit::PagesPerOp => seconds / n.max(1) as f64,
         }
     }
 
@@ -60,6 +64,7 @@ impl Unit {
             Unit::Bytes => "bytes",
             Unit::AllocsPerOp => "allocs/op",
             Unit::BytesPerOp => "B/op",
+            Unit::PagesPerOp => "pages/op",
         }
     }
 }

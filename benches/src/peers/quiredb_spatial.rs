@@ -8,24 +8,32 @@
 //! code). Bulk load: the parallel packing loader, one durable transaction. Queries:
 //! a read snapshot per query, answers straight from the pages.
 //!
+//! Page traffic (issue 6: pages read per query with a buffer pool holding 25 % of the
+//! tree): the adapter reopens the database with a pool of that share of the file and
+//! reports the pool's counters.
+//!
 //! The T4 data are points, so the trees are point trees (`RTree::create_points`:
 //! leaves store the point once, about twice the leaf fan-out); `quiredb-boxes`
 //! keeps the box layout (a point as a degenerate box) for comparison.
 
 use super::{OrEngine, create_dir};
 use crate::error::{BenchError, Result};
-use crate::family::{SpatialEngine, WindowAnswer};
+use crate::family::{PageTraffic, SpatialEngine, WindowAnswer};
 use quiredb_engine::{Database, Durability, Options, PageRead};
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const ID: &str = "quiredb";
 /// Buffer pool: holds the 1 M-point trees (≈ 90 MiB in 5-D) entirely.
 const CACHE_BYTES: usize = 256 << 20;
+/// The smallest pool a page-traffic reopen asks for (the engine needs 64 pages).
+const MIN_CACHE_BYTES: usize = 1 << 20;
 
 /// A QuireDB database holding one R-tree of N-dimensional points.
 pub struct QuireSpatial<const N: usize, C: Coord> {
-    db: Database,
+    path: PathBuf,
+    /// `None` only between closing and reopening the database (it holds the file's lock).
+    db: Option<Database>,
     tree: RTree<N, C>,
     pending: Vec<(u64, [f64; N])>,
     hilbert: bool,
@@ -50,14 +58,20 @@ impl<const N: usize, C: Coord> QuireSpatial<N, C> {
     fn open(dir: &Path, build: Build) -> Result<Self> {
         create_dir(dir)?;
         let options = Options { page_size: Some(8192), cache_bytes: CACHE_BYTES, ..Options::default() };
-        let db = Database::create(dir.join("quire.db"), options).or_engine(ID)?;
+        let path = dir.join("quire.db");
+        let db = Database::create(&path, options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         let max_entries = std::env::var("QUIRE_RTREE_MAX").ok().and_then(|v| v.parse().ok());
         let options = RTreeOptions { max_entries, points: build.points };
         let tree = RTree::create_with(&txn, "points", options).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireSpatial { db, tree, pending: Vec::new(), hilbert: build.hilbert })
+        Ok(QuireSpatial { path, db: Some(db), tree, pending: Vec::new(), hilbert: build.hilbert })
     }
+}
+
+/// The open database (`None` only after a failed reopen).
+fn open_db(db: &Option<Database>) -> Result<&Database> {
+    db.as_ref().ok_or_else(|| BenchError::engine(ID, "the database failed to reopen"))
 }
 
 impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
@@ -67,7 +81,7 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     }
 
     fn commit(&mut self) -> Result<()> {
-        let txn = self.db.begin_write().or_engine(ID)?;
+        let txn = open_db(&self.db)?.begin_write().or_engine(ID)?;
         for (id, p) in self.pending.drain(..) {
             self.tree.insert_point(&txn, p, id).or_engine(ID)?;
         }
@@ -75,7 +89,7 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     }
 
     fn bulk_load(&mut self, ids: &[u64], coords: &[f64]) -> Result<()> {
-        let txn = self.db.begin_write().or_engine(ID)?;
+        let txn = open_db(&self.db)?.begin_write().or_engine(ID)?;
         if self.hilbert {
             self.tree.bulk_load_points_hilbert(&txn, ids, coords).or_engine(ID)?;
         } else {
@@ -85,7 +99,7 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     }
 
     fn window(&mut self, lo: &[f64], hi: &[f64]) -> Result<WindowAnswer> {
-        let txn = self.db.begin_read().or_engine(ID)?;
+        let txn = open_db(&self.db)?.begin_read().or_engine(ID)?;
         let mut answer = WindowAnswer::default();
         let rect = Rect::new(point::<N>(lo), point::<N>(hi));
         self.tree.visit_window(&txn, &rect, WindowMode::Intersects, |id, _| answer.add(id)).or_engine(ID)?;
@@ -93,12 +107,28 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     }
 
     fn knn(&mut self, p: &[f64], k: usize, out: &mut Vec<u64>) -> Result<()> {
-        let txn = self.db.begin_read().or_engine(ID)?;
+        let txn = open_db(&self.db)?.begin_read().or_engine(ID)?;
         let mut rows = txn.result_set();
         self.tree.nearest_k(&txn, point::<N>(p), k, None, &mut rows).or_engine(ID)?;
         out.clear();
         out.extend_from_slice(rows.ids());
         Ok(())
+    }
+
+    fn reopen_with_cache_fraction(&mut self, fraction: f64) -> Result<bool> {
+        let bytes = std::fs::metadata(&self.path).map_err(|e| BenchError::engine(ID, e.to_string()))?.len();
+        let cache_bytes = ((bytes as f64 * fraction) as usize).max(MIN_CACHE_BYTES);
+        drop(self.db.take());
+        let options = Options { page_size: Some(8192), cache_bytes, ..Options::default() };
+        let db = Database::open(&self.path, options).or_engine(ID)?;
+        self.tree = RTree::open(&db.begin_read().or_engine(ID)?, "points").or_engine(ID)?;
+        self.db = Some(db);
+        Ok(true)
+    }
+
+    fn page_traffic(&self) -> PageTraffic {
+        let stats = self.db.as_ref().map(Database::stats).unwrap_or_default();
+        PageTraffic { requested: stats.hits + stats.misses, read: stats.reads }
     }
 }
 
@@ -136,5 +166,37 @@ pub fn open_f32(dir: &Path, dims: usize) -> Result<Box<dyn SpatialEngine>> {
         2 => Ok(Box::new(QuireSpatial::<2, f32>::open(dir, POINTS)?)),
         5 => Ok(Box::new(QuireSpatial::<5, f32>::open(dir, POINTS)?)),
         _ => Err(BenchError::engine(ID, format!("{dims} dimensions not built"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_traffic_counts_a_cold_quarter_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = open(dir.path(), 2).unwrap();
+        let n = 200_000u64;
+        let ids: Vec<u64> = (1..=n).collect();
+        let coords: Vec<f64> = (0..n).flat_map(|i| [(i % 500) as f64, (i / 500) as f64]).collect();
+        engine.bulk_load(&ids, &coords).unwrap();
+        let (lo, hi) = ([0.0, 0.0], [499.0, 399.0]);
+        let whole = engine.window(&lo, &hi).unwrap();
+        let warm = engine.page_traffic();
+        engine.window(&lo, &hi).unwrap();
+        let all_cached = engine.page_traffic();
+        assert_eq!(all_cached.read, warm.read, "the default pool holds the whole tree");
+        let pages = all_cached.requested - warm.requested;
+
+        assert!(engine.reopen_with_cache_fraction(0.25).unwrap());
+        let cold = engine.page_traffic();
+        assert!(cold.requested < 10, "a reopened database counts afresh: {cold:?}");
+        assert_eq!(engine.window(&lo, &hi).unwrap(), whole);
+        engine.window(&lo, &hi).unwrap();
+        let after = engine.page_traffic();
+        // A pool of a quarter of the file cannot keep the tree: most pages come from the file.
+        let read = after.read - cold.read;
+        assert!(read > pages && read <= after.requested - cold.requested, "{pages} pages; {cold:?} -> {after:?}");
     }
 }
