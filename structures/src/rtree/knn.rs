@@ -4,6 +4,13 @@
 //! [`Nearest`] is the incremental iterator; `nearest_k` is the bounded variant that
 //! keeps only the k best candidates and prunes nodes farther than the k-th (it gives
 //! the same k entries: a node at exactly the k-th distance is still opened).
+//!
+//! `nearest_k` computes the distances of a group's 16 entries and the mask of those
+//! within the bound without branches, then visits the set bits, and picks the next
+//! group by a branch-free minimum of keys that carry the group's index: whether an
+//! entry is near enough is unpredictable (callgrind branch simulation, 200 k points
+//! bulk loaded, k = 10: 2-D 174 → 117 mispredicts a query, 5-D 1,094 → 471; 2-D
+//! 11.4 k → 13.1 k instructions, 5-D 71.7 k → 77.8 k).
 
 use super::RTree;
 use super::coord::{Coord, at};
@@ -114,16 +121,12 @@ fn next_group(keys: &mut [u64], cursor: &mut usize) -> Option<u64> {
         *cursor += 1;
         return key;
     }
-    let (mut at, mut min) = (0, u64::MAX);
-    for (i, &key) in keys.iter().enumerate() {
-        if key < min {
-            (at, min) = (i, key);
-        }
-    }
+    // A group's key carries its index (`group_key`): a branch-free minimum suffices.
+    let min = keys.iter().fold(u64::MAX, |min, &key| min.min(key));
     if min == u64::MAX {
         return None;
     }
-    keys[at] = u64::MAX;
+    keys[group_of(min).1] = u64::MAX;
     Some(min)
 }
 
@@ -168,7 +171,8 @@ fn chunk_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
     let (b, mut sum) = (&chunk[..2 * D * C::BYTES], 0.0);
     for (d, &x) in p.iter().enumerate() {
         let (lo, hi) = (at::<C>(b, d), at::<C>(b, D + d));
-        let gap = fmax(fmax(lo - x, x - hi), 0.0);
+        // `f64::max` for the clamp: with `fmax` the compiler branches on the sign.
+        let gap = fmax(lo - x, x - hi).max(0.0);
         sum += gap * gap;
     }
     sum
@@ -190,6 +194,31 @@ fn point_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D]) -> f64 {
 #[inline(always)]
 fn entry_dist2<C: Coord, const D: usize>(chunk: &[u8], p: &[f64; D], point: bool) -> f64 {
     if point { point_dist2::<C, D>(chunk, p) } else { chunk_dist2::<C, D>(chunk, p) }
+}
+
+/// The squared distances from `p` of the (at most [`GROUP`]) encoded entries of
+/// `run`, and the mask of those within `bound`: computed without branches (whether an
+/// entry is near enough is unpredictable; a mispredicted branch costs more than the
+/// arithmetic).
+#[inline(always)]
+fn run_dists<C: Coord, const D: usize>(run: &[u8], point: bool, p: &[f64; D], bound: f64) -> ([f64; GROUP], u32) {
+    let (mut dists, mut mask) = ([0.0; GROUP], 0u32);
+    let stride = Layout::<D, C>::stride(point);
+    for (i, chunk) in run.chunks_exact(stride).take(GROUP).enumerate() {
+        let dist2 = entry_dist2::<C, D>(chunk, p, point);
+        dists[i] = dist2;
+        mask |= u32::from(dist2 <= bound) << i;
+    }
+    (dists, mask)
+}
+
+/// Calls `f(i)` for each bit `i` set in `mask`, lowest first.
+#[inline(always)]
+fn for_bits(mut mask: u32, mut f: impl FnMut(usize)) {
+    while mask != 0 {
+        f(mask.trailing_zeros() as usize);
+        mask &= mask - 1;
+    }
 }
 
 /// Offers `candidate` to the k best.
@@ -299,22 +328,14 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 let run = &bytes[start..(start + GROUP * stride).min(bytes.len())];
                 // The bound is re-read only when a candidate is taken.
                 let mut bound = kth(&best, k, limit);
-                if form.point {
-                    for chunk in run.chunks_exact(Layout::<D, C>::POINT) {
-                        let dist2 = point_dist2::<C, D>(chunk, &point);
-                        if dist2 <= bound {
-                            offer(&mut best, k, Candidate(dist2, Layout::<D, C>::point_id(chunk)));
-                            bound = kth(&best, k, limit);
-                        }
-                    }
-                    continue;
-                }
+                let (dists, mask) = run_dists::<C, D>(run, form.point, &point, bound);
+                let entry = |i: usize| &run[i * stride..(i + 1) * stride];
                 if level > 0 {
-                    for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
-                        let dist2 = chunk_dist2::<C, D>(chunk, &point);
-                        if dist2 <= kth(&best, k, limit) {
+                    for_bits(mask, |i| {
+                        let chunk = entry(i);
+                        if dists[i] <= kth(&best, k, limit) {
                             nodes.push(Queued {
-                                key: order_bits(dist2),
+                                key: order_bits(dists[i]),
                                 id: Layout::<D, C>::id(chunk),
                                 level: level - 1,
                             });
@@ -323,16 +344,15 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                                 limit = limit.min(chunk_max_dist2::<C, D>(chunk, &point));
                             }
                         }
-                    }
+                    });
                     continue;
                 }
-                for chunk in run.chunks_exact(Layout::<D, C>::ENTRY) {
-                    let dist2 = chunk_dist2::<C, D>(chunk, &point);
-                    if dist2 <= bound {
-                        offer(&mut best, k, Candidate(dist2, Layout::<D, C>::id(chunk)));
+                for_bits(mask, |i| {
+                    if dists[i] <= bound {
+                        offer(&mut best, k, Candidate(dists[i], Layout::<D, C>::entry_id(entry(i), form.point)));
                         bound = kth(&best, k, limit);
                     }
-                }
+                });
             }
         }
         let mut sorted = scratch::take(&SORTED);
