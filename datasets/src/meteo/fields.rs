@@ -15,7 +15,19 @@ pub type Reason = &'static str;
 
 /// Parses a measure: `Ok(None)` when the field is a missing marker or sentinel.
 /// With `decimal_comma`, one `,` is read as the decimal point (`"12,5"` = 12.5).
+/// Inlined: a short plain decimal that is no sentinel takes only [`plain_decimal`].
+#[inline(always)]
 pub fn parse_measure(bytes: &[u8], decimal_comma: bool, missing: &MissingValues) -> Result<Option<f64>, Reason> {
+    match plain_decimal(bytes, decimal_comma) {
+        Some(value) if !missing.sentinels.contains(&value) => Ok(Some(value)),
+        _ => parse_measure_slow(bytes, decimal_comma, missing),
+    }
+}
+
+/// [`parse_measure`] of any field: spaces around it, missing markers, sentinels,
+/// exponents, long digit strings.
+#[inline(never)]
+fn parse_measure_slow(bytes: &[u8], decimal_comma: bool, missing: &MissingValues) -> Result<Option<f64>, Reason> {
     let text = trim(bytes);
     match parse_number(text, decimal_comma) {
         Some(value) if missing.sentinels.contains(&value) => Ok(None),
@@ -32,6 +44,35 @@ fn parse_number(text: &[u8], decimal_comma: bool) -> Option<f64> {
     fast_decimal(text, decimal_comma).or_else(|| parse_number_slow(text, decimal_comma))
 }
 
+/// [`fast_decimal`] of the common case only — an optional `-`, then at most 15 bytes
+/// of digits with at most one decimal point, nothing around — with fewer checks
+/// (15 bytes hold at most 15 digits); `None` for anything else.
+#[inline(always)]
+fn plain_decimal(text: &[u8], decimal_comma: bool) -> Option<f64> {
+    let (negative, body) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, text),
+    };
+    if body.is_empty() || body.len() > 15 || body == b"." || body == b"," {
+        return None;
+    }
+    let mut mantissa = 0u64;
+    let mut point = body.len();
+    for (index, &byte) in body.iter().enumerate() {
+        let digit = byte.wrapping_sub(b'0');
+        if digit < 10 {
+            mantissa = mantissa * 10 + u64::from(digit);
+        } else if point == body.len() && (byte == b'.' || (byte == b',' && decimal_comma)) {
+            point = index;
+        } else {
+            return None;
+        }
+    }
+    let fraction = body.len().saturating_sub(point + 1);
+    let value = mantissa as f64 / POWERS_OF_TEN[fraction];
+    Some(if negative { -value } else { value })
+}
+
 /// Exact powers of ten, `POWERS_OF_TEN[k] = 10^k`, all representable in an f64.
 const POWERS_OF_TEN: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
@@ -39,6 +80,7 @@ const POWERS_OF_TEN: [f64; 16] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1
 /// exponent): the digits as an integer m < 2^53 and the fraction length k give m / 10^k,
 /// a division of two exact f64 values, hence correctly rounded — the same f64 as
 /// `str::parse`. `None` sends anything else to the standard parser.
+#[inline(always)]
 fn fast_decimal(text: &[u8], decimal_comma: bool) -> Option<f64> {
     let (negative, body) = match text.split_first()? {
         (b'-', rest) => (true, rest),
@@ -348,6 +390,16 @@ mod tests {
             let expected: f64 = text.parse().expect("valid decimal");
             let fast = fast_decimal(text.as_bytes(), false).expect("fast path applies");
             assert_eq!(fast.to_bits(), expected.to_bits(), "{text} (seed {seed})");
+            let plain = plain_decimal(text.as_bytes(), false);
+            let short = text.trim_start_matches('-').len() <= 15;
+            assert_eq!(plain.map(f64::to_bits), short.then_some(expected.to_bits()), "{text} (seed {seed})");
+        }
+        for text in [&b"5."[..], b".5", b"-.5", b"-0", b"1,5", b"1.2.3", b"+1", b" 1", b"1 ", b"-", b".", b",", b"-,"] {
+            for comma in [false, true] {
+                let plain = plain_decimal(text, comma);
+                assert!(plain.is_none() || plain == fast_decimal(text, comma), "{text:?}");
+                assert_eq!(plain.is_some(), fast_decimal(text, comma).is_some() && text[0] != b'+', "{text:?}");
+            }
         }
         assert_eq!(fast_decimal(b"1,5", true), Some(1.5));
         assert_eq!(fast_decimal(b"1,5", false), None);

@@ -123,8 +123,8 @@ struct ChunkSender {
 
 impl ChunkSender {
     fn send(&mut self, message: Message) -> Result<()> {
-        let sent = timed(&mut self.wait, || self.to_index.send(message));
-        sent.map_err(|_| Error::Argument("the index thread stopped".into()))
+        let sent = timed(&mut self.wait, || self.to_index.send(message).is_ok());
+        sent.then_some(()).ok_or_else(|| Error::Argument("the index thread stopped".into()))
     }
 
     fn send_chunk(&mut self) -> Result<()> {

@@ -199,12 +199,18 @@ impl<R: Read> ObservationReader<R> {
         Ok(())
     }
 
+    /// Sets `station` (the previous row's, when the observation is reused) to this
+    /// row's station; unchanged when it is the same.
     fn decode_station(&self, station: &mut String) -> Result<()> {
-        station.clear();
         match &self.plan.station {
-            Err(constant) => station.push_str(constant),
+            Err(constant) if station == constant => {}
+            Err(constant) => constant.clone_into(station),
             Ok(index) => {
                 let field = self.record[*index].trim_ascii();
+                if field == station.as_bytes() && !field.is_empty() {
+                    return Ok(());
+                }
+                station.clear();
                 let text = std::str::from_utf8(field).map_err(|_| self.field_error(*index, "not UTF-8"))?;
                 if text.is_empty() {
                     return Err(self.field_error(*index, "empty station"));

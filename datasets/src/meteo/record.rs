@@ -142,7 +142,13 @@ pub struct FieldPacker {
     /// [`DECLINE`] for a byte that would be quoted in the line (the delimiter, a quote,
     /// a line break).
     classes: [u8; 256],
+    /// Per pair of bytes `a, b` (index `a | b << 8`): the byte of their two nibbles,
+    /// or [`PAIR_SLOW`] when either has no nibble of its own (escaped or declined).
+    pairs: Box<[u16; 1 << 16]>,
 }
+
+/// A pair of bytes that [`FieldPacker::pack`] takes one by one.
+const PAIR_SLOW: u16 = 0x100;
 
 /// Class of a byte that makes [`FieldPacker::pack`] decline.
 const DECLINE: u8 = 0xFF;
@@ -154,7 +160,14 @@ impl FieldPacker {
         for byte in [delimiter, b'"', b'\n', b'\r'] {
             classes[byte as usize] = DECLINE;
         }
-        FieldPacker { delimiter, classes }
+        let mut pairs = Box::new([PAIR_SLOW; 1 << 16]);
+        for (index, pair) in pairs.iter_mut().enumerate() {
+            let [a, b] = (index as u16).to_le_bytes().map(|byte| classes[byte as usize]);
+            if a < ESCAPE && b < ESCAPE {
+                *pair = u16::from(a) << 4 | u16::from(b);
+            }
+        }
+        FieldPacker { delimiter, classes, pairs }
     }
 
     /// The delimiter the fields are joined by.
@@ -175,24 +188,26 @@ impl FieldPacker {
                 raw_len += 1;
                 gather(self.delimiter, CODES[self.delimiter as usize], &mut pending, &mut count);
             }
+            flush(&mut pending, &mut count, out);
             raw_len += field.len();
-            out.reserve(field.len() * 3 / 2 + 8);
-            for &byte in field {
-                let class = self.classes[byte as usize];
-                if class == DECLINE {
+            // At most 7 nibbles pending before a pair, 13 after (two escapes).
+            let mut pairs = field.chunks_exact(2);
+            for pair in pairs.by_ref() {
+                let both = self.pairs[usize::from(pair[0]) | usize::from(pair[1]) << 8];
+                if both != PAIR_SLOW {
+                    pending = pending << 8 | u64::from(both);
+                    count += 2;
+                } else if !self.gather_each(pair, &mut pending, &mut count) {
                     out.truncate(start);
                     return false;
                 }
-                gather(byte, class, &mut pending, &mut count);
-                if count >= 8 {
-                    count -= 8;
-                    out.extend_from_slice(&((pending >> (4 * count)) as u32).to_be_bytes());
-                }
+                flush(&mut pending, &mut count, out);
             }
-            if count >= 8 {
-                count -= 8;
-                out.extend_from_slice(&((pending >> (4 * count)) as u32).to_be_bytes());
+            if !self.gather_each(pairs.remainder(), &mut pending, &mut count) {
+                out.truncate(start);
+                return false;
             }
+            flush(&mut pending, &mut count, out);
         }
         while count >= 2 {
             count -= 2;
@@ -209,9 +224,32 @@ impl FieldPacker {
     }
 }
 
+impl FieldPacker {
+    /// Gathers the nibbles of `bytes` one by one; false at a byte that declines.
+    #[inline(always)]
+    fn gather_each(&self, bytes: &[u8], pending: &mut u64, count: &mut u32) -> bool {
+        for &byte in bytes {
+            let class = self.classes[byte as usize];
+            if class == DECLINE {
+                return false;
+            }
+            gather(byte, class, pending, count);
+        }
+        true
+    }
+}
+
+/// Writes four bytes of `pending`'s nibbles to `out` if at least eight are pending.
+#[inline(always)]
+fn flush(pending: &mut u64, count: &mut u32, out: &mut Vec<u8>) {
+    if *count >= 8 {
+        *count -= 8;
+        out.extend_from_slice(&((*pending >> (4 * *count)) as u32).to_be_bytes());
+    }
+}
+
 /// Appends the nibble(s) of `byte`, whose code is `code` (one nibble, or three for an
-/// escape) to `pending`; at most 7 + 3 + 3 are pending after it (a delimiter, then a
-/// byte, before a flush), so nothing is lost from the `u64`.
+/// escape) to `pending` (which keeps the newest 16).
 #[inline(always)]
 fn gather(byte: u8, code: u8, pending: &mut u64, count: &mut u32) {
     if code < ESCAPE {

@@ -179,6 +179,9 @@ pub(crate) struct Chunk {
     keys: Vec<u8>,
     key_ends: Vec<usize>,
     points: Vec<Option<[f64; DIMENSIONS]>>,
+    /// The station of the last key encoded and its encoding (rows come station by
+    /// station: most keys reuse it).
+    station: (String, Vec<u8>),
 }
 
 impl Chunk {
@@ -215,7 +218,14 @@ impl Chunk {
     /// Buffers the row's key and point after its raw record.
     fn push_fields(&mut self, observation: &Observation) -> bool {
         self.raw_ends.push(self.raw.len());
-        encode_key(&observation.station, observation.time, &mut self.keys);
+        let (station, encoded) = &mut self.station;
+        if *station != observation.station {
+            station.clone_from(&observation.station);
+            encoded.clear();
+            station.encode_to(encoded);
+        }
+        self.keys.extend_from_slice(encoded);
+        observation.time.encode_to(&mut self.keys);
         self.key_ends.push(self.keys.len());
         self.points.push(observation.point::<DIMENSIONS>());
         self.len() >= CHUNK_ROWS
