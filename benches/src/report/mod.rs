@@ -232,14 +232,40 @@ fn dataset_section(
     }) {
         let _ = writeln!(md, "| {} | {} | {} |", r.engine, r.context.settings, r.note);
     }
-    for o in group_ops(rs) {
+    let (pages, charted): (Vec<OpRows>, Vec<OpRows>) =
+        group_ops(rs).into_iter().partition(|o| o.unit == Unit::PagesPerOp);
+    for o in charted {
         let chart = svg::chart(&chart_prefix, w, o.op, o.unit, &o.rows, output)?;
         let u = o.unit;
         let better = if u.higher_is_better() { "higher is better" } else { "lower is better" };
         let _ = writeln!(md, "\n{heading} {} ({}, {better})\n\n![{}]({chart})\n", o.op, u.label(), o.op);
         op_table(md, &o);
     }
+    pages_table(md, heading, &pages);
     Ok(())
+}
+
+/// Page counts (T4's pages per query) in one compact table, ops down and engines
+/// across, without charts: they describe the structure, not a speed to rank.
+fn pages_table(md: &mut String, heading: &str, pages: &[OpRows<'_>]) {
+    if pages.is_empty() {
+        return;
+    }
+    let mut engines: Vec<&str> = Vec::new();
+    for r in pages.iter().flat_map(|o| &o.rows) {
+        if !engines.contains(&r.engine.as_str()) {
+            engines.push(&r.engine);
+        }
+    }
+    let _ = writeln!(md, "\n{heading} Pages per query (medians of the repeats)\n\n| op | {} |", engines.join(" | "));
+    let _ = writeln!(md, "|---|{}", "---|".repeat(engines.len()));
+    for o in pages {
+        let cells: Vec<String> = engines
+            .iter()
+            .map(|e| o.rows.iter().find(|r| r.engine == *e).map_or("-".into(), |r| format_value(r.value, o.unit)))
+            .collect();
+        let _ = writeln!(md, "| {} | {} |", o.op, cells.join(" | "));
+    }
 }
 
 /// The table of one op: every engine's figures and ratios.
@@ -351,6 +377,32 @@ mod tests {
             .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"))
             .count();
         assert_eq!(svgs, 1);
+    }
+
+    #[test]
+    fn page_counts_share_one_table_without_charts() {
+        // Proves pages/op records land in one table (ops down, engines across), not charts.
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("results");
+        let mut rs = vec![record("quiredb", "window", 1000.0, "a"), record("rstar", "window", 900.0, "a")];
+        for (engine, op, value) in [("quiredb", "window: pages read", 3.5), ("quiredb-f32", "window: pages read", 2.0)]
+        {
+            let mut r = record(engine, op, value, "a");
+            r.unit = Unit::PagesPerOp;
+            rs.push(r);
+        }
+        crate::results::append_jsonl(&input.join("x-T1.jsonl"), &rs).unwrap();
+        let out = dir.path().join("reports");
+        generate(&input, &out).unwrap();
+        let page = std::fs::read_to_string(out.join("T1.md")).unwrap();
+        assert!(
+            page.contains("| op | quiredb | quiredb-f32 |\n|---|---|---|\n| window: pages read | 3.50 | 2.00 |"),
+            "{page}"
+        );
+        let svgs = std::fs::read_dir(&out)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"));
+        assert_eq!(svgs.count(), 1, "one chart: the timed window op");
     }
 
     #[test]
