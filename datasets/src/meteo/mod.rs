@@ -35,6 +35,7 @@
 //! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`, `store.rs`.
 
 pub mod calibration;
+mod chunk;
 pub mod fields;
 pub mod fit;
 pub mod generator;

@@ -18,10 +18,10 @@
 //! [`ObservationSink::end_batch`]); [`ObservationSink::abort`] or a drop without
 //! finish leaves the database as it was (the engine's shadow paging).
 //!
-//! Throughput: rows are buffered in chunks of [`CHUNK_ROWS`]; a chunk is appended to
-//! the queue with one appender and its keys, sorted, go to the B+tree in one
-//! `insert_batch` (ascending keys reuse the previous leaf: no descent per key, and a
-//! full last leaf is not copied when it splits). This single-thread sink holds the
+//! Throughput: rows are buffered in chunks of [`CHUNK_ROWS`] (`chunk.rs`); a chunk is
+//! appended to the queue with one appender and its keys, sorted, go to the B+tree in
+//! one `insert_batch` (ascending keys reuse the previous leaf: no descent per key, and
+//! a full last leaf is not copied when it splits). This single-thread sink holds the
 //! R-tree's points in memory for one STR bulk load (up to [`BULK_POINTS_LIMIT`], 48
 //! bytes each) and inserts the rest one by one; `parallel.rs` is the two-thread,
 //! bounded-memory version that `quire load-csv` uses.
@@ -75,6 +75,16 @@
 //! 2.7–3.0, same design as "before"): 98.5 s wall, 95.4 s CPU, ratio 0.166 — the same
 //! binary varies by 50 % in wall and 25 % in CPU on this machine.
 //! Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
+//!
+//! 11-30 (session 6), per thread (`threads:` line of `load-csv`, `timing.rs`), full
+//! load on ONE shared core (`taskset -c 0`, the other core busy): before (the
+//! session's start plus the timing, d344239's parent code) parse 12.75 s user, index
+//! 7.66 s, sort 7.47 s, merge 2.38 s (32 s user, 4.5 s system, 487 MiB peak RSS);
+//! after b004cf1 parse 10.84 s, index 7.66 s, sort 7.05 s, merge 2.80 s (30.1 s user;
+//! system 13.4 s in that run, under memory pressure from other users: reclaim, not
+//! this code); 474 MiB peak RSS (the spare chunks are freed before the R-tree merge).
+//! Callgrind, 300 k generated rows, instructions a row: parse thread 4,005 → 3,176,
+//! index 1,497 → 1,510, sort 979 → 977.
 
 use quiredb_engine::{Database, Durability, PageId, PageRead, WriteTxn};
 use quiredb_structures::btree::keys::Key;
@@ -83,6 +93,7 @@ use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::rtree::RTree;
 
 use super::Observation;
+pub(crate) use super::chunk::Chunk;
 use super::pipeline::ObservationSink;
 use super::reader::RawRow;
 use super::record::{ENCODING_KEY, NIBBLE_V1, RecordEncoding};
@@ -171,75 +182,6 @@ pub struct SinkStats {
     pub times: super::timing::LoadTimes,
 }
 
-/// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
-#[derive(Default)]
-pub(crate) struct Chunk {
-    raw: Vec<u8>,
-    raw_ends: Vec<usize>,
-    keys: Vec<u8>,
-    key_ends: Vec<usize>,
-    points: Vec<Option<[f64; DIMENSIONS]>>,
-    /// The station of the last key encoded and its encoding (rows come station by
-    /// station: most keys reuse it).
-    station: (String, Vec<u8>),
-}
-
-impl Chunk {
-    pub(crate) fn len(&self) -> usize {
-        self.raw_ends.len()
-    }
-
-    fn slice<'a>(bytes: &'a [u8], ends: &[usize], i: usize) -> &'a [u8] {
-        let start = if i == 0 { 0 } else { ends[i - 1] };
-        &bytes[start..ends[i]]
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.raw.clear();
-        self.raw_ends.clear();
-        self.keys.clear();
-        self.key_ends.clear();
-        self.points.clear();
-    }
-
-    /// Buffers one row, its raw line stored with `encoding`; true when the chunk holds
-    /// [`CHUNK_ROWS`] rows.
-    pub(crate) fn push(&mut self, observation: &Observation, raw: &mut RawRow<'_>, encoding: RecordEncoding) -> bool {
-        raw.encode(encoding, &mut self.raw);
-        self.push_fields(observation)
-    }
-
-    /// Buffers one row given as its joined raw line (see [`Chunk::push`]).
-    pub(crate) fn push_raw(&mut self, observation: &Observation, raw: &[u8], encoding: RecordEncoding) -> bool {
-        encoding.encode(raw, &mut self.raw);
-        self.push_fields(observation)
-    }
-
-    /// Buffers the row's key and point after its raw record.
-    fn push_fields(&mut self, observation: &Observation) -> bool {
-        self.raw_ends.push(self.raw.len());
-        let (station, encoded) = &mut self.station;
-        if *station != observation.station {
-            station.clone_from(&observation.station);
-            encoded.clear();
-            station.encode_to(encoded);
-        }
-        self.keys.extend_from_slice(encoded);
-        observation.time.encode_to(&mut self.keys);
-        self.key_ends.push(self.keys.len());
-        self.points.push(observation.point::<DIMENSIONS>());
-        self.len() >= CHUNK_ROWS
-    }
-
-    /// The points of the chunk with the record ids they get.
-    pub(crate) fn points<'a>(
-        &'a self,
-        ids: &'a [RecordId],
-    ) -> impl Iterator<Item = ([f64; DIMENSIONS], RecordId)> + 'a {
-        self.points.iter().zip(ids).filter_map(|(point, id)| point.map(|point| (point, *id)))
-    }
-}
-
 /// How one transaction writes the (station, time) keys: into a B+tree empty at its
 /// start they are streamed by the tree's bulk appender (full leaves written once, no
 /// descent or page lookup per key) for as long as every chunk's keys come after the
@@ -315,10 +257,10 @@ pub(crate) fn write_records(
     ids.clear();
     let mut appender = queue.appender(txn).map_err(sink_error)?;
     for i in 0..chunk.len() {
-        ids.push(appender.append(Chunk::slice(&chunk.raw, &chunk.raw_ends, i)).map_err(sink_error)?);
+        ids.push(appender.append(chunk.record(i)).map_err(sink_error)?);
     }
     appender.finish();
-    let key = |i: usize| Chunk::slice(&chunk.keys, &chunk.key_ends, i);
+    let key = |i: usize| chunk.key(i);
     let mut order: Vec<usize> = (0..chunk.len()).collect();
     order.sort_by(|&a, &b| key(a).cmp(key(b)));
     let mut btree = BTree::open(txn, BTREE_NAME).map_err(sink_error)?;

@@ -1,0 +1,92 @@
+//! A chunk of buffered rows on their way from the parse side to the writer (the index
+//! thread of `parallel.rs`, or `store.rs`'s single-thread sink): the stored raw
+//! records (`record.rs`), the B+tree keys and the R-tree points, [`CHUNK_ROWS`] rows
+//! at most. Rows come station by station, so the encoded key prefix of the last
+//! station is kept and reused.
+
+use quiredb_structures::btree::keys::Key;
+use quiredb_structures::queue::RecordId;
+
+use super::Observation;
+use super::reader::RawRow;
+use super::record::RecordEncoding;
+use super::store::{CHUNK_ROWS, DIMENSIONS};
+
+/// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
+#[derive(Default)]
+pub(crate) struct Chunk {
+    raw: Vec<u8>,
+    raw_ends: Vec<usize>,
+    keys: Vec<u8>,
+    key_ends: Vec<usize>,
+    points: Vec<Option<[f64; DIMENSIONS]>>,
+    /// The station of the last key encoded and its encoding (rows come station by
+    /// station: most keys reuse it).
+    station: (String, Vec<u8>),
+}
+
+impl Chunk {
+    pub(crate) fn len(&self) -> usize {
+        self.raw_ends.len()
+    }
+
+    fn slice<'a>(bytes: &'a [u8], ends: &[usize], i: usize) -> &'a [u8] {
+        let start = if i == 0 { 0 } else { ends[i - 1] };
+        &bytes[start..ends[i]]
+    }
+
+    /// The stored record of row `i`.
+    pub(crate) fn record(&self, i: usize) -> &[u8] {
+        Self::slice(&self.raw, &self.raw_ends, i)
+    }
+
+    /// The B+tree key of row `i`.
+    pub(crate) fn key(&self, i: usize) -> &[u8] {
+        Self::slice(&self.keys, &self.key_ends, i)
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.raw.clear();
+        self.raw_ends.clear();
+        self.keys.clear();
+        self.key_ends.clear();
+        self.points.clear();
+    }
+
+    /// Buffers one row, its raw line stored with `encoding`; true when the chunk holds
+    /// [`CHUNK_ROWS`] rows.
+    pub(crate) fn push(&mut self, observation: &Observation, raw: &mut RawRow<'_>, encoding: RecordEncoding) -> bool {
+        raw.encode(encoding, &mut self.raw);
+        self.push_fields(observation)
+    }
+
+    /// Buffers one row given as its joined raw line (see [`Chunk::push`]).
+    pub(crate) fn push_raw(&mut self, observation: &Observation, raw: &[u8], encoding: RecordEncoding) -> bool {
+        encoding.encode(raw, &mut self.raw);
+        self.push_fields(observation)
+    }
+
+    /// Buffers the row's key and point after its raw record.
+    fn push_fields(&mut self, observation: &Observation) -> bool {
+        self.raw_ends.push(self.raw.len());
+        let (station, encoded) = &mut self.station;
+        if *station != observation.station {
+            station.clone_from(&observation.station);
+            encoded.clear();
+            station.encode_to(encoded);
+        }
+        self.keys.extend_from_slice(encoded);
+        observation.time.encode_to(&mut self.keys);
+        self.key_ends.push(self.keys.len());
+        self.points.push(observation.point::<DIMENSIONS>());
+        self.len() >= CHUNK_ROWS
+    }
+
+    /// The points of the chunk with the record ids they get.
+    pub(crate) fn points<'a>(
+        &'a self,
+        ids: &'a [RecordId],
+    ) -> impl Iterator<Item = ([f64; DIMENSIONS], RecordId)> + 'a {
+        self.points.iter().zip(ids).filter_map(|(point, id)| point.map(|point| (point, *id)))
+    }
+}
