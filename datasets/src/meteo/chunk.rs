@@ -21,8 +21,8 @@ pub(crate) struct Chunk {
     key_ends: Vec<usize>,
     points: Vec<Option<[f64; DIMENSIONS]>>,
     /// The station of the last key encoded and its encoding (rows come station by
-    /// station: most keys reuse it).
-    station: (String, Vec<u8>),
+    /// station: most keys reuse it); `None` before the first key.
+    station: Option<(String, Vec<u8>)>,
 }
 
 impl Chunk {
@@ -69,12 +69,10 @@ impl Chunk {
     /// Buffers the row's key and point after its raw record.
     fn push_fields(&mut self, observation: &Observation) -> bool {
         self.raw_ends.push(self.raw.len());
-        let (station, encoded) = &mut self.station;
-        if *station != observation.station {
-            station.clone_from(&observation.station);
-            encoded.clear();
-            station.encode_to(encoded);
-        }
+        let (_, encoded) = match &mut self.station {
+            Some(last) if last.0 == observation.station => last,
+            slot => slot.insert((observation.station.clone(), observation.station.encode())),
+        };
         self.keys.extend_from_slice(encoded);
         observation.time.encode_to(&mut self.keys);
         self.key_ends.push(self.keys.len());
@@ -88,5 +86,29 @@ impl Chunk {
         ids: &'a [RecordId],
     ) -> impl Iterator<Item = ([f64; DIMENSIONS], RecordId)> + 'a {
         self.points.iter().zip(ids).filter_map(|(point, id)| point.map(|point| (point, *id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meteo::store::encode_key;
+
+    /// Keys are those of `encode_key` whatever the station sequence, the empty
+    /// station (a constant `--station-name ""`) included.
+    #[test]
+    fn keys_reuse_the_station_prefix_correctly() {
+        let mut chunk = Chunk::default();
+        let stations = ["", "", "A", "A", "", "B\u{0}C", "B\u{0}C", "A"];
+        for (time, station) in stations.iter().enumerate() {
+            let observation = Observation { station: (*station).into(), time: time as i64, measures: vec![Some(1.0)] };
+            chunk.push_raw(&observation, b"1", RecordEncoding::Raw);
+        }
+        for (i, station) in stations.iter().enumerate() {
+            let mut expected = Vec::new();
+            encode_key(&(*station).to_owned(), i as i64, &mut expected);
+            assert_eq!(chunk.key(i), expected, "row {i}");
+            assert_eq!(chunk.record(i), b"1");
+        }
     }
 }
