@@ -1,7 +1,7 @@
 //! Probe of the R*-tree for profiling (callgrind) the T4 paths: inserts `n` points
 //! one by one into a point tree in one write transaction (as the T4 adapter does),
 //! or bulk loads them, then runs `queries` windows of a volume fraction and as
-//! many kNN queries (k = 10) at the windows' corners (read snapshot per query). The
+//! many kNN queries (k = 10, `visit_nearest_k`) at the windows' corners (read snapshot per query). The
 //! phases are separate non-inlined functions, so `callgrind_annotate --inclusive=yes
 //! --threshold=100` shows `insert_all`, `windows_all` and `knn_all` apart.
 //!
@@ -12,7 +12,7 @@
 //! the unit cube. Windows are cubes of the selectivity's volume fraction of the
 //! data's extent, centred on data points for a FILE.
 
-use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -126,9 +126,7 @@ fn knn_all<const D: usize>(
     let mut found = 0;
     for p in points {
         let read = db.begin_read()?;
-        let mut out = read.result_set();
-        tree.nearest_k(&read, *p, 10, None, &mut out)?;
-        found += out.len();
+        tree.visit_nearest_k(&read, *p, 10, None, |_, _| found += 1)?;
     }
     Ok(found)
 }

@@ -129,6 +129,9 @@ fn compare<const D: usize, C: Coord>(
         tree.nearest_k(txn, p, k, max, &mut out).expect("knn");
         let expected = knn_model(model, &p, k, max);
         assert_eq!(rows(&out), expected, "nearest_k #{q} k={k} max={max:?} at {p:?}");
+        let mut visited = Vec::new();
+        tree.visit_nearest_k(txn, p, k, max, |d, id| visited.push((id, d))).expect("visit knn");
+        assert_eq!(visited, expected, "visit_nearest_k #{q}");
         let iterated: Vec<(u64, f64)> = tree
             .nearest(txn, p, max)
             .expect("nearest")

@@ -290,6 +290,20 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         max_distance: Option<f64>,
         out: &mut ResultSet,
     ) -> Result<()> {
+        self.visit_nearest_k(txn, point, k, max_distance, |distance, id| out.push(id, distance))
+    }
+
+    /// Like [`RTree::nearest_k`], calling `visit(distance, payload)` for each of the
+    /// `k` nearest entries in order instead of filling a `ResultSet` (callgrind, 2-D
+    /// k = 10: the result set's pushes cost ~500 of ~13 k instructions a query).
+    pub fn visit_nearest_k(
+        &self,
+        txn: &impl PageRead,
+        point: [f64; D],
+        k: usize,
+        max_distance: Option<f64>,
+        mut visit: impl FnMut(f64, u64),
+    ) -> Result<()> {
         validate_point(&point)?;
         if k == 0 {
             return Ok(());
@@ -359,7 +373,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         sorted.extend(best.drain());
         sorted.sort_unstable();
         for &Candidate(dist2, id) in sorted.iter() {
-            out.push(id, dist2.sqrt());
+            visit(dist2.sqrt(), id);
         }
         Ok(())
     }
