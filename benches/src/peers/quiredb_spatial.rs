@@ -6,7 +6,8 @@
 //! harness times the insert loop and the commit together; a `WriteTxn` borrows its
 //! `Database`, so the adapter cannot keep one open between calls without unsafe
 //! code). Bulk load: the parallel packing loader, one durable transaction. Queries:
-//! a read snapshot per query, answers straight from the pages.
+//! a read snapshot per query, answers straight from the pages (kNN through the
+//! visitor `visit_nearest_k`, as the other engines hand their ids to the caller).
 //!
 //! Page traffic (issue 6: pages read per query with a buffer pool holding 25 % of the
 //! tree): the adapter reopens the database with a pool of that share of the file and
@@ -108,11 +109,8 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
 
     fn knn(&mut self, p: &[f64], k: usize, out: &mut Vec<u64>) -> Result<()> {
         let txn = open_db(&self.db)?.begin_read().or_engine(ID)?;
-        let mut rows = txn.result_set();
-        self.tree.nearest_k(&txn, point::<N>(p), k, None, &mut rows).or_engine(ID)?;
         out.clear();
-        out.extend_from_slice(rows.ids());
-        Ok(())
+        self.tree.visit_nearest_k(&txn, point::<N>(p), k, None, |_, id| out.push(id)).or_engine(ID)
     }
 
     fn reopen_with_cache_fraction(&mut self, fraction: f64) -> Result<bool> {
