@@ -20,7 +20,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::{BenchError, Result};
 use crate::family::{PageTraffic, SpatialEngine, WindowAnswer};
-use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::path::{Path, PathBuf};
 
