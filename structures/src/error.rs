@@ -70,6 +70,18 @@ pub enum Error {
         /// The box refused.
         reason: String,
     },
+    /// An R-tree stored in a format version this build does not read.
+    #[error(
+        "R-tree {tree:?} is stored in format version {found}; this build reads version {expected} (rebuild the tree)"
+    )]
+    RTreeFormat {
+        /// Catalog name.
+        tree: String,
+        /// The version found on the head page.
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+    },
     /// A temporary file of a streaming R-tree bulk load could not be written or read.
     #[error("R-tree bulk load temporary file: {0}")]
     Spill(#[source] std::io::Error),

@@ -289,6 +289,31 @@ fn open_checks_kind_dimensions_and_coordinate_type() {
 }
 
 #[test]
+fn a_tree_of_format_version_1_is_refused_with_a_clear_error() {
+    // Proves a head page of the old format (magic `QRT1`: group boxes in the tree's
+    // coordinate type, not f32) is refused on open, not misread, and queries through
+    // an older handle fail as corruption instead of answering from misread boxes.
+    let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "v1").expect("db");
+    let txn = db.begin_write().expect("write");
+    let tree = RTree::<2>::create(&txn, "old").expect("create");
+    tree.insert(&txn, &Rect::new([0.0, 0.0], [1.0, 1.0]), 1).expect("insert");
+    let head = txn.catalog_entry("old").expect("catalog").expect("entry").root;
+    txn.page_mut(head).expect("head page")[0..4].copy_from_slice(b"QRT1");
+    txn.commit(Durability::Full).expect("commit");
+    let read = db.begin_read().expect("read");
+    match RTree::<2>::open(&read, "old") {
+        Err(Error::RTreeFormat { tree, found: 1, expected: 2 }) => assert_eq!(tree, "old"),
+        other => panic!("expected a format version error, got {other:?}"),
+    }
+    let mut out = read.result_set();
+    let window = Rect::new([0.0, 0.0], [2.0, 2.0]);
+    match tree.window(&read, &window, WindowMode::Intersects, &mut out) {
+        Err(Error::Corrupted { reason, .. }) => assert!(reason.contains("format version 1"), "{reason}"),
+        other => panic!("expected a corruption error, got {other:?}"),
+    }
+}
+
+#[test]
 fn remove_everything_then_reuse() {
     // Proves the tree shrinks back to an empty leaf root and frees its pages.
     let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "empty").expect("db");

@@ -12,7 +12,7 @@
 
 use super::coord::{Coord, at};
 use super::geom::Rect;
-use super::node::{Form, GROUP, Layout};
+use super::node::{Form, GROUP, GroupCoord, Layout};
 use super::scratch;
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -100,7 +100,7 @@ pub(crate) fn choose_subtree<const D: usize, C: Coord>(
 fn least_containing<const D: usize, C: Coord>(page: &[u8], bytes: &[u8], form: Form, rect: &Rect<D>) -> Option<usize> {
     let mut containing: Option<(f64, f64, usize)> = None;
     for (g, (group, run)) in Layout::<D, C>::runs(page, bytes, form).enumerate() {
-        if !chunk_contains::<C, D>(group, rect) {
+        if !chunk_contains::<GroupCoord, D>(group, rect) {
             continue;
         }
         for (k, chunk) in run.chunks_exact(Layout::<D, C>::ENTRY).enumerate() {

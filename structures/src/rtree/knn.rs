@@ -15,7 +15,7 @@
 use super::RTree;
 use super::coord::{Coord, at};
 use super::geom::validate_point;
-use super::node::{GROUP, Layout};
+use super::node::{GROUP, GroupCoord, Layout};
 use super::scratch;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageRead, ResultSet};
@@ -327,7 +327,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             // are skipped.
             groups.clear();
             for (g, (group, _)) in Layout::<D, C>::runs(&page, bytes, form).enumerate() {
-                groups.push(group_key(chunk_dist2::<C, D>(group, &point), g));
+                groups.push(group_key(chunk_dist2::<GroupCoord, D>(group, &point), g));
             }
             if groups.len() > SELECT_MAX {
                 groups.sort_unstable();
@@ -395,7 +395,7 @@ impl<T: PageRead, const D: usize, C: Coord> Nearest<'_, T, D, C> {
         let form = self.tree.form(expected);
         let (level, bytes) = Layout::<D, C>::entries(&page, PageId(id), form)?;
         for (group, run) in Layout::<D, C>::runs(&page, bytes, form) {
-            if chunk_dist2::<C, D>(group, &self.point) > self.max_dist2 {
+            if chunk_dist2::<GroupCoord, D>(group, &self.point) > self.max_dist2 {
                 continue;
             }
             for chunk in run.chunks_exact(Layout::<D, C>::stride(form.point)) {

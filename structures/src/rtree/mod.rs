@@ -17,7 +17,7 @@
 //!
 //! Point trees ([`RTreeOptions::points`], [`RTree::create_points`]) store their leaf
 //! entries as points, `D` coordinates instead of a degenerate box's `2·D`, so a leaf
-//! holds about twice the entries (153 instead of 87 in 5-D f64 on 8 KiB pages) and a
+//! holds about twice the entries (160 instead of 89 in 5-D f64 on 8 KiB pages) and a
 //! query scans half the bytes; they refuse a box with `min != max` with
 //! [`Error::NotAPoint`]. An f32 point tree rounds each point to the nearest f32 (a box
 //! tree rounds outward).
@@ -191,6 +191,10 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             });
         }
         let tree = Self::from_entry(&entry, &params);
+        if let Some(found) = node::old_version(&txn.page(tree.head)?) {
+            let expected = node::FORMAT_VERSION;
+            return Err(Error::RTreeFormat { tree: name.to_owned(), found, expected });
+        }
         let head = tree.head(txn)?;
         let same = usize::from(head.max) == tree.max
             && usize::from(head.min) == tree.min

@@ -16,18 +16,23 @@
 //! | 8 + i·E      | D·C  | min     | lower corner of entry i (rounded toward −∞), or the point |
 //! | … + D·C      | D·C  | max     | upper corner of entry i (rounded toward +∞); absent in a point leaf |
 //! | … + (1 or 2)·D·C | 8 | id     | payload (leaf) or logical child page (branch)     |
-//! | 8 + max·E + g·B | B | group g | box of entries `16g .. 16g+16` (`B = 2·D·C`)       |
+//! | 8 + max·E + g·B | B | group g | box of entries `16g .. 16g+16` as f32 (`B = 2·D·4`) |
 //!
 //! The group boxes (one per run of [`GROUP`] entries in use, rewritten by every
 //! encode) let queries skip 16 entries with one test: a page-sized node is searched
-//! like a small two-level tree. `max` is the node capacity of the node's form (head
+//! like a small two-level tree. They are stored as f32 in every tree, rounded
+//! outward (min toward −∞, max toward +∞), so each contains the exact union of its
+//! entries and every test on it stays conservative; at half the bytes of f64 boxes a
+//! query reads half the cache lines for them (format version 2: version 1, head magic
+//! `QRT1`, stored them in the tree's coordinate type and is refused on open with
+//! [`Error::RTreeFormat`]). `max` is the node capacity of the node's form (head
 //! page: `max` for branches and box leaves, `leaf max` for point leaves).
 //!
 //! Head page (never moves; the catalog points at it):
 //!
 //! | offset | size | field  | meaning                                   |
 //! |-------:|-----:|--------|-------------------------------------------|
-//! | 0      | 4    | magic  | `QRT1`                                    |
+//! | 0      | 4    | magic  | `QRT2` (format version 2)                 |
 //! | 4      | 1    | dims   | D                                         |
 //! | 5      | 1    | coord  | 8 = f64, 4 = f32                          |
 //! | 6      | 2    | max    | most entries per node                     |
@@ -51,8 +56,15 @@ use std::marker::PhantomData;
 pub(crate) const NODE_HEADER: usize = 8;
 /// Entries per group box inside a node.
 pub(crate) const GROUP: usize = 16;
-/// Magic number of the head page.
-pub(crate) const MAGIC: &[u8; 4] = b"QRT1";
+/// Magic number of the head page (format version 2: f32 group boxes).
+pub(crate) const MAGIC: &[u8; 4] = b"QRT2";
+/// Magic number of format version 1 (group boxes in the tree's coordinate type).
+pub(crate) const MAGIC_V1: &[u8; 4] = b"QRT1";
+/// The stored format version this build reads and writes.
+pub(crate) const FORMAT_VERSION: u32 = 2;
+
+/// The coordinate type of the group boxes (in every tree).
+pub(crate) type GroupCoord = f32;
 
 /// One entry: a box and a payload (leaf) or child page (branch).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -106,8 +118,8 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     /// Bytes per point entry.
     pub const POINT: usize = D * C::BYTES + 8;
 
-    /// Bytes per group box.
-    pub const GROUP_BOX: usize = 2 * D * C::BYTES;
+    /// Bytes per group box (f32, see [`GroupCoord`]).
+    pub const GROUP_BOX: usize = 2 * D * GroupCoord::BYTES;
 
     /// Bytes per entry of a node of this form.
     #[inline(always)]
@@ -141,7 +153,29 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         &page[start..start + count.div_ceil(GROUP) * Self::GROUP_BOX]
     }
 
-    /// Box of the encoded box entry (or group box) `chunk`.
+    /// Box of the encoded group box `chunk`.
+    #[inline(always)]
+    pub fn group_rect(chunk: &[u8]) -> Rect<D> {
+        Layout::<D, GroupCoord>::rect(chunk)
+    }
+
+    /// Writes `rect` as a group box, rounded outward to f32.
+    #[inline]
+    fn write_group(chunk: &mut [u8], rect: &Rect<D>) {
+        Layout::<D, GroupCoord>::write_rect(chunk, rect);
+    }
+
+    /// `rect` as a group box stores it (rounded outward to f32).
+    pub fn group_of(rect: &Rect<D>) -> Rect<D> {
+        let mut out = *rect;
+        for d in 0..D {
+            out.min[d] = GroupCoord::round_down(rect.min[d]);
+            out.max[d] = GroupCoord::round_up(rect.max[d]);
+        }
+        out
+    }
+
+    /// Box of the encoded box entry `chunk`.
     #[inline(always)]
     pub fn rect(chunk: &[u8]) -> Rect<D> {
         let mut rect = Rect::new([0.0; D], [0.0; D]);
@@ -218,7 +252,7 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         let stride = Self::stride(form.point);
         let start = NODE_HEADER + form.max * stride;
         for (run, chunk) in entries.chunks(GROUP).zip(page[start..].chunks_exact_mut(Self::GROUP_BOX)) {
-            Self::write_rect(chunk, &bbox(run));
+            Self::write_group(chunk, &bbox(run));
         }
         write_u16(page, 0, level);
         write_u16(page, 2, u16::try_from(entries.len()).expect("node capacity fits in u16"));
@@ -240,9 +274,9 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         let rect = if append && index.is_multiple_of(GROUP) {
             entry.rect
         } else {
-            Self::rect(&page[group..]).union(&entry.rect)
+            Self::group_rect(&page[group..]).union(&entry.rect)
         };
-        Self::write_rect(&mut page[group..], &rect);
+        Self::write_group(&mut page[group..], &rect);
         if append {
             write_u16(page, 2, u16::try_from(index + 1).expect("node capacity fits in u16"));
         }
@@ -285,7 +319,7 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         let node = Self::decode(&page, id, form)?;
         let groups = Self::groups(&page, form, node.entries.len());
         for (g, (run, chunk)) in node.entries.chunks(GROUP).zip(groups.chunks_exact(Self::GROUP_BOX)).enumerate() {
-            if Self::rect(chunk) != bbox(run) {
+            if Self::group_rect(chunk) != Self::group_of(&bbox(run)) {
                 return Err(corrupted(id, format!("group box {g} is not the union of its entries")));
             }
         }
@@ -333,7 +367,7 @@ impl Head {
     /// Decodes the head page `id` (of kind `kind`) whose payload is `page`.
     pub fn parse(page: &[u8], kind: PageKind, id: PageId) -> Result<Head> {
         if kind != PageKind::RTREE_HEAD || page.len() < 44 || &page[0..4] != MAGIC {
-            return Err(corrupted(id, "not an R-tree head page".into()));
+            return Err(not_a_head(page, id));
         }
         let head = Head {
             dims: page[4],
@@ -362,7 +396,7 @@ impl Head {
         let page = txn.page(id)?;
         let bytes: &[u8] = &page;
         if page.kind() != PageKind::RTREE_HEAD || bytes.len() < 20 || &bytes[0..4] != MAGIC {
-            return Err(corrupted(id, "not an R-tree head page".into()));
+            return Err(not_a_head(bytes, id));
         }
         let height = read_u32(bytes, 16);
         if height == 0 || height > 64 {
@@ -396,6 +430,27 @@ impl Head {
     /// Level of the root node.
     pub fn root_level(&self) -> u16 {
         u16::try_from(self.height - 1).expect("height checked at load")
+    }
+}
+
+/// The format version of a head page of an older format, from its magic.
+pub(crate) fn old_version(page: &[u8]) -> Option<u32> {
+    (page.get(0..4) == Some(MAGIC_V1.as_slice())).then_some(1)
+}
+
+/// The error of a page that is not a head page of this format (a head page of format
+/// version 1 says so).
+#[cold]
+#[inline(never)]
+fn not_a_head(page: &[u8], id: PageId) -> Error {
+    match old_version(page) {
+        Some(found) => corrupted(
+            id,
+            format!(
+                "R-tree head page of format version {found}; this build reads version {FORMAT_VERSION} (rebuild the tree)"
+            ),
+        ),
+        None => corrupted(id, "not an R-tree head page".into()),
     }
 }
 

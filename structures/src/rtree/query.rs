@@ -19,7 +19,7 @@
 use super::RTree;
 use super::coord::{Coord, at};
 use super::geom::Rect;
-use super::node::{Form, GROUP, Layout, corrupted};
+use super::node::{Form, GROUP, GroupCoord, Layout, corrupted};
 use super::scratch;
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, ResultSet};
@@ -117,9 +117,9 @@ fn hit_runs<C: Coord, const D: usize, F: FnMut(&[u8], bool)>(
     let span = GROUP * stride;
     let groups = Layout::<D, C>::groups(page, form, bytes.len() / stride);
     for (block, boxes) in groups.chunks(64 * size).enumerate() {
-        let mask = mask_of(boxes, size, |b| chunk_intersects::<C, D>(b, q));
+        let mask = mask_of(boxes, size, |b| chunk_intersects::<GroupCoord, D>(b, q));
         for_bits(mask, |g| {
-            let inside = chunk_within::<C, D>(&boxes[g * size..], q);
+            let inside = chunk_within::<GroupCoord, D>(&boxes[g * size..], q);
             let start = (block * 64 + g) * span;
             // A full group has a constant length (no division to count its entries).
             match bytes.get(start..start + span) {
