@@ -269,6 +269,16 @@ fn nan_and_infinity_are_refused_and_leave_the_tree_unchanged() {
     let f32_tree = RTree::<2, f32>::create(&txn, "small").expect("create f32");
     assert!(matches!(f32_tree.insert(&txn, &Rect::point([1e300, 0.0]), 1), Err(Error::InvalidBox { .. })));
     assert_eq!(f32_tree.len(&txn).expect("len"), 0);
+    // The point trees' bulk load (leaves packed straight from the coordinates).
+    let points = RTree::<2>::create_points(&txn, "points").expect("create points");
+    let points32 = RTree::<2, f32>::create_points(&txn, "points32").expect("create f32 points");
+    for value in bad {
+        let coords = [0.0, 1.0, 2.0, value];
+        assert!(matches!(points.bulk_load_points(&txn, &[1, 2], &coords), Err(Error::InvalidBox { .. })));
+        assert!(matches!(points32.bulk_load_points(&txn, &[1, 2], &coords), Err(Error::InvalidBox { .. })));
+    }
+    assert!(matches!(points32.bulk_load_points(&txn, &[1], &[1e300, 0.0]), Err(Error::InvalidBox { .. })));
+    assert_eq!((points.len(&txn).expect("len"), points32.len(&txn).expect("len")), (0, 0));
     assert_eq!(tree.entries(&txn).expect("entries"), before);
     assert_eq!(tree.len(&txn).expect("len"), 200);
     assert_sound(&tree, &txn);

@@ -4,8 +4,9 @@
 //! cut into runs of `max`. Every node is therefore full except the last
 //! two of each level, which are balanced so both keep at least `min` entries. The
 //! levels above are packed the same way from the node boxes. Slabs are found with
-//! `select_nth_unstable` (no full sorts above the last dimension) and processed in
-//! parallel with rayon; pages are written by the one write transaction.
+//! `select_nth_unstable` (no full sorts above the last dimension) on `u64` keys that
+//! carry the entry's index (`group.rs`), processed in parallel with rayon; pages are
+//! written by the one write transaction.
 //!
 //! Hilbert packing ([`RTree::bulk_load_points_hilbert`]; the order of the streaming
 //! [`RTree::bulk_builder`]) was measured against it with `quire-bench T4 --engines
@@ -24,17 +25,15 @@
 //! be partitioned in memory.
 
 use super::RTree;
-use super::coord::{Coord, stored_point};
+use super::coord::{Coord, stored_point, stored_points};
 use super::geom::Rect;
+use super::group::{arranged, cut_dims, index_mask, regroup};
 use super::hilbert::HilbertKey;
-use super::node::{Entry, GROUP, Layout, bbox};
+use super::node::{Entry, Layout, bbox};
 use super::packer::LevelPacker;
 use super::stream::sort_chunk;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
-
-/// Below this many entries a slab is partitioned on the calling thread.
-const PARALLEL_MIN: usize = 16_384;
 
 impl<const D: usize, C: Coord> RTree<D, C> {
     /// Replaces the contents of the tree with `items`, packed into full nodes. Every
@@ -48,8 +47,53 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     }
 
     /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
+    /// A point tree packs its leaves straight from `coords` (see [`Self::point_leaves`]).
     pub fn bulk_load_points(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
-        self.bulk_load_entries(txn, self.point_entries(ids, coords)?)
+        if !self.points {
+            return self.bulk_load_entries(txn, self.point_entries(ids, coords)?);
+        }
+        let n = ids.len().min(coords.len() / D);
+        let points = stored_points::<C, D>(&coords[..n * D])?;
+        let mut head = self.head(txn)?;
+        self.free_subtree(txn, PageId(head.root), head.root_level())?;
+        let leaves = self.point_leaves(txn, &ids[..n], &points)?;
+        let nodes = leaves.len() as u64;
+        self.pack_levels(txn, &mut head, leaves, 0, nodes, n as u64)
+    }
+
+    /// Writes the leaves of a point tree holding `points` (validated and rounded, `D`
+    /// per id) and returns their parent entries. The STR cuts select `u64` keys that
+    /// carry the point's index (`group.rs`), with the coordinates read from `points`:
+    /// no entry is built or moved until its leaf is written (perf, 2.5 M 2-D points:
+    /// moving 40-byte entries in the selections and their allocation took over half
+    /// of the bulk load).
+    fn point_leaves(&self, txn: &WriteTxn<'_>, ids: &[u64], points: &[f64]) -> Result<Vec<Entry<D>>> {
+        let (n, form) = (ids.len(), self.form(0));
+        let mask = index_mask(n);
+        let mut order: Vec<u64> = (0..n as u64).collect();
+        cut_dims(&mut order, &|i: usize, d: usize| points[i * D + d], mask, 0, form.max, D);
+        let ranges = node_ranges(n, form.max, self.fill(0));
+        let mut parents = Vec::with_capacity(ranges.len());
+        let mut node = Vec::with_capacity(form.max);
+        for (start, end) in ranges {
+            node.clear();
+            node.extend(order[start..end].iter().map(|key| {
+                let i = (key & mask) as usize;
+                Entry { rect: Rect::point(std::array::from_fn(|d| points[i * D + d])), id: ids[i] }
+            }));
+            parents.push(self.write_node(txn, 0, &mut node)?);
+        }
+        Ok(parents)
+    }
+
+    /// Writes `entries` as one node of `level`, its groups regrouped; returns the
+    /// parent entry.
+    fn write_node(&self, txn: &WriteTxn<'_>, level: u16, entries: &mut [Entry<D>]) -> Result<Entry<D>> {
+        // Order the node's entries so its group boxes (runs of 16) are compact.
+        regroup(entries);
+        let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
+        Layout::<D, C>::encode_entries(level, entries, &mut page, self.form(level));
+        Ok(Entry { rect: bbox(entries), id: page.id().0 })
     }
 
     /// Like [`RTree::bulk_load_points`], packing in Hilbert order (the order of the
@@ -88,42 +132,66 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         Ok(())
     }
 
-    fn bulk_load_entries(&self, txn: &WriteTxn<'_>, mut entries: Vec<Entry<D>>) -> Result<()> {
+    fn bulk_load_entries(&self, txn: &WriteTxn<'_>, entries: Vec<Entry<D>>) -> Result<()> {
         let mut head = self.head(txn)?;
         self.free_subtree(txn, PageId(head.root), head.root_level())?;
         let len = entries.len() as u64;
         let (mut level, mut nodes) = (0u16, 0u64);
-        loop {
-            let form = self.form(level);
-            let groups = pack(&mut entries, form.max, self.fill(level));
-            let mut parents = Vec::with_capacity(groups.len());
-            for (start, end) in groups {
-                // Order the node's entries so its group boxes (runs of 16) are compact.
-                partition(&mut entries[start..end], 0, GROUP);
-                let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
-                Layout::<D, C>::encode_entries(level, &entries[start..end], &mut page, form);
-                parents.push(Entry { rect: bbox(&entries[start..end]), id: page.id().0 });
-                nodes += 1;
-            }
-            if parents.len() == 1 {
-                head.root = parents[0].id;
-                break;
-            }
-            entries = parents;
+        let mut entries = self.write_level(txn, level, entries, &mut nodes)?;
+        while entries.len() > 1 {
             level += 1;
+            entries = self.write_level(txn, level, entries, &mut nodes)?;
         }
-        (head.height, head.len, head.nodes) = (u32::from(level) + 1, len, nodes);
+        (head.root, head.height, head.len, head.nodes) = (entries[0].id, u32::from(level) + 1, len, nodes);
         self.store_head(txn, &head)
+    }
+
+    /// Packs the levels above `level` from its node entries `parents` (`nodes` pages
+    /// written so far) and points the head at the root.
+    fn pack_levels(
+        &self,
+        txn: &WriteTxn<'_>,
+        head: &mut super::node::Head,
+        mut parents: Vec<Entry<D>>,
+        mut level: u16,
+        mut nodes: u64,
+        len: u64,
+    ) -> Result<()> {
+        while parents.len() > 1 {
+            level += 1;
+            parents = self.write_level(txn, level, parents, &mut nodes)?;
+        }
+        (head.root, head.height, head.len, head.nodes) = (parents[0].id, u32::from(level) + 1, len, nodes);
+        self.store_head(txn, head)
+    }
+
+    /// Packs `entries` into the nodes of one level (at least one node, maybe empty);
+    /// returns their parent entries and counts the pages in `nodes`.
+    fn write_level(
+        &self,
+        txn: &WriteTxn<'_>,
+        level: u16,
+        entries: Vec<Entry<D>>,
+        nodes: &mut u64,
+    ) -> Result<Vec<Entry<D>>> {
+        let form = self.form(level);
+        let mut entries = arranged(&entries, form.max);
+        let ranges = node_ranges(entries.len(), form.max, self.fill(level));
+        let mut parents = Vec::with_capacity(ranges.len());
+        for (start, end) in ranges {
+            parents.push(self.write_node(txn, level, &mut entries[start..end])?);
+            *nodes += 1;
+        }
+        Ok(parents)
     }
 }
 
-/// Arranges `entries` for packing; returns the `(start, end)` of each node.
-fn pack<const D: usize>(entries: &mut [Entry<D>], max: usize, min: usize) -> Vec<(usize, usize)> {
-    let n = entries.len();
+/// The `(start, end)` of each node when `n` arranged entries are packed into nodes
+/// of `max`: all full but the last two, balanced so both keep at least `min`.
+fn node_ranges(n: usize, max: usize, min: usize) -> Vec<(usize, usize)> {
     if n <= max {
         return vec![(0, n)];
     }
-    partition(entries, 0, max);
     let mut groups: Vec<(usize, usize)> = (0..n).step_by(max).map(|s| (s, (s + max).min(n))).collect();
     let last = groups.len() - 1;
     let short = groups[last].1 - groups[last].0;
@@ -136,62 +204,13 @@ fn pack<const D: usize>(entries: &mut [Entry<D>], max: usize, min: usize) -> Vec
     groups
 }
 
-/// Twice the centre of the entry's box along `dim`: orders like the centre, one
-/// multiplication less per comparison.
-#[inline(always)]
-fn twice_centre<const D: usize>(entry: &Entry<D>, dim: usize) -> f64 {
-    entry.rect.min[dim] + entry.rect.max[dim]
-}
-
-/// Orders `slice` so that consecutive runs of `max` entries form compact nodes.
-pub(crate) fn partition<const D: usize>(slice: &mut [Entry<D>], dim: usize, max: usize) {
-    let n = slice.len();
-    if n <= max {
-        return;
-    }
-    if dim + 1 >= D {
-        // Only the cuts between runs matter: selections instead of a full sort.
-        cut_slabs(slice, max, dim);
-        return;
-    }
-    let pages = n.div_ceil(max);
-    let slabs = ((pages as f64).powf(1.0 / (D - dim) as f64).ceil() as usize).max(1);
-    let slab = pages.div_ceil(slabs) * max;
-    cut_slabs(slice, slab, dim);
-    if n >= PARALLEL_MIN {
-        use rayon::prelude::*;
-        slice.par_chunks_mut(slab).for_each(|s| partition(s, dim + 1, max));
-    } else {
-        slice.chunks_mut(slab).for_each(|s| partition(s, dim + 1, max));
-    }
-}
-
-/// Partitions `slice` along `dim` into runs of `slab` entries (unsorted inside).
-fn cut_slabs<const D: usize>(slice: &mut [Entry<D>], slab: usize, dim: usize) {
-    let n = slice.len();
-    if n <= slab {
-        return;
-    }
-    let mid = n.div_ceil(slab) / 2 * slab;
-    slice.select_nth_unstable_by(mid, |a, b| twice_centre(a, dim).total_cmp(&twice_centre(b, dim)));
-    let (low, high) = slice.split_at_mut(mid);
-    if n >= PARALLEL_MIN {
-        rayon::join(|| cut_slabs(low, slab, dim), || cut_slabs(high, slab, dim));
-    } else {
-        cut_slabs(low, slab, dim);
-        cut_slabs(high, slab, dim);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn pack_fills_nodes_and_balances_the_tail() {
-        let mut entries: Vec<Entry<2>> =
-            (0..1001u64).map(|i| Entry { rect: Rect::point([(i % 37) as f64, (i / 37) as f64]), id: i }).collect();
-        let groups = pack(&mut entries, 100, 40);
+        let groups = node_ranges(1001, 100, 40);
         assert_eq!(groups.len(), 11);
         assert!(groups[..9].iter().all(|(s, e)| e - s == 100));
         assert!(groups[9..].iter().all(|(s, e)| e - s >= 40));

@@ -134,6 +134,24 @@ pub(crate) fn stored_point<C: Coord, const D: usize>(point: &[f64; D]) -> Result
     Err(Error::InvalidBox { reason: format!("{point:?} lies outside the range of {}", C::NAME) })
 }
 
+/// The points of a point tree's bulk load (`D` coordinates each) as it will store
+/// them: validated, and rounded to the nearest `C` (a copy only for f32).
+pub(crate) fn stored_points<C: Coord, const D: usize>(coords: &[f64]) -> Result<std::borrow::Cow<'_, [f64]>> {
+    if C::BYTES == 8 {
+        if coords.iter().fold(true, |ok, x| ok & x.is_finite()) {
+            return Ok(std::borrow::Cow::Borrowed(coords));
+        }
+        for c in coords.chunks_exact(D) {
+            Rect::<D>::point(c.try_into().expect("chunks_exact gives D coordinates")).validate()?;
+        }
+    }
+    let mut out = Vec::with_capacity(coords.len());
+    for c in coords.chunks_exact(D) {
+        out.extend_from_slice(&stored_point::<C, D>(&c.try_into().expect("chunks_exact gives D coordinates"))?.min);
+    }
+    Ok(std::borrow::Cow::Owned(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
