@@ -37,6 +37,7 @@ mod bulk;
 mod check;
 mod choose;
 mod coord;
+mod dist;
 mod geom;
 mod group;
 mod hilbert;
