@@ -29,7 +29,7 @@ use super::coord::{Coord, stored_point, stored_points};
 use super::geom::Rect;
 use super::group::{arranged, cut_dims, index_mask, regroup};
 use super::hilbert::HilbertKey;
-use super::node::{Entry, Layout, bbox};
+use super::node::{Entry, GROUP, Layout, bbox};
 use super::packer::LevelPacker;
 use super::stream::sort_chunk;
 use crate::error::Result;
@@ -71,26 +71,26 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let (n, form) = (ids.len(), self.form(0));
         let mask = index_mask(n);
         let mut order: Vec<u64> = (0..n as u64).collect();
-        cut_dims(&mut order, &|i: usize, d: usize| points[i * D + d], mask, 0, form.max, D);
+        let coordinate = |i: usize, d: usize| points[i * D + d];
+        cut_dims(&mut order, &coordinate, mask, 0, form.max, D);
         let ranges = node_ranges(n, form.max, self.fill(0));
         let mut parents = Vec::with_capacity(ranges.len());
         let mut node = Vec::with_capacity(form.max);
         for (start, end) in ranges {
+            // The node's runs of 16 (its group boxes) made compact on the keys too.
+            cut_dims(&mut order[start..end], &coordinate, mask, 0, GROUP, D);
             node.clear();
             node.extend(order[start..end].iter().map(|key| {
                 let i = (key & mask) as usize;
                 Entry { rect: Rect::point(std::array::from_fn(|d| points[i * D + d])), id: ids[i] }
             }));
-            parents.push(self.write_node(txn, 0, &mut node)?);
+            parents.push(self.write_node(txn, 0, &node)?);
         }
         Ok(parents)
     }
 
-    /// Writes `entries` as one node of `level`, its groups regrouped; returns the
-    /// parent entry.
-    fn write_node(&self, txn: &WriteTxn<'_>, level: u16, entries: &mut [Entry<D>]) -> Result<Entry<D>> {
-        // Order the node's entries so its group boxes (runs of 16) are compact.
-        regroup(entries);
+    /// Writes `entries` (grouped) as one node of `level`; returns the parent entry.
+    fn write_node(&self, txn: &WriteTxn<'_>, level: u16, entries: &[Entry<D>]) -> Result<Entry<D>> {
         let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
         Layout::<D, C>::encode_entries(level, entries, &mut page, self.form(level));
         Ok(Entry { rect: bbox(entries), id: page.id().0 })
@@ -179,7 +179,9 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let ranges = node_ranges(entries.len(), form.max, self.fill(level));
         let mut parents = Vec::with_capacity(ranges.len());
         for (start, end) in ranges {
-            parents.push(self.write_node(txn, level, &mut entries[start..end])?);
+            // Order the node's entries so its group boxes (runs of 16) are compact.
+            regroup(&mut entries[start..end]);
+            parents.push(self.write_node(txn, level, &entries[start..end])?);
             *nodes += 1;
         }
         Ok(parents)
