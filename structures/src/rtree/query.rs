@@ -102,24 +102,70 @@ fn for_bits(mut mask: u64, mut f: impl FnMut(usize)) {
     }
 }
 
+/// A query window rounded to f32 once per query, for the tests on the f32 group boxes
+/// without converting their coordinates: rounded outward (`meet_*`) the intersection
+/// test has no false negatives, rounded inward (`in_*`) the containment test has no
+/// false positives.
+pub(crate) struct GroupWindow<const D: usize> {
+    meet_lo: [f32; D],
+    meet_hi: [f32; D],
+    in_lo: [f32; D],
+    in_hi: [f32; D],
+}
+
+impl<const D: usize> GroupWindow<D> {
+    pub(crate) fn new(q: &Rect<D>) -> Self {
+        let (down, up) = (|x: f64| GroupCoord::round_down(x) as f32, |x: f64| GroupCoord::round_up(x) as f32);
+        GroupWindow { meet_lo: q.min.map(down), meet_hi: q.max.map(up), in_lo: q.min.map(up), in_hi: q.max.map(down) }
+    }
+
+    /// The encoded group box `chunk` may meet the window (it does if it really meets it).
+    #[inline(always)]
+    fn meets(&self, chunk: &[u8]) -> bool {
+        let b = &chunk[..2 * D * 4];
+        let mut meets = true;
+        for d in 0..D {
+            meets &= (f32_at(b, d) <= self.meet_hi[d]) & (f32_at(b, D + d) >= self.meet_lo[d]);
+        }
+        meets
+    }
+
+    /// The encoded group box `chunk` lies in the window (only if it really does).
+    #[inline(always)]
+    fn holds(&self, chunk: &[u8]) -> bool {
+        let b = &chunk[..2 * D * 4];
+        let mut inside = true;
+        for d in 0..D {
+            inside &= (f32_at(b, d) >= self.in_lo[d]) & (f32_at(b, D + d) <= self.in_hi[d]);
+        }
+        inside
+    }
+}
+
+/// The f32 at index `i` of `bytes`.
+#[inline(always)]
+fn f32_at(bytes: &[u8], i: usize) -> f32 {
+    f32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("slice of 4 bytes"))
+}
+
 /// Calls `run(entries, inside)` with the encoded entries of each group of a node
-/// whose group box meets `q` (the group boxes are tested 64 at a time into a mask);
-/// `inside` tells that the group box lies in `q`, so every entry of the group does.
+/// whose group box meets the window (the group boxes are tested 64 at a time into a
+/// mask); `inside` tells that the group box lies in it, so every entry does.
 #[inline(always)]
 fn hit_runs<C: Coord, const D: usize, F: FnMut(&[u8], bool)>(
     page: &[u8],
     bytes: &[u8],
     form: Form,
-    q: &Rect<D>,
+    q: &GroupWindow<D>,
     mut run: F,
 ) {
     let (stride, size) = (Layout::<D, C>::stride(form.point), Layout::<D, C>::GROUP_BOX);
     let span = GROUP * stride;
     let groups = Layout::<D, C>::groups(page, form, bytes.len() / stride);
     for (block, boxes) in groups.chunks(64 * size).enumerate() {
-        let mask = mask_of(boxes, size, |b| chunk_intersects::<GroupCoord, D>(b, q));
+        let mask = mask_of(boxes, size, |b| q.meets(b));
         for_bits(mask, |g| {
-            let inside = chunk_within::<GroupCoord, D>(&boxes[g * size..], q);
+            let inside = q.holds(&boxes[g * size..]);
             let start = (block * 64 + g) * span;
             // A full group has a constant length (no division to count its entries).
             match bytes.get(start..start + span) {
@@ -152,7 +198,7 @@ fn scan_node<C: Coord, const D: usize>(
     bytes: &[u8],
     (level, inside): (u16, bool),
     form: Form,
-    q: &Rect<D>,
+    (q, gq): (&Rect<D>, &GroupWindow<D>),
     mode: WindowMode,
     mut child: impl FnMut(u64, bool),
     mut hit: impl FnMut(u64, &[u8]),
@@ -167,19 +213,19 @@ fn scan_node<C: Coord, const D: usize>(
             }
         }
     } else if form.point {
-        hit_runs::<C, D, _>(page, bytes, form, q, |run, all| {
+        hit_runs::<C, D, _>(page, bytes, form, gq, |run, all| {
             let test = |c: &[u8]| point_inside::<C, D>(c, q);
             each_of(run, L::<D, C>::POINT, all, test, |c| hit(L::<D, C>::point_id(c), c));
         });
     } else if level > 0 {
-        hit_runs::<C, D, _>(page, bytes, form, q, |run, all| {
+        hit_runs::<C, D, _>(page, bytes, form, gq, |run, all| {
             let test = |c: &[u8]| chunk_intersects::<C, D>(c, q);
             each_of(run, L::<D, C>::ENTRY, all, test, |c| {
                 child(L::<D, C>::id(c), all || chunk_within::<C, D>(c, q));
             });
         });
     } else {
-        hit_runs::<C, D, _>(page, bytes, form, q, |run, all| {
+        hit_runs::<C, D, _>(page, bytes, form, gq, |run, all| {
             let test = |c: &[u8]| matches_mode::<C, D>(c, q, mode);
             each_of(run, L::<D, C>::ENTRY, all, test, |c| hit(L::<D, C>::id(c), c));
         });
@@ -219,6 +265,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     ) -> Result<u64> {
         validate_query(query)?;
         let (root, root_level) = self.root(txn)?;
+        let groups = GroupWindow::new(query);
         let mut stack = scratch::take(&WINDOW_STACK);
         stack.push((root, root_level, false));
         let mut nodes = 0;
@@ -233,7 +280,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 bytes,
                 (level, inside),
                 form,
-                query,
+                (query, &groups),
                 mode,
                 |child, all| stack.push((child, below, all)),
                 |payload, chunk| visit(payload, &Layout::<D, C>::entry_rect(chunk, form.point)),
@@ -252,7 +299,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         validate_query(query)?;
         let (root, level) = self.root(txn)?;
         let stack = vec![(root, level, false)];
-        Ok(WindowIter { tree: self.clone(), txn, query: *query, mode, stack, ready: Vec::new() })
+        let groups = GroupWindow::new(query);
+        Ok(WindowIter { tree: self.clone(), txn, query: *query, groups, mode, stack, ready: Vec::new() })
     }
 
     /// Pins node page `id`, checking its level (the kind is checked by `check` and
@@ -293,6 +341,7 @@ pub struct WindowIter<'t, T: PageRead, const D: usize, C: Coord> {
     tree: RTree<D, C>,
     txn: &'t T,
     query: Rect<D>,
+    groups: GroupWindow<D>,
     mode: WindowMode,
     stack: Vec<Pending>,
     ready: Vec<(Rect<D>, u64)>,
@@ -310,7 +359,7 @@ impl<T: PageRead, const D: usize, C: Coord> WindowIter<'_, T, D, C> {
             bytes,
             (level, inside),
             form,
-            &self.query,
+            (&self.query, &self.groups),
             self.mode,
             |child, all| stack.push((child, below, all)),
             |payload, chunk| ready.push((Layout::<D, C>::entry_rect(chunk, form.point), payload)),
