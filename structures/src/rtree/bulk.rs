@@ -56,24 +56,67 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let points = stored_points::<C, D>(&coords[..n * D])?;
         let mut head = self.head(txn)?;
         self.free_subtree(txn, PageId(head.root), head.root_level())?;
-        let leaves = self.point_leaves(txn, &ids[..n], &points)?;
-        let nodes = leaves.len() as u64;
-        self.pack_levels(txn, &mut head, leaves, 0, nodes, n as u64)
+        let (parents, level, nodes) = self.point_leaves(txn, &ids[..n], &points)?;
+        self.pack_levels(txn, &mut head, parents, level, nodes, n as u64)
     }
 
     /// Writes the leaves of a point tree holding `points` (validated and rounded, `D`
-    /// per id) and returns their parent entries. The STR cuts select `u64` keys that
-    /// carry the point's index (`group.rs`), with the coordinates read from `points`:
-    /// no entry is built or moved until its leaf is written (perf, 2.5 M 2-D points:
-    /// moving 40-byte entries in the selections and their allocation took over half
-    /// of the bulk load).
-    fn point_leaves(&self, txn: &WriteTxn<'_>, ids: &[u64], points: &[f64]) -> Result<Vec<Entry<D>>> {
-        let (n, form) = (ids.len(), self.form(0));
+    /// per id), and above more than one branch's worth also the branches; returns the
+    /// parent entries of the top level written, its level and the pages written.
+    ///
+    /// The STR cuts select `u64` keys that carry the point's index (`group.rs`), with
+    /// the coordinates read from `points`: no entry is built or moved until its leaf is
+    /// written (perf, 2.5 M 2-D points: moving 40-byte entries in the selections and
+    /// their allocation took over half of the bulk load). The points are first cut
+    /// into blocks of one full branch (`max` full leaves), then each block into leaves,
+    /// so that every branch covers exactly its block: packing the leaf boxes again
+    /// (their slabs do not line up with the branches' slabs) gave overlapping branches.
+    fn point_leaves(&self, txn: &WriteTxn<'_>, ids: &[u64], points: &[f64]) -> Result<(Vec<Entry<D>>, u16, u64)> {
+        let (n, leaf_max) = (ids.len(), self.form(0).max);
         let mask = index_mask(n);
         let mut order: Vec<u64> = (0..n as u64).collect();
         let coordinate = |i: usize, d: usize| points[i * D + d];
-        cut_dims(&mut order, &coordinate, mask, 0, form.max, D);
-        let ranges = node_ranges(n, form.max, self.fill(0));
+        let block = self.max * leaf_max;
+        if n <= block {
+            cut_dims(&mut order, &coordinate, mask, 0, leaf_max, D);
+            let leaves = self.write_leaves(txn, ids, points, &mut order, mask)?;
+            let nodes = leaves.len() as u64;
+            return Ok((leaves, 0, nodes));
+        }
+        cut_dims(&mut order, &coordinate, mask, 0, block, D);
+        let blocks = node_ranges(n, block, self.fill(1) * leaf_max);
+        if let [.., (a, b), (_, c)] = blocks[..]
+            && b - a != block
+        {
+            // The last two blocks were balanced: cut them apart again (on the keys of
+            // the dimension that separated them).
+            order[a..c].select_nth_unstable(b - a);
+        }
+        let (mut branches, mut nodes) = (Vec::with_capacity(blocks.len()), 0);
+        for (start, end) in blocks {
+            let keys = &mut order[start..end];
+            cut_dims(keys, &coordinate, mask, 0, leaf_max, D);
+            let mut leaves = self.write_leaves(txn, ids, points, keys, mask)?;
+            regroup(&mut leaves);
+            branches.push(self.write_node(txn, 1, &leaves)?);
+            nodes += leaves.len() as u64 + 1;
+        }
+        Ok((branches, 1, nodes))
+    }
+
+    /// Writes the leaves of the arranged keys `order` (runs of the leaf capacity, the
+    /// last two balanced); returns their parent entries.
+    fn write_leaves(
+        &self,
+        txn: &WriteTxn<'_>,
+        ids: &[u64],
+        points: &[f64],
+        order: &mut [u64],
+        mask: u64,
+    ) -> Result<Vec<Entry<D>>> {
+        let form = self.form(0);
+        let coordinate = |i: usize, d: usize| points[i * D + d];
+        let ranges = node_ranges(order.len(), form.max, self.fill(0));
         let mut parents = Vec::with_capacity(ranges.len());
         let mut node = Vec::with_capacity(form.max);
         for (start, end) in ranges {
