@@ -178,12 +178,16 @@ fn open_group<C: Coord, const D: usize>(
         });
         return;
     }
-    for_bits(mask, |i| {
+    // A plain loop: as a closure given to `for_bits` this was not inlined.
+    let mut mask = mask;
+    while mask != 0 {
+        let i = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
         if dists[i] <= bound {
             offer(best, k, Candidate(dists[i], Layout::<D, C>::entry_id(entry(i), group.point)));
             bound = kth(best, k, *limit);
         }
-    });
+    }
 }
 
 impl PartialEq for Queued {
