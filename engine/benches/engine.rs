@@ -63,7 +63,7 @@ fn page_access(c: &mut Criterion) {
         FRAME_OVERHEAD_BYTES as f64 * 100.0 / 8192.0
     );
     let mut group = c.benchmark_group("page_access");
-    let pool = Pool::new(8192, 1024);
+    let pool = Pool::new(8192, 1024).expect("pool mapping");
     for page in 0..512u64 {
         drop(pool.get(PhysId(page), |bytes| {
             bytes.fill(page as u8);
@@ -145,7 +145,7 @@ fn eviction_policy(c: &mut Criterion) {
         });
         start.elapsed()
     };
-    let pool = Pool::new(8192, 1024);
+    let pool = Pool::new(8192, 1024).expect("pool mapping");
     for page in 0..512u64 {
         drop(pool.get(PhysId(page), |_| Ok(())));
     }

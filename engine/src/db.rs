@@ -126,7 +126,7 @@ impl Database {
         let (meta, slot, fell_back) = choose_meta(storage.as_ref(), &options, name)?;
         let frames = options.validate(meta.page_size)?;
         let core = Core {
-            pool: Pool::new(meta.page_size as usize, frames),
+            pool: Pool::new(meta.page_size as usize, frames)?,
             translations: crate::translations::Translations::new(frames),
             page_size: meta.page_size as usize,
             fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,

@@ -35,11 +35,13 @@
 use crate::error::{Error, Result};
 use crate::page::PhysId;
 use crate::stats::Counters;
+use memory::{FrameBytes, FrameMemory};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use table::Table;
 
+mod memory;
 mod table;
 
 pub use table::MAX_FRAMES;
@@ -84,8 +86,10 @@ pub struct FrameData {
     pub phys: u64,
     /// Life-cycle state.
     pub state: FrameState,
-    /// The page bytes (header included).
-    pub bytes: Box<[u8]>,
+    /// Whether the frame was ever taken (its memory touched), for the counters.
+    touched: bool,
+    /// The page bytes (header included), a slice of the pool's [`FrameMemory`].
+    pub bytes: FrameBytes,
 }
 
 #[derive(Debug)]
@@ -125,7 +129,10 @@ pub type WriteGuard<'a> = RwLockWriteGuard<'a, FrameData>;
 #[derive(Debug)]
 pub struct Pool {
     page_size: usize,
+    // Declared before `_memory`, so the frames (and their byte handles) drop first.
     frames: Box<[Frame]>,
+    /// Held only to keep the frames' mapping alive as long as the pool.
+    _memory: FrameMemory,
     table: Table,
     hits: Box<[PaddedCounter]>,
     hand: AtomicUsize,
@@ -139,20 +146,33 @@ pub struct Pool {
 struct PaddedCounter(AtomicU64);
 
 impl Pool {
-    /// A pool of `frames` frames of `page_size` bytes. A frame's bytes are allocated
-    /// when it is first taken, so a large pool costs memory (and the time to zero it)
-    /// only as far as it is used: zeroing a 256 MiB pool up front took ~0.1 s per open.
-    pub fn new(page_size: usize, frames: usize) -> Pool {
+    /// A pool of `frames` frames of `page_size` bytes, in one mapping ([`FrameMemory`])
+    /// that the kernel backs only as frames are first used, so a large pool costs memory
+    /// only as far as it is used (zeroing a 256 MiB pool up front took ~0.1 s per open).
+    /// Fails only if the address space for the mapping cannot be had.
+    pub fn new(page_size: usize, frames: usize) -> Result<Pool> {
         assert!(frames >= 16, "a pool needs at least 16 frames (checked by Options::validate)");
-        let frames: Box<[Frame]> = (0..frames)
-            .map(|_| Frame {
-                data: RwLock::new(FrameData { phys: NO_PAGE, state: FrameState::Free, bytes: Box::default() }),
+        let mut memory = FrameMemory::new(page_size, frames)
+            .map_err(|error| Error::io(format!("mapping a buffer pool of {frames} frames"), error))?;
+        let frames: Box<[Frame]> = memory
+            .cut(page_size)
+            .into_iter()
+            .map(|bytes| Frame {
+                data: RwLock::new(FrameData { phys: NO_PAGE, state: FrameState::Free, touched: false, bytes }),
                 referenced: AtomicBool::new(false),
             })
             .collect();
         let table = Table::new(frames.len());
         let hits = (0..HIT_STRIPES).map(|_| PaddedCounter::default()).collect();
-        Pool { page_size, frames, table, hits, hand: AtomicUsize::new(0), counters: Counters::default() }
+        Ok(Pool {
+            page_size,
+            frames,
+            _memory: memory,
+            table,
+            hits,
+            hand: AtomicUsize::new(0),
+            counters: Counters::default(),
+        })
     }
 
     /// The counters, with the hits the shards counted.
@@ -301,8 +321,8 @@ impl Pool {
             let Some(mut guard) = frame.data.try_write() else { continue };
             match guard.state {
                 FrameState::Dirty => continue,
-                FrameState::Free if guard.bytes.is_empty() => {
-                    guard.bytes = vec![0u8; self.page_size].into_boxed_slice();
+                FrameState::Free if !guard.touched => {
+                    guard.touched = true;
                     self.counters.frame_allocated();
                 }
                 FrameState::Free => {}
@@ -334,13 +354,13 @@ mod tests {
     fn frames_get_their_memory_when_first_used() {
         // Proves a large pool allocates page memory only for the frames it uses, and
         // that a reused (evicted) frame keeps its memory instead of allocating again.
-        let pool = Pool::new(4096, 1 << 16);
+        let pool = Pool::new(4096, 1 << 16).unwrap();
         assert_eq!(pool.stats().frames_allocated, 0);
         for page in 0..3u64 {
             drop(pool.get(PhysId(page), fill(1)).unwrap());
         }
         assert_eq!(pool.stats().frames_allocated, 3);
-        let small = Pool::new(4096, 16);
+        let small = Pool::new(4096, 16).unwrap();
         for page in 0..40u64 {
             let guard = small.get(PhysId(page), fill(page as u8)).unwrap();
             assert_eq!((guard.bytes.len(), guard.bytes[0]), (4096, page as u8));
@@ -350,7 +370,7 @@ mod tests {
 
     #[test]
     fn hit_after_miss_and_eviction_when_full() {
-        let pool = Pool::new(4096, 16);
+        let pool = Pool::new(4096, 16).unwrap();
         for page in 0..40u64 {
             let guard = pool.get(PhysId(page), fill(page as u8)).unwrap();
             assert_eq!(guard.bytes[0], page as u8);
@@ -364,7 +384,7 @@ mod tests {
 
     #[test]
     fn pinned_frames_are_not_evicted_and_exhaustion_is_an_error() {
-        let pool = Pool::new(4096, 16);
+        let pool = Pool::new(4096, 16).unwrap();
         let pins: Vec<_> = (0..16u64).map(|page| pool.get(PhysId(page), fill(1)).unwrap()).collect();
         assert!(matches!(pool.get(PhysId(99), fill(2)), Err(Error::PoolExhausted { .. })));
         drop(pins);
@@ -373,7 +393,7 @@ mod tests {
 
     #[test]
     fn dirty_frames_are_invisible_until_published() {
-        let pool = Pool::new(4096, 16);
+        let pool = Pool::new(4096, 16).unwrap();
         let (index, mut guard) = pool.take_dirty(PhysId(5)).unwrap();
         guard.bytes[0] = 7;
         drop(guard);
