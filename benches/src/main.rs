@@ -65,6 +65,10 @@ struct Cli {
     /// A note attached to every engine's records (e.g. "reduced size: …").
     #[arg(long)]
     note: Option<String>,
+    /// T2: run only the phases of this cache budget, `all` (all fits) or `80` (80 %
+    /// fits), so a full-size run can be split into parts (default: both).
+    #[arg(long, value_parser = ["all", "80"])]
+    cache: Option<String>,
     /// report: directory of JSON-lines results.
     #[arg(long, default_value = "results")]
     input: PathBuf,
@@ -121,6 +125,7 @@ fn run(cli: Cli) -> Result<()> {
         xml_dir: cli.xml_dir,
         run_id: format!("{}-{}", machine.date, std::process::id()),
         note: cli.note,
+        t2_cache: cli.cache,
         machine,
     };
     println!(

@@ -57,6 +57,8 @@ pub struct Config {
     pub run_id: String,
     /// A note attached to every engine of the run (e.g. why the size was reduced).
     pub note: Option<String>,
+    /// T2: `all` or `80` runs only that cache budget's phases; `None` both.
+    pub t2_cache: Option<String>,
 }
 
 impl Config {

@@ -35,7 +35,9 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     checks.expect("query found", queries as u64)?;
     let random = permutation(n, cfg.seed);
     for _ in 0..cfg.repeats {
-        for (cache_name, cache_bytes) in caches {
+        for (cache_name, cache_bytes) in
+            caches.into_iter().filter(|(name, _)| cache_wanted(cfg.t2_cache.as_deref(), name))
+        {
             for (order, perm) in [("sorted", None), ("random", Some(&random))] {
                 for entry in &engines {
                     collector.set_settings(entry.id, entry.settings);
@@ -64,6 +66,11 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             caches[0].1, caches[1].1
         ),
     })
+}
+
+/// Whether `--cache` (all / 80) selects the budget named `name` ("all fits", "80% fits").
+fn cache_wanted(wanted: Option<&str>, name: &str) -> bool {
+    wanted.is_none_or(|wanted| name.starts_with(wanted))
 }
 
 /// Where the v2 hierarchy's controllers are listed (pure v2 mount, or hybrid).
@@ -144,4 +151,19 @@ fn query(
     checks.record(p.id, "query found", found)?;
     checks.record(p.id, "query value hash", hash)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_wanted;
+
+    #[test]
+    fn cache_option_selects_one_budget_or_both() {
+        // Proves `--cache all` / `--cache 80` keep exactly their own phases.
+        for name in ["all fits", "80% fits"] {
+            assert!(cache_wanted(None, name));
+        }
+        assert!(cache_wanted(Some("all"), "all fits") && !cache_wanted(Some("all"), "80% fits"));
+        assert!(cache_wanted(Some("80"), "80% fits") && !cache_wanted(Some("80"), "all fits"));
+    }
 }
