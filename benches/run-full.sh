@@ -17,6 +17,9 @@
 #   T1        1,000 keys: all                                                   1 min
 #   T2        10 M: quiredb quiredb-full sqlite-wal sqlite-delete bdb redb lmdb   100 min
 #             40 M: quiredb lmdb (LMDB at 57.8 M ≈ 25 min)                      35 min
+#             (57.8 M, issue 7: not in this script; one engine and one cache budget per
+#             run, `quire-bench T2 --full --repeats 1 --cache all|80 --engines E`,
+#             20–60 min each: QuireDB's all-fits part took 32 min with the huge-page pool)
 #   T3        57,852,305: quiredb files sqlite-wal                             15 min
 #             20 M: quiredb bdb-recno bdb-queue (recno at 57.8 M ≈ 48 min)       27 min
 #   T4        500 k: quiredb libspatialindex-mem libspatialindex-disk sqlite-rtree  48 min
