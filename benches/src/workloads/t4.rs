@@ -3,7 +3,11 @@
 //! selectivity 0.001 %, 0.01 %, 0.1 %, 1 % and kNN (k = 10), timed on the tree built
 //! one by one ("insert-built") and on the bulk-loaded tree. Each query set is timed
 //! over repeated passes of at least a quarter of a second (every pass must answer as
-//! the first), so sets of tiny queries are timed over enough of them. Engines that
+//! the first), so sets of tiny queries are timed over enough of them. Every engine
+//! builds its tree before any is queried; then each query set runs on every engine in
+//! turn (interleaved), so the engines' timings of one set lie seconds apart, not
+//! minutes (the memory speed of this machine kind drifts by 2–3× over minutes), and
+//! one tree per engine is alive at a time. Engines that
 //! count their page traffic (QuireDB) then run every set once more, each after
 //! reopening the index with a cold buffer pool of 25 % of its file: pages requested
 //! and pages read from the file per query of the set's second half, the first half
@@ -23,12 +27,12 @@ use super::{Config, Outcome, Size, remove_dir};
 use crate::check::{Checks, id_set_hash};
 use crate::data::{Window, beijing_points, points, windows, windows_around};
 use crate::error::{BenchError, Result};
-use crate::family::{PageTraffic, SpatialEngine, SpatialOpen, WindowAnswer};
+use crate::family::{Entry, PageTraffic, SpatialEngine, SpatialOpen, WindowAnswer};
 use crate::measure::{Sample, time, time_passes};
 use crate::registry;
 use crate::results::Unit::PagesPerOp;
 use crate::results::{Collector, Unit};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Selectivities as fractions, with their labels.
 const SELECTIVITIES: [(f64, &str); 4] = [(1e-5, "0.001%"), (1e-4, "0.01%"), (1e-3, "0.1%"), (1e-2, "1%")];
@@ -85,12 +89,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             brute_force(&data, &mut checks)?;
         }
         for _ in 0..cfg.repeats {
-            for entry in &engines {
-                collector.set_settings(entry.id, entry.settings);
-                let dir = cfg.scratch("T4", entry.id)?;
-                one_engine(entry.open, &dir, entry.id, &data, &mut collector, &mut checks)?;
-                remove_dir(&dir)?;
-            }
+            one_repeat(cfg, &engines, &data, &mut collector, &mut checks)?;
         }
     }
     Ok(Outcome {
@@ -143,56 +142,101 @@ fn beijing(n: usize, queries: usize, seed: u64) -> Result<Option<(Data, usize)>>
     Ok(Some((data, real.skipped)))
 }
 
-fn one_engine(open: SpatialOpen, dir: &Path, id: &str, d: &Data, c: &mut Collector, checks: &mut Checks) -> Result<()> {
-    let (dims, label) = (d.dims, &d.label);
-    let mut engine = open(dir, dims)?;
+/// An engine holding a tree of the data set, and where it keeps it.
+struct Built {
+    id: &'static str,
+    dir: PathBuf,
+    engine: Box<dyn SpatialEngine>,
+}
+
+/// One repeat on one data set: every engine builds its tree one by one (timed), then
+/// the engines' query sets are timed interleaved, and the same again with trees
+/// built by bulk load. Interleaving puts each engine's timing of a query set within
+/// seconds of the others': the speed of this kind of machine's memory drifts by 2–3×
+/// over minutes, which made ratios between engines timed minutes apart meaningless.
+/// Only one tree per engine is alive at a time.
+fn one_repeat(
+    cfg: &Config,
+    engines: &[Entry<SpatialOpen>],
+    d: &Data,
+    c: &mut Collector,
+    checks: &mut Checks,
+) -> Result<()> {
+    let label = &d.label;
+    for bulk in [false, true] {
+        let mut built = Vec::with_capacity(engines.len());
+        for entry in engines {
+            c.set_settings(entry.id, entry.settings);
+            let dir = cfg.scratch("T4", entry.id)?;
+            let mut engine = (entry.open)(&dir, d.dims)?;
+            let s = if bulk { bulk_load(engine.as_mut(), d)? } else { insert_one_by_one(engine.as_mut(), d)? };
+            let op = if bulk { "bulk load" } else { "insert one by one" };
+            c.add(entry.id, &format!("{label} {op}"), Unit::OpsPerSec, s);
+            built.push(Built { id: entry.id, dir, engine });
+        }
+        let prefix = if bulk { label.clone() } else { format!("{label} insert-built") };
+        interleaved_queries(&mut built, d, &prefix, c, checks)?;
+        let mut out = Vec::with_capacity(K);
+        for mut b in built {
+            page_traffic(b.engine.as_mut(), b.id, d, &prefix, c, &mut out)?;
+            drop(b.engine);
+            remove_dir(&b.dir)?;
+        }
+    }
+    Ok(())
+}
+
+fn insert_one_by_one(engine: &mut dyn SpatialEngine, d: &Data) -> Result<Sample> {
     let (_, s) = time(d.ids.len() as u64, || {
-        for (&pid, p) in d.ids.iter().zip(d.coords.chunks_exact(dims)) {
+        for (&pid, p) in d.ids.iter().zip(d.coords.chunks_exact(d.dims)) {
             engine.insert(pid, p)?;
         }
         engine.commit()
     })?;
-    c.add(id, &format!("{label} insert one by one"), Unit::OpsPerSec, s);
-    queries(engine.as_mut(), id, d, &format!("{label} insert-built"), c, checks)?;
-    drop(engine);
-    remove_dir(dir)?;
-
-    let mut engine = open(dir, dims)?;
-    let (_, s) = time(d.ids.len() as u64, || engine.bulk_load(&d.ids, &d.coords))?;
-    c.add(id, &format!("{label} bulk load"), Unit::OpsPerSec, s);
-    queries(engine.as_mut(), id, d, label, c, checks)
+    Ok(s)
 }
 
-/// Times the windows at every selectivity and the kNN queries; records their answers.
-fn queries(
-    engine: &mut dyn SpatialEngine,
-    id: &str,
+fn bulk_load(engine: &mut dyn SpatialEngine, d: &Data) -> Result<Sample> {
+    Ok(time(d.ids.len() as u64, || engine.bulk_load(&d.ids, &d.coords))?.1)
+}
+
+/// Times every query set (the windows at each selectivity, then kNN) on every built
+/// engine in turn, starting with a different engine for each set; records the answers.
+fn interleaved_queries(
+    built: &mut [Built],
     d: &Data,
     prefix: &str,
     c: &mut Collector,
     checks: &mut Checks,
 ) -> Result<()> {
     let label = &d.label;
-    for ((_, sel), set) in SELECTIVITIES.iter().zip(&d.windows) {
+    let engines = built.len();
+    for (set_no, ((_, sel), set)) in SELECTIVITIES.iter().zip(&d.windows).enumerate() {
         let what = format!("{label} windows {sel}");
-        let (answer, s) = passes(id, &what, set.len(), d.min_timed_s, || run_windows(engine, set))?;
-        c.add(id, &format!("{prefix} window {sel}"), Unit::OpsPerSec, s);
-        checks.record(id, &format!("{what} count"), answer.count)?;
-        checks.record(id, &format!("{what} id sum"), answer.id_sum)?;
-    }
-    let mut out = Vec::with_capacity(K);
-    let what = format!("{label} kNN {}", if d.real { "distances" } else { "id sets" });
-    let (hash, s) = passes(id, &what, d.knn.len(), d.min_timed_s, || {
-        let mut hash = 0u64;
-        for p in &d.knn {
-            engine.knn(p, K, &mut out)?;
-            hash = hash.wrapping_mul(31).wrapping_add(knn_hash(d, p, &out));
+        for turn in 0..engines {
+            let b = &mut built[(set_no + turn) % engines];
+            let (answer, s) = passes(b.id, &what, set.len(), d.min_timed_s, || run_windows(b.engine.as_mut(), set))?;
+            c.add(b.id, &format!("{prefix} window {sel}"), Unit::OpsPerSec, s);
+            checks.record(b.id, &format!("{what} count"), answer.count)?;
+            checks.record(b.id, &format!("{what} id sum"), answer.id_sum)?;
         }
-        Ok(hash)
-    })?;
-    c.add(id, &format!("{prefix} kNN k={K}"), Unit::OpsPerSec, s);
-    checks.record(id, &what, hash)?;
-    page_traffic(engine, id, d, prefix, c, &mut out)
+    }
+    let what = format!("{label} kNN {}", if d.real { "distances" } else { "id sets" });
+    let mut out = Vec::with_capacity(K);
+    for turn in 0..engines {
+        let b = &mut built[(SELECTIVITIES.len() + turn) % engines];
+        let (hash, s) = passes(b.id, &what, d.knn.len(), d.min_timed_s, || {
+            let mut hash = 0u64;
+            for p in &d.knn {
+                b.engine.knn(p, K, &mut out)?;
+                hash = hash.wrapping_mul(31).wrapping_add(knn_hash(d, p, &out));
+            }
+            Ok(hash)
+        })?;
+        c.add(b.id, &format!("{prefix} kNN k={K}"), Unit::OpsPerSec, s);
+        checks.record(b.id, &what, hash)?;
+    }
+    Ok(())
 }
 
 /// Runs every query set once after reopening the index with a cold pool of
