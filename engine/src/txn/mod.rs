@@ -50,6 +50,15 @@ pub trait PageRead {
     /// Pins logical page `id` for reading. The slice is the page *payload* (the bytes
     /// after the engine's 32-byte header), [`PageRead::payload_size`] long.
     fn page(&self, id: PageId) -> Result<PageRef<'_>>;
+    /// A hint that page `id` will be read soon, the payload byte ranges `ranges` first:
+    /// if the page is cached and its translation known, the CPU is asked to bring those
+    /// bytes into its caches, so their misses overlap the caller's work until it reads
+    /// them. No pin, no I/O, no error; a structure walking a tree calls it for the nodes
+    /// it will open next. The default does nothing.
+    #[inline]
+    fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
+        let _ = (id, ranges);
+    }
     /// Bytes of payload per page (page size − 32).
     fn payload_size(&self) -> usize;
     /// The snapshot's (or the writer's new) transaction id.

@@ -72,6 +72,13 @@ impl PageRead for ReadTxn<'_> {
         Ok(PageRef::new(guard, id))
     }
 
+    #[inline]
+    fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
+        if let Some(phys) = self.core.translations.get(id.0, self.meta.txn.0) {
+            self.core.pool.prefetch(crate::page::PhysId(phys), HEADER_SIZE, ranges);
+        }
+    }
+
     fn payload_size(&self) -> usize {
         self.core.page_size - HEADER_SIZE
     }

@@ -114,3 +114,24 @@ fn concurrent_readers_of_many_snapshots_see_exactly_their_snapshot() {
     });
     assert_matches(&db.begin_read().unwrap(), &model);
 }
+
+#[test]
+fn prefetch_hints_change_nothing_a_reader_sees() {
+    // Proves: prefetching cached, uncached, never-allocated and far-out ids, with ranges
+    // inside, across and past the payload, neither fails nor changes any page read after.
+    let (_storage, db) = memory_db(small_options());
+    let ids = committed_pages(&db, 40);
+    let model: Model = ids.iter().zip(0u64..).map(|(id, value)| (id.0, value)).collect();
+    let reader = db.begin_read().unwrap();
+    let payload = reader.payload_size();
+    assert_matches(&reader, &model);
+    let far = [quiredb_engine::PageId(u64::MAX), quiredb_engine::PageId(1 << 40)];
+    for id in ids.iter().chain(&far) {
+        reader.prefetch(*id, &[0..8, payload - 64..payload + 4096, usize::MAX - 1..usize::MAX]);
+    }
+    assert_matches(&reader, &model);
+    let writer = db.begin_write().unwrap();
+    writer.prefetch(ids[0], std::slice::from_ref(&(0..payload)));
+    drop(writer);
+    assert_matches(&db.begin_read().unwrap(), &model);
+}

@@ -356,6 +356,10 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             if f64::from_bits(node.key) > kth(&best, k, limit) {
                 break;
             }
+            if let Some(next) = nodes.peek() {
+                // Probably the node opened after this one.
+                self.prefetch_node(txn, next.id, next.level);
+            }
             let slot = match pinned.slot(node.id) {
                 Some(slot) => slot,
                 None => pinned.put(node.id, self.node_page(txn, node.id, node.level)?),

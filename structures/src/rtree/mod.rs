@@ -233,6 +233,13 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         self.points
     }
 
+    /// Tells the engine that node `id` at `level` will be read soon (its header and
+    /// group boxes), so the memory latency overlaps the current node's scan.
+    #[inline(always)]
+    pub(crate) fn prefetch_node(&self, txn: &impl PageRead, id: u64, level: u16) {
+        txn.prefetch(PageId(id), &node::Layout::<D, C>::head_ranges(self.form(level)));
+    }
+
     /// The layout of the nodes at `level`.
     #[inline(always)]
     pub(crate) fn form(&self, level: u16) -> Form {

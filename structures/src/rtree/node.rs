@@ -153,6 +153,14 @@ impl<const D: usize, C: Coord> Layout<D, C> {
         &page[start..start + count.div_ceil(GROUP) * Self::GROUP_BOX]
     }
 
+    /// Where a node of `form` keeps what a query reads first: its header and its
+    /// group boxes (those of a full node), as payload byte ranges.
+    #[inline(always)]
+    pub fn head_ranges(form: Form) -> [std::ops::Range<usize>; 2] {
+        let start = NODE_HEADER + form.max * Self::stride(form.point);
+        [0..NODE_HEADER, start..start + form.max.div_ceil(GROUP) * Self::GROUP_BOX]
+    }
+
     /// Box of the encoded group box `chunk`.
     #[inline(always)]
     pub fn group_rect(chunk: &[u8]) -> Rect<D> {

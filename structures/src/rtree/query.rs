@@ -282,7 +282,10 @@ impl<const D: usize, C: Coord> RTree<D, C> {
                 form,
                 (query, &groups),
                 mode,
-                |child, all| stack.push((child, below, all)),
+                |child, all| {
+                    self.prefetch_node(txn, child, below);
+                    stack.push((child, below, all));
+                },
                 |payload, chunk| visit(payload, &Layout::<D, C>::entry_rect(chunk, form.point)),
             );
         }
