@@ -175,6 +175,9 @@ impl Collector {
             let engine = &self.engines[e];
             let walls: Vec<f64> = series.samples.iter().map(|s| unit.value(s.wall_s, s.n)).collect();
             let cpus: Vec<f64> = series.samples.iter().map(|s| s.cpu_s).collect();
+            // Per repeat, like the wall figure: a repeat's op count may differ from the
+            // others' (T4 times as many passes of a query set as fit its minimum time).
+            let cpu_values: Vec<f64> = series.samples.iter().map(|s| unit.value(s.cpu_s, s.n)).collect();
             let wall_s = Summary::of(&series.samples.iter().map(|s| s.wall_s).collect::<Vec<_>>());
             let summary = Summary::of(&walls);
             let cpu = Summary::of(&cpus);
@@ -189,7 +192,7 @@ impl Collector {
                 value: summary.median,
                 min: summary.min,
                 max: summary.max,
-                cpu_value: unit.value(cpu.median, n),
+                cpu_value: if unit.is_timed() { Summary::of(&cpu_values).median } else { unit.value(cpu.median, n) },
                 cpu_s: if unit.is_timed() { cpu.median } else { 0.0 },
                 wall_s: if unit.is_timed() { wall_s.median } else { 0.0 },
                 n,
@@ -384,6 +387,20 @@ mod tests {
         assert_eq!((redb.value, redb.min, redb.max), (100.0 / 2.5, 100.0 / 3.0, 100.0 / 2.0));
         assert_eq!(redb.repeats, 3);
         assert_eq!(redb.cpu_value, 50.0);
+    }
+
+    #[test]
+    fn cpu_figure_is_the_median_of_each_repeats_own_rate() {
+        // Proves repeats of different op counts (T4's timed passes) each give their own
+        // CPU rate, and the figure is the median of those rates.
+        let mut c = Collector::default();
+        for (n, cpu_s) in [(10, 1.0), (600, 2.0), (50, 1.0)] {
+            c.add("quiredb", "kNN", Unit::OpsPerSec, Sample { wall_s: cpu_s * 2.0, cpu_s, n });
+        }
+        let records = c.records("T4", "run1", &context());
+        // Rates 10, 300, 50: median 50 (wall: 5, 150, 25 -> 25). The first repeat's count
+        // over the median CPU time would have said 10 / 1 = 10.
+        assert_eq!((records[0].cpu_value, records[0].value), (50.0, 25.0));
     }
 
     #[test]

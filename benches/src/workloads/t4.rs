@@ -5,9 +5,10 @@
 //! over repeated passes of at least a quarter of a second (every pass must answer as
 //! the first), so sets of tiny queries are timed over enough of them. Every engine
 //! builds its tree before any is queried; then each query set runs on every engine in
-//! turn (interleaved), so the engines' timings of one set lie seconds apart, not
-//! minutes (the memory speed of this machine kind drifts by 2–3× over minutes), and
-//! one tree per engine is alive at a time. Engines that
+//! turn, in five rounds, and each engine's figure is its median round: the engines'
+//! timings of one set lie fractions of a second apart, not minutes (the memory speed
+//! of this machine kind drifts by 2–3× over minutes). One tree per engine is alive at
+//! a time. Engines that
 //! count their page traffic (QuireDB) then run every set once more, each after
 //! reopening the index with a cold buffer pool of 25 % of its file: pages requested
 //! and pages read from the file per query of the set's second half, the first half
@@ -42,6 +43,9 @@ const K: usize = 10;
 const MIN_TIMED_S: f64 = 0.25;
 /// The same in smoke runs, which only check that everything works.
 const MIN_TIMED_SMOKE_S: f64 = 0.0;
+/// Rounds of a query set's interleaved timing (each round times a fifth of the
+/// minimum time per engine); an engine's figure is its median round. Smoke runs: one.
+const ROUNDS: usize = 5;
 /// The buffer pool's share of the index file when page traffic is counted.
 const POOL_FRACTION: f64 = 0.25;
 /// Brute-force checking runs when points × queries stays under this (or for real data).
@@ -99,6 +103,14 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             "{n} uniform f32 points in 5-D and 2-D{real_note}; {queries} windows per selectivity, {queries} kNN(k={K}), each set timed over repeated passes of ≥ {MIN_TIMED_S} s"
         ),
     })
+}
+
+impl Data {
+    /// Rounds of each query set's interleaved timing: one in smoke runs, which only
+    /// check that everything works.
+    fn rounds(&self) -> usize {
+        if self.min_timed_s > 0.0 { ROUNDS } else { 1 }
+    }
 }
 
 fn uniform(n: usize, dims: usize, queries: usize, seed: u64) -> Data {
@@ -201,7 +213,7 @@ fn bulk_load(engine: &mut dyn SpatialEngine, d: &Data) -> Result<Sample> {
 }
 
 /// Times every query set (the windows at each selectivity, then kNN) on every built
-/// engine in turn, starting with a different engine for each set; records the answers.
+/// engine, interleaved in [`ROUNDS`] rounds (see [`time_rounds`]); records the answers.
 fn interleaved_queries(
     built: &mut [Built],
     d: &Data,
@@ -209,23 +221,21 @@ fn interleaved_queries(
     c: &mut Collector,
     checks: &mut Checks,
 ) -> Result<()> {
-    let label = &d.label;
-    let engines = built.len();
+    let rounds = d.rounds();
+    let (label, min_s) = (&d.label, d.min_timed_s / rounds as f64);
     for (set_no, ((_, sel), set)) in SELECTIVITIES.iter().zip(&d.windows).enumerate() {
         let what = format!("{label} windows {sel}");
-        for turn in 0..engines {
-            let b = &mut built[(set_no + turn) % engines];
-            let (answer, s) = passes(b.id, &what, set.len(), d.min_timed_s, || run_windows(b.engine.as_mut(), set))?;
-            c.add(b.id, &format!("{prefix} window {sel}"), Unit::OpsPerSec, s);
+        time_rounds(built, (set_no, rounds), &format!("{prefix} window {sel}"), c, |b| {
+            let (answer, s) = passes(b.id, &what, set.len(), min_s, || run_windows(b.engine.as_mut(), set))?;
             checks.record(b.id, &format!("{what} count"), answer.count)?;
             checks.record(b.id, &format!("{what} id sum"), answer.id_sum)?;
-        }
+            Ok(s)
+        })?;
     }
     let what = format!("{label} kNN {}", if d.real { "distances" } else { "id sets" });
     let mut out = Vec::with_capacity(K);
-    for turn in 0..engines {
-        let b = &mut built[(SELECTIVITIES.len() + turn) % engines];
-        let (hash, s) = passes(b.id, &what, d.knn.len(), d.min_timed_s, || {
+    time_rounds(built, (SELECTIVITIES.len(), rounds), &format!("{prefix} kNN k={K}"), c, |b| {
+        let (hash, s) = passes(b.id, &what, d.knn.len(), min_s, || {
             let mut hash = 0u64;
             for p in &d.knn {
                 b.engine.knn(p, K, &mut out)?;
@@ -233,8 +243,36 @@ fn interleaved_queries(
             }
             Ok(hash)
         })?;
-        c.add(b.id, &format!("{prefix} kNN k={K}"), Unit::OpsPerSec, s);
         checks.record(b.id, &what, hash)?;
+        Ok(s)
+    })
+}
+
+/// Times one query set on every engine in `rounds` rounds, each round every engine in
+/// turn (starting one engine later each round, and at `first` in the first), and
+/// records each engine's median round. The rounds put an engine's timings within
+/// fractions of a second of the others', so that neither the drift of this machine
+/// kind's memory speed over minutes nor a burst of noise lasting a second or two
+/// decides a ratio.
+fn time_rounds(
+    built: &mut [Built],
+    (first, rounds): (usize, usize),
+    op: &str,
+    c: &mut Collector,
+    mut time_one: impl FnMut(&mut Built) -> Result<Sample>,
+) -> Result<()> {
+    let engines = built.len();
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::with_capacity(rounds); engines];
+    for round in 0..rounds {
+        for turn in 0..engines {
+            let i = (first + round + turn) % engines;
+            samples[i].push(time_one(&mut built[i])?);
+        }
+    }
+    let rate = |s: &Sample| s.n as f64 / s.wall_s.max(1e-12);
+    for (b, mut rounds) in built.iter().zip(samples) {
+        rounds.sort_by(|x, y| rate(x).total_cmp(&rate(y)));
+        c.add(b.id, op, Unit::OpsPerSec, rounds[rounds.len() / 2]);
     }
     Ok(())
 }
