@@ -174,7 +174,7 @@ fn index_rows(index: &mut String, w: &str, dataset: Option<&str>, rs: &[&Record]
                 if u == Unit::Bytes { String::new() } else { format!(" {}", u.label()) },
                 format_value(b.min, u),
                 format_value(b.max, u),
-                if u.is_timed() { format_value(b.cpu_value, u) } else { "-".into() }
+                cpu_figure(b.cpu_value, u)
             );
         }
     }
@@ -280,7 +280,7 @@ fn op_table(md: &mut String, o: &OpRows<'_>) {
     md.push_str(if quire.is_some() { "---|\n" } else { "\n" });
     for r in &o.rows {
         let ratio = best.map_or("-".into(), |b| format_ratio(advantage(r.value, b.value, u)));
-        let cpu = if u.is_timed() { format_value(r.cpu_value, u) } else { "-".into() };
+        let cpu = cpu_figure(r.cpu_value, u);
         let _ = write!(
             md,
             "| {} | {} | {}–{} | {} | {:.3} | {} | {} | {} |",
@@ -309,10 +309,27 @@ const PAGE_FOOTER: &str = "\n\"vs best peer\": the engine's figure relative to t
          QuireDB's variants such as `quiredb-full` are not peers). \"quiredb vs this\": QuireDB's figure \
          relative to this engine's, measured in the same run (> 1: QuireDB better).\n";
 
+
+/// The "from CPU time" figure: "-" for untimed units and for records that mark it
+/// unknown with a negative value (T4 query sets timed before commit 15ad450, whose
+/// figure divided the median CPU time by the first repeat's count of varying passes;
+/// `reports/RUN.md` says which).
+fn cpu_figure(value: f64, u: Unit) -> String {
+    if u.is_timed() && value >= 0.0 { format_value(value, u) } else { "-".into() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::RecordContext;
+
+    #[test]
+    fn a_negative_cpu_figure_reads_as_unknown() {
+        // Proves records marked with a negative CPU figure, and untimed units, print "-".
+        assert_eq!(cpu_figure(-1.0, Unit::OpsPerSec), "-");
+        assert_eq!(cpu_figure(5.0, Unit::Bytes), "-");
+        assert_eq!(cpu_figure(2500.0, Unit::OpsPerSec), format_value(2500.0, Unit::OpsPerSec));
+    }
 
     fn record(engine: &str, op: &str, value: f64, run: &str) -> Record {
         Record {
