@@ -74,7 +74,7 @@ fn page_access(c: &mut Criterion) {
     group.bench_function("pool_lookup_pin_unpin", |b| {
         b.iter(|| {
             next = (next + 97) % 512;
-            let guard = pool.lookup(PhysId(next)).expect("cached");
+            let (guard, _) = pool.lookup(PhysId(next)).expect("cached");
             black_box(guard.bytes[100]);
         })
     });
@@ -88,7 +88,7 @@ fn page_access(c: &mut Criterion) {
                         let mut page = thread;
                         for _ in 0..iterations {
                             page = (page + 97) % 512;
-                            black_box(pool.lookup(PhysId(page)).expect("cached").bytes[100]);
+                            black_box(pool.lookup(PhysId(page)).expect("cached").0.bytes[100]);
                         }
                     });
                 }

@@ -18,7 +18,7 @@ use crate::pool::{Pool, ReadGuard};
 use crate::readers::{Published, Readers};
 use crate::resultset::ResultSetPool;
 use crate::storage::Storage;
-use crate::translations::Translations;
+use crate::translations::{Translation, Translations};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -127,6 +127,17 @@ impl Core {
         logical: u64,
         newest: TxnId,
     ) -> Result<ReadGuard<'_>> {
+        Ok(self.read_committed_frame(phys, kind, logical, newest)?.0)
+    }
+
+    /// [`Core::read_committed`], also returning the pool frame that holds the page.
+    pub fn read_committed_frame(
+        &self,
+        phys: PhysId,
+        kind: Option<PageKind>,
+        logical: u64,
+        newest: TxnId,
+    ) -> Result<(ReadGuard<'_>, u32)> {
         if phys.0 < crate::meta::META_PAGES {
             return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {logical}")));
         }
@@ -154,15 +165,15 @@ impl Core {
     /// Translates a logical id as snapshot `meta` sees it: through the shared
     /// translation table, or by walking the page map (and remembering the answer).
     #[inline]
-    pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
-        if let Some(phys) = self.translations.get(logical, meta.txn.0) {
-            return Ok(Some(PhysId(phys)));
+    pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<Translation>> {
+        if let Some(found) = self.translations.find(logical, meta.txn.0) {
+            return Ok(Some(found));
         }
         let found = self.map_lookup(meta, logical)?;
         if let Some(phys) = found {
             self.translations.fill(logical, phys.0, meta.txn.0);
         }
-        Ok(found)
+        Ok(found.map(|phys| Translation { phys: phys.0, frame: None }))
     }
 
     /// Translates a logical id through a committed snapshot's page map.

@@ -195,48 +195,72 @@ impl Pool {
         self.page_size
     }
 
-    /// Pins the frame holding `phys` if it is cached.
+    /// Pins the frame holding `phys` if it is cached; returns it with its index.
     #[inline]
-    pub fn lookup(&self, phys: PhysId) -> Option<ReadGuard<'_>> {
+    pub fn lookup(&self, phys: PhysId) -> Option<(ReadGuard<'_>, u32)> {
         loop {
             let index = self.table.get(phys.0)?;
             let frame = &self.frames[index as usize];
-            let guard = frame.data.read();
-            if guard.phys == phys.0 && guard.state == FrameState::Clean {
-                if !frame.referenced.load(Ordering::Relaxed) {
-                    frame.referenced.store(true, Ordering::Relaxed);
-                }
-                // A plain load and store, not a locked add: a hit is the hottest path
-                // of every read, and a stripe is shared only when more than
-                // HIT_STRIPES threads read at once (then a few hits may go uncounted).
-                let hits = &self.hits[hit_stripe()].0;
-                hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                return Some(guard);
+            if let Some(guard) = self.pin_if_holds(frame, frame.data.read(), phys) {
+                return Some((guard, index));
             }
             // The frame was evicted between the table probe and the pin: look again.
         }
     }
 
-    /// If `phys` is cached, asks the CPU to bring the byte ranges `ranges` (after the
-    /// first `skip` bytes) of its frame into its caches; no pin, no I/O, no effect on
-    /// what anyone reads (a hint: the frame may be evicted before the page is read,
-    /// which then finds it through the table).
+    /// Pins frame `index` if it holds `phys` (clean): a hit without the table probe, for
+    /// a caller that remembers where the page was (`translations.rs`). A stale index
+    /// only misses: the frame's own page id is checked under its lock. Never waits: a
+    /// stale index may name a frame the writer holds (dirty) for as long as it likes.
+    #[inline]
+    pub fn lookup_frame(&self, index: u32, phys: PhysId) -> Option<ReadGuard<'_>> {
+        let frame = self.frames.get(index as usize)?;
+        self.pin_if_holds(frame, frame.data.try_read()?, phys)
+    }
+
+    /// Keeps the pin `guard` on `frame` if the frame holds `phys` (clean), counting a hit.
+    #[inline(always)]
+    fn pin_if_holds<'a>(&self, frame: &Frame, guard: ReadGuard<'a>, phys: PhysId) -> Option<ReadGuard<'a>> {
+        if guard.phys != phys.0 || guard.state != FrameState::Clean {
+            return None;
+        }
+        if !frame.referenced.load(Ordering::Relaxed) {
+            frame.referenced.store(true, Ordering::Relaxed);
+        }
+        // A plain load and store, not a locked add: a hit is the hottest path of every
+        // read, and a stripe is shared only when more than HIT_STRIPES threads read at
+        // once (then a few hits may go uncounted).
+        let hits = &self.hits[hit_stripe()].0;
+        hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        Some(guard)
+    }
+
+    /// If frame `index` is in the pool, asks the CPU to bring the byte ranges `ranges`
+    /// (after the first `skip` bytes) of it into its caches; no pin, no I/O, no effect
+    /// on what anyone reads (a hint: whatever page the frame holds by then).
+    #[inline]
+    pub fn prefetch_frame(&self, index: u32, skip: usize, ranges: &[std::ops::Range<usize>]) {
+        for range in ranges {
+            let bytes = range.start.saturating_add(skip)..range.end.saturating_add(skip);
+            self.prefetcher.prefetch(index as usize, bytes);
+        }
+    }
+
+    /// If `phys` is cached, [`Pool::prefetch_frame`] on its frame.
     #[inline]
     pub fn prefetch(&self, phys: PhysId, skip: usize, ranges: &[std::ops::Range<usize>]) {
         if let Some(index) = self.table.get(phys.0) {
-            for range in ranges {
-                let bytes = range.start.saturating_add(skip)..range.end.saturating_add(skip);
-                self.prefetcher.prefetch(index as usize, bytes);
-            }
+            self.prefetch_frame(index, skip, ranges);
         }
     }
 
     /// Pins `phys`, loading it with `load` on a miss. `load` fills the frame bytes and
-    /// verifies them; it runs with only the new frame's own lock held.
+    /// verifies them; it runs with only the new frame's own lock held. Returns the pin
+    /// and the frame's index.
     #[inline]
-    pub fn get(&self, phys: PhysId, load: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<ReadGuard<'_>> {
-        if let Some(guard) = self.lookup(phys) {
-            return Ok(guard);
+    pub fn get(&self, phys: PhysId, load: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<(ReadGuard<'_>, u32)> {
+        if let Some(found) = self.lookup(phys) {
+            return Ok(found);
         }
         self.counters.miss();
         let (index, mut guard) = self.take_frame()?;
@@ -245,7 +269,7 @@ impl Pool {
         guard.state = FrameState::Clean;
         self.table.insert(phys.0, index);
         self.frames[index as usize].referenced.store(true, Ordering::Relaxed);
-        Ok(RwLockWriteGuard::downgrade(guard))
+        Ok((RwLockWriteGuard::downgrade(guard), index))
     }
 
     /// Takes a frame for a dirty page of the write transaction.
@@ -374,12 +398,12 @@ mod tests {
         let pool = Pool::new(4096, 1 << 16).unwrap();
         assert_eq!(pool.stats().frames_allocated, 0);
         for page in 0..3u64 {
-            drop(pool.get(PhysId(page), fill(1)).unwrap());
+            drop(pool.get(PhysId(page), fill(1)).unwrap().0);
         }
         assert_eq!(pool.stats().frames_allocated, 3);
         let small = Pool::new(4096, 16).unwrap();
         for page in 0..40u64 {
-            let guard = small.get(PhysId(page), fill(page as u8)).unwrap();
+            let guard = small.get(PhysId(page), fill(page as u8)).unwrap().0;
             assert_eq!((guard.bytes.len(), guard.bytes[0]), (4096, page as u8));
         }
         assert_eq!(small.stats().frames_allocated, 16);
@@ -389,10 +413,10 @@ mod tests {
     fn hit_after_miss_and_eviction_when_full() {
         let pool = Pool::new(4096, 16).unwrap();
         for page in 0..40u64 {
-            let guard = pool.get(PhysId(page), fill(page as u8)).unwrap();
+            let guard = pool.get(PhysId(page), fill(page as u8)).unwrap().0;
             assert_eq!(guard.bytes[0], page as u8);
         }
-        let guard = pool.get(PhysId(39), fill(0)).unwrap();
+        let guard = pool.get(PhysId(39), fill(0)).unwrap().0;
         assert_eq!(guard.bytes[0], 39, "recent page is cached");
         let stats = pool.stats();
         assert_eq!(stats.misses, 40);
@@ -402,7 +426,7 @@ mod tests {
     #[test]
     fn pinned_frames_are_not_evicted_and_exhaustion_is_an_error() {
         let pool = Pool::new(4096, 16).unwrap();
-        let pins: Vec<_> = (0..16u64).map(|page| pool.get(PhysId(page), fill(1)).unwrap()).collect();
+        let pins: Vec<_> = (0..16u64).map(|page| pool.get(PhysId(page), fill(1)).unwrap().0).collect();
         assert!(matches!(pool.get(PhysId(99), fill(2)), Err(Error::PoolExhausted { .. })));
         drop(pins);
         assert!(pool.get(PhysId(99), fill(2)).is_ok());
@@ -417,7 +441,13 @@ mod tests {
         assert!(pool.lookup(PhysId(5)).is_none());
         let guard = pool.dirty_mut(index, PhysId(5)).unwrap();
         pool.publish(guard, index);
-        assert_eq!(pool.lookup(PhysId(5)).unwrap().bytes[0], 7);
+        let (found, frame) = pool.lookup(PhysId(5)).unwrap();
+        assert_eq!((found.bytes[0], frame), (7, index));
+        drop(found);
+        // The frame's own page id decides: a wrong page or an index past the pool misses.
+        assert!(pool.lookup_frame(index, PhysId(5)).is_some());
+        assert!(pool.lookup_frame(index, PhysId(6)).is_none());
+        assert!(pool.lookup_frame(u32::MAX, PhysId(5)).is_none());
     }
 
     // Bookkeeping per frame stays under 2% of an 8 KiB page.

@@ -7,9 +7,10 @@ use crate::catalog::{self, CatalogEntry};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
-use crate::page::{HEADER_SIZE, PageId, TxnId};
+use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
 use crate::readers::Announcement;
 use crate::resultset::ResultSet;
+use crate::translations::Translation;
 use std::cell::OnceCell;
 
 /// A read-only snapshot of the database.
@@ -67,15 +68,22 @@ impl Drop for ReadTxn<'_> {
 impl PageRead for ReadTxn<'_> {
     #[inline]
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
-        let phys = self.core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
-        let guard = self.core.read_committed(phys, None, id.0, self.meta.txn)?;
+        let found = self.core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        let phys = PhysId(found.phys);
+        if let Some(guard) = found.frame.and_then(|frame| self.core.pool.lookup_frame(frame, phys)) {
+            return Ok(PageRef::new(guard, id));
+        }
+        let (guard, frame) = self.core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
+        self.core.translations.remember_frame(id.0, frame);
         Ok(PageRef::new(guard, id))
     }
 
     #[inline]
     fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
-        if let Some(phys) = self.core.translations.get(id.0, self.meta.txn.0) {
-            self.core.pool.prefetch(crate::page::PhysId(phys), HEADER_SIZE, ranges);
+        match self.core.translations.find(id.0, self.meta.txn.0) {
+            Some(Translation { frame: Some(frame), .. }) => self.core.pool.prefetch_frame(frame, HEADER_SIZE, ranges),
+            Some(Translation { phys, frame: None }) => self.core.pool.prefetch(PhysId(phys), HEADER_SIZE, ranges),
+            None => {}
         }
     }
 
