@@ -309,7 +309,6 @@ const PAGE_FOOTER: &str = "\n\"vs best peer\": the engine's figure relative to t
          QuireDB's variants such as `quiredb-full` are not peers). \"quiredb vs this\": QuireDB's figure \
          relative to this engine's, measured in the same run (> 1: QuireDB better).\n";
 
-
 /// The "from CPU time" figure: "-" for untimed units and for records that mark it
 /// unknown with a negative value (T4 query sets timed before commit 15ad450, whose
 /// figure divided the median CPU time by the first repeat's count of varying passes;
