@@ -131,6 +131,21 @@ fn free_returns_every_page() {
     assert_eq!(db.meta().live_pages, before);
 }
 
+/// A blob of one index level is laid out in the order a read visits it: root, then its
+/// data pages in order (a cold read goes forward through the file).
+#[test]
+fn root_precedes_its_data_pages() {
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let payload = quiredb_engine::PageRead::payload_size(&txn);
+    for len in [payload + 1, 2 * payload + 100, 3 * payload, 40 * payload + 7] {
+        let stored = blob::write_bytes(&txn, &bytes(len, 3)).expect("write");
+        let pages = check_clean(&txn, stored);
+        assert!(pages.len() >= 2, "{len} bytes take a root and data pages");
+        assert!(pages.windows(2).all(|w| w[0] < w[1]), "{len} bytes: pages {pages:?} are not in read order");
+    }
+}
+
 /// A named blob is found by name after reopening the file, and deleting it works.
 #[test]
 fn named_blob_survives_reopen() {

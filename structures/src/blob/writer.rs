@@ -5,6 +5,13 @@
 //! the input arrives; the last chunk becomes the root's inline tail when it fits in
 //! half a page, else a last (partly used) data page. Index levels are then built bottom
 //! up until the remaining ids fit in the root beside the tail.
+//!
+//! The root page is allocated before the first data page, so that in a fresh region of
+//! the file the pages lie in the order a read visits them (root, data 0, data 1, …):
+//! a cold read then goes forward through the file and the kernel's readahead fetches
+//! the data pages behind the root in one request. With the root last, T6's cold reads
+//! of 10 KB blobs (4 KiB pages) took three storage reads per blob instead of two
+//! (`examples/blob_probe.rs`).
 
 use super::{BlobRef, ROOT_HEADER};
 use crate::error::Result;
@@ -18,18 +25,22 @@ pub fn write(txn: &WriteTxn<'_>, data: &mut impl Read) -> Result<BlobRef> {
     let mut next = vec![0u8; payload];
     let mut pending_len = fill(data, &mut pending)?;
     let mut data_pages = Vec::new();
+    let mut root = None;
     let mut total = 0u64;
     loop {
         let got = fill(data, &mut next)?;
         if got == 0 {
             break;
         }
+        if root.is_none() {
+            root = Some(txn.alloc_page(PageKind::BLOB)?.id());
+        }
         data_pages.push(write_data_page(txn, &pending[..pending_len])?);
         total += pending_len as u64;
         std::mem::swap(&mut pending, &mut next);
         pending_len = got;
     }
-    finish(txn, data_pages, &pending[..pending_len], total + pending_len as u64)
+    finish(txn, root, data_pages, &pending[..pending_len], total + pending_len as u64)
 }
 
 /// Writes `bytes` as a new blob.
@@ -57,8 +68,9 @@ fn write_data_page(txn: &WriteTxn<'_>, bytes: &[u8]) -> Result<u64> {
     Ok(page.id().0)
 }
 
-/// Places the tail, builds the index levels and writes the root.
-fn finish(txn: &WriteTxn<'_>, mut ids: Vec<u64>, tail: &[u8], len: u64) -> Result<BlobRef> {
+/// Places the tail, builds the index levels and writes the root (into `root` when the
+/// blob has data pages: allocated before them, still zero-filled).
+fn finish(txn: &WriteTxn<'_>, root: Option<PageId>, mut ids: Vec<u64>, tail: &[u8], len: u64) -> Result<BlobRef> {
     if len == 0 {
         return Ok(BlobRef { root: PageId(0), len: 0 });
     }
@@ -75,7 +87,10 @@ fn finish(txn: &WriteTxn<'_>, mut ids: Vec<u64>, tail: &[u8], len: u64) -> Resul
         ids = write_index_level(txn, &ids)?;
         height += 1;
     }
-    let mut root = txn.alloc_page(PageKind::BLOB)?;
+    let mut root = match root {
+        Some(id) => txn.page_mut(id)?,
+        None => txn.alloc_page(PageKind::BLOB)?,
+    };
     root[0..8].copy_from_slice(&len.to_le_bytes());
     root[8..12].copy_from_slice(&(tail.len() as u32).to_le_bytes());
     root[12..14].copy_from_slice(&(ids.len() as u16).to_le_bytes());
