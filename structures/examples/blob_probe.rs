@@ -3,9 +3,11 @@
 //! one commit per 1,000 blobs) into `PATH`; `read` opens `PATH` and reads every blob
 //! once in a random order, printing the time and the pool's page reads. Evict the file
 //! from the OS cache between the two for a cold read (T6 uses `POSIX_FADV_DONTNEED`),
-//! and run `read` under `perf` to see where a cold read's time goes.
+//! and run `read` under `perf` to see where a cold read's time goes. With `passes` > 1
+//! the reads are repeated in the same order, the same pool: the later passes are T6's
+//! warm reads (the first also pays for the pool's first touch of its memory).
 //!
-//! `cargo run --release -p quiredb-structures --example blob_probe -- write|read PATH [n]`
+//! `cargo run --release -p quiredb-structures --example blob_probe -- write|read PATH [n] [passes]`
 
 use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::blob::{self, BlobRef};
@@ -40,14 +42,23 @@ fn write(path: &str, n: u64) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn read(path: &str, n: u64) -> Result<(), Box<dyn std::error::Error>> {
+fn read(path: &str, n: u64, passes: u32) -> Result<(), Box<dyn std::error::Error>> {
     let db = Database::open(path, options())?;
     let mut order: Vec<u64> = (0..n).collect();
     order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(7));
+    for pass in 1..=passes {
+        print!("pass {pass}: ");
+        read_pass(&db, &order)?;
+    }
+    Ok(())
+}
+
+fn read_pass(db: &Database, order: &[u64]) -> Result<(), Box<dyn std::error::Error>> {
+    let n = order.len();
     let (mut reference, mut out, mut total) = (Vec::new(), Vec::new(), 0u64);
     let before = db.stats();
     let started = Instant::now();
-    for id in order {
+    for &id in order {
         let txn = db.begin_read()?;
         let tree = BTree::open(&txn, "blobs")?;
         if tree.get(&id.to_be_bytes(), &mut reference)? {
@@ -73,9 +84,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (mode, path) = (args.get(1).map(String::as_str), args.get(2).ok_or("usage: write|read PATH [n]")?);
     let n: u64 = args.get(3).map_or(Ok(100_000), |s| s.parse())?;
+    let passes: u32 = args.get(4).map_or(Ok(1), |s| s.parse())?;
     match mode {
         Some("write") => write(path, n),
-        Some("read") => read(path, n),
+        Some("read") => read(path, n, passes),
         _ => Err("usage: write|read PATH [n]".into()),
     }
 }
