@@ -17,6 +17,13 @@ use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
 const BATCH: u64 = 1000;
+const USAGE: &str = "usage: write|read PATH [n] [passes]";
+
+/// Bytes this process has made the kernel read from storage so far (Linux; 0 elsewhere).
+fn storage_bytes_read() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    io.lines().find_map(|l| l.strip_prefix("read_bytes: ")?.trim().parse().ok()).unwrap_or(0)
+}
 
 fn options() -> Options {
     Options { page_size: Some(4096), cache_bytes: 256 << 20, ..Options::default() }
@@ -56,7 +63,7 @@ fn read(path: &str, n: u64, passes: u32) -> Result<(), Box<dyn std::error::Error
 fn read_pass(db: &Database, order: &[u64]) -> Result<(), Box<dyn std::error::Error>> {
     let n = order.len();
     let (mut reference, mut out, mut total) = (Vec::new(), Vec::new(), 0u64);
-    let before = db.stats();
+    let (before, storage_before) = (db.stats(), storage_bytes_read());
     let started = Instant::now();
     for &id in order {
         let txn = db.begin_read()?;
@@ -70,8 +77,7 @@ fn read_pass(db: &Database, order: &[u64]) -> Result<(), Box<dyn std::error::Err
     let secs = started.elapsed().as_secs_f64();
     let after = db.stats();
     let (reads, evictions) = (after.reads - before.reads, after.evictions - before.evictions);
-    let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-    let storage = io.lines().find_map(|l| l.strip_prefix("read_bytes: ")).unwrap_or("?").to_owned();
+    let storage = storage_bytes_read() - storage_before;
     println!("storage bytes read (readahead included): {storage}");
     println!(
         "read {n} blobs ({total} bytes) in {secs:.3} s: {:.0}/s, {reads} page reads, {evictions} evictions",
@@ -82,12 +88,12 @@ fn read_pass(db: &Database, order: &[u64]) -> Result<(), Box<dyn std::error::Err
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let (mode, path) = (args.get(1).map(String::as_str), args.get(2).ok_or("usage: write|read PATH [n]")?);
+    let (mode, path) = (args.get(1).map(String::as_str), args.get(2).ok_or(USAGE)?);
     let n: u64 = args.get(3).map_or(Ok(100_000), |s| s.parse())?;
     let passes: u32 = args.get(4).map_or(Ok(1), |s| s.parse())?;
     match mode {
         Some("write") => write(path, n),
         Some("read") => read(path, n, passes),
-        _ => Err("usage: write|read PATH [n]".into()),
+        _ => Err(USAGE.into()),
     }
 }
