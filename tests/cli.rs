@@ -60,3 +60,35 @@ fn bad_files_give_one_line_errors_and_a_failing_status() {
     assert!(text(&output).contains("corrupted page"), "{}", text(&output));
     assert!(!text(&output).contains("panicked"));
 }
+
+#[test]
+fn info_and_check_of_a_rolled_back_file_report_it_and_never_change_it() {
+    // Proves: a file whose newest commit fails verification is reported (check exits
+    // non-zero naming the rollback) and looking at it writes nothing.
+    use quiredb::engine::{Database, Durability, Options, PageKind};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rolled.quire");
+    let db = Database::create(&path, Options::default()).unwrap();
+    let txn = db.begin_write().unwrap();
+    txn.alloc_page(PageKind::BTREE_LEAF).unwrap()[0] = 1;
+    txn.commit(Durability::Full).unwrap();
+    let txn = db.begin_write().unwrap();
+    for _ in 0..300 {
+        txn.alloc_page(PageKind::BTREE_LEAF).unwrap()[0] = 2;
+    }
+    txn.commit(Durability::Checksummed).unwrap();
+    drop(db);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let victim = (2..bytes.len() / 8192)
+        .find(|page| bytes[page * 8192 + 4] == PageKind::BTREE_LEAF.0 && bytes[page * 8192 + 16] == 2)
+        .expect("a leaf of the second commit");
+    bytes[victim * 8192 + 100] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let info = quire(&["info", path_str(&path)]);
+    assert!(info.status.success(), "{}", text(&info));
+    assert!(text(&info).contains("instead of 2"), "{}", text(&info));
+    let check = quire(&["check", path_str(&path)]);
+    assert!(!check.status.success(), "{}", text(&check));
+    assert!(text(&check).contains("rollback at open"), "{}", text(&check));
+    assert!(std::fs::read(&path).unwrap() == bytes, "info or check changed the file");
+}

@@ -16,7 +16,7 @@
 //! u32 params_len, params, u64 root` (little-endian).
 
 use crate::error::{Error, Result};
-use crate::page::{HEADER_SIZE, PageId, PageKind, PhysId, read_u16, read_u32, read_u64};
+use crate::page::{HEADER_SIZE, PageId, PageKind, read_u16, read_u32, read_u64};
 use crate::txn::{PageRead, WriteTxn};
 use std::collections::BTreeMap;
 
@@ -91,34 +91,40 @@ pub struct Catalog {
 
 impl Catalog {
     /// Reads the catalog chain starting at logical page `root` (0 = empty catalog).
+    /// A chain that returns to a page it visited is an error, so a crafted file costs
+    /// at most one pass over its pages.
     pub fn load(txn: &impl PageRead, root: u64) -> Result<Catalog> {
         let mut catalog = Catalog::default();
         let mut stream = Vec::new();
+        let mut visited = std::collections::HashSet::new();
         let mut next = root;
         while next != 0 {
+            let bad = |reason: &str| Error::corrupted_logical(next, format!("catalog page: {reason}"));
+            if !visited.insert(next) {
+                return Err(bad("the catalog chain comes back to this page"));
+            }
             let page = txn.page(PageId(next))?;
-            let bad = |reason: &str| Error::corrupted(PhysId(0), format!("catalog page {next}: {reason}"));
-            if page.kind() != PageKind::CATALOG || catalog.pages.len() > 1 << 20 {
+            if page.kind() != PageKind::CATALOG {
                 return Err(bad("not a catalog page"));
             }
             let used = read_u32(&page, 8) as usize;
-            let bytes = page.get(BODY..BODY + used).ok_or_else(|| bad("length out of range"))?;
+            let bytes = page.get(BODY..BODY.saturating_add(used)).ok_or_else(|| bad("length out of range"))?;
             stream.extend_from_slice(bytes);
             catalog.pages.push(PageId(next));
             next = read_u64(&page, 0);
         }
-        catalog.parse(&stream)?;
+        catalog.parse(&stream, root)?;
         Ok(catalog)
     }
 
-    fn parse(&mut self, stream: &[u8]) -> Result<()> {
+    fn parse(&mut self, stream: &[u8], root: u64) -> Result<()> {
         if stream.is_empty() {
             return Ok(());
         }
-        let bad = || Error::corrupted(PhysId(0), "catalog stream is malformed");
+        let bad = || Error::corrupted_logical(root, "catalog stream is malformed");
         let mut at = 0usize;
         let take = |at: &mut usize, len: usize| -> Result<&[u8]> {
-            let slice = stream.get(*at..*at + len).ok_or_else(bad)?;
+            let slice = stream.get(*at..at.saturating_add(len)).ok_or_else(bad)?;
             *at += len;
             Ok(slice)
         };

@@ -4,6 +4,10 @@
 //! Each physical page in `[2, page_count)` must be exactly one of: a page-map page, a
 //! mapped data page, a page of the commit record, or listed free by the record. Every
 //! page is read from the file (not the pool) and its checksum and header verified.
+//! The allocator's state is checked too: every mapped logical id is below the meta's
+//! `logical_next`, and every free logical id is below it, unmapped and listed once —
+//! else the next `alloc_page` would hand out a live page. A rollback at open (the
+//! newest meta rejected) makes the report unclean as well: it may have cost a commit.
 //! Problems are collected, not returned early, so one run names all of them.
 
 use crate::commit_record;
@@ -32,12 +36,14 @@ pub struct CheckReport {
     pub problems: Vec<String>,
     /// Whether opening had to fall back to the older meta page.
     pub fell_back: bool,
+    /// What opening rejected, when it fell back.
+    pub rollback: Option<crate::Rollback>,
 }
 
 impl CheckReport {
-    /// True when nothing is wrong.
+    /// True when nothing is wrong: no problem found and no rollback at open.
     pub fn is_clean(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.rollback.is_none()
     }
 }
 
@@ -46,6 +52,8 @@ struct Walk<'a> {
     meta: Meta,
     seen: Vec<u8>,
     buf: Vec<u8>,
+    /// Logical ids found mapped (in ascending order: the map is walked in order).
+    mapped: Vec<u64>,
     report: CheckReport,
 }
 
@@ -96,6 +104,7 @@ impl Walk<'_> {
                 self.map_level(entry, level - 1, logical);
             } else if self.claim(entry, &format!("logical page {logical}")) && self.read(entry, None, logical) {
                 self.report.data_pages += 1;
+                self.mapped.push(logical);
             }
         }
     }
@@ -110,10 +119,12 @@ pub fn check(db: &Database) -> Result<CheckReport> {
         meta,
         seen: vec![0; meta.page_count as usize],
         buf: vec![0; db.page_size()],
+        mapped: Vec::new(),
         report: CheckReport {
             txn: meta.txn.0,
             page_count: meta.page_count,
             fell_back: db.fell_back_to_older_meta(),
+            rollback: db.rollback().cloned(),
             ..CheckReport::default()
         },
     };
@@ -130,6 +141,7 @@ pub fn check(db: &Database) -> Result<CheckReport> {
                 walk.claim(phys, "a free page");
                 walk.report.free_pages += 1;
             }
+            check_logical_ids(&walk.mapped, &record.logical, &meta, &mut walk.report.problems);
         }
         Err(error) => walk.report.problems.push(format!("commit record: {error}")),
     }
@@ -138,10 +150,31 @@ pub fn check(db: &Database) -> Result<CheckReport> {
             .problems
             .push(format!("{} mapped pages, the meta says {}", walk.report.data_pages, meta.live_pages));
     }
+    if let Some(&largest) = walk.mapped.last()
+        && largest >= meta.logical_next
+    {
+        walk.report
+            .problems
+            .push(format!("logical page {largest} is mapped, but the next new id is {}", meta.logical_next));
+    }
     let lost: Vec<u64> = (META_PAGES..meta.page_count).filter(|&phys| walk.seen[phys as usize] == 0).collect();
     if !lost.is_empty() {
         let shown: Vec<String> = lost.iter().take(10).map(u64::to_string).collect();
         walk.report.problems.push(format!("{} pages are neither used nor free: {}", lost.len(), shown.join(", ")));
     }
     Ok(walk.report)
+}
+
+/// The free logical ids must be distinct, in `1..logical_next` and unmapped.
+fn check_logical_ids(mapped: &[u64], free: &[u64], meta: &Meta, problems: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::with_capacity(free.len());
+    for &id in free {
+        if id == 0 || id >= meta.logical_next {
+            problems.push(format!("free logical id {id} is outside 1..{}", meta.logical_next));
+        } else if !seen.insert(id) {
+            problems.push(format!("logical id {id} is listed free twice"));
+        } else if mapped.binary_search(&id).is_ok() {
+            problems.push(format!("logical id {id} is listed free but is mapped"));
+        }
+    }
 }

@@ -66,8 +66,12 @@ pub struct Core {
     pub path: String,
     /// Bytes the file is known to hold (grown ahead of use).
     pub file_len: AtomicU64,
-    /// Opening rejected the newest meta page and used the older one.
-    pub fell_back: bool,
+    /// Set when opening rejected the newest meta page and used the older one.
+    pub rollback: Option<crate::open::Rollback>,
+    /// The newest transaction id of any meta seen at open: commits go above it.
+    pub txn_floor: TxnId,
+    /// Opened with `Database::open_read_only`: nothing is ever written.
+    pub read_only: bool,
     /// This open database among all opened by the process (part of [`SnapshotToken`]).
     ///
     /// [`SnapshotToken`]: crate::SnapshotToken
@@ -84,6 +88,41 @@ impl Core {
     /// Refuses to write after an I/O error.
     pub fn check_not_poisoned(&self) -> Result<()> {
         if self.poisoned.load(Ordering::Acquire) { Err(Error::Poisoned) } else { Ok(()) }
+    }
+
+    /// Refuses to write after an I/O error or on a read-only handle.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        self.check_not_poisoned()
+    }
+
+    /// The largest page count a valid meta in either slot names (`None` if a slot
+    /// cannot be read): the file must not be cut below it.
+    pub fn pages_named_by_metas(&self) -> Option<u64> {
+        let mut page = vec![0u8; self.page_size];
+        let mut most = 0;
+        for slot in 0..crate::meta::META_PAGES {
+            self.storage.read_at(slot * self.page_size as u64, &mut page).ok()?;
+            if let Ok(meta) = Meta::decode(slot, &page) {
+                most = most.max(meta.page_count);
+            }
+        }
+        Some(most)
+    }
+
+    /// Writes the published meta, which must be durable, over the other slot too
+    /// (then syncs), so that no older meta names pages beyond it.
+    pub fn mirror_meta(&self) -> Result<()> {
+        let meta = self.published.load();
+        let slot = 1 - self.shared.lock().synced_slot;
+        let mut page = vec![0u8; self.page_size];
+        meta.encode(slot, &mut page);
+        self.storage
+            .write_at(slot * self.page_size as u64, &page)
+            .map_err(|error| Error::io("write of the meta page", error))?;
+        self.storage.sync().map_err(|error| Error::io("sync", error))
     }
 
     /// Marks the handle unusable for writes if `result` is an I/O error.
@@ -141,10 +180,14 @@ impl Core {
         if phys.0 < crate::meta::META_PAGES {
             return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {logical}")));
         }
-        self.pool.get(phys, |buf| {
+        let (guard, frame) = self.pool.get(phys, |buf| {
             self.read_raw(phys, buf)?;
             page::verify_expect(buf, phys, kind, logical, newest).map(|_| ())
-        })
+        })?;
+        // A hit is checked too: the frame may hold this physical page as another
+        // logical page expects it (a misdirected map entry read through another id).
+        page::verify_identity(&guard.bytes, phys, kind, logical)?;
+        Ok((guard, frame))
     }
 
     /// Reads one entry of a page-map page.
@@ -188,10 +231,19 @@ impl Core {
             if entry == 0 {
                 return Ok(None);
             }
+            check_map_entry(phys, entry, meta.page_count)?;
             phys = PhysId(entry);
         }
         Ok(Some(phys))
     }
+}
+
+/// A page-map entry read from map page `map` must name a page of the file.
+pub fn check_map_entry(map: PhysId, entry: u64, page_count: u64) -> Result<()> {
+    if entry < crate::meta::META_PAGES || entry >= page_count {
+        return Err(Error::corrupted(map, format!("page-map entry {entry} is outside the file (2..{page_count})")));
+    }
+    Ok(())
 }
 
 impl Core {

@@ -1,15 +1,19 @@
 //! [`Database`]: opening and creating the page file, and the entry points of
 //! transactions, statistics and maintenance.
 //!
-//! Opening reads the two meta pages and nothing else (the commit record is read by the
-//! first writer), so it costs the same whatever the size of the file. Read next:
-//! `core.rs`, `txn/`.
+//! Opening reads the two meta pages and, unless the newest was made `Full`, the pages
+//! of its last sync window (`open.rs`); the commit record's free lists are read by the
+//! first writer. A database opened read-write is synced before anything is written
+//! (a meta left in the page cache by a killed process becomes durable before a new
+//! commit relies on it). [`Database::open_read_only`] never writes. Read next:
+//! `open.rs`, `core.rs`, `txn/`.
 
 use crate::core::{Core, Shared};
 use crate::error::{Error, Result};
 use crate::freespace::FreeSpace;
-use crate::meta::{self, Durability, META_PAGES, META_PROBE_BYTES, Meta};
-use crate::page::{self, PhysId};
+use crate::meta::{Durability, META_PAGES, Meta};
+use crate::open::Rollback;
+use crate::page;
 use crate::pool::Pool;
 use crate::resultset::{ResultSet, ResultSetPool};
 use crate::stats::Stats;
@@ -97,19 +101,31 @@ const _: () = {
 
 impl Database {
     /// Creates a new database at `path`, or opens it if it already holds one.
+    /// A new file's directory entry is synced, so the file itself survives a power cut.
     pub fn create(path: impl AsRef<Path>, options: Options) -> Result<Database> {
-        let storage = open_file(path.as_ref(), true)?;
-        Self::with_storage(Arc::new(storage), options, &path.as_ref().display().to_string())
+        let path = path.as_ref();
+        let existed = path.exists();
+        let storage = open_file(path, Mode::Create)?;
+        let db = Self::with_storage(Arc::new(storage), options, &path.display().to_string())?;
+        if !existed {
+            sync_directory(path)?;
+        }
+        Ok(db)
     }
 
     /// Opens an existing database at `path`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Database> {
-        let display = path.as_ref().display().to_string();
-        if !path.as_ref().exists() {
-            return Err(Error::io(format!("opening {display}"), std::io::ErrorKind::NotFound.into()));
-        }
-        let storage = open_file(path.as_ref(), false)?;
-        Self::open_storage(Arc::new(storage), options, &display)
+        let storage = open_file(path.as_ref(), Mode::ReadWrite)?;
+        Self::open_storage(Arc::new(storage), options, &path.as_ref().display().to_string())
+    }
+
+    /// Opens an existing database at `path` for reading only: the file is opened
+    /// read-only under a shared lock, nothing is ever written (no sync, no trimming at
+    /// close), and [`Database::begin_write`] fails with [`Error::ReadOnly`]. For
+    /// inspection (`quire info`, `quire check`) of a file that may hold a rejected meta.
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let storage = open_file(path.as_ref(), Mode::ReadOnly)?;
+        Self::open_storage_read_only(Arc::new(storage), options, &path.as_ref().display().to_string())
     }
 
     /// Creates a database in `storage` if it is empty, else opens it.
@@ -123,7 +139,17 @@ impl Database {
 
     /// Opens the database held by `storage`.
     pub fn open_storage(storage: Arc<dyn Storage>, options: Options, name: &str) -> Result<Database> {
-        let (meta, slot, fell_back) = choose_meta(storage.as_ref(), &options, name)?;
+        Self::open_with(storage, options, name, false)
+    }
+
+    /// Opens the database held by `storage` for reading only (see [`Self::open_read_only`]).
+    pub fn open_storage_read_only(storage: Arc<dyn Storage>, options: Options, name: &str) -> Result<Database> {
+        Self::open_with(storage, options, name, true)
+    }
+
+    fn open_with(storage: Arc<dyn Storage>, options: Options, name: &str, read_only: bool) -> Result<Database> {
+        let opened = crate::open::choose_meta(storage.as_ref(), options.page_size, name)?;
+        let (meta, slot) = (opened.meta, opened.slot);
         let frames = options.validate(meta.page_size)?;
         let core = Core {
             pool: Pool::new(meta.page_size as usize, frames)?,
@@ -141,11 +167,15 @@ impl Database {
             spill_threshold: frames * options.dirty_limit_percent as usize / 100,
             path: name.to_owned(),
             file_len: AtomicU64::new(0),
-            fell_back,
+            rollback: opened.rollback,
+            txn_floor: opened.txn_floor,
+            read_only,
             instance: next_instance(),
             storage,
         };
-        if meta.durability != Durability::Full {
+        if !read_only {
+            // Whatever a killed process left in the page cache (a meta written just
+            // before its sync) is made durable before anything new relies on it.
             core.storage.sync().map_err(|error| Error::io("sync at open", error))?;
         }
         Ok(Database { core })
@@ -158,22 +188,30 @@ impl Database {
 
     /// Starts the write transaction, waiting for the current writer to finish.
     pub fn begin_write(&self) -> Result<WriteTxn<'_>> {
-        self.core.check_not_poisoned()?;
+        self.core.check_writable()?;
         WriteTxn::begin(&self.core, self.core.writer.lock())
     }
 
     /// Starts the write transaction if no other writer is active.
     pub fn try_begin_write(&self) -> Result<Option<WriteTxn<'_>>> {
-        self.core.check_not_poisoned()?;
+        self.core.check_writable()?;
         match self.core.writer.try_lock() {
             Some(guard) => WriteTxn::begin(&self.core, guard).map(Some),
             None => Ok(None),
         }
     }
 
-    /// Pool and file counters.
+    /// Pool and file counters, and what the oldest live reader holds back.
     pub fn stats(&self) -> Stats {
-        self.core.pool.stats()
+        let mut stats = self.core.pool.stats();
+        if let Some(oldest) = self.core.readers.oldest() {
+            stats.oldest_reader_txn = Some(oldest.0);
+            stats.oldest_reader_commits_behind = self.core.published.txn().0.saturating_sub(oldest.0);
+            let free = self.core.free.lock();
+            let held = free.pending.iter().filter(|(freed_by, _)| *freed_by > oldest);
+            stats.pages_held_by_readers = held.map(|(_, pages)| pages.len() as u64).sum();
+        }
+        stats
     }
 
     /// The newest committed meta.
@@ -198,12 +236,24 @@ impl Database {
 
     /// True when opening found the newest meta page invalid and used the older one.
     pub fn fell_back_to_older_meta(&self) -> bool {
-        self.core.fell_back
+        self.core.rollback.is_some()
+    }
+
+    /// What opening rejected, if it had to use the older meta page: which commit and
+    /// why (see [`Durability`] for when that happens). `None` after a clean open.
+    pub fn rollback(&self) -> Option<&Rollback> {
+        self.core.rollback.as_ref()
+    }
+
+    /// True when opened with [`Database::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.core.read_only
     }
 
     /// Returns the free pages at the end of the file to the operating system.
     /// Returns the file length before and after.
     pub fn compact(&self) -> Result<(u64, u64)> {
+        self.core.check_writable()?;
         let before = self.core.storage.len().map_err(|error| Error::io("reading the file length", error))?;
         // Move pages out of the upper part of the file (each move frees a high page and
         // takes the lowest free one), then let two more commits retire the old record
@@ -218,6 +268,9 @@ impl Database {
             txn.commit(Durability::Full)?;
         }
         let _writer = self.core.writer.lock();
+        // The older meta names pages past the end; the newest is durable (`Full`), so
+        // it is copied over the older one first and the tail can go.
+        self.core.poison_on_io(self.core.mirror_meta())?;
         let end = self.meta().page_count * self.core.page_size as u64;
         let result = self.core.storage.truncate(end).map_err(|error| Error::io("truncating the file", error));
         self.core.poison_on_io(result)?;
@@ -229,12 +282,19 @@ impl Database {
 impl Drop for Database {
     /// Returns the growth reserved ahead of use to the file system, so a closed file is
     /// as long as its pages. Best effort: a failure leaves a longer, equally valid file.
+    /// Never cuts pages either meta slot still names (a rejected meta's included).
     fn drop(&mut self) {
-        if self.core.check_not_poisoned().is_err() {
+        if self.core.check_writable().is_err() {
             return;
         }
-        let end = self.meta().page_count * self.core.page_size as u64;
-        if self.core.storage.len().is_ok_and(|len| len > end) {
+        let page_size = self.core.page_size as u64;
+        let Ok(len) = self.core.storage.len() else { return };
+        if len <= self.meta().page_count * page_size {
+            return;
+        }
+        let Some(named) = self.core.pages_named_by_metas() else { return };
+        let end = named.max(self.meta().page_count) * page_size;
+        if len > end {
             let _ = self.core.storage.truncate(end);
         }
     }
@@ -245,10 +305,25 @@ impl Drop for Database {
 /// close-on-exec); the retry rides over that window and nothing longer.
 const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(250);
 
-fn open_file(path: &Path, create: bool) -> Result<FileStorage> {
+/// How a file is opened.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Create,
+    ReadWrite,
+    ReadOnly,
+}
+
+fn open_file(path: &Path, mode: Mode) -> Result<FileStorage> {
+    if mode != Mode::Create && !path.exists() {
+        return Err(Error::io(format!("opening {}", path.display()), std::io::ErrorKind::NotFound.into()));
+    }
     let start = std::time::Instant::now();
     loop {
-        match FileStorage::open(path, create) {
+        let opened = match mode {
+            Mode::ReadOnly => FileStorage::open_read_only(path),
+            _ => FileStorage::open(path, mode == Mode::Create),
+        };
+        match opened {
             Ok(storage) => return Ok(storage),
             Err(OpenError::Locked) if start.elapsed() < LOCK_RETRY => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
@@ -257,6 +332,16 @@ fn open_file(path: &Path, create: bool) -> Result<FileStorage> {
             Err(OpenError::Io(error)) => return Err(Error::io(format!("opening {}", path.display()), error)),
         }
     }
+}
+
+/// Syncs the directory holding a newly created file, so its entry survives a power cut.
+fn sync_directory(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let sync = std::fs::File::open(parent).and_then(|dir| dir.sync_all());
+    sync.map_err(|error| Error::io(format!("syncing directory {}", parent.display()), error))
 }
 
 /// Writes the two meta pages of an empty database.
@@ -270,132 +355,6 @@ fn initialise(storage: &dyn Storage, page_size: u32) -> Result<()> {
             .map_err(|error| Error::io("creating the database", error))?;
     }
     storage.sync().map_err(|error| Error::io("creating the database", error))
-}
-
-/// Legal page sizes, smallest first.
-const PAGE_SIZES: [u32; 5] = [4096, 8192, 16384, 32768, 65536];
-
-/// What reading the meta slots found.
-#[derive(Default)]
-struct Found {
-    metas: Vec<(Meta, u64)>,
-    other_version: Option<u32>,
-    magic_seen: bool,
-    first_error: Option<Error>,
-}
-
-impl Found {
-    /// Reads slot `slot` assuming pages of `page_size` bytes; a slot past the end of a
-    /// file of `len` bytes is simply absent.
-    fn try_slot(&mut self, storage: &dyn Storage, len: u64, slot: u64, page_size: u32) -> Result<()> {
-        let offset = slot * u64::from(page_size);
-        if self.metas.iter().any(|(_, held)| *held == slot) || offset + u64::from(page_size) > len {
-            return Ok(());
-        }
-        let read =
-            |buf: &mut [u8]| storage.read_at(offset, buf).map_err(|error| Error::io("reading a meta page", error));
-        let mut probe = [0u8; META_PROBE_BYTES];
-        read(&mut probe)?;
-        if meta::probe_page_size(&probe).is_none() {
-            return Ok(());
-        }
-        self.magic_seen = true;
-        let version = page::read_u32(&probe, 40);
-        if version != meta::FORMAT_VERSION {
-            self.other_version = Some(version);
-            return Ok(());
-        }
-        if meta::probe_page_size(&probe) != Some(page_size) {
-            return Ok(());
-        }
-        let mut page = vec![0u8; page_size as usize];
-        read(&mut page)?;
-        match Meta::decode(slot, &page) {
-            Ok(meta) => self.metas.push((meta, slot)),
-            Err(error) => self.first_error = self.first_error.take().or(Some(error)),
-        }
-        Ok(())
-    }
-}
-
-/// Reads both meta pages and picks the one to trust. Returns it, its slot and whether
-/// the newer one had to be rejected. Slot 0 names the page size; if it is damaged, slot
-/// 1 is looked for at every legal page size.
-fn choose_meta(storage: &dyn Storage, options: &Options, name: &str) -> Result<(Meta, u64, bool)> {
-    let len = storage.len().map_err(|error| Error::io("reading the file length", error))?;
-    let mut found = Found::default();
-    let mut probe = [0u8; META_PROBE_BYTES];
-    if len >= META_PROBE_BYTES as u64 {
-        storage.read_at(0, &mut probe).map_err(|error| Error::io("reading the meta page", error))?;
-    }
-    let claimed = meta::probe_page_size(&probe).filter(|size| PAGE_SIZES.contains(size));
-    for page_size in claimed.into_iter().chain(PAGE_SIZES) {
-        found.try_slot(storage, len, 0, page_size)?;
-        found.try_slot(storage, len, 1, page_size)?;
-        if found.metas.len() == 2 {
-            break;
-        }
-    }
-    let Some(page_size) = found.metas.first().map(|(meta, _)| meta.page_size) else {
-        return Err(match (found.other_version, found.magic_seen) {
-            (Some(version), _) => Error::FormatVersion { found: version, supported: meta::FORMAT_VERSION },
-            (None, true) => found.first_error.unwrap_or_else(|| Error::corrupted(PhysId(0), "no valid meta page")),
-            (None, false) => Error::NotADatabase { path: name.to_owned() },
-        });
-    };
-    if let Some(requested) = options.page_size
-        && requested != page_size
-    {
-        return Err(Error::PageSizeMismatch { found: page_size, requested });
-    }
-    if len < META_PAGES * u64::from(page_size) {
-        return Err(Error::Truncated { found: len, expected: META_PAGES * u64::from(page_size) });
-    }
-    let rejected = found.metas.len() < 2 || found.first_error.is_some();
-    let mut candidates = found.metas;
-    candidates.sort_by_key(|(meta, slot)| (std::cmp::Reverse(meta.txn), *slot));
-    let newest_valid = candidates.first().map(|(meta, _)| meta.txn);
-    for (meta, slot) in &candidates {
-        if meta.durability == Durability::Full || unsynced_pages_verify(storage, meta) {
-            let expected = meta.page_count * u64::from(page_size);
-            if len < expected {
-                return Err(Error::Truncated { found: len, expected });
-            }
-            return Ok((*meta, *slot, rejected || Some(meta.txn) != newest_valid));
-        }
-    }
-    Err(Error::corrupted(PhysId(0), "no meta page describes a complete commit"))
-}
-
-/// True if every page the meta's commit record lists as unsynced was fully written.
-fn unsynced_pages_verify(storage: &dyn Storage, meta: &Meta) -> bool {
-    let page_size = meta.page_size as usize;
-    let mut buf = vec![0u8; page_size];
-    let read = |phys: u64, buf: &mut [u8]| storage.read_at(phys * page_size as u64, buf).is_ok();
-    let mut stream = Vec::new();
-    let mut next = meta.record_head.0;
-    let mut index = 0u64;
-    while next != 0 {
-        if next >= meta.page_count || index > meta.page_count || !read(next, &mut buf) {
-            return false;
-        }
-        let ok = page::verify_expect(&buf, PhysId(next), Some(page::PageKind::RECORD), index, meta.txn).is_ok();
-        let Ok((following, bytes)) = crate::freespace::record_page_body(&buf, PhysId(next)) else { return false };
-        if !ok {
-            return false;
-        }
-        stream.extend_from_slice(bytes);
-        next = following;
-        index += 1;
-    }
-    let Ok(record) = crate::freespace::Record::decode(&stream, meta.record_head, meta.page_count) else {
-        return false;
-    };
-    record.unsynced.iter().all(|&phys| {
-        phys < meta.page_count
-            && read(phys, &mut buf)
-            && page::verify(&buf, PhysId(phys)).is_ok_and(|head| head.txn > meta.last_synced && head.txn <= meta.txn)
-    })
 }
 
 /// A number no other database opened by this process has had.

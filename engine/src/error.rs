@@ -83,6 +83,17 @@ pub enum Error {
     /// A catalog name or parameter block is too long.
     #[error("catalog entry too large: {0}")]
     CatalogEntryTooLarge(String),
+    /// A logical page holds something other than what its structure expects.
+    #[error("corrupted logical page {page}: {reason}")]
+    CorruptedLogical {
+        /// Logical page id.
+        page: crate::page::PageId,
+        /// What check failed.
+        reason: String,
+    },
+    /// The database was opened read-only and a write was asked for.
+    #[error("the database was opened read-only")]
+    ReadOnly,
     /// A logical page id that is not mapped in this snapshot.
     #[error("logical page {0} is not allocated")]
     UnmappedPage(u64),
@@ -101,6 +112,11 @@ impl Error {
     /// Wraps an OS error with what the engine was doing.
     pub(crate) fn io(operation: impl Into<String>, source: io::Error) -> Self {
         Error::Io { operation: operation.into(), source }
+    }
+
+    /// Builds a corruption error for a logical page.
+    pub(crate) fn corrupted_logical(page: u64, reason: impl Into<String>) -> Self {
+        Error::CorruptedLogical { page: crate::page::PageId(page), reason: reason.into() }
     }
 
     /// Builds a corruption error for a physical page.

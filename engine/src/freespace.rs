@@ -10,7 +10,9 @@
 //!
 //! Every commit writes a fresh *commit record*: a chain of `RECORD` pages holding the
 //! free pages (as runs), the free logical ids and the pages written since the last
-//! sync (checked at open when the newest meta was not made with `Full`). After a
+//! sync with the CRC of the version this commit wrote (checked at open when the newest
+//! meta was not made with `Full`). The meta holds the CRC and length of the whole
+//! stream, so a record page left over from an older commit cannot pass for this one. After a
 //! restart no reader survives, so the record stores free and pending pages alike as
 //! free. The record is read lazily by the first write transaction, so opening a
 //! database costs two page reads, whatever its size.
@@ -54,8 +56,8 @@ pub struct FreeSpace {
     pub pending: VecDeque<(TxnId, Vec<u64>)>,
     /// Free logical ids.
     pub logical: Vec<u64>,
-    /// Physical pages written since the last sync.
-    pub unsynced: Vec<u64>,
+    /// Physical pages written since the last sync, with the CRC each was sealed with.
+    pub unsynced: Vec<(u64, u32)>,
     /// Pages of the current commit record (freed by the next commit).
     pub record_pages: Vec<u64>,
 }
@@ -86,8 +88,8 @@ pub struct Record {
     pub free: Vec<u64>,
     /// Free logical ids.
     pub logical: Vec<u64>,
-    /// Pages written since the last sync.
-    pub unsynced: Vec<u64>,
+    /// Pages written since the last sync and the CRC each was sealed with.
+    pub unsynced: Vec<(u64, u32)>,
 }
 
 /// Appends `value` as an LEB128 varint.
@@ -109,6 +111,20 @@ fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
     for value in sorted {
         put_varint(out, value - previous);
         previous = value;
+    }
+}
+
+/// Appends pages and their CRCs as the length, then per page the gap and the CRC.
+fn put_unsynced(out: &mut Vec<u8>, values: &[(u64, u32)]) {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup_by_key(|(phys, _)| *phys);
+    put_varint(out, sorted.len() as u64);
+    let mut previous = 0;
+    for (phys, crc) in sorted {
+        put_varint(out, phys - previous);
+        out.extend_from_slice(&crc.to_le_bytes());
+        previous = phys;
     }
 }
 
@@ -143,7 +159,7 @@ impl Record {
     /// The lists `logical` and `unsynced` are stored ascending (order carries no meaning).
     pub fn encode(&self) -> Vec<u8> {
         let runs = runs(&self.free);
-        let mut out = Vec::with_capacity(30 + 4 * runs.len() + 3 * (self.logical.len() + self.unsynced.len()));
+        let mut out = Vec::with_capacity(30 + 4 * runs.len() + 3 * self.logical.len() + 7 * self.unsynced.len());
         put_varint(&mut out, runs.len() as u64);
         let mut end = 0;
         for (first, count) in runs {
@@ -152,7 +168,7 @@ impl Record {
             end = first + count;
         }
         put_ascending(&mut out, &self.logical);
-        put_ascending(&mut out, &self.unsynced);
+        put_unsynced(&mut out, &self.unsynced);
         out
     }
 
@@ -170,14 +186,18 @@ impl Record {
             record.free.extend(first..first + count);
             end = first + count;
         }
-        for list in [&mut record.logical, &mut record.unsynced] {
-            let mut value = 0u64;
-            for _ in 0..cursor.count(1)? {
-                value = value
-                    .checked_add(cursor.varint()?)
-                    .ok_or_else(|| Error::corrupted(page, "commit record value overflows"))?;
-                list.push(value);
-            }
+        let mut value = 0u64;
+        for _ in 0..cursor.count(1)? {
+            value = cursor.next_ascending(value)?;
+            record.logical.push(value);
+        }
+        let mut value = 0u64;
+        for _ in 0..cursor.count(5)? {
+            value = cursor.next_ascending(value)?;
+            record.unsynced.push((value, cursor.crc()?));
+        }
+        if cursor.at != stream.len() {
+            return Err(Error::corrupted(page, "commit record has bytes after its lists"));
         }
         Ok(record)
     }
@@ -215,6 +235,21 @@ impl Cursor<'_> {
         Err(Error::corrupted(self.page, "commit record varint longer than 64 bits"))
     }
 
+    /// Reads the next value of an ascending list (a gap after `previous`).
+    fn next_ascending(&mut self, previous: u64) -> Result<u64> {
+        previous.checked_add(self.varint()?).ok_or_else(|| Error::corrupted(self.page, "commit record value overflows"))
+    }
+
+    /// Reads a 4-byte little-endian CRC.
+    fn crc(&mut self) -> Result<u32> {
+        let bytes = self
+            .bytes
+            .get(self.at..self.at + 4)
+            .ok_or_else(|| Error::corrupted(self.page, "commit record ends early"))?;
+        self.at += 4;
+        Ok(read_u32(bytes, 0))
+    }
+
     /// Reads an element count and checks that elements of at least `each` bytes fit.
     fn count(&mut self, each: usize) -> Result<u64> {
         let count = self.varint()?;
@@ -242,10 +277,15 @@ mod tests {
 
     #[test]
     fn record_round_trips_with_runs() {
-        let record = Record { free: vec![2, 3, 4, 9, 11, 12, 300], logical: vec![1, 5], unsynced: vec![40, 1 << 40] };
+        let record = Record {
+            free: vec![2, 3, 4, 9, 11, 12, 300],
+            logical: vec![1, 5],
+            unsynced: vec![(40, 7), (1 << 40, u32::MAX)],
+        };
         let stream = record.encode();
-        // runs: n, (2,3), (4,1), (1,2), (287 in two bytes,1); logical: n, 1, 4; unsynced: n, 40, 2^40 - 40 in 6 bytes
-        assert_eq!(stream.len(), 1 + 2 + 2 + 2 + 3 + 3 + 1 + 1 + 6);
+        // runs: n, (2,3), (4,1), (1,2), (287 in two bytes,1); logical: n, 1, 4;
+        // unsynced: n, 40 + crc, 2^40 - 40 in 6 bytes + crc
+        assert_eq!(stream.len(), 1 + 2 + 2 + 2 + 3 + 3 + 1 + 1 + 4 + 6 + 4);
         assert_eq!(Record::decode(&stream, PhysId(1), 400).unwrap(), record);
         assert!(Record::decode(&stream, PhysId(1), 100).is_err(), "run beyond page count");
         for cut in 0..stream.len() {
@@ -256,6 +296,9 @@ mod tests {
         let mut endless = vec![1];
         endless.extend([0xff; 11]);
         assert!(Record::decode(&endless, PhysId(1), 10).is_err(), "varint over 64 bits");
+        let mut trailing = record.encode();
+        trailing.push(0);
+        assert!(Record::decode(&trailing, PhysId(1), 400).is_err(), "bytes after the lists");
     }
 
     #[test]

@@ -20,10 +20,14 @@
 //! | 96     | 8    | catalog root    | logical page of the catalog (0 = no catalog yet)           |
 //! | 104    | 8    | live pages      | number of mapped logical pages                              |
 //! | 112    | 8    | last synced txn | newest commit known durable when this one was written      |
+//! | 120    | 4    | record CRC      | CRC-32C of this commit's whole record stream                |
+//! | 124    | 4    | record bytes    | length of that stream                                      |
 //!
-//! Choosing a meta at open: both are read; the valid one with the higher txn id wins,
-//! except that a meta written without `Full` durability is trusted only if every page
-//! its commit record lists as unsynced verifies; otherwise the other meta is used.
+//! Choosing a meta at open (`db.rs`, `open.rs`): both are read; the valid one with the
+//! higher txn id wins, except that a meta written without `Full` durability is trusted
+//! only if its commit record is exactly the one it names (length and CRC) and every
+//! page the record lists as unsynced holds exactly the version the commit wrote (its
+//! CRC); otherwise the other meta is used and the rollback is reported.
 
 use crate::error::{Error, Result};
 use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, write_u64};
@@ -31,22 +35,43 @@ use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
 /// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Physical pages reserved for the two meta pages.
 pub const META_PAGES: u64 = 2;
 /// Bytes of a meta page that must be present to learn the page size.
 pub const META_PROBE_BYTES: usize = 128;
 
-/// How a commit reaches the disk.
+/// How a commit reaches the disk: what survives a process crash and a power cut once
+/// `commit` has returned `Ok`.
+///
+/// | mode | writes and syncs | process crash (kill -9) | power cut |
+/// |---|---|---|---|
+/// | `Full` | pages, sync, meta, sync | the commit survives | the commit survives |
+/// | `Checksummed` | pages, meta, one sync | the commit survives | the commit survives |
+/// | `None` | pages, meta, no sync | the commit survives (the OS has the writes) | the commit may be lost, with any later ones, back to the last synced commit; the file opens at a consistent commit |
+///
+/// A crash *during* a commit (before it returned) leaves either the previous state or,
+/// if every write of the commit reached the disk, the new one — never a mix.
+///
+/// Opening checks the newest meta page before trusting it. A `Full` meta needs only
+/// its own checksum (its pages were synced before it was written). A `Checksummed` or
+/// `None` meta is trusted only if its commit record and every page written since the
+/// last sync hold exactly the bytes the commit wrote (CRCs kept in the record and the
+/// meta). If not — the power failed before the commit's sync completed, or a page
+/// written in that window was later damaged — the database opens at the previous
+/// commit and says so: [`crate::Database::rollback`] describes it, `check` reports it as
+/// a problem (`quire check` exits non-zero), and later commits take transaction ids
+/// above the rejected one. An I/O error while checking is an error, never a rollback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Data, sync, meta, sync: survives power loss; the meta is trusted blindly.
+    /// Data, sync, meta, sync: survives power loss; the meta needs no verification.
     Full,
     /// Data and meta, one sync: survives power loss; the meta is trusted only if the
-    /// pages it lists verify.
+    /// pages written since the last sync hold what the commit wrote.
     #[default]
     Checksummed,
-    /// No sync: recent commits may be lost after a power cut, the file stays consistent.
+    /// No sync: survives a process crash; after a power cut recent commits may be
+    /// lost (back to the last synced one) and the file opens at a consistent commit.
     None,
 }
 
@@ -94,6 +119,10 @@ pub struct Meta {
     pub live_pages: u64,
     /// Newest commit known durable when this one was written.
     pub last_synced: TxnId,
+    /// CRC-32C of the commit record stream (0 with no record).
+    pub record_crc: u32,
+    /// Bytes of the commit record stream.
+    pub record_len: u32,
 }
 
 impl Meta {
@@ -111,6 +140,8 @@ impl Meta {
             catalog_root: 0,
             live_pages: 0,
             last_synced: TxnId(0),
+            record_crc: 0,
+            record_len: 0,
         }
     }
 
@@ -130,6 +161,8 @@ impl Meta {
         write_u64(page, 96, self.catalog_root);
         write_u64(page, 104, self.live_pages);
         write_u64(page, 112, self.last_synced.0);
+        write_u32(page, 120, self.record_crc);
+        write_u32(page, 124, self.record_len);
         page::seal(page, PageKind::META, slot, self.txn);
     }
 
@@ -155,8 +188,21 @@ impl Meta {
             catalog_root: read_u64(page, 96),
             live_pages: read_u64(page, 104),
             last_synced: TxnId(read_u64(page, 112)),
+            record_crc: read_u32(page, 120),
+            record_len: read_u32(page, 124),
         };
-        if meta.txn != head.txn || meta.page_count < META_PAGES || meta.map_depth > 8 {
+        let page_bytes = u64::from(meta.page_size);
+        if meta.txn != head.txn
+            || meta.page_count < META_PAGES
+            || meta.page_count.checked_mul(page_bytes).is_none()
+            || meta.map_depth > 8
+            || (meta.map_depth == 0) != (meta.map_root.0 == 0)
+            || (meta.map_root.0 != 0 && (meta.map_root.0 < META_PAGES || meta.map_root.0 >= meta.page_count))
+            || (meta.record_head.0 != 0 && (meta.record_head.0 < META_PAGES || meta.record_head.0 >= meta.page_count))
+            || meta.logical_next == 0
+            || meta.live_pages >= meta.logical_next
+            || meta.last_synced > meta.txn
+        {
             return Err(Error::corrupted(phys, "inconsistent meta fields"));
         }
         Ok(meta)
@@ -195,6 +241,8 @@ mod tests {
         meta.txn = TxnId(7);
         meta.last_synced = TxnId(6);
         meta.durability = Durability::None;
+        meta.record_crc = 0xDEAD_BEEF;
+        meta.record_len = 77;
         let mut page = vec![0u8; 4096];
         meta.encode(1, &mut page);
         assert_eq!(Meta::decode(1, &page).unwrap(), meta);

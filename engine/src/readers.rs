@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 pub const READER_SLOTS: usize = 128;
 const _: () = assert!(READER_SLOTS.is_power_of_two());
 /// Words of an encoded [`Meta`].
-const META_WORDS: usize = 9;
+const META_WORDS: usize = 10;
 /// A free slot.
 const FREE: u64 = 0;
 
@@ -108,6 +108,7 @@ fn encode(meta: &Meta) -> [u64; META_WORDS] {
         meta.catalog_root,
         meta.live_pages,
         meta.last_synced.0,
+        u64::from(meta.record_crc) | u64::from(meta.record_len) << 32,
     ]
 }
 
@@ -124,6 +125,8 @@ fn decode(w: &[u64; META_WORDS]) -> Meta {
         catalog_root: w[6],
         live_pages: w[7],
         last_synced: TxnId(w[8]),
+        record_crc: w[9] as u32,
+        record_len: (w[9] >> 32) as u32,
     }
 }
 
@@ -221,6 +224,8 @@ mod tests {
         meta.catalog_root = 11;
         meta.live_pages = 13;
         meta.last_synced = TxnId(17);
+        meta.record_crc = u32::MAX - 3;
+        meta.record_len = u32::MAX - 5;
         let published = Published::new(&Meta::empty(4096));
         for txn in [1, 2, 3] {
             // Both copies in turn.

@@ -25,6 +25,14 @@ pub struct Stats {
     pub spills: u64,
     /// Pool frames holding page memory (frames get it when first used).
     pub frames_allocated: u64,
+    /// The snapshot the oldest live reader reads, if any reader is live.
+    pub oldest_reader_txn: Option<u64>,
+    /// How many commits that snapshot is behind the newest (a reader's age in
+    /// commits: while it lives, pages those commits replaced cannot be reused).
+    pub oldest_reader_commits_behind: u64,
+    /// Physical pages freed by commits newer than the oldest reader's snapshot, kept
+    /// from reuse for it (the file grows by these while it lives).
+    pub pages_held_by_readers: u64,
 }
 
 /// The live counters.
@@ -88,6 +96,7 @@ impl Counters {
             commits: get(&self.commits),
             spills: get(&self.spills),
             frames_allocated: get(&self.frames_allocated),
+            ..Stats::default()
         }
     }
 }

@@ -1,7 +1,9 @@
 //! `quire info`, `quire check`, `quire compact`: look at and maintain a database file.
 //!
 //! `check` runs the engine's page accounting and checksum walk, then every structure's
-//! own invariant checker (`quiredb_structures::check`).
+//! own invariant checker (`quiredb_structures::check`). `info` and `check` open the
+//! file read-only: looking at a file never changes it, even one whose newest commit
+//! was rejected at open (they say so, and `check` then exits non-zero).
 
 use anyhow::{Context, Result};
 use quiredb_engine::{Database, Options, PageRead};
@@ -33,9 +35,13 @@ fn open(path: &PathBuf) -> Result<Database> {
     Database::open(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
 }
 
+fn open_read_only(path: &PathBuf) -> Result<Database> {
+    Database::open_read_only(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
+}
+
 /// Prints the newest meta page and the catalog.
 pub fn info(args: InfoArgs) -> Result<ExitCode> {
-    let db = open(&args.path)?;
+    let db = open_read_only(&args.path)?;
     let meta = db.meta();
     let file_bytes = std::fs::metadata(&args.path)?.len();
     println!("file            {} ({file_bytes} bytes)", args.path.display());
@@ -45,6 +51,18 @@ pub fn info(args: InfoArgs) -> Result<ExitCode> {
     println!("physical pages  {}", meta.page_count);
     println!("logical pages   {} live, next id {}", meta.live_pages, meta.logical_next);
     println!("page map        root {} depth {}", meta.map_root, meta.map_depth);
+    match db.rollback() {
+        Some(rollback) => println!("rollback        {rollback}"),
+        None => println!("rollback        none (the newest meta verified)"),
+    }
+    let stats = db.stats();
+    match stats.oldest_reader_txn {
+        Some(txn) => println!(
+            "oldest reader   snapshot {txn}, {} commits behind, holding {} freed pages",
+            stats.oldest_reader_commits_behind, stats.pages_held_by_readers
+        ),
+        None => println!("oldest reader   none"),
+    }
     let txn = db.begin_read()?;
     let entries = txn.catalog_list()?;
     println!("structures      {}", entries.len());
@@ -56,14 +74,14 @@ pub fn info(args: InfoArgs) -> Result<ExitCode> {
 
 /// Verifies the file; exit status 0 only when clean.
 pub fn check(args: CheckArgs) -> Result<ExitCode> {
-    let db = open(&args.path)?;
+    let db = open_read_only(&args.path)?;
     let report = quiredb_engine::check(&db)?;
     println!(
         "checked transaction {}: {} pages = {} page-map + {} data + {} commit-record + {} free + 2 meta",
         report.txn, report.page_count, report.map_pages, report.data_pages, report.record_pages, report.free_pages
     );
-    if report.fell_back {
-        println!("warning: the newest meta page was invalid; the previous commit was used");
+    if let Some(rollback) = &report.rollback {
+        println!("problem: rollback at open: {rollback}");
     }
     for problem in &report.problems {
         println!("problem: {problem}");
@@ -76,7 +94,8 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         println!("clean");
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("{} problems", report.problems.len() + structures.len());
+        let rollback = usize::from(report.rollback.is_some());
+        println!("{} problems", report.problems.len() + structures.len() + rollback);
         Ok(ExitCode::FAILURE)
     }
 }

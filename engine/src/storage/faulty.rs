@@ -11,8 +11,12 @@
 //! - cut the power: the operation and every later one fail.
 //!
 //! After a crash, [`FaultyStorage::crash_image`] gives the bytes a restarted process
-//! would find: the durable image plus, depending on [`CrashMode`], none, all, or a
-//! seeded random sector-granular subset of the unsynced writes.
+//! would find: the durable image plus, depending on [`CrashMode`], none, all, a seeded
+//! random sector-granular subset of the unsynced writes, or a seeded subset in which
+//! each unsynced write survives whole, is lost, or is torn ([`CrashMode::Subset`]: the
+//! power-cut model of the simulator, after SQLite's crash VFS). An image can be taken
+//! at any moment without stopping the storage, so one run yields many power cuts; a
+//! new fault can be armed at any time ([`FaultyStorage::arm`]).
 
 use super::Storage;
 use super::mem::{read_slice, write_slice};
@@ -53,6 +57,10 @@ pub enum CrashMode {
     DropUnsynced,
     /// A power cut where each unsynced sector survives or not, chosen by the seed.
     RandomSectors(u64),
+    /// A power cut where each unsynced write, in issue order, survives whole, is lost,
+    /// or is torn (each of its 512-byte sectors kept or not), chosen by the seed; the
+    /// file keeps its synced length, or its length at the cut, also by the seed.
+    Subset(u64),
 }
 
 #[derive(Debug, Default)]
@@ -62,6 +70,8 @@ struct State {
     unsynced: Vec<(u64, Vec<u8>)>,
     ops: u64,
     fault: Option<Fault>,
+    /// Syncs still allowed before the power is cut at one (see `cut_power_at_sync`).
+    syncs_before_cut: Option<u64>,
     stopped: bool,
     fired: bool,
 }
@@ -93,6 +103,25 @@ impl FaultyStorage {
         self.state.lock().fired
     }
 
+    /// Replaces the injected fault (`None` disarms); `fault_fired` starts over.
+    /// A stopped machine stays stopped.
+    pub fn arm(&self, fault: Option<Fault>) {
+        let mut state = self.state.lock();
+        state.fault = fault;
+        state.fired = false;
+    }
+
+    /// Cuts the power at the `n`-th sync from now (1 = the next one): that sync and
+    /// everything after it fail, and the writes since the previous sync stay unsynced.
+    pub fn cut_power_at_sync(&self, n: u64) {
+        self.state.lock().syncs_before_cut = Some(n.max(1) - 1);
+    }
+
+    /// Writes issued since the last completed sync.
+    pub fn unsynced_writes(&self) -> usize {
+        self.state.lock().unsynced.len()
+    }
+
     /// The bytes a restarted process would find after a crash now.
     pub fn crash_image(&self, mode: CrashMode) -> Vec<u8> {
         let state = self.state.lock();
@@ -102,16 +131,52 @@ impl FaultyStorage {
             match mode {
                 CrashMode::KeepUnsynced => write_slice(&mut image, *offset, data),
                 CrashMode::DropUnsynced => {}
-                CrashMode::RandomSectors(_) => {
-                    for (i, sector) in data.chunks(SECTOR_BYTES).enumerate() {
-                        if next_bool(&mut rng) {
-                            write_slice(&mut image, offset + (i * SECTOR_BYTES) as u64, sector);
-                        }
-                    }
+                CrashMode::RandomSectors(_) => keep_sectors(&mut image, *offset, data, &mut rng),
+                CrashMode::Subset(_) => match next_u64(&mut rng) % 3 {
+                    0 => write_slice(&mut image, *offset, data),
+                    1 => {}
+                    _ => keep_sectors(&mut image, *offset, data, &mut rng),
+                },
+            }
+        }
+        if let CrashMode::Subset(_) = mode
+            && next_bool(&mut rng)
+            && image.len() < state.live.len()
+        {
+            image.resize(state.live.len(), 0); // the growth reached the disk
+        }
+        image
+    }
+
+    /// The image after a power cut that keeps exactly the chunks `keep` accepts: each
+    /// unsynced write, in issue order, is cut into `chunk`-byte pieces and `keep` is
+    /// asked about each (its offset in the file and its bytes). For tests that lose one
+    /// chosen page write.
+    pub fn crash_image_filtered(&self, chunk: usize, mut keep: impl FnMut(u64, &[u8]) -> bool) -> Vec<u8> {
+        let state = self.state.lock();
+        let mut image = state.durable.clone();
+        for (offset, data) in &state.unsynced {
+            for (i, piece) in data.chunks(chunk).enumerate() {
+                let at = offset + (i * chunk) as u64;
+                if keep(at, piece) {
+                    write_slice(&mut image, at, piece);
                 }
             }
         }
         image
+    }
+
+    /// The storage a new process finds after this one was killed: the same durable
+    /// image and the same unsynced writes (the OS still holds them), no fault.
+    pub fn after_process_crash(&self) -> FaultyStorage {
+        let state = self.state.lock();
+        let next = State {
+            live: state.live.clone(),
+            durable: state.durable.clone(),
+            unsynced: state.unsynced.clone(),
+            ..State::default()
+        };
+        FaultyStorage { state: Mutex::new(next) }
     }
 
     /// Counts an operation and decides whether the fault strikes it.
@@ -139,17 +204,36 @@ impl FaultyStorage {
 
 fn mode_seed(mode: CrashMode) -> u64 {
     match mode {
-        CrashMode::RandomSectors(seed) => seed | 1,
+        // splitmix64 of the seed: neighbouring seeds give unrelated streams.
+        CrashMode::RandomSectors(seed) | CrashMode::Subset(seed) => {
+            let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) | 1
+        }
         _ => 1,
     }
 }
 
-/// xorshift64: enough to pick sectors reproducibly from a seed.
-fn next_bool(state: &mut u64) -> bool {
+/// xorshift64: enough to pick writes and sectors reproducibly from a seed.
+fn next_u64(state: &mut u64) -> u64 {
     *state ^= *state << 13;
     *state ^= *state >> 7;
     *state ^= *state << 17;
-    *state & 1 == 1
+    *state
+}
+
+fn next_bool(state: &mut u64) -> bool {
+    next_u64(state) & 1 == 1
+}
+
+/// Applies each 512-byte sector of a write at `offset` to `image`, or not, by `rng`.
+fn keep_sectors(image: &mut Vec<u8>, offset: u64, data: &[u8], rng: &mut u64) {
+    for (i, sector) in data.chunks(SECTOR_BYTES).enumerate() {
+        if next_bool(rng) {
+            write_slice(image, offset + (i * SECTOR_BYTES) as u64, sector);
+        }
+    }
 }
 
 impl Storage for FaultyStorage {
@@ -186,6 +270,15 @@ impl Storage for FaultyStorage {
         if self.begin(&mut state, "sync")?.is_some() {
             state.stopped = true;
             return Err(eio("power cut during sync"));
+        }
+        match state.syncs_before_cut {
+            Some(0) => {
+                state.stopped = true;
+                state.fired = true;
+                return Err(eio("power cut before sync"));
+            }
+            Some(n) => state.syncs_before_cut = Some(n - 1),
+            None => {}
         }
         let unsynced = std::mem::take(&mut state.unsynced);
         for (offset, data) in unsynced {
@@ -248,6 +341,31 @@ mod tests {
         assert_eq!(image[2047], 9);
         assert_eq!(image[2048], 0);
         assert!(storage.sync().is_err());
+    }
+
+    #[test]
+    fn subset_images_mix_whole_lost_and_torn_writes() {
+        let storage = FaultyStorage::new(vec![0; 4096], None);
+        storage.sync().unwrap();
+        for block in 0..8u8 {
+            storage.write_at(u64::from(block) * 4096, &[block + 1; 4096]).unwrap();
+        }
+        let (mut whole, mut lost, mut torn) = (0, 0, 0);
+        for seed in 0..200 {
+            let image = storage.crash_image(CrashMode::Subset(seed));
+            assert_eq!(image, storage.crash_image(CrashMode::Subset(seed)), "replayable");
+            for block in 0..8usize {
+                let sectors: Vec<bool> = (0..8)
+                    .map(|s| image.get(block * 4096 + s * SECTOR_BYTES).is_some_and(|&b| b == block as u8 + 1))
+                    .collect();
+                match sectors.iter().filter(|&&kept| kept).count() {
+                    8 => whole += 1,
+                    0 => lost += 1,
+                    _ => torn += 1,
+                }
+            }
+        }
+        assert!(whole > 100 && lost > 100 && torn > 100, "{whole} {lost} {torn}");
     }
 
     #[test]

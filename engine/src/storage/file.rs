@@ -50,6 +50,17 @@ impl FileStorage {
         }
     }
 
+    /// Opens the file for reading only, under a shared lock (other read-only handles
+    /// may hold it too; a writer's exclusive lock excludes them).
+    pub fn open_read_only(path: &Path) -> Result<Self, OpenError> {
+        let file = OpenOptions::new().read(true).open(path).map_err(OpenError::Io)?;
+        match file.try_lock_shared() {
+            Ok(()) => Ok(FileStorage { file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(OpenError::Locked),
+            Err(std::fs::TryLockError::Error(error)) => Err(OpenError::Io(error)),
+        }
+    }
+
     /// Growth step for a file of `len` bytes: an eighth of it, within bounds.
     fn growth_step(len: u64) -> u64 {
         (len / 8).clamp(MIN_GROWTH_BYTES, MAX_GROWTH_BYTES)

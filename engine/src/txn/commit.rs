@@ -5,7 +5,8 @@
 //! last durable meta, so a torn meta write always leaves a good one behind):
 //! - `Full`: pages, sync, meta, sync.
 //! - `Checksummed`: pages, meta, sync; the record lists the pages written since the
-//!   last sync so that open can verify them before trusting this meta.
+//!   last sync with the CRC of the version written, and the meta the CRC of the
+//!   record, so that open can verify exactly this commit's bytes before trusting it.
 //! - `None`: pages, meta; the same list; pages freed by this commit wait for a sync
 //!   before reuse (`FreeSpace::promote`).
 
@@ -32,26 +33,56 @@ const WRITE_RUN_BYTES: usize = 1 << 20;
 
 fn sync(core: &Core) -> Result<()> {
     core.pool.counters.sync();
+    if cfg!(quire_mutant = "no_sync") {
+        return Ok(()); // mutant: the sync is left out (the durability tests must fail)
+    }
     core.storage.sync().map_err(|error| Error::io("sync", error))
 }
 
 /// Reads the commit record of `meta`: its contents and the pages holding it.
 pub(crate) fn read_record(core: &Core, meta: &Meta) -> Result<(Record, Vec<u64>)> {
+    read_record_with(meta, core.page_size, |phys, buf| core.read_raw(phys, buf))
+}
+
+/// Reads and verifies the commit record of `meta` through `read`: every page of the
+/// chain written by that very commit, the stream exactly as long as the meta says and
+/// with its CRC. A page left over from an older commit, or a record page the power cut
+/// kept from being written, fails here with [`Error::Corrupted`]; errors of `read`
+/// pass through unchanged.
+pub(crate) fn read_record_with(
+    meta: &Meta,
+    page_size: usize,
+    mut read: impl FnMut(PhysId, &mut [u8]) -> Result<()>,
+) -> Result<(Record, Vec<u64>)> {
     let mut stream = Vec::new();
     let mut pages = Vec::new();
     let mut next = meta.record_head.0;
-    let mut buf = vec![0u8; core.page_size];
+    let mut buf = vec![0u8; page_size];
+    let stale_allowed = cfg!(quire_mutant = "stale_record");
     while next != 0 {
         let phys = PhysId(next);
-        if next >= meta.page_count || pages.len() as u64 >= meta.page_count {
-            return Err(Error::corrupted(phys, "commit record chain leaves the file or loops"));
+        if next < crate::meta::META_PAGES || next >= meta.page_count || stream.len() > meta.record_len as usize {
+            return Err(Error::corrupted(phys, "commit record chain leaves the file or runs past its length"));
         }
-        core.read_raw(phys, &mut buf)?;
-        page::verify_expect(&buf, phys, Some(PageKind::RECORD), pages.len() as u64, meta.txn)?;
+        read(phys, &mut buf)?;
+        let head = page::verify_expect(&buf, phys, Some(PageKind::RECORD), pages.len() as u64, meta.txn)?;
+        if head.txn != meta.txn && !stale_allowed {
+            return Err(Error::corrupted(
+                phys,
+                format!("commit record page written by transaction {} where {} was expected", head.txn, meta.txn),
+            ));
+        }
         let (following, bytes) = record_page_body(&buf, phys)?;
         stream.extend_from_slice(bytes);
         pages.push(next);
         next = following;
+    }
+    let whole = stream.len() == meta.record_len as usize && crc32c::crc32c(&stream) == meta.record_crc;
+    if !whole && !stale_allowed {
+        return Err(Error::corrupted(
+            meta.record_head,
+            format!("commit record of transaction {} is not the one its meta names (length or CRC)", meta.txn),
+        ));
     }
     if pages.is_empty() {
         return Ok((Record::default(), pages));
@@ -63,8 +94,8 @@ pub(crate) fn read_record(core: &Core, meta: &Meta) -> Result<(Record, Vec<u64>)
 struct Written {
     /// Committed pages this commit frees (old versions and the previous record).
     freed: Vec<u64>,
-    /// Pages written since the last sync (empty for `Full`).
-    unsynced: Vec<u64>,
+    /// Pages written since the last sync and their CRCs (empty for `Full`).
+    unsynced: Vec<(u64, u32)>,
     /// Pages of the new commit record.
     record_pages: Vec<u64>,
     /// Freed pages (this commit's included) that wait for a sync before reuse.
@@ -82,6 +113,10 @@ impl WriteTxn<'_> {
         if cfg!(debug_assertions) {
             self.assert_state(state);
         }
+        if cfg!(quire_mutant = "commit_noop") {
+            state.done = true; // mutant: the commit is acknowledged and nothing is written
+            return Ok(());
+        }
         // From here on the free-space state is being rewritten: any failure leaves the
         // handle unusable for writes until reopened (the file itself is untouched).
         let result = self.write_out(state, durability);
@@ -92,6 +127,7 @@ impl WriteTxn<'_> {
     }
 
     fn write_out(&self, state: &mut WriteState, durability: Durability) -> Result<()> {
+        self.seal_dirty(state);
         let written = self.write_record(state, durability)?;
         // A transaction too large to verify cheaply at open is made durable the `Full` way.
         let durability = if written.unsynced.len() > MAX_UNSYNCED_PAGES {
@@ -121,6 +157,16 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
+    /// Seals every dirty page (they are final: no page handle outlives its borrow of the
+    /// transaction) and remembers each checksum for the commit record.
+    fn seal_dirty(&self, state: &mut WriteState) {
+        for (&phys, &index) in &state.dirty {
+            let mut guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("no page is borrowed at commit");
+            page::reseal(&mut guard.bytes);
+            state.sealed.insert(phys, page::read_u32(&guard.bytes, 0));
+        }
+    }
+
     /// Builds the commit record and puts it into dirty frames.
     fn write_record(&self, state: &mut WriteState, durability: Durability) -> Result<Written> {
         let last_synced = self.core.shared.lock().last_synced;
@@ -145,13 +191,13 @@ impl WriteTxn<'_> {
             Vec::new()
         } else {
             let gone: std::collections::HashSet<u64> = freed_now.iter().copied().collect();
-            free.unsynced.iter().copied().filter(|phys| !gone.contains(phys)).collect()
+            free.unsynced.iter().copied().filter(|(phys, _)| !gone.contains(phys)).collect()
         };
         drop(free);
         let per_page = Record::capacity_per_page(self.core.page_size);
         let mut pages: Vec<PhysId> = Vec::new();
         loop {
-            let record = self.record_now(state, &freed_now, &logical, &unsynced, durability);
+            let record = self.record_now(state, &freed_now, &logical, &unsynced, &pages, durability);
             let stream = record.encode();
             let needed = stream.len().div_ceil(per_page).max(1);
             if pages.len() >= needed {
@@ -160,6 +206,9 @@ impl WriteTxn<'_> {
                     unsynced = record.unsynced;
                 }
                 state.meta.record_head = pages[0];
+                state.meta.record_crc = crc32c::crc32c(&stream);
+                state.meta.record_len = u32::try_from(stream.len())
+                    .map_err(|_| Error::corrupted(pages[0], "commit record larger than 4 GiB"))?;
                 let record_pages = pages.iter().map(|phys| phys.0).collect();
                 return Ok(Written { freed: freed_now, unsynced, record_pages, waiting_for_sync });
             }
@@ -169,13 +218,15 @@ impl WriteTxn<'_> {
         }
     }
 
-    /// The record as it stands: free + pending + freed now; unsynced + fresh pages.
+    /// The record as it stands: free + pending + freed now; unsynced + fresh pages
+    /// (but the record's own pages, which the meta's CRC covers) with their CRCs.
     fn record_now(
         &self,
         state: &WriteState,
         freed_now: &[u64],
         logical: &[u64],
-        unsynced: &[u64],
+        unsynced: &[(u64, u32)],
+        record_pages: &[PhysId],
         durability: Durability,
     ) -> Record {
         let free = self.core.free.lock();
@@ -185,7 +236,10 @@ impl WriteTxn<'_> {
         let pages = merge_ascending(free.free.iter().copied(), &waiting, free.free.len() + waiting.len());
         let mut unsynced = unsynced.to_vec();
         if durability != Durability::Full {
-            unsynced.extend(state.fresh.iter().copied());
+            // A fresh page without a CRC was never filled (its allocation failed) and
+            // nothing refers to it.
+            let fresh = state.fresh.iter().filter(|phys| !record_pages.contains(&PhysId(**phys)));
+            unsynced.extend(fresh.filter_map(|phys| state.sealed.get(phys).map(|crc| (*phys, *crc))));
         }
         Record { free: pages, logical: logical.to_vec(), unsynced }
     }
@@ -207,16 +261,17 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
-    /// Writes every dirty page (none may still be borrowed).
+    /// Writes every dirty page, sealed by `seal_dirty` and `fill_record_pages`.
     fn write_dirty(&self, state: &mut WriteState) -> Result<()> {
         let dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         self.write_runs(dirty, false).map(drop)
     }
 
-    /// Seals and writes dirty pages `(phys, frame)` in physical order, runs of adjacent
-    /// pages in one call. A page still borrowed is skipped if `skip_borrowed` (a spill),
-    /// else it is a bug (a commit). Returns the pages written.
-    pub(super) fn write_runs(&self, mut dirty: Vec<(u64, u32)>, skip_borrowed: bool) -> Result<Vec<(u64, u32)>> {
+    /// Writes dirty pages `(phys, frame)` in physical order, runs of adjacent pages in
+    /// one call. A spill (`spill`) seals each page first and skips pages still borrowed;
+    /// a commit writes pages it sealed already, none borrowed. Returns the pages written
+    /// with their CRCs.
+    pub(super) fn write_runs(&self, mut dirty: Vec<(u64, u32)>, spill: bool) -> Result<Vec<(u64, u32, u32)>> {
         dirty.sort_unstable();
         let page_size = self.core.page_size;
         let mut run: Vec<u8> = Vec::with_capacity(WRITE_RUN_BYTES.max(page_size));
@@ -224,23 +279,22 @@ impl WriteTxn<'_> {
         let mut written = Vec::with_capacity(dirty.len());
         for (phys, index) in dirty {
             let pool = &self.core.pool;
-            let locked = if skip_borrowed {
-                pool.try_dirty_mut(index, PhysId(phys))
-            } else {
-                pool.dirty_mut(index, PhysId(phys))
-            };
+            let locked =
+                if spill { pool.try_dirty_mut(index, PhysId(phys)) } else { pool.dirty_mut(index, PhysId(phys)) };
             let Some(mut guard) = locked else {
-                assert!(skip_borrowed, "page {phys} is still borrowed at commit");
+                assert!(spill, "page {phys} is still borrowed at commit");
                 continue;
             };
-            page::reseal(&mut guard.bytes);
+            if spill {
+                page::reseal(&mut guard.bytes);
+            }
             let contiguous = !run.is_empty() && run_start + (run.len() / page_size) as u64 == phys;
             if !contiguous || run.len() + page_size > WRITE_RUN_BYTES {
                 self.flush_run(run_start, &mut run)?;
                 run_start = phys;
             }
             run.extend_from_slice(&guard.bytes);
-            written.push((phys, index));
+            written.push((phys, index, page::read_u32(&guard.bytes, 0)));
         }
         self.flush_run(run_start, &mut run)?;
         Ok(written)

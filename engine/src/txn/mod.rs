@@ -112,8 +112,39 @@ impl Deref for PageRef<'_> {
     }
 }
 
-/// A page of the running write transaction, locked for writing. It cannot outlive its
-/// transaction; dropping it releases the lock (the page stays dirty).
+/// A page of the running write transaction, locked for writing; dropping it releases
+/// the lock (the page stays dirty). It borrows its transaction, so the compiler refuses
+/// to commit or abort while one is alive — a commit never meets a page half written:
+///
+/// ```compile_fail
+/// # use quiredb_engine::{Database, Durability, Options, PageKind, storage::MemStorage};
+/// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
+/// let txn = db.begin_write().unwrap();
+/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+/// txn.commit(Durability::Full).unwrap(); // error: `txn` is borrowed by `page`
+/// page[0] = 1;
+/// ```
+///
+/// ```compile_fail
+/// # use quiredb_engine::{Database, Options, PageKind, storage::MemStorage};
+/// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
+/// let txn = db.begin_write().unwrap();
+/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+/// drop(txn); // error: an abort with a page still locked
+/// page[0] = 1;
+/// ```
+///
+/// Dropping the page first is the way:
+///
+/// ```
+/// # use quiredb_engine::{Database, Durability, Options, PageKind, storage::MemStorage};
+/// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
+/// let txn = db.begin_write().unwrap();
+/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+/// page[0] = 1;
+/// drop(page);
+/// txn.commit(Durability::Full).unwrap();
+/// ```
 pub struct PageMut<'a> {
     guard: WriteGuard<'a>,
     id: PageId,

@@ -35,6 +35,7 @@ impl<'db> WriteTxn<'db> {
             if entry == 0 {
                 return Ok(None);
             }
+            crate::core::check_map_entry(phys, entry, meta.page_count)?;
             phys = PhysId(entry);
         }
         state.remember(logical, phys.0);

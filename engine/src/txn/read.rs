@@ -71,6 +71,7 @@ impl PageRead for ReadTxn<'_> {
         let found = self.core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         let phys = PhysId(found.phys);
         if let Some(guard) = found.frame.and_then(|frame| self.core.pool.lookup_frame(frame, phys)) {
+            crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));
         }
         let (guard, frame) = self.core.read_committed_frame(phys, None, id.0, self.meta.txn)?;

@@ -40,6 +40,9 @@ pub(super) struct WriteState {
     pub dirty: IdMap<u32>,
     /// Physical pages allocated by this transaction.
     pub fresh: IdSet,
+    /// The checksum each fresh page was last sealed with (at a spill or at commit):
+    /// the version the commit record names, so open can tell it from an earlier one.
+    pub sealed: IdMap<u32>,
     /// Committed physical pages this transaction replaced or freed.
     pub freed: Vec<u64>,
     /// Logical ids taken from the free list (returned on abort).
@@ -130,7 +133,10 @@ impl<'db> WriteTxn<'db> {
             (core.published.load(), shared.last_synced)
         };
         let oldest = core.readers.oldest();
-        let txn = TxnId(base.txn.0.checked_add(1).ok_or(Error::TxnIdOverflow(base.txn))?);
+        // Above any meta seen at open, the one rejected there included: a commit never
+        // reuses the id of a meta that is still on disk.
+        let newest = base.txn.max(core.txn_floor);
+        let txn = TxnId(newest.0.checked_add(1).ok_or(Error::TxnIdOverflow(newest))?);
         let txn_state = WriteTxn {
             core,
             base,
@@ -208,10 +214,11 @@ impl<'db> WriteTxn<'db> {
         let dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         self.core.ensure_len(state.meta.page_count)?;
         let written = self.core.poison_on_io(self.write_runs(dirty, true))?;
-        for &(phys, index) in &written {
+        for &(phys, index, crc) in &written {
             let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("a page just written is not borrowed");
             self.core.pool.publish(guard, index);
             state.dirty.remove(&phys);
+            state.sealed.insert(phys, crc);
         }
         self.core.pool.counters.spill(written.len() as u64);
         Ok(())
@@ -251,7 +258,14 @@ impl<'db> WriteTxn<'db> {
         zero: bool,
     ) -> Result<(PhysId, WriteGuard<'db>)> {
         let phys = self.alloc_phys(state);
-        let (index, mut guard) = self.take_dirty(state, phys)?;
+        let (index, mut guard) = match self.take_dirty(state, phys) {
+            Ok(taken) => taken,
+            Err(error) => {
+                state.fresh.remove(&phys.0);
+                self.core.free.lock().free.insert(phys.0);
+                return Err(error);
+            }
+        };
         if zero {
             guard.bytes.fill(0);
         } else {
@@ -315,7 +329,7 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// Locks logical page `id` for writing (copy-on-write on first touch).
-    pub fn page_mut(&self, id: PageId) -> Result<PageMut<'db>> {
+    pub fn page_mut(&self, id: PageId) -> Result<PageMut<'_>> {
         let state = &mut *self.state.borrow_mut();
         let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         let (new, guard) = self.writable(state, phys, None, id.0)?;
@@ -326,7 +340,7 @@ impl<'db> WriteTxn<'db> {
     }
 
     /// Allocates a new logical page of `kind`, zero-filled, locked for writing.
-    pub fn alloc_page(&self, kind: PageKind) -> Result<PageMut<'db>> {
+    pub fn alloc_page(&self, kind: PageKind) -> Result<PageMut<'_>> {
         self.alloc_page_with(kind, true)
     }
 
@@ -334,11 +348,11 @@ impl<'db> WriteTxn<'db> {
     /// entirely (bulk builders encoding whole pages): it is not zeroed first, so it
     /// holds whatever the pool frame held (bytes of another page of this file) until
     /// written. Zeroing was ~3 % of the CPU of a 57.8 M-row meteo load.
-    pub fn alloc_page_for_overwrite(&self, kind: PageKind) -> Result<PageMut<'db>> {
+    pub fn alloc_page_for_overwrite(&self, kind: PageKind) -> Result<PageMut<'_>> {
         self.alloc_page_with(kind, false)
     }
 
-    fn alloc_page_with(&self, kind: PageKind, zero: bool) -> Result<PageMut<'db>> {
+    fn alloc_page_with(&self, kind: PageKind, zero: bool) -> Result<PageMut<'_>> {
         let state = &mut *self.state.borrow_mut();
         let logical = match self.core.free.lock().logical.pop() {
             Some(logical) => {
@@ -363,6 +377,7 @@ impl<'db> WriteTxn<'db> {
         self.map_set(state, id.0, 0)?;
         self.prune_map(state, id.0)?;
         if state.fresh.remove(&phys.0) {
+            state.sealed.remove(&phys.0);
             if let Some(index) = state.dirty.remove(&phys.0) {
                 let guard = self.core.pool.dirty_mut(index, phys).expect("freed page is not borrowed");
                 self.core.pool.discard(guard);

@@ -124,13 +124,15 @@ fn crash_torture() {
     let mut model = State { commit: 0, pages: vec![0; SLOTS], values: vec![0; SLOTS] };
     let mut rng = rng(seed);
     let exe = std::env::current_exe().unwrap();
+    let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
+        let stderr_path = dir.path().join(format!("child-{kill}.stderr"));
         let mut child = Command::new(&exe)
             .args(["--ignored", "--exact", "crash::child", "--nocapture", "--test-threads=1"])
             .env("QUIRE_CRASH_DB", &path)
             .env("QUIRE_CRASH_SEED", seed.to_string())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(std::fs::File::create(&stderr_path).unwrap()))
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -142,9 +144,15 @@ fn crash_torture() {
                 .last()
         });
         std::thread::sleep(Duration::from_micros(rng.random_range(2_000..40_000)));
+        let stderr = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        // The child must be killed mid-work: one that exited by itself proves nothing.
+        assert!(child.try_wait().unwrap().is_none(), "kill {kill}: the child exited early:\n{}", stderr());
         child.kill().unwrap();
         child.wait().unwrap();
-        let acked = reader.join().unwrap().unwrap_or(model.commit);
+        let _ = std::fs::remove_file(&stderr_path);
+        let acked_now = reader.join().unwrap();
+        productive += usize::from(acked_now.is_some());
+        let acked = acked_now.unwrap_or(model.commit);
         let db = Database::open(&path, options()).unwrap();
         let report = check(&db).unwrap();
         assert!(report.is_clean(), "kill {kill}: {:?}", report.problems);
@@ -155,5 +163,9 @@ fn crash_torture() {
         }
         assert_eq!(found.values, model.values, "kill {kill}: state differs from the model at commit {}", found.commit);
     }
-    println!("crash torture: {kills} kills, last commit {}", model.commit);
+    // A floor on progress: a child that never commits (or a commit that does nothing
+    // while acknowledging) must not pass as a crash that lost nothing.
+    assert!(productive * 2 >= kills, "only {productive} of {kills} children acknowledged a commit");
+    assert!(model.commit as usize >= kills, "{} commits in {kills} kills", model.commit);
+    println!("crash torture: {kills} kills ({productive} with acknowledged commits), last commit {}", model.commit);
 }

@@ -4,6 +4,8 @@
 //! - `crash`: a child process killed at random moments (crash torture).
 //! - `faults`: an injected fault at every I/O operation of a small workload.
 //! - `corruption`: single bit flips in every page; foreign, truncated, newer files.
+//! - `durability`: the power cuts, bad reads and stale pages of issue 18, one each.
+//! - `crafted`: lying counts, pointers and lists; the image-editing helpers.
 //! - `snapshot`: snapshot isolation and page reuse.
 //! - `alloc`: a counting allocator shows repeated queries allocate nothing.
 //! - `overwrite`: pages allocated for overwrite against zeroed ones.
@@ -13,7 +15,9 @@
 mod alloc;
 mod common;
 mod corruption;
+mod crafted;
 mod crash;
+mod durability;
 mod faults;
 mod model;
 mod overwrite;

@@ -18,8 +18,8 @@ use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, PageMut, PageRead, WriteTxn};
 
 /// The tail page being filled, with its decoded header cached.
-struct Tail<'db> {
-    page: PageMut<'db>,
+struct Tail<'t> {
+    page: PageMut<'t>,
     header: DataHeader,
 }
 
@@ -29,9 +29,9 @@ struct Tail<'db> {
 pub struct Appender<'q, 't, 'db> {
     txn: &'t WriteTxn<'db>,
     queue: &'q mut Queue,
-    head: PageMut<'db>,
+    head: PageMut<'t>,
     state: HeadState,
-    tail: Option<Tail<'db>>,
+    tail: Option<Tail<'t>>,
     slots: Slots,
 }
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the engine broken on purpose, once per mutant, and runs the durability tests
+# against each build: every mutant must make at least one of them fail (a test that
+# passes whatever the engine does proves nothing). Prints one line per mutant and test
+# binary with the failing tests. See engine/MUTANTS.md for what each mutant breaks.
+#
+#   bash engine/mutants.sh [mutant ...]      # default: all of them
+#
+# Each mutant builds in its own target directory (RUSTFLAGS differ), at nice 10.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mutants=("$@")
+if [ ${#mutants[@]} -eq 0 ]; then
+  mutants=(commit_noop no_sync no_verify stale_record any_version)
+fi
+export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
+status=0
+for mutant in "${mutants[@]}"; do
+  export CARGO_TARGET_DIR="${MUTANT_TARGET_ROOT:-/tmp/quire-mutants}/$mutant"
+  export RUSTFLAGS="--cfg quire_mutant=\"$mutant\""
+  for target in "-p quiredb-engine --test engine" "-p quiredb-structures --test crash --test powercut"; do
+    log="$(mktemp)"
+    # shellcheck disable=SC2086
+    if nice -n 10 cargo test --release $target -- --test-threads=2 >"$log" 2>&1; then
+      echo "$mutant [$target]: every test passed -- the tests do not see this mutant"
+      status=1
+    else
+      failed=$(grep -E '^    [a-z_:]+$' "$log" | tr -d ' ' | tr '\n' ' ')
+      if [ -z "$failed" ]; then
+        echo "$mutant [$target]: did not build or run:"; tail -20 "$log"; status=1
+      else
+        echo "$mutant [$target]: failing: $failed"
+      fi
+    fi
+    rm -f "$log"
+  done
+done
+exit $status
