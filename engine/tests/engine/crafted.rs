@@ -146,7 +146,7 @@ fn a_catalog_chain_that_loops_is_an_error_naming_its_page() {
     page::write_u64(catalog, 32, root); // next = itself
     page::reseal(catalog);
     let db = open(image).unwrap();
-    let error = db.begin_read().unwrap().catalog_list().err().expect("a looping chain is refused");
+    let error = db.begin_read().unwrap().catalog_list().expect_err("a looping chain is refused");
     assert!(matches!(&error, Error::CorruptedLogical { page, .. } if page.0 == root), "{error}");
 }
 
