@@ -192,7 +192,11 @@ impl Meta {
             record_len: read_u32(page, 124),
         };
         let page_bytes = u64::from(meta.page_size);
+        // Entries per map page; a map deeper than 64-bit logical ids need is corrupt
+        // (and its index arithmetic would overflow).
+        let fanout = (page_bytes.saturating_sub(page::HEADER_SIZE as u64) / 8).max(2);
         if meta.txn != head.txn
+            || fanout.checked_pow(meta.map_depth).is_none()
             || meta.page_count < META_PAGES
             || meta.page_count.checked_mul(page_bytes).is_none()
             || meta.map_depth > 8

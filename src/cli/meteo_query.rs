@@ -64,11 +64,12 @@ pub struct StatsArgs {
     pub db: PathBuf,
 }
 
+/// Queries only read: the file is opened read-only and never changed.
 fn open(path: &Path) -> Result<Database> {
     if !path.exists() {
         bail!("{} does not exist", path.display());
     }
-    Database::open(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
+    Database::open_read_only(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
 }
 
 fn point(text: &str) -> Result<[f64; DIMENSIONS]> {

@@ -146,8 +146,12 @@ fn a_catalog_chain_that_loops_is_an_error_naming_its_page() {
     page::write_u64(catalog, 32, root); // next = itself
     page::reseal(catalog);
     let db = open(image).unwrap();
+    let pins = |db: &Database| db.stats().hits + db.stats().misses;
+    let before = pins(&db);
     let error = db.begin_read().unwrap().catalog_list().expect_err("a looping chain is refused");
     assert!(matches!(&error, Error::CorruptedLogical { page, .. } if page.0 == root), "{error}");
+    let pinned = pins(&db) - before;
+    assert!(pinned < 10, "the looping chain was followed {pinned} pages");
 }
 
 #[test]
