@@ -197,3 +197,18 @@ fn parser_round_trips_random_queries_and_survives_mutations() {
     }
     assert!(seen.len() > 1000, "generator too repetitive: {}", seen.len());
 }
+
+#[test]
+fn numbers_may_start_with_a_decimal_point() {
+    // Proves: `.5` is the number 0.5, as in XPath 1.0 (found by the `xpath` fuzz target:
+    // the lexer used to try punctuation first, so `.5` became the step `.` then `5`).
+    for (q, printed) in
+        [("//a[b > .5]", "//a[b > .5]"), ("//a[.5 <= b]", "//a[b >= .5]"), ("//a[b = -.5]", "//a[b = -.5]")]
+    {
+        assert_eq!(parse(q).unwrap_or_else(|e| panic!("{q}: {e}")).to_string(), printed);
+    }
+    let doc = Document::parse("<r><a><b>0.75</b></a><a><b>0.25</b></a></r>").expect("well-formed");
+    assert_eq!(reference_count(&[doc], "//a[b > .5]"), 1);
+    let input = std::fs::read_to_string("tests/fuzz-regressions/xpath-leading-point.txt").expect("committed input");
+    assert!(parse(input.trim_end()).is_ok(), "{input}");
+}

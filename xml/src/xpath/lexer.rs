@@ -95,13 +95,14 @@ impl Lexer<'_> {
                 self.pos += 1;
                 continue;
             }
-            if let Some((tok, len)) = self.punctuation(c) {
+            // Numbers before punctuation: `.5` is a number, not `.` then `5`.
+            if c.is_ascii_digit() || (c == '.' && self.peek(1).is_some_and(|d| d.is_ascii_digit())) {
+                self.number();
+            } else if let Some((tok, len)) = self.punctuation(c) {
                 self.pos += len;
                 self.push(tok, start);
             } else if c == '"' || c == '\'' {
                 self.string(c)?;
-            } else if c.is_ascii_digit() || (c == '.' && self.peek(1).is_some_and(|d| d.is_ascii_digit())) {
-                self.number();
             } else if is_name_start(c) {
                 self.name();
             } else {
