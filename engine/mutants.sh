@@ -21,7 +21,7 @@ for mutant in "${mutants[@]}"; do
   for target in "-p quiredb-engine --test engine" "-p quiredb-structures --test crash --test powercut"; do
     log="$(mktemp)"
     # shellcheck disable=SC2086
-    if nice -n 10 cargo test --release $target -- --test-threads=2 >"$log" 2>&1; then
+    if nice -n 10 cargo test --release --no-fail-fast $target -- --test-threads=2 >"$log" 2>&1; then
       echo "$mutant [$target]: every test passed -- the tests do not see this mutant"
       status=1
     else
