@@ -32,10 +32,11 @@ impl MemStorage {
 
 /// Reads `buf.len()` bytes at `offset` out of `bytes`.
 pub(crate) fn read_slice(bytes: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<()> {
-    let start = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-    let end = start + buf.len();
+    let past_end = || io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end of the file");
+    let start = usize::try_from(offset).map_err(|_| past_end())?;
+    let end = start.checked_add(buf.len()).ok_or_else(past_end)?;
     if end > bytes.len() {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end of the file"));
+        return Err(past_end());
     }
     buf.copy_from_slice(&bytes[start..end]);
     Ok(())
