@@ -38,13 +38,31 @@ fn header(page: &[u8], blob: BlobRef) -> Result<Header> {
     if len != blob.len {
         return Err(corrupted(blob.root.0, format!("root says {len} bytes, reference says {}", blob.len)));
     }
-    if ROOT_HEADER + 8 * count + tail_len > payload || tail_len as u64 > len || (height == 0) != (count == 0) {
+    if ROOT_HEADER + 8 * count + tail_len > payload
+        || tail_len as u64 > len
+        || (height == 0) != (count == 0)
+        || !covers(payload, count, height, len - tail_len as u64)
+    {
         return Err(corrupted(
             blob.root.0,
-            format!("bad root header: {count} children, tail {tail_len}, height {height}"),
+            format!("bad root header: {count} children, tail {tail_len}, height {height} for {len} bytes"),
         ));
     }
     Ok(Header { tail_len, count, height })
+}
+
+/// Whether `count` children at `height` can hold `tree_len` bytes (each data page
+/// `payload` bytes, each index page `payload / 8` children).
+fn covers(payload: usize, count: usize, height: u8, tree_len: u64) -> bool {
+    if height == 0 {
+        return tree_len == 0;
+    }
+    let fanout = (payload / 8) as u64;
+    fanout
+        .checked_pow(u32::from(height) - 1)
+        .and_then(|span| span.checked_mul(count as u64))
+        .and_then(|pages| pages.checked_mul(payload as u64))
+        .is_none_or(|capacity| tree_len <= capacity)
 }
 
 impl Root {
@@ -117,10 +135,26 @@ fn data_page<'t>(txn: &'t impl PageRead, root: &[u8], head: &Header, index: u64,
     Ok(txn.page(PageId(id))?)
 }
 
-/// The whole blob as a vector.
+/// Longest blob [`read_to_vec`] allocates for on the word of its reference and root.
+const TRUSTED_LEN: u64 = 64 << 20;
+
+/// The whole blob as a vector. A blob over [`TRUSTED_LEN`] is checked first (its
+/// index pages: O(len / P²) page reads), so that a corrupt tree naming one data page
+/// many times cannot make it allocate more than the file holds.
 pub fn read_to_vec(txn: &impl PageRead, blob: BlobRef, out: &mut Vec<u8>) -> Result<()> {
-    let len = usize::try_from(blob.len).map_err(|_| corrupted(blob.root.0, "blob larger than memory"))?;
     out.clear();
+    if blob.len > TRUSTED_LEN {
+        let mut pages = Vec::new();
+        let problems = check(txn, blob, &mut pages)?;
+        let distinct: std::collections::HashSet<u64> = pages.iter().copied().collect();
+        if let Some(problem) = problems.first() {
+            return Err(corrupted(blob.root.0, problem.clone()));
+        }
+        if distinct.len() != pages.len() {
+            return Err(corrupted(blob.root.0, "a page of the blob is reachable more than once"));
+        }
+    }
+    let len = usize::try_from(blob.len).map_err(|_| corrupted(blob.root.0, "blob larger than memory"))?;
     out.resize(len, 0);
     read_at(txn, blob, 0, out)?;
     Ok(())
@@ -177,29 +211,49 @@ pub fn check(txn: &impl PageRead, blob: BlobRef, pages: &mut Vec<u64>) -> Result
     let payload = txn.payload_size() as u64;
     let tree_len = root.len - root.tail_len as u64;
     let data_pages = tree_len.div_ceil(payload);
-    let mut leaves = 0u64;
+    let mut walk = Walk { pages, seen: std::collections::HashSet::new(), leaves: 0, limit: data_pages };
     for &child in &root.children {
-        leaves += count_subtree(txn, child, root.height, pages)?;
+        count_subtree(txn, child, root.height, &mut walk)?;
     }
+    let leaves = walk.leaves;
     if leaves != data_pages {
         problems.push(format!("blob root {}: {leaves} data pages for {tree_len} bytes", blob.root.0));
     }
     Ok(problems)
 }
 
-/// Counts the data pages under page `id` of `height`, recording every page.
-fn count_subtree(txn: &impl PageRead, id: u64, height: u8, pages: &mut Vec<u64>) -> Result<u64> {
-    pages.push(id);
+/// The state of [`check`]'s walk.
+struct Walk<'p> {
+    pages: &'p mut Vec<u64>,
+    /// Index pages entered: one named twice is recorded, not entered again.
+    seen: std::collections::HashSet<u64>,
+    leaves: u64,
+    /// Data pages the length needs: the walk stops counting past it.
+    limit: u64,
+}
+
+/// Counts the data pages under page `id` of `height`, recording every page. Each
+/// index page is entered once and the walk stops past the data pages the length
+/// needs, so a corrupt tree (cycles, shared subtrees, a height of 255) costs at most
+/// the pages it really has.
+fn count_subtree(txn: &impl PageRead, id: u64, height: u8, walk: &mut Walk<'_>) -> Result<()> {
+    walk.pages.push(id);
     if height <= 1 {
-        return Ok(1);
+        walk.leaves += 1;
+        return Ok(());
+    }
+    if !walk.seen.insert(id) || walk.leaves > walk.limit {
+        return Ok(());
     }
     let children: Vec<u64> = {
         let page = txn.page(PageId(id))?;
         (0..page.len() / 8).map(|slot| id_at(&page, slot)).take_while(|&c| c != 0).collect()
     };
-    let mut total = 0;
     for child in children {
-        total += count_subtree(txn, child, height - 1, pages)?;
+        count_subtree(txn, child, height - 1, walk)?;
+        if walk.leaves > walk.limit {
+            break;
+        }
     }
-    Ok(total)
+    Ok(())
 }

@@ -19,6 +19,9 @@ struct Walk {
     pages: Vec<u64>,
     leaves: Vec<(u64, u64, u64)>,
     entries: u64,
+    /// Nodes visited: one reached twice is not entered again (a corrupt tree whose
+    /// children repeat would otherwise be walked exponentially often).
+    nodes: HashSet<u64>,
 }
 
 /// Checks the tree of a catalog entry (for `check.rs`).
@@ -70,6 +73,10 @@ fn visit<T: PageRead>(
     is_root: bool,
 ) -> Result<usize> {
     walk.pages.push(id);
+    if !walk.nodes.insert(id) {
+        walk.problems.push(format!("node {id} is reachable more than once"));
+        return Ok(0);
+    }
     let page = tree.txn.page(PageId(id))?;
     let is_leaf = level == 0;
     let kind = if is_leaf { PageKind::BTREE_LEAF } else { PageKind::BTREE_BRANCH };
@@ -78,7 +85,7 @@ fn visit<T: PageRead>(
         fail(format!("kind {:?} level {} where a {kind:?} of level {level} belongs", page.kind(), node::level(&page)));
         return Ok(0);
     }
-    if let Err(reason) = node::validate(&page, is_leaf).and_then(|()| check_cells(&page, is_leaf)) {
+    if let Err(reason) = node::validate(&page, is_leaf).and_then(|()| check_cells(&page)) {
         fail(reason);
         return Ok(0);
     }
@@ -87,15 +94,16 @@ fn visit<T: PageRead>(
         fail("a non-root node is empty".to_owned());
     }
     let skip = node::skip(&page);
-    let common = if n > 0 { node::key(&page, 0).get(..skip) } else { None };
+    let key_of = |i| node::key(&page, i).expect("check_cells checked every cell");
+    let common = if n > 0 { key_of(0).get(..skip) } else { None };
     for i in 0..n {
-        let key = node::key(&page, i);
+        let key = key_of(i);
         if common.is_none() || key.get(..skip) != common {
             fail(format!("key {i} does not share the node's first {skip} bytes"));
         } else if node::key_prefix(node::tail(key, skip)) != node::prefix(&page, i) {
             fail(format!("prefix {i} does not match its key"));
         }
-        if i > 0 && node::key(&page, i - 1) >= key {
+        if i > 0 && key_of(i - 1) >= key {
             fail(format!("keys {} and {i} are not ascending", i - 1));
         }
         if low.is_some_and(|low| key < low) || high.is_some_and(|high| key >= high) {
@@ -107,14 +115,14 @@ fn visit<T: PageRead>(
         walk.leaves.push((id, node::prev(&page), node::next(&page)));
         walk.entries += n as u64;
         for i in 0..n {
-            if let Value::Blob(blob) = node::value(&page, i) {
+            if let Value::Blob(blob) = node::value(&page, i).expect("check_cells checked every cell") {
                 let problems = crate::blob::check(tree.txn, blob, &mut walk.pages)?;
                 walk.problems.extend(problems.into_iter().map(|p| format!("node {id} entry {i}: {p}")));
             }
         }
         return Ok(used);
     }
-    let keys: Vec<Vec<u8>> = (0..n).map(|i| node::key(&page, i).to_vec()).collect();
+    let keys: Vec<Vec<u8>> = (0..n).map(|i| key_of(i).to_vec()).collect();
     let children: Vec<u64> = (0..=n).map(|i| node::child(&page, i)).collect();
     drop(page);
     let mut sizes = Vec::with_capacity(children.len());
@@ -139,21 +147,12 @@ fn check_fill<T: PageRead>(tree: &BTree<'_, T>, walk: &mut Walk, id: u64, sizes:
 }
 
 /// Cells lie inside the cell area, do not overlap, and garbage is exact.
-fn check_cells(page: &[u8], is_leaf: bool) -> std::result::Result<(), String> {
+fn check_cells(page: &[u8]) -> std::result::Result<(), String> {
     let n = node::count(page);
     let start = node::cell_start(page);
     let mut spans = Vec::with_capacity(n);
     for i in 0..n {
-        let at = node::slot(page, i);
-        let header = if is_leaf { node::LEAF_CELL_HEADER } else { node::BRANCH_CELL_HEADER };
-        if at < start || at + header > page.len() {
-            return Err(format!("cell {i} at {at} is outside the cell area"));
-        }
-        let len = node::cell_len(page, at, is_leaf);
-        if at + len > page.len() {
-            return Err(format!("cell {i} at {at} runs past the page"));
-        }
-        spans.push((at, len));
+        spans.push(node::cell_span(page, i)?);
     }
     spans.sort_unstable();
     let mut live = 0;
@@ -189,11 +188,15 @@ pub fn stats<T: PageRead>(tree: &BTree<'_, T>) -> Result<Stats> {
     let head = tree.head.get();
     let mut level = vec![head.root];
     let mut branches = 0u64;
+    let mut seen = HashSet::new();
     for _ in 1..head.height {
         let mut below = Vec::new();
         for &id in &level {
             let page = tree.node(id, false)?;
             below.extend((0..=node::count(&page)).map(|i| node::child(&page, i)));
+        }
+        if let Some(&twice) = below.iter().find(|&&id| !seen.insert(id)) {
+            return Err(tree.at(twice)("node reachable more than once".to_owned()));
         }
         branches += level.len() as u64;
         level = below;

@@ -1,6 +1,13 @@
 //! Cursors and ranges. A [`Cursor`] pins one leaf at a time and walks the leaf chain
 //! (`prev`/`next` links) in either direction; [`Range`] iterates a bounded key range
 //! forward or backward. `floor`/`ceiling` are one seek each.
+//!
+//! On a corrupt file a cursor errs instead of panicking or looping: it checks the cell
+//! of every entry it moves onto once (and keeps where its key and value are, so
+//! [`Cursor::key`] and [`Cursor::value_ref`] cannot fail), and at every step to another leaf that the leaf is not empty, that its first
+//! key is not above its last, and that its keys lie beyond the ones just left. Along a
+//! chain the first keys then strictly increase (or decrease), so a cycle is caught at
+//! the first leaf seen twice, for the cost of two key reads per leaf.
 
 use super::BTree;
 use super::node::{self, Value};
@@ -13,6 +20,9 @@ pub struct Cursor<'b, 't, T: PageRead> {
     tree: &'b BTree<'t, T>,
     leaf: Option<PageRef<'t>>,
     index: usize,
+    /// The current entry's cell and key as checked by `check_entry`.
+    cell: std::ops::Range<usize>,
+    key: std::ops::Range<usize>,
 }
 
 impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
@@ -23,12 +33,12 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
 
     /// Key of the current entry (`None` when invalid).
     pub fn key(&self) -> Option<&[u8]> {
-        self.leaf.as_ref().map(|leaf| node::key(leaf, self.index))
+        self.leaf.as_ref().map(|leaf| &leaf[self.key.clone()])
     }
 
     /// Value of the current entry as stored (inline bytes or a blob reference).
     pub fn value_ref(&self) -> Option<Value<'_>> {
-        self.leaf.as_ref().map(|leaf| node::value(leaf, self.index))
+        self.leaf.as_ref().map(|leaf| node::cell_value(&leaf[self.cell.clone()]))
     }
 
     /// Reads the current value into `out`; false when invalid.
@@ -59,17 +69,18 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
     /// Moves to the first entry with key ≥ `key`.
     pub fn seek(&mut self, key: &[u8]) -> Result<()> {
         let leaf = self.tree.descend(key)?;
-        self.index = match node::search(&leaf, key) {
+        self.index = match node::search(&leaf, key).map_err(self.tree.at(leaf.id().0))? {
             Ok(i) | Err(i) => i,
         };
         self.leaf = Some(leaf);
-        self.settle_forward()
+        self.settle_forward()?;
+        self.check_entry()
     }
 
     /// Moves to the last entry with key ≤ `key`.
     pub fn seek_floor(&mut self, key: &[u8]) -> Result<()> {
         let leaf = self.tree.descend(key)?;
-        let found = node::search(&leaf, key);
+        let found = node::search(&leaf, key).map_err(self.tree.at(leaf.id().0))?;
         self.leaf = Some(leaf);
         match found {
             Ok(i) => self.index = i,
@@ -78,7 +89,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
                 self.move_prev()?;
             }
         }
-        Ok(())
+        self.check_entry()
     }
 
     /// Moves to the first entry.
@@ -98,7 +109,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         self.index = node::count(&leaf);
         self.leaf = Some(leaf);
         self.move_prev()?;
-        Ok(())
+        self.check_entry()
     }
 
     /// Steps forward; false when it ran off the end.
@@ -108,40 +119,82 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         }
         self.index += 1;
         self.settle_forward()?;
+        self.check_entry()?;
         Ok(self.valid())
     }
 
     /// Steps backward; false when it ran off the start.
     pub fn move_prev(&mut self) -> Result<bool> {
-        loop {
-            let Some(leaf) = &self.leaf else { return Ok(false) };
-            if self.index > 0 {
-                self.index -= 1;
-                return Ok(true);
-            }
-            let prev = node::prev(leaf);
-            self.leaf = None;
+        let Some(leaf) = self.leaf.take() else { return Ok(false) };
+        if self.index > 0 {
+            self.index -= 1;
+        } else {
+            let prev = node::prev(&leaf);
             if prev == 0 {
                 return Ok(false);
             }
-            let leaf = self.tree.node(prev, true)?;
-            self.index = node::count(&leaf);
-            self.leaf = Some(leaf);
+            let before = self.tree.node(prev, true)?;
+            self.check_step(&leaf, &before, false)?;
+            self.index = node::count(&before) - 1;
+            self.leaf = Some(before);
+            return self.check_entry().map(|()| true);
         }
+        self.leaf = Some(leaf);
+        self.check_entry().map(|()| true)
     }
 
-    /// Moves past empty ends of leaves onto the next entry, or invalidates.
+    /// Moves past the end of a leaf onto the next leaf's first entry, or invalidates.
     fn settle_forward(&mut self) -> Result<()> {
-        while let Some(leaf) = &self.leaf {
-            if self.index < node::count(leaf) {
-                return Ok(());
-            }
-            let next = node::next(leaf);
-            self.leaf = None;
-            self.index = 0;
-            if next != 0 {
-                self.leaf = Some(self.tree.node(next, true)?);
-            }
+        let Some(leaf) = self.leaf.take() else { return Ok(()) };
+        if self.index < node::count(&leaf) {
+            self.leaf = Some(leaf);
+            return Ok(());
+        }
+        let next = node::next(&leaf);
+        self.index = 0;
+        if next != 0 {
+            let page = self.tree.node(next, true)?;
+            self.check_step(&leaf, &page, true)?;
+            self.leaf = Some(page);
+        }
+        Ok(())
+    }
+
+    /// Checks the cell of the entry the cursor is on (see the module docs) and
+    /// remembers where it and its key are.
+    fn check_entry(&mut self) -> Result<()> {
+        if let Some(leaf) = &self.leaf {
+            let (at, len) = match node::cell_span(leaf, self.index) {
+                Ok(span) => span,
+                Err(reason) => {
+                    let error = self.tree.at(leaf.id().0)(reason);
+                    self.leaf = None;
+                    return Err(error);
+                }
+            };
+            let key_len = usize::from(u16::from_le_bytes([leaf[at], leaf[at + 1]]));
+            self.cell = at..at + len;
+            self.key = at + node::LEAF_CELL_HEADER..at + node::LEAF_CELL_HEADER + key_len;
+        }
+        Ok(())
+    }
+
+    /// Checks a step from leaf `from` to its neighbour `to` (module docs): `to` holds
+    /// entries, its first key is not above its last, and its keys lie beyond `from`'s.
+    fn check_step(&self, from: &PageRef<'_>, to: &PageRef<'_>, forward: bool) -> Result<()> {
+        let bad = self.tree.at(to.id().0);
+        let n = node::count(to);
+        if n == 0 {
+            return Err(bad(format!("empty leaf in the chain after leaf {}", from.id().0)));
+        }
+        let (first, last) = (node::key(to, 0).map_err(&bad)?, node::key(to, n - 1).map_err(&bad)?);
+        let beyond = match node::count(from) {
+            0 => true,
+            m if forward => first > node::key(from, m - 1).map_err(self.tree.at(from.id().0))?,
+            _ => last < node::key(from, 0).map_err(self.tree.at(from.id().0))?,
+        };
+        if first > last || !beyond {
+            return Err(bad(format!("keys out of order with leaf {} (a cycle in the leaf chain?)", from.id().0)));
         }
         Ok(())
     }
@@ -229,7 +282,7 @@ fn owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
 impl<'t, T: PageRead> BTree<'t, T> {
     /// An unpositioned cursor (call a `seek` first).
     pub fn cursor(&self) -> Cursor<'_, 't, T> {
-        Cursor { tree: self, leaf: None, index: 0 }
+        Cursor { tree: self, leaf: None, index: 0, cell: 0..0, key: 0..0 }
     }
 
     /// Entries with `low ≤ key ≤ high` (per the bounds) in ascending order.

@@ -88,7 +88,7 @@ pub use node::Value;
 pub use typed::Typed;
 
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
+use quiredb_engine::{PageId, PageKind, PageMut, PageRead, StructureKind, WriteTxn};
 use std::borrow::Cow;
 use std::cell::Cell;
 
@@ -209,8 +209,8 @@ impl<'t, T: PageRead> BTree<'t, T> {
     /// Reads the value of `key` into `out`; false (and `out` untouched) when absent.
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let leaf = self.descend(key)?;
-        let Ok(i) = node::search(&leaf, key) else { return Ok(false) };
-        match node::value(&leaf, i) {
+        let Ok(i) = node::search(&leaf, key).map_err(self.at(leaf.id().0))? else { return Ok(false) };
+        match node::value(&leaf, i).map_err(self.at(leaf.id().0))? {
             Value::Inline(bytes) => {
                 out.clear();
                 out.extend_from_slice(bytes);
@@ -229,7 +229,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
     /// True when `key` is present.
     pub fn contains(&self, key: &[u8]) -> Result<bool> {
         let leaf = self.descend(key)?;
-        Ok(node::search(&leaf, key).is_ok())
+        Ok(node::search(&leaf, key).map_err(self.at(leaf.id().0))?.is_ok())
     }
 
     /// Pins the leaf that holds (or would hold) `key`.
@@ -238,7 +238,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
         let mut id = head.root;
         for depth in 1..head.height {
             let page = self.node(id, false)?;
-            id = node::child(&page, node::child_index(&page, key));
+            id = node::child(&page, node::child_index(&page, key).map_err(self.at(id))?);
             if id == 0 {
                 return Err(corrupted(&self.name, page.id().0, format!("null child at depth {depth}")));
             }
@@ -246,15 +246,26 @@ impl<'t, T: PageRead> BTree<'t, T> {
         self.node(id, true)
     }
 
-    /// Pins node `id`, checking its kind and header.
+    /// Pins node `id`, checking its kind and header (O(1): cells are checked as read).
     fn node(&self, id: u64, leaf: bool) -> Result<quiredb_engine::PageRef<'t>> {
         let page = self.txn.page(PageId(id))?;
-        let kind = if leaf { PageKind::BTREE_LEAF } else { PageKind::BTREE_BRANCH };
-        if page.kind() != kind {
-            return Err(corrupted(&self.name, id, format!("expected a {kind:?} page, found {:?}", page.kind())));
-        }
-        node::validate(&page, leaf).map_err(|reason| corrupted(&self.name, id, reason))?;
+        self.check_node(id, page.kind(), &page, leaf)?;
         Ok(page)
+    }
+
+    /// Checks that node `id`, of kind `found`, is a leaf (or a branch) with a sound
+    /// header.
+    fn check_node(&self, id: u64, found: PageKind, page: &[u8], leaf: bool) -> Result<()> {
+        let kind = if leaf { PageKind::BTREE_LEAF } else { PageKind::BTREE_BRANCH };
+        if found != kind {
+            return Err(corrupted(&self.name, id, format!("expected a {kind:?} page, found {found:?}")));
+        }
+        node::validate(page, leaf).map_err(self.at(id))
+    }
+
+    /// Turns a node's `Err(reason)` into [`Error::Corrupted`] naming page `id`.
+    pub(super) fn at(&self, id: u64) -> impl Fn(String) -> Error + '_ {
+        move |reason| corrupted(&self.name, id, reason)
     }
 }
 
@@ -276,6 +287,15 @@ fn read_head(txn: &impl PageRead, name: &str, page: PageId) -> Result<Head> {
 }
 
 impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
+    /// Pins node `id` for writing, checking its kind and header (O(1); cells are
+    /// checked as they are read, and a rebuild checks what it builds, see
+    /// `node::validate_cells`).
+    pub(super) fn node_mut(&self, id: u64, leaf: bool) -> Result<PageMut<'t>> {
+        let page = self.txn.page_mut(PageId(id))?;
+        self.check_node(id, page.kind(), &page, leaf)?;
+        Ok(page)
+    }
+
     /// Creates an empty tree named `name` (the name must be new).
     pub fn create(txn: &'t WriteTxn<'db>, name: &str) -> Result<Self> {
         let root = {
@@ -326,12 +346,12 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
             let page = self.node(id, height == 1)?;
             let n = node::count(&page);
             if height == 1 {
-                let blobs: Vec<_> = (0..n)
-                    .filter_map(|i| match node::value(&page, i) {
-                        Value::Blob(blob) => Some(blob),
-                        Value::Inline(_) => None,
-                    })
-                    .collect();
+                let mut blobs = Vec::new();
+                for i in 0..n {
+                    if let Value::Blob(blob) = node::value(&page, i).map_err(self.at(id))? {
+                        blobs.push(blob);
+                    }
+                }
                 (Vec::new(), blobs)
             } else {
                 ((0..=n).map(|i| node::child(&page, i)).collect::<Vec<_>>(), Vec::new())

@@ -79,7 +79,7 @@ pub fn child(page: &[u8], i: usize) -> u64 {
     u64_at(page, NODE_HEADER + 8 * count(page) + 8 * i)
 }
 
-/// Offset of cell `i`.
+/// Offset of cell `i` (`i < count` of a node that passed [`validate`]).
 pub fn slot(page: &[u8], i: usize) -> usize {
     u16_at(page, slots_at(page, count(page)) + 2 * i)
 }
@@ -89,36 +89,67 @@ pub fn stored_len(word: u32) -> usize {
     if word & BLOB_FLAG != 0 { BlobRef::SIZE } else { word as usize }
 }
 
-/// Length of the cell at offset `at`.
-pub fn cell_len(page: &[u8], at: usize, is_leaf: bool) -> usize {
-    let key_len = u16_at(page, at);
-    if is_leaf {
-        LEAF_CELL_HEADER + key_len + stored_len(value_word_at(page, at))
+/// Bytes of the cell header.
+fn cell_header(is_leaf: bool) -> usize {
+    if is_leaf { LEAF_CELL_HEADER } else { BRANCH_CELL_HEADER }
+}
+
+/// Why cell `i` (at offset `at`) is unreadable; cold, so the checks stay one compare.
+#[cold]
+#[inline(never)]
+fn bad_cell(i: usize, at: usize) -> String {
+    format!("cell {i} at offset {at} lies outside the cell area")
+}
+
+/// Offset and length of cell `i`, checked to lie inside the cell area: the one check
+/// every cell read makes (a node's header fields are checked by [`validate`] when it is
+/// pinned; a slot or a length inside a cell is checked here, when it is read).
+#[inline]
+pub fn cell_span(page: &[u8], i: usize) -> Result<(usize, usize), String> {
+    let at = slot(page, i);
+    let is_leaf = level(page) == 0;
+    let header = match page.get(at..at + cell_header(is_leaf)) {
+        Some(header) if at >= cell_start(page) => header,
+        _ => return Err(bad_cell(i, at)),
+    };
+    let key_len = usize::from(u16::from_le_bytes([header[0], header[1]]));
+    let len = if is_leaf {
+        LEAF_CELL_HEADER + key_len + stored_len(u32::from_le_bytes([header[2], header[3], header[4], header[5]]))
     } else {
         BRANCH_CELL_HEADER + key_len
+    };
+    if at + len > page.len() {
+        return Err(bad_cell(i, at));
     }
+    Ok((at, len))
 }
 
 fn value_word_at(page: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(page[at + 2..at + 6].try_into().expect("4 bytes"))
+    u32::from_le_bytes([page[at + 2], page[at + 3], page[at + 4], page[at + 5]])
 }
 
 /// The bytes of cell `i`.
-pub fn cell(page: &[u8], i: usize) -> &[u8] {
-    let at = slot(page, i);
-    &page[at..at + cell_len(page, at, level(page) == 0)]
+#[inline]
+pub fn cell(page: &[u8], i: usize) -> Result<&[u8], String> {
+    let (at, len) = cell_span(page, i)?;
+    Ok(&page[at..at + len])
 }
 
-/// Key of entry `i`.
-pub fn key(page: &[u8], i: usize) -> &[u8] {
+/// Key of entry `i` (its value's length is not checked: [`value`] does that).
+#[inline]
+pub fn key(page: &[u8], i: usize) -> Result<&[u8], String> {
     let at = slot(page, i);
-    let header = if level(page) == 0 { LEAF_CELL_HEADER } else { BRANCH_CELL_HEADER };
-    &page[at + header..at + header + u16_at(page, at)]
+    let header = cell_header(level(page) == 0);
+    if at < cell_start(page) || at + header > page.len() {
+        return Err(bad_cell(i, at));
+    }
+    let start = at + header;
+    page.get(start..start + u16_at(page, at)).ok_or_else(|| bad_cell(i, at))
 }
 
-/// Key inside a raw cell.
+/// Key inside a raw cell (one returned by [`cell`], or built by the writer).
 pub fn cell_key(cell: &[u8], is_leaf: bool) -> &[u8] {
-    let header = if is_leaf { LEAF_CELL_HEADER } else { BRANCH_CELL_HEADER };
+    let header = cell_header(is_leaf);
     &cell[header..header + u16_at(cell, 0)]
 }
 
@@ -132,17 +163,17 @@ pub enum Value<'a> {
 }
 
 /// Value of leaf entry `i`.
-pub fn value(page: &[u8], i: usize) -> Value<'_> {
-    cell_value(cell(page, i))
+pub fn value(page: &[u8], i: usize) -> Result<Value<'_>, String> {
+    cell(page, i).map(cell_value)
 }
 
-/// Value inside a raw leaf cell.
+/// Value inside a raw leaf cell (one returned by [`cell`], or built by the writer).
 pub fn cell_value(cell: &[u8]) -> Value<'_> {
     let key_len = u16_at(cell, 0);
     let word = value_word_at(cell, 0);
     let bytes = &cell[LEAF_CELL_HEADER + key_len..];
     if word & BLOB_FLAG != 0 {
-        Value::Blob(BlobRef::from_bytes(bytes).expect("blob cells hold 16 bytes"))
+        Value::Blob(BlobRef::from_bytes(bytes).expect("a blob cell's length counts 16 reference bytes"))
     } else {
         Value::Inline(bytes)
     }
@@ -267,49 +298,56 @@ impl<'a> Keys<'a> {
         Keys { page, slots: slots_at(page, n), cell_header }
     }
 
-    /// Key `i` (empty if its cell lies outside the page: corrupt node).
-    fn key(&self, i: usize) -> &'a [u8] {
+    /// Key `i`, checked to lie inside the page.
+    #[inline]
+    fn key(&self, i: usize) -> Result<&'a [u8], String> {
         let at = u16_at(self.page, self.slots + 2 * i);
         let start = at + self.cell_header;
-        let len = self.page.get(at..at + 2).map_or(0, |_| u16_at(self.page, at));
-        self.page.get(start..start + len).unwrap_or_default()
+        let len = self.page.get(at..at + 2).map(|_| u16_at(self.page, at)).ok_or_else(|| bad_cell(i, at))?;
+        self.page.get(start..start + len).ok_or_else(|| bad_cell(i, at))
     }
 }
 
-/// Position of `target`: `Ok(i)` if entry `i` equals it, else `Err(i)` with `i` the
-/// first entry greater than it.
+/// Where a search ends: `Ok(i)` if entry `i` equals the target, else `Err(i)` with
+/// `i` the first entry greater than it.
+pub type Position = Result<usize, usize>;
+
+/// Position of `target` ([`Position`]); `Err(reason)` if a key it compares lies
+/// outside the page.
 ///
 /// The prefix array is searched for the 8 target bytes after the node's shared bytes
 /// (window order implies key order, zero padding included), and only entries with an
 /// equal window are compared in full, from the shared bytes on. Then the target's
 /// first `skip` bytes are checked against the shared bytes of an entry read anyway
 /// (the one found, usually): a target without them sorts before or after every key.
-pub fn search(page: &[u8], target: &[u8]) -> Result<usize, usize> {
+#[inline]
+pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
     let n = count(page);
     if n == 0 {
-        return Err(0);
+        return Ok(Err(0));
     }
     let keys = Keys::new(page, n);
     let skip = skip(page);
-    let found = search_tails(page, &keys, n, skip, tail(target, skip));
+    let found = search_tails(page, &keys, n, skip, tail(target, skip))?;
     if skip > 0 {
-        let shared = keys.key(found.unwrap_or_else(|i| i.min(n - 1)));
+        let shared = keys.key(found.unwrap_or_else(|i| i.min(n - 1)))?;
         match target[..skip.min(target.len())].cmp(&shared[..skip.min(shared.len())]) {
-            Ordering::Less => return Err(0),
-            Ordering::Greater => return Err(n),
-            Ordering::Equal if target.len() < skip => return Err(0),
+            Ordering::Less => return Ok(Err(0)),
+            Ordering::Greater => return Ok(Err(n)),
+            Ordering::Equal if target.len() < skip => return Ok(Err(0)),
             Ordering::Equal => {}
         }
     }
-    found
+    Ok(found)
 }
 
 /// [`search`] assuming the target has the node's shared bytes; `target` is the rest.
-fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) -> Result<usize, usize> {
+#[inline]
+fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) -> Result<Position, String> {
     let wanted = key_prefix(target);
     let low = prefix_lower(page, n, wanted);
     if low == n || prefix(page, low) != wanted {
-        return Err(low);
+        return Ok(Err(low));
     }
     let high = if low + 1 == n || prefix(page, low + 1) != wanted {
         low + 1
@@ -319,21 +357,22 @@ fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) 
     let (mut low, mut high) = (low, high);
     while low < high {
         let mid = (low + high) / 2;
-        match tail(keys.key(mid), skip).cmp(target) {
+        match tail(keys.key(mid)?, skip).cmp(target) {
             Ordering::Less => low = mid + 1,
-            Ordering::Equal => return Ok(mid),
+            Ordering::Equal => return Ok(Ok(mid)),
             Ordering::Greater => high = mid,
         }
     }
-    Err(low)
+    Ok(Err(low))
 }
 
 /// The child of a branch to descend into for `target`.
-pub fn child_index(page: &[u8], target: &[u8]) -> usize {
-    match search(page, target) {
+#[inline]
+pub fn child_index(page: &[u8], target: &[u8]) -> Result<usize, String> {
+    Ok(match search(page, target)? {
         Ok(i) => i + 1,
         Err(i) => i,
-    }
+    })
 }
 
 /// Bytes used by the node (header, arrays, live cells).
@@ -352,6 +391,24 @@ pub fn validate(page: &[u8], kind_is_leaf: bool) -> Result<(), String> {
     let start = cell_start(page);
     if end > start || start > page.len() || garbage(page) > page.len() - start {
         return Err(format!("{n} entries, cells from {start}, garbage {} do not fit", garbage(page)));
+    }
+    Ok(())
+}
+
+/// [`validate`] plus every cell: inside the cell area, and live bytes plus garbage
+/// equal to the area (so a rebuild from the cells fits in a page). O(count): run by the
+/// writes that rebuild a node from its own cells (compaction, splits); merges and
+/// redistributions check the size of what they build instead, reads check cells one by
+/// one.
+pub fn validate_cells(page: &[u8], kind_is_leaf: bool) -> Result<(), String> {
+    validate(page, kind_is_leaf)?;
+    let mut live = 0;
+    for i in 0..count(page) {
+        live += cell_span(page, i)?.1;
+    }
+    let area = page.len() - cell_start(page);
+    if live + garbage(page) != area {
+        return Err(format!("{live} live + {} garbage bytes != cell area {area}", garbage(page)));
     }
     Ok(())
 }

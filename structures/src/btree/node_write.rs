@@ -1,6 +1,10 @@
 //! Writing B+tree nodes: whole-node builds from cell lists (splits, merges, bulk
 //! load), and in-place insert/remove of one entry (the common case), which shift the
 //! dense arrays with `copy_within` and take cells from the top of the free gap.
+//!
+//! The edits take nodes whose header passed `node::validate`; a cell they read is
+//! checked as it is read, and [`compact`] checks every cell before it rebuilds
+//! (`node::validate_cells`), so a corrupt node gives `Err(reason)`, never a panic.
 
 use super::node::{
     self, BRANCH_ENTRY, LEAF_ENTRY, NODE_HEADER, arrays_end, cell_key, cell_start, count, garbage, key_prefix, level,
@@ -82,13 +86,15 @@ pub fn build(page: &mut [u8], level: u8, links: (u64, u64), cells: &[&[u8]], chi
 }
 
 /// Rebuilds the node in place, squeezing out garbage.
-pub fn compact(page: &mut [u8]) {
+pub fn compact(page: &mut [u8]) -> Result<(), String> {
+    node::validate_cells(page, level(page) == 0)?;
     let copy = page.to_vec();
     let n = count(&copy);
-    let cells: Vec<&[u8]> = (0..n).map(|i| node::cell(&copy, i)).collect();
+    let cells = (0..n).map(|i| node::cell(&copy, i)).collect::<Result<Vec<&[u8]>, _>>()?;
     let children: Vec<u64> =
         if level(&copy) == 0 { Vec::new() } else { (0..=n).map(|i| node::child(&copy, i)).collect() };
     build(page, level(&copy), (node::prev(&copy), node::next(&copy)), &cells, &children);
+    Ok(())
 }
 
 /// The arrays touched by adding/removing entry `i`: `(element size, count, index)`;
@@ -133,19 +139,19 @@ pub fn gap(page: &[u8]) -> usize {
 
 /// Inserts `cell` as entry `i` (and, in a branch, `right_child` as child `i + 1`).
 /// Returns false, leaving the node unchanged, if it does not fit even after compaction.
-pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool {
+pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> Result<bool, String> {
     let is_leaf = level(page) == 0;
     let need = cell.len() + if is_leaf { LEAF_ENTRY } else { BRANCH_ENTRY };
     if gap(page) < need {
         if gap(page) + garbage(page) < need {
-            return false;
+            return Ok(false);
         }
-        compact(page);
+        compact(page)?;
     }
     let key = cell_key(cell, is_leaf);
-    let (old_skip, new_skip) = skips_after_insert(page, i, key);
+    let (old_skip, new_skip) = skips_after_insert(page, i, key)?;
     if new_skip < old_skip {
-        shrink_skip(page, old_skip, new_skip);
+        shrink_skip(page, old_skip, new_skip)?;
     }
     let (shapes, arrays) = shapes(page, i);
     reshape(page, &shapes[..arrays], true);
@@ -162,52 +168,56 @@ pub fn insert(page: &mut [u8], i: usize, cell: &[u8], right_child: u64) -> bool 
     page[3] = new_skip as u8;
     if new_skip > old_skip {
         for j in 0..n {
-            put_prefix(page, j, key_prefix(tail(node::key(page, j), new_skip)));
+            let prefix = key_prefix(tail(node::key(page, j)?, new_skip));
+            put_prefix(page, j, prefix);
         }
     } else {
         put_prefix(page, i, key_prefix(tail(key, new_skip)));
     }
-    true
+    Ok(true)
 }
 
 /// The node's skip before and after inserting `key` at `i`: a key inside the range
 /// shares what the first and last share; a new first or last key sets the skip to its
 /// common prefix with the other end (which may grow it, e.g. from one key to two).
-fn skips_after_insert(page: &[u8], i: usize, key: &[u8]) -> (usize, usize) {
+fn skips_after_insert(page: &[u8], i: usize, key: &[u8]) -> Result<(usize, usize), String> {
     let (n, old) = (count(page), skip(page));
     let new = if n == 0 {
         0
     } else if i == 0 {
-        common_len(key, node::key(page, n - 1))
+        common_len(key, node::key(page, n - 1)?)
     } else if i == n {
-        common_len(key, node::key(page, 0))
+        common_len(key, node::key(page, 0)?)
     } else {
         old
     };
-    (old, new)
+    Ok((old, new))
 }
 
 /// Rewrites the prefixes for a smaller skip without reading the cells: the bytes
 /// `new..old`, shared by every key, move into the front of each prefix.
-fn shrink_skip(page: &mut [u8], old: usize, new: usize) {
+fn shrink_skip(page: &mut [u8], old: usize, new: usize) -> Result<(), String> {
     let n = count(page);
     if n == 0 {
         page[3] = new as u8;
-        return;
+        return Ok(());
     }
-    let shared = key_prefix(node::key(page, 0).get(new..old).unwrap_or_default());
+    let shared = key_prefix(node::key(page, 0)?.get(new..old).unwrap_or_default());
     let shift = 8 * (old - new);
     for j in 0..n {
         let prefix = if shift >= 64 { shared } else { shared | (node::prefix(page, j) >> shift) };
         put_prefix(page, j, prefix);
     }
     page[3] = new as u8;
+    Ok(())
 }
 
 /// Removes entry `i` (and, in a branch, child `i + 1`).
-pub fn remove(page: &mut [u8], i: usize) {
-    let at = node::slot(page, i);
-    let len = node::cell_len(page, at, level(page) == 0);
+pub fn remove(page: &mut [u8], i: usize) -> Result<(), String> {
+    let (at, len) = node::cell_span(page, i)?;
+    if at != cell_start(page) && garbage(page) + len > page.len() - cell_start(page) {
+        return Err(format!("cell {i} at offset {at} overlaps the node's garbage"));
+    }
     let (shapes, arrays) = shapes(page, i);
     reshape(page, &shapes[..arrays], false);
     let n = count(page) - 1;
@@ -221,4 +231,5 @@ pub fn remove(page: &mut [u8], i: usize) {
     let end = arrays_end(level(page) == 0, n);
     let stale = if level(page) == 0 { LEAF_ENTRY } else { BRANCH_ENTRY };
     page[end..end + stale].fill(0);
+    Ok(())
 }

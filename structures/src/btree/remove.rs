@@ -31,14 +31,17 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     pub fn remove(&mut self, key: &[u8]) -> Result<bool> {
         let (path, leaf_id, _) = self.path_to(key)?;
         {
-            let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
-            let Ok(i) = node::search(&leaf, key) else { return Ok(false) };
-            if let node::Value::Blob(blob) = node::value(&leaf, i) {
+            let mut leaf = self.node_mut(leaf_id, true)?;
+            let Ok(i) = node::search(&leaf, key).map_err(self.at(leaf_id))? else { return Ok(false) };
+            if let node::Value::Blob(blob) = node::value(&leaf, i).map_err(self.at(leaf_id))? {
+                // Unpinned while the blob goes: a corrupt blob may name the leaf.
+                drop(leaf);
                 crate::blob::free(self.txn, blob)?;
+                leaf = self.node_mut(leaf_id, true)?;
             }
-            node_write::remove(&mut leaf, i);
+            node_write::remove(&mut leaf, i).map_err(self.at(leaf_id))?;
         }
-        self.set_head(|head| head.len -= 1);
+        self.set_head(|head| head.len = head.len.saturating_sub(1));
         self.rebalance(path, leaf_id)?;
         self.store_head()?;
         Ok(true)
@@ -106,20 +109,31 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Reads children `left_index` and `left_index + 1` of `parent` as one list.
     pub(super) fn gather(&self, parent: u64, left_index: usize, level: u8) -> Result<Pair> {
         let (left, right, separator) = {
-            let page = self.txn.page(PageId(parent))?;
-            let separator = node::key(&page, left_index).to_vec();
+            let page = self.node(parent, false)?;
+            if usize::from(node::level(&page)) != usize::from(level) + 1 {
+                return Err(self.at(parent)(format!("level {} above a node of level {level}", node::level(&page))));
+            }
+            let separator = node::key(&page, left_index).map_err(self.at(parent))?.to_vec();
             (node::child(&page, left_index), node::child(&page, left_index + 1), separator)
         };
+        if left == right {
+            return Err(self.at(parent)(format!("children {left_index} and {} are both page {left}", left_index + 1)));
+        }
         let mut cells = Vec::new();
         let mut children = Vec::new();
         let mut links = (0, 0);
         for (side, id) in [left, right].into_iter().enumerate() {
-            let page = self.txn.page(PageId(id))?;
+            let page = self.node(id, level == 0)?;
+            if node::level(&page) != level {
+                return Err(self.at(id)(format!("level {} where level {level} belongs", node::level(&page))));
+            }
             let n = node::count(&page);
             if side == 1 && level > 0 {
                 cells.push(branch_cell(&separator));
             }
-            cells.extend((0..n).map(|i| node::cell(&page, i).to_vec()));
+            for i in 0..n {
+                cells.push(node::cell(&page, i).map_err(self.at(id))?.to_vec());
+            }
             if level > 0 {
                 children.extend((0..=n).map(|i| node::child(&page, i)));
             }
@@ -137,10 +151,10 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let refs: Vec<&[u8]> = pair.cells.iter().map(Vec::as_slice).collect();
         node_write::build(&mut self.txn.page_mut(PageId(pair.left))?, pair.level, pair.links, &refs, &pair.children);
         if pair.level == 0 && pair.links.1 != 0 {
-            node_write::set_prev(&mut self.txn.page_mut(PageId(pair.links.1))?, pair.left);
+            node_write::set_prev(&mut self.node_mut(pair.links.1, true)?, pair.left);
         }
         self.txn.free_page(PageId(pair.right))?;
-        node_write::remove(&mut self.txn.page_mut(PageId(parent))?, pair.left_index);
+        node_write::remove(&mut self.node_mut(parent, false)?, pair.left_index).map_err(self.at(parent))?;
         Ok(())
     }
 
@@ -160,8 +174,8 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         } else {
             node::cell_key(&pair.cells[at], false).to_vec()
         };
-        let mut parent_page = self.txn.page_mut(PageId(parent))?;
-        let old_len = node::cell(&parent_page, pair.left_index).len();
+        let mut parent_page = self.node_mut(parent, false)?;
+        let old_len = node::cell(&parent_page, pair.left_index).map_err(self.at(parent))?.len();
         let room = node_write::gap(&parent_page) + node::garbage(&parent_page) + old_len;
         if 2 + new_separator.len() > room {
             return Ok(false);
@@ -187,9 +201,11 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             right_cells,
             right_children,
         );
-        node_write::remove(&mut parent_page, pair.left_index);
-        let inserted = node_write::insert(&mut parent_page, pair.left_index, &branch_cell(&new_separator), pair.right);
-        assert!(inserted, "room for the new separator was checked above");
+        node_write::remove(&mut parent_page, pair.left_index).map_err(self.at(parent))?;
+        let separator = branch_cell(&new_separator);
+        if !node_write::insert(&mut parent_page, pair.left_index, &separator, pair.right).map_err(self.at(parent))? {
+            return Err(self.at(parent)("no room for a separator where the header promises it".to_owned()));
+        }
         Ok(true)
     }
 }

@@ -24,12 +24,12 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     pub(super) fn shift_to_sibling(&self, path: &Path, leaf_id: u64, i: usize, cell: &[u8]) -> Result<bool> {
         let Some(&(parent, index)) = path.last() else { return Ok(false) };
         let (right, left) = {
-            let page = self.txn.page(PageId(parent))?;
+            let page = self.node(parent, false)?;
             let right = (index < node::count(&page)).then(|| node::child(&page, index + 1));
             let left = index.checked_sub(1).map(|j| node::child(&page, j));
             (right, left)
         };
-        let leaf = self.txn.page(PageId(leaf_id))?.to_vec();
+        let leaf = self.node(leaf_id, true)?.to_vec();
         if let Some(right) = right
             && self.even_out(parent, index, (leaf_id, &leaf), right, (false, i), cell)?
         {
@@ -53,12 +53,19 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         (own_is_right, i): (bool, usize),
         cell: &[u8],
     ) -> Result<bool> {
-        let other_copy = self.txn.page(PageId(other))?.to_vec();
+        if other == own.0 {
+            return Err(self.at(parent)(format!("page {other} is the child on both sides of separator {left_index}")));
+        }
+        let other_copy = self.node(other, true)?.to_vec();
         let (left, right) =
             if own_is_right { ((other, &other_copy[..]), own) } else { (own, (other, &other_copy[..])) };
         let left_n = node::count(left.1);
-        let mut cells: Vec<&[u8]> = (0..left_n).map(|j| node::cell(left.1, j)).collect();
-        cells.extend((0..node::count(right.1)).map(|j| node::cell(right.1, j)));
+        let mut cells = Vec::with_capacity(left_n + node::count(right.1) + 1);
+        for (id, page) in [left, right] {
+            for j in 0..node::count(page) {
+                cells.push(node::cell(page, j).map_err(self.at(id))?);
+            }
+        }
         cells.insert(if own_is_right { left_n + i } else { i }, cell);
         let payload = self.txn.payload_size();
         if node_write::size_of_cells(true, &cells) > 2 * payload * SHIFT_FILL.0 / SHIFT_FILL.1 {
@@ -72,17 +79,18 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         }
         let new_separator =
             branch_cell(&separator(node::cell_key(cells[at - 1], true), node::cell_key(cells[at], true)));
-        let mut parent_page = self.txn.page_mut(PageId(parent))?;
-        let old_len = node::cell(&parent_page, left_index).len();
+        let mut parent_page = self.node_mut(parent, false)?;
+        let old_len = node::cell(&parent_page, left_index).map_err(self.at(parent))?.len();
         if new_separator.len() > node_write::gap(&parent_page) + node::garbage(&parent_page) + old_len {
             return Ok(false);
         }
         let (prev, next) = (node::prev(left.1), node::next(right.1));
         node_write::build(&mut self.txn.page_mut(PageId(left.0))?, 0, (prev, right.0), &cells[..at], &[]);
         node_write::build(&mut self.txn.page_mut(PageId(right.0))?, 0, (left.0, next), &cells[at..], &[]);
-        node_write::remove(&mut parent_page, left_index);
-        let inserted = node_write::insert(&mut parent_page, left_index, &new_separator, right.0);
-        assert!(inserted, "room for the new separator was checked above");
+        node_write::remove(&mut parent_page, left_index).map_err(self.at(parent))?;
+        if !node_write::insert(&mut parent_page, left_index, &new_separator, right.0).map_err(self.at(parent))? {
+            return Err(self.at(parent)("no room for a separator where the header promises it".to_owned()));
+        }
         Ok(true)
     }
 }

@@ -18,7 +18,7 @@
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER};
 use super::{BTree, Head, node_write};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageMut, PageRead, WriteTxn};
+use quiredb_engine::{PageKind, PageMut, PageRead, WriteTxn};
 
 /// Branch nodes visited on the way down: node id and the child index taken.
 pub(super) type Path = Vec<(u64, usize)>;
@@ -151,26 +151,30 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             }
         };
         let (replaced, placed, shrunk, at_end) = {
-            let mut leaf = self.txn.page_mut(PageId(leaf_id))?;
+            let mut leaf = self.node_mut(leaf_id, true)?;
             let n = node::count(&leaf);
-            let position = if after_end || (hinted && n > 0 && node::key(&leaf, n - 1) < key) {
+            let bad = self.at(leaf_id);
+            let position = if after_end || (hinted && n > 0 && node::key(&leaf, n - 1).map_err(&bad)? < key) {
                 Err(n)
             } else {
-                node::search(&leaf, key)
+                node::search(&leaf, key).map_err(&bad)?
             };
             let at_end = position.map_or_else(|i| i == n, |i| i + 1 == n);
             let (replaced, placed, shrunk) = match position {
                 Ok(i) => {
-                    let old = node::cell(&leaf, i).to_vec();
+                    let old = node::cell(&leaf, i).map_err(&bad)?.to_vec();
                     if let node::Value::Blob(blob) = node::cell_value(&old) {
+                        // Unpinned while the blob goes: a corrupt blob may name the leaf.
+                        drop(leaf);
                         crate::blob::free(self.txn, blob)?;
+                        leaf = self.node_mut(leaf_id, true)?;
                     }
                     if old.len() == cell.len() {
                         let at = node::slot(&leaf, i);
                         leaf[at..at + cell.len()].copy_from_slice(&cell);
                         (true, Placed::InPlace, false)
                     } else {
-                        node_write::remove(&mut leaf, i);
+                        node_write::remove(&mut leaf, i).map_err(&bad)?;
                         let placed = self.place(leaf, leaf_id, &path, i, &cell)?;
                         (true, placed, cell.len() < old.len())
                     }
@@ -183,7 +187,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             self.insert_into_parents(&mut path, separator.clone(), *right, rightmost)?;
         }
         if !replaced {
-            self.set_head(|head| head.len += 1);
+            self.set_head(|head| head.len = head.len.saturating_add(1));
         }
         if shrunk {
             self.rebalance(path, leaf_id)?;
@@ -228,11 +232,11 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let mut rightmost = true;
         for _ in 1..head.height {
             let page = self.node(id, false)?;
-            let index = node::child_index(&page, key);
+            let index = node::child_index(&page, key).map_err(self.at(id))?;
             if index < node::count(&page) {
                 rightmost = false;
                 high.clear();
-                high.extend_from_slice(node::key(&page, index));
+                high.extend_from_slice(node::key(&page, index).map_err(self.at(id))?);
             }
             path.push((id, index));
             id = node::child(&page, index);
@@ -244,7 +248,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// sibling with room (see `shift.rs`), else splits; the result says
     /// which, with the new right sibling and its separator after a split.
     fn place(&self, mut leaf: PageMut<'_>, leaf_id: u64, path: &Path, i: usize, cell: &[u8]) -> Result<Placed> {
-        if node_write::insert(&mut leaf, i, cell, 0) {
+        if node_write::insert(&mut leaf, i, cell, 0).map_err(self.at(leaf_id))? {
             return Ok(Placed::InPlace);
         }
         let n = node::count(&leaf);
@@ -256,17 +260,22 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         if self.shift_to_sibling(path, leaf_id, i, cell)? {
             return Ok(Placed::Shifted);
         }
-        let (separator, right) = self.split_leaf(&mut self.txn.page_mut(PageId(leaf_id))?, leaf_id, i, cell)?;
+        let (separator, right) = self.split_leaf(&mut self.node_mut(leaf_id, true)?, leaf_id, i, cell)?;
         Ok(Placed::Split(separator, right))
     }
 
     /// Splits a full leaf by bytes while inserting `cell` at `i`; returns the
     /// separator and the new right sibling.
     fn split_leaf(&self, leaf: &mut [u8], leaf_id: u64, i: usize, cell: &[u8]) -> Result<(Vec<u8>, u64)> {
+        node::validate_cells(leaf, true).map_err(self.at(leaf_id))?;
         let copy = leaf.to_vec();
         let n = node::count(&copy);
         let (prev, next) = (node::prev(&copy), node::next(&copy));
-        let mut cells: Vec<&[u8]> = (0..n).map(|j| node::cell(&copy, j)).collect();
+        if next == leaf_id {
+            return Err(self.at(leaf_id)("the leaf links to itself".to_owned()));
+        }
+        let mut cells =
+            (0..n).map(|j| node::cell(&copy, j)).collect::<Result<Vec<&[u8]>, _>>().map_err(self.at(leaf_id))?;
         cells.insert(i, cell);
         let at = split_point(&cells, node::LEAF_ENTRY);
         let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
@@ -275,7 +284,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         node_write::build(leaf, 0, (prev, right_id), &cells[..at], &[]);
         drop(right);
         if next != 0 {
-            node_write::set_prev(&mut self.txn.page_mut(PageId(next))?, right_id);
+            node_write::set_prev(&mut self.node_mut(next, true)?, right_id);
         }
         let separator = separator(node::cell_key(cells[at - 1], true), node::cell_key(cells[at], true));
         Ok((separator, right_id))
@@ -288,7 +297,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let right_id = right.id().0;
         node_write::build(&mut right, 0, (leaf_id, 0), &[cell], &[]);
         node_write::set_next(leaf, right_id);
-        let last = node::key(leaf, node::count(leaf) - 1);
+        let last = node::key(leaf, node::count(leaf) - 1).map_err(self.at(leaf_id))?;
         Ok((separator(last, node::cell_key(cell, true)), right_id))
     }
 
@@ -302,12 +311,12 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         rightmost: bool,
     ) -> Result<()> {
         while let Some((parent_id, index)) = path.pop() {
-            let mut parent = self.txn.page_mut(PageId(parent_id))?;
+            let mut parent = self.node_mut(parent_id, false)?;
             let cell = branch_cell(&separator);
-            if node_write::insert(&mut parent, index, &cell, right) {
+            if node_write::insert(&mut parent, index, &cell, right).map_err(self.at(parent_id))? {
                 return Ok(());
             }
-            (separator, right) = self.split_branch(&mut parent, index, cell, right, rightmost)?;
+            (separator, right) = self.split_branch(&mut parent, parent_id, index, cell, right, rightmost)?;
         }
         let head = self.head.get();
         let mut root = self.txn.alloc_page(PageKind::BTREE_BRANCH)?;
@@ -326,13 +335,18 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     fn split_branch(
         &self,
         page: &mut [u8],
+        page_id: u64,
         index: usize,
         cell: Vec<u8>,
         right: u64,
         rightmost: bool,
     ) -> Result<(Vec<u8>, u64)> {
+        node::validate_cells(page, false).map_err(self.at(page_id))?;
         let n = node::count(page);
-        let mut cells: Vec<Vec<u8>> = (0..n).map(|j| node::cell(page, j).to_vec()).collect();
+        let mut cells = (0..n)
+            .map(|j| node::cell(page, j).map(<[u8]>::to_vec))
+            .collect::<Result<Vec<Vec<u8>>, _>>()
+            .map_err(self.at(page_id))?;
         let mut children: Vec<u64> = (0..=n).map(|j| node::child(page, j)).collect();
         cells.insert(index, cell);
         children.insert(index + 1, right);

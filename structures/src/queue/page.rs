@@ -137,7 +137,7 @@ impl DataHeader {
 
     /// Sequence number one past the page's last record.
     pub fn end_seq(&self) -> u64 {
-        self.first_seq + u64::from(self.count)
+        self.first_seq.wrapping_add(u64::from(self.count))
     }
 }
 

@@ -1,0 +1,235 @@
+//! Reads of corrupt structure pages give `Error::Corrupted` naming the page, never a
+//! panic, a loop or a huge allocation. Each test builds a file through the public API,
+//! edits one page's payload in the file image, reseals its checksum (so only the
+//! structure's own checks stand between the bytes and the reader) and reopens it.
+//! One test per bug class the `db` fuzz target found (issue 18).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use quiredb_engine::page::{HEADER_SIZE, reseal};
+use quiredb_engine::storage::MemStorage;
+use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead};
+use quiredb_structures::Error;
+use quiredb_structures::btree::BTree;
+
+const PAGE_SIZE: usize = 4096;
+
+fn options() -> Options {
+    Options { page_size: Some(PAGE_SIZE as u32), cache_bytes: 64 * PAGE_SIZE, ..Options::default() }
+}
+
+/// A file holding the B+tree "t" with `n` entries of `value_len`-byte values,
+/// committed `Full` (so opening does not re-verify the pages the tests edit); returns
+/// the image and the tree's head page.
+fn tree_image(n: u32, value_len: usize) -> (Vec<u8>, u64) {
+    tree_image_with(n, |_| value_len)
+}
+
+/// [`tree_image`] with the value length of entry `i` given by `value_len(i)`.
+fn tree_image_with(n: u32, value_len: impl Fn(u32) -> usize) -> (Vec<u8>, u64) {
+    let storage = Arc::new(MemStorage::new());
+    let db = Database::with_storage(storage.clone(), options(), "corrupt").expect("a new database");
+    let txn = db.begin_write().expect("a writer");
+    let mut tree = BTree::create(&txn, "t").expect("create");
+    for i in 0..n {
+        tree.insert(format!("key{i:05}").as_bytes(), &vec![i as u8; value_len(i)]).expect("insert");
+    }
+    let head = tree.head_page().0;
+    drop(tree);
+    txn.commit(Durability::Full).expect("commit");
+    drop(db);
+    (storage.snapshot(), head)
+}
+
+/// The newest copy of logical page `logical` in `image`: its offset. (The engine's
+/// own pages — meta, map, commit record, catalog — keep other numbers in the header's
+/// logical-id field, so only structure pages are looked at.)
+fn locate(image: &[u8], logical: u64) -> usize {
+    let mut best: Option<(u64, usize)> = None;
+    for at in (0..image.len()).step_by(PAGE_SIZE) {
+        let page = &image[at..at + PAGE_SIZE];
+        let header = quiredb_engine::page::header(page);
+        let mut copy = page.to_vec();
+        reseal(&mut copy);
+        let sealed = copy[..4] == page[..4];
+        let structure = header.kind.0 >= PageKind::BTREE_LEAF.0;
+        if sealed && structure && header.logical == logical && best.is_none_or(|(txn, _)| header.txn.0 > txn) {
+            best = Some((header.txn.0, at));
+        }
+    }
+    best.unwrap_or_else(|| panic!("logical page {logical} is in the image")).1
+}
+
+/// The payload of logical page `logical`.
+fn payload(image: &[u8], logical: u64) -> &[u8] {
+    let at = locate(image, logical);
+    &image[at + HEADER_SIZE..at + PAGE_SIZE]
+}
+
+/// Edits the payload of logical page `logical` and reseals the page.
+fn edit(image: &mut [u8], logical: u64, change: impl FnOnce(&mut [u8])) {
+    let at = locate(image, logical);
+    change(&mut image[at + HEADER_SIZE..at + PAGE_SIZE]);
+    reseal(&mut image[at..at + PAGE_SIZE]);
+}
+
+fn open(image: Vec<u8>) -> Database {
+    Database::open_storage(Arc::new(MemStorage::from_bytes(image)), options(), "corrupt").expect("the file opens")
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The root of the tree whose head page is `head`.
+fn root(image: &[u8], head: u64) -> u64 {
+    u64_at(payload(image, head), 8)
+}
+
+/// Asserts `result` is `Corrupted` naming `page`.
+fn assert_names<T: std::fmt::Debug>(result: Result<T, Error>, page: u64) {
+    match result {
+        Err(Error::Corrupted { page: named, .. }) => assert_eq!(named, page, "the error names the edited page"),
+        other => panic!("expected Corrupted naming page {page}, got {other:?}"),
+    }
+}
+
+/// Slot `i` of a leaf (count `n`) is at `32 + 8n + 2i` in the payload.
+fn set_slot(leaf: &mut [u8], i: usize, value: u16) {
+    let n = usize::from(u16::from_le_bytes([leaf[0], leaf[1]]));
+    let at = 32 + 8 * n + 2 * i;
+    leaf[at..at + 2].copy_from_slice(&value.to_le_bytes());
+}
+
+#[test]
+fn a_slot_past_the_page_is_an_error_naming_the_leaf() {
+    // Proves: cell offsets read from a slot are checked before slicing, on every read
+    // path (get, scans both ways, cursors' first/last) and on the write path.
+    let (mut image, head) = tree_image(20, 10);
+    let leaf = root(&image, head);
+    edit(&mut image, leaf, |page| set_slot(page, 3, 4090));
+    let db = open(image);
+    let txn = db.begin_read().expect("a reader");
+    let tree = BTree::open(&txn, "t").expect("the head is intact");
+    assert_names(tree.get_vec(b"key00003"), leaf);
+    assert_names(tree.range(Bound::Unbounded, Bound::Unbounded).collect::<Result<Vec<_>, _>>(), leaf);
+    assert_names(tree.range_rev(Bound::Unbounded, Bound::Unbounded).collect::<Result<Vec<_>, _>>(), leaf);
+    let problems = quiredb_structures::btree::check(&tree).expect("check reports, not fails");
+    assert!(problems.iter().any(|p| p.contains(&format!("node {leaf}"))), "check names the leaf: {problems:?}");
+    drop(tree);
+    drop(txn);
+    let txn = db.begin_write().expect("a writer");
+    let mut tree = BTree::open(&txn, "t").expect("open");
+    assert_names(tree.insert(b"key00003", b"longer value than before"), leaf);
+}
+
+#[test]
+fn a_key_length_past_the_page_is_an_error_naming_the_leaf() {
+    // Proves: a key length read from a cell is checked against the page end (search,
+    // cursor landing, removal, the insert that compacts the node).
+    let (mut image, head) = tree_image(20, 10);
+    let leaf = root(&image, head);
+    edit(&mut image, leaf, |page| {
+        let n = usize::from(u16::from_le_bytes([page[0], page[1]]));
+        let cell = usize::from(u16::from_le_bytes([page[32 + 8 * n], page[32 + 8 * n + 1]]));
+        page[cell..cell + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+    });
+    let db = open(image);
+    let txn = db.begin_read().expect("a reader");
+    let tree = BTree::open(&txn, "t").expect("the head is intact");
+    assert_names(tree.first(), leaf);
+    assert_names(tree.range(Bound::Unbounded, Bound::Unbounded).collect::<Result<Vec<_>, _>>(), leaf);
+    drop(tree);
+    drop(txn);
+    let txn = db.begin_write().expect("a writer");
+    let mut tree = BTree::open(&txn, "t").expect("open");
+    assert_names(tree.remove(b"key00000"), leaf);
+}
+
+#[test]
+fn an_insert_into_a_leaf_with_overlapping_cells_is_an_error() {
+    // Proves: a write that must compact or split a node checks all its cells first (a
+    // node whose slots all name its one large cell overflowed the rebuilt page).
+    let (mut image, head) = tree_image_with(40, |i| if i == 0 { 900 } else { 40 });
+    let leaf = root(&image, head);
+    let image_leaf = payload(&image, leaf).to_vec();
+    let n = usize::from(u16::from_le_bytes([image_leaf[0], image_leaf[1]]));
+    let first = u16::from_le_bytes([image_leaf[32 + 8 * n], image_leaf[32 + 8 * n + 1]]);
+    edit(&mut image, leaf, |page| (0..n).for_each(|i| set_slot(page, i, first)));
+    let db = open(image);
+    let txn = db.begin_write().expect("a writer");
+    let mut tree = BTree::open(&txn, "t").expect("open");
+    let result = (0..200u32).try_for_each(|i| tree.insert(format!("key{:05}x", i % 40).as_bytes(), &[7; 40]).map(drop));
+    assert_names(result, leaf);
+}
+
+#[test]
+fn a_cycle_in_the_leaf_chain_ends_a_scan_with_an_error() {
+    // Proves: a scan checks each step to another leaf (not empty, keys beyond the
+    // ones left), so a `next` link back to an earlier leaf ends it with an error
+    // instead of an endless iteration.
+    let (mut image, head) = tree_image(400, 40);
+    let branch = root(&image, head);
+    let page = payload(&image, branch).to_vec();
+    let n = usize::from(u16::from_le_bytes([page[0], page[1]]));
+    assert!(n >= 2 && page[2] == 1, "the tree has height two");
+    let (first, last) = (u64_at(&page, 32 + 8 * n), u64_at(&page, 32 + 8 * n + 8 * n));
+    edit(&mut image, last, |leaf| leaf[16..24].copy_from_slice(&first.to_le_bytes()));
+    let db = open(image);
+    let txn = db.begin_read().expect("a reader");
+    let tree = BTree::open(&txn, "t").expect("open");
+    let mut seen = 0;
+    let mut outcome = Ok(());
+    for entry in tree.range(Bound::Unbounded, Bound::Unbounded) {
+        seen += 1;
+        assert!(seen <= 401, "the scan ends at the step back to the first leaf");
+        if let Err(error) = entry {
+            outcome = Err(error);
+            break;
+        }
+    }
+    assert_names(outcome, first);
+}
+
+#[test]
+fn an_empty_leaf_in_the_chain_is_an_error_not_a_loop() {
+    // Proves: a leaf with no entries reached by a link is refused (an empty leaf
+    // linking to itself was followed forever).
+    let (mut image, head) = tree_image(400, 40);
+    let branch = root(&image, head);
+    let page = payload(&image, branch).to_vec();
+    let n = usize::from(u16::from_le_bytes([page[0], page[1]]));
+    let (first, second) = (u64_at(&page, 32 + 8 * n), u64_at(&page, 32 + 8 * n + 8));
+    edit(&mut image, second, |leaf| {
+        leaf[0..2].fill(0);
+        leaf[16..24].copy_from_slice(&second.to_le_bytes());
+    });
+    let db = open(image);
+    let txn = db.begin_read().expect("a reader");
+    let tree = BTree::open(&txn, "t").expect("open");
+    assert!(first != second);
+    assert_names(tree.range(Bound::Unbounded, Bound::Unbounded).collect::<Result<Vec<_>, _>>(), second);
+}
+
+#[test]
+fn a_blob_value_claiming_more_than_its_tree_holds_is_an_error_not_an_allocation() {
+    // Proves: a blob's length is checked against what its root's children can hold
+    // before anything is allocated for it (a length of 2^40 asked for 1 TiB).
+    let (mut image, head) = tree_image(3, 5000);
+    let leaf = root(&image, head);
+    let page = payload(&image, leaf).to_vec();
+    let n = usize::from(u16::from_le_bytes([page[0], page[1]]));
+    let cell = usize::from(u16::from_le_bytes([page[32 + 8 * n], page[32 + 8 * n + 1]]));
+    let key_len = usize::from(u16::from_le_bytes([page[cell], page[cell + 1]]));
+    let reference = cell + 6 + key_len;
+    let blob_root = u64_at(&page, reference);
+    let huge = 1u64 << 40;
+    edit(&mut image, leaf, |leaf| leaf[reference + 8..reference + 16].copy_from_slice(&huge.to_le_bytes()));
+    edit(&mut image, blob_root, |root| root[0..8].copy_from_slice(&huge.to_le_bytes()));
+    let db = open(image);
+    let txn = db.begin_read().expect("a reader");
+    let tree = BTree::open(&txn, "t").expect("open");
+    assert_names(tree.get_vec(b"key00000"), blob_root);
+    assert!(txn.page(PageId(blob_root)).is_ok(), "the blob root itself is readable");
+}
