@@ -248,14 +248,16 @@ pub fn check_map_entry(map: PhysId, entry: u64, page_count: u64) -> Result<()> {
 
 impl Core {
     /// Makes sure the file holds `page_count` pages (grows in preallocated chunks).
+    /// An I/O error poisons the handle, whichever write path met it (a spill or a commit).
     pub fn ensure_len(&self, page_count: u64) -> Result<()> {
         let needed = page_count * self.page_size as u64;
         if self.file_len.load(Ordering::Acquire) >= needed {
             return Ok(());
         }
-        self.storage.grow_to(needed).map_err(|error| Error::io("growing the file", error))?;
-        let len = self.storage.len().map_err(|error| Error::io("reading the file length", error))?;
-        self.file_len.store(len, Ordering::Release);
+        let grown = self.storage.grow_to(needed).map_err(|error| Error::io("growing the file", error));
+        self.poison_on_io(grown)?;
+        let len = self.storage.len().map_err(|error| Error::io("reading the file length", error));
+        self.file_len.store(self.poison_on_io(len)?, Ordering::Release);
         Ok(())
     }
 }

@@ -507,7 +507,6 @@ fn run(config: Config) {
 }
 
 #[test]
-#[ignore = "enable once issue 18's engine fixes land"]
 fn power_cuts_at_random_points_recover_an_acknowledged_or_in_flight_commit() {
     // Proves: whatever subset of the unsynced writes survives a power cut (or a process
     // crash, or an I/O error), the file opens, checks clean, and holds exactly one

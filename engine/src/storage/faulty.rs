@@ -125,11 +125,14 @@ impl FaultyStorage {
     /// The bytes a restarted process would find after a crash now.
     pub fn crash_image(&self, mode: CrashMode) -> Vec<u8> {
         let state = self.state.lock();
+        if mode == CrashMode::KeepUnsynced {
+            return state.live.clone(); // a process crash: the OS keeps writes and length
+        }
         let mut image = state.durable.clone();
         let mut rng = mode_seed(mode);
         for (offset, data) in &state.unsynced {
             match mode {
-                CrashMode::KeepUnsynced => write_slice(&mut image, *offset, data),
+                CrashMode::KeepUnsynced => unreachable!("answered from the live image above"),
                 CrashMode::DropUnsynced => {}
                 CrashMode::RandomSectors(_) => keep_sectors(&mut image, *offset, data, &mut rng),
                 CrashMode::Subset(_) => match next_u64(&mut rng) % 3 {
