@@ -91,6 +91,10 @@ pub enum Error {
         /// What check failed.
         reason: String,
     },
+    /// A page is locked for writing in this transaction and was asked for again: two
+    /// handles on one page, or a corrupt file that uses one physical page twice.
+    #[error("logical page {0} is already locked by this transaction")]
+    PageBusy(u64),
     /// The database was opened read-only and a write was asked for.
     #[error("the database was opened read-only")]
     ReadOnly,

@@ -52,6 +52,11 @@ impl<'db> WriteTxn<'db> {
         state.touch(table.slot_of(logical), table.slot_count());
         while logical >= self.core.map_capacity(state.meta.map_depth) {
             let level = state.meta.map_depth + 1;
+            if self.core.fanout.checked_pow(level).is_none() {
+                // Only a corrupt next-id or free-id list gets here (ids that large are
+                // never handed out): the map stays within 64-bit index arithmetic.
+                return Err(crate::error::Error::corrupted_logical(logical, "beyond the ids the page map can address"));
+            }
             let old_root = state.meta.map_root.0;
             let (root, mut guard) = self.new_page(state, PageKind::MAP, u64::from(level))?;
             page::write_u64(&mut guard.bytes, HEADER_SIZE, old_root);
@@ -99,7 +104,12 @@ impl<'db> WriteTxn<'db> {
                 return Ok(());
             }
             let index = state.dirty.remove(&phys.0).expect("a just-copied map page is dirty");
-            let guard = self.core.pool.dirty_mut(index, phys).expect("map pages are never borrowed");
+            // Map pages are never lent out; one that is locked is also a data page of a
+            // corrupt file.
+            let guard =
+                self.core.pool.dirty_mut(index, phys).ok_or_else(|| {
+                    crate::error::Error::corrupted(phys, "a page-map page is also a locked data page")
+                })?;
             self.core.pool.discard(guard);
             state.fresh.remove(&phys.0);
             self.core.free.lock().free.insert(phys.0);

@@ -166,9 +166,7 @@ impl<'db> WriteTxn<'db> {
     pub(super) fn fresh_frame(&self, state: &mut WriteState, phys: PhysId, logical: u64) -> Result<WriteGuard<'db>> {
         let pool = &self.core.pool;
         if let Some(&index) = state.dirty.get(&phys.0) {
-            return Ok(pool
-                .dirty_mut(index, phys)
-                .unwrap_or_else(|| panic!("page {logical} is already borrowed by this transaction")));
+            return pool.dirty_mut(index, phys).ok_or(Error::PageBusy(logical));
         }
         // Spilled earlier: turn its clean frame back into a dirty one (nobody else can
         // see a page of this transaction), or read the written copy into a new frame.
@@ -320,9 +318,7 @@ impl<'db> WriteTxn<'db> {
         logical: u64,
     ) -> Result<AnyPage<'db>> {
         if let Some(&index) = state.dirty.get(&phys.0) {
-            let guard = self.core.pool.dirty_ref(index, phys).unwrap_or_else(|| {
-                panic!("page {logical} is borrowed mutably while being read in the same transaction")
-            });
+            let guard = self.core.pool.dirty_ref(index, phys).ok_or(Error::PageBusy(logical))?;
             return Ok(AnyPage(guard));
         }
         Ok(AnyPage(self.core.read_committed(phys, kind, logical, state.meta.txn)?))
@@ -360,8 +356,11 @@ impl<'db> WriteTxn<'db> {
                 logical
             }
             None => {
-                state.meta.logical_next += 1;
-                state.meta.logical_next - 1
+                let next = state.meta.logical_next;
+                state.meta.logical_next = next
+                    .checked_add(1)
+                    .ok_or_else(|| Error::corrupted_logical(next, "the logical id space is exhausted"))?;
+                next
             }
         };
         let (phys, guard) = self.new_page_with(state, kind, logical, zero)?;
@@ -374,12 +373,17 @@ impl<'db> WriteTxn<'db> {
     pub fn free_page(&self, id: PageId) -> Result<()> {
         let state = &mut *self.state.borrow_mut();
         let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        // A page still locked by a handle of this transaction cannot be freed.
+        let dirty = match state.dirty.get(&phys.0) {
+            Some(&index) => Some((index, self.core.pool.dirty_mut(index, phys).ok_or(Error::PageBusy(id.0))?)),
+            None => None,
+        };
         self.map_set(state, id.0, 0)?;
         self.prune_map(state, id.0)?;
         if state.fresh.remove(&phys.0) {
             state.sealed.remove(&phys.0);
-            if let Some(index) = state.dirty.remove(&phys.0) {
-                let guard = self.core.pool.dirty_mut(index, phys).expect("freed page is not borrowed");
+            if let Some((_, guard)) = dirty {
+                state.dirty.remove(&phys.0);
                 self.core.pool.discard(guard);
             }
             self.core.pool.invalidate(phys);

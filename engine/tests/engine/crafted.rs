@@ -184,3 +184,31 @@ fn check_catches_a_free_logical_id_that_is_mapped() {
     let report = check(&db).unwrap();
     assert!(report.problems.iter().any(|problem| problem.contains("logical id 4 is listed free")), "{:?}", report);
 }
+
+#[test]
+fn a_next_logical_id_beyond_the_map_is_an_error_not_an_endless_map() {
+    // 4 KiB pages: 508 ids a map page, so 508^7 < 2^63 ids are addressable.
+    for next in [u64::MAX, u64::MAX - 1, 1 << 63] {
+        let mut image = sample_image();
+        edit_meta(&mut image, |meta| meta.logical_next = next);
+        let db = open(image).unwrap();
+        let txn = db.begin_write().unwrap();
+        let error = txn.alloc_page(PageKind::BTREE_LEAF).err().expect("refused");
+        assert!(matches!(error, Error::CorruptedLogical { .. }), "{next}: {error}");
+    }
+}
+
+#[test]
+fn a_page_locked_twice_in_one_transaction_is_an_error_not_a_panic() {
+    let (_, db) = memory_db(small_options());
+    committed_model(&db, 3);
+    let txn = db.begin_write().unwrap();
+    let held = txn.page_mut(PageId(1)).unwrap();
+    assert!(matches!(txn.page_mut(PageId(1)).err(), Some(Error::PageBusy(1))));
+    assert!(matches!(txn.page(PageId(1)).err(), Some(Error::PageBusy(1))));
+    assert!(matches!(txn.free_page(PageId(1)), Err(Error::PageBusy(1))));
+    drop(held);
+    txn.free_page(PageId(1)).unwrap();
+    txn.commit(Durability::Full).unwrap();
+    assert!(check(&db).unwrap().is_clean());
+}
