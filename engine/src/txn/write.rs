@@ -392,7 +392,8 @@ impl<'db> WriteTxn<'db> {
             state.freed.push(phys.0);
         }
         state.logical_freed.push(id.0);
-        state.meta.live_pages -= 1;
+        // A corrupt meta may count fewer live pages than are mapped.
+        state.meta.live_pages = state.meta.live_pages.saturating_sub(1);
         Ok(())
     }
 

@@ -71,10 +71,11 @@ fn check_records(
     }
     for slot in 0..header.count as usize {
         let (start, end, overflow) = slots.record(page, header, slot, &queue.name, id)?;
-        if overflow && header.first_seq + slot as u64 >= live_from {
+        if overflow && header.first_seq.wrapping_add(slot as u64) >= live_from {
             let mut pages = Vec::new();
             for problem in overflow::check(txn, &page[start..end], &queue.name, id, &mut pages)? {
-                problems.push(format!("overflow record {} in page {id}: {problem}", header.first_seq + slot as u64));
+                let seq = header.first_seq.wrapping_add(slot as u64);
+                problems.push(format!("overflow record {seq} in page {id}: {problem}"));
             }
         }
     }
@@ -90,7 +91,8 @@ fn check_ends(state: &HeadState, pages: u64, last: u64, end_seq: Option<u64>, pr
     }
     match end_seq {
         Some(seq) if seq != state.next_seq => {
-            problems.push(format!("last record has seq {}, head page says next_seq {}", seq - 1, state.next_seq));
+            let last = seq.wrapping_sub(1);
+            problems.push(format!("last record has seq {last}, head page says next_seq {}", state.next_seq));
         }
         None if state.len() != 0 => problems.push(format!("no data page but {} records", state.len())),
         _ => {}

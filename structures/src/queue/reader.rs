@@ -164,15 +164,15 @@ fn visit_page(
 ) -> Result<(u64, ControlFlow<()>)> {
     let (header, page) = (&at.header, &at.page);
     let id = page.id();
-    let mut seq = header.first_seq + at.slot as u64;
+    let mut seq = header.first_seq.wrapping_add(at.slot as u64);
     let count = header.count as usize;
     if !header.is_variable() && header.len_word > 0 {
         let len = header.len_word as usize;
         for bytes in page[DATA + at.slot * len..DATA + count * len].chunks_exact(len) {
             let flow = visit(RecordId { seq, page: id }, bytes);
-            seq += 1;
+            seq = seq.wrapping_add(1);
             if flow.is_break() {
-                return Ok((seq - header.first_seq - at.slot as u64, flow));
+                return Ok((seq.wrapping_sub(header.first_seq).wrapping_sub(at.slot as u64), flow));
             }
         }
         return Ok(((count - at.slot) as u64, ControlFlow::Continue(())));
@@ -189,7 +189,7 @@ fn visit_page(
         if visit(RecordId { seq, page: id }, bytes).is_break() {
             return Ok(((slot - at.slot + 1) as u64, ControlFlow::Break(())));
         }
-        seq += 1;
+        seq = seq.wrapping_add(1);
     }
     Ok(((count - at.slot) as u64, ControlFlow::Continue(())))
 }
@@ -211,7 +211,7 @@ impl<T: PageRead> Cursor<'_, '_, T> {
             if at.slot < at.header.count as usize {
                 let slot = at.slot;
                 at.slot += 1;
-                let id = RecordId { seq: at.header.first_seq + slot as u64, page: at.page.id() };
+                let id = RecordId { seq: at.header.first_seq.wrapping_add(slot as u64), page: at.page.id() };
                 let at = self.at.as_ref().expect("checked above");
                 let (bytes, overflow) = record(&self.slots, &at.page, &at.header, slot, self.queue)?;
                 if !overflow {
