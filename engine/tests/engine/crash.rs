@@ -8,12 +8,10 @@
 //! function of (seed, commit number, current state), so the parent replays the model.
 //! `QUIRE_CRASH_KILLS` sets the number of kills (default 100; 10,000 for a long run).
 
+use super::child::{exe_args, kill_mid_work, tell};
 use super::common::*;
 use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, WriteTxn, check};
 use rand::Rng;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 /// Logical page of the directory: commit number, then slot → logical page id.
 const SLOTS: usize = 48;
@@ -126,7 +124,8 @@ fn crash_torture() {
     let mut rng = rng(seed);
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
-        let acked_now = kill_mid_work(&mut exe_args(&path, seed), dir.path(), kill, &mut rng, 1_000..30_000);
+        let acked_now =
+            kill_mid_work(&mut exe_args("crash::child", &path, seed), dir.path(), kill, &mut rng, 1_000..30_000);
         productive += usize::from(acked_now.is_some());
         let acked = acked_now.unwrap_or(model.commit);
         let db = Database::open(&path, options()).unwrap();
@@ -144,67 +143,4 @@ fn crash_torture() {
     assert!(productive * 2 >= kills, "only {productive} of {kills} children acknowledged a commit");
     assert!(model.commit as usize >= kills, "{} commits in {kills} kills", model.commit);
     println!("crash torture: {kills} kills ({productive} with acknowledged commits), last commit {}", model.commit);
-}
-
-/// The child's command line.
-fn exe_args(path: &std::path::Path, seed: u64) -> Command {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--ignored", "--exact", "crash::child", "--nocapture", "--test-threads=1"])
-        .env("QUIRE_CRASH_DB", path)
-        .env("QUIRE_CRASH_SEED", seed.to_string());
-    command
-}
-
-/// Starts the child, waits until it has opened the database and is committing
-/// ("ready"), lets it work for a random time in `pause` (µs), checks it is still alive
-/// and SIGKILLs it. Returns the last commit it acknowledged. The child's stderr is kept
-/// in a file and shown if it dies on its own.
-fn kill_mid_work(
-    command: &mut Command,
-    dir: &std::path::Path,
-    kill: usize,
-    rng: &mut impl Rng,
-    pause: std::ops::Range<u64>,
-) -> Option<u64> {
-    let stderr_path = dir.join(format!("child-{kill}.stderr"));
-    let stderr_file = std::fs::File::create(&stderr_path).unwrap();
-    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::from(stderr_file)).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, received) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let stderr = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    // The test harness prints its own lines first, and "test child ... " without an
-    // end of line, so "ready" ends the line it is on.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match received.recv_timeout(left) {
-            Ok(line) if line.ends_with("ready") => break,
-            Ok(_) => {}
-            Err(error) => panic!("kill {kill}: the child did not get ready ({error}):\n{}", stderr()),
-        }
-    }
-    std::thread::sleep(Duration::from_micros(rng.random_range(pause)));
-    // The child must be killed mid-work: one that exited by itself proves nothing.
-    assert!(child.try_wait().unwrap().is_none(), "kill {kill}: the child exited early:\n{}", stderr());
-    child.kill().unwrap();
-    child.wait().unwrap();
-    reader.join().unwrap();
-    let _ = std::fs::remove_file(&stderr_path);
-    received.try_iter().filter_map(|line| line.strip_prefix("ack ").and_then(|n| n.parse::<u64>().ok())).last()
-}
-
-/// Writes a line to the parent and flushes it at once (stdout to a pipe is block
-/// buffered: an acknowledgement still in the buffer dies with the child unseen).
-fn tell(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}").and_then(|()| out.flush()).expect("the parent reads the child's stdout");
 }

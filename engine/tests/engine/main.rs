@@ -13,6 +13,8 @@
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
 mod alloc;
+#[path = "../support/child.rs"]
+mod child;
 mod common;
 mod corruption;
 mod crafted;
