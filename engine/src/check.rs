@@ -34,8 +34,6 @@ pub struct CheckReport {
     pub free_pages: u64,
     /// Every problem found, as sentences.
     pub problems: Vec<String>,
-    /// Whether opening had to fall back to the older meta page.
-    pub fell_back: bool,
     /// What opening rejected, when it fell back.
     pub rollback: Option<crate::Rollback>,
 }
@@ -123,7 +121,6 @@ pub fn check(db: &Database) -> Result<CheckReport> {
         report: CheckReport {
             txn: meta.txn.0,
             page_count: meta.page_count,
-            fell_back: db.fell_back_to_older_meta(),
             rollback: db.rollback().cloned(),
             ..CheckReport::default()
         },

@@ -118,7 +118,7 @@ fn verify_contents(db: &Database, history: &BTreeMap<u64, Model>, low: u64, high
             "commit {counter} (allowed {low}..={high}): {difference}; equal to the models of {same_as:?}"
         ));
     }
-    Ok(Recovered { counter, fell_back: report.fell_back })
+    Ok(Recovered { counter, fell_back: report.rollback.is_some() })
 }
 
 /// Opens and verifies one image; a panic becomes a failure naming it.
