@@ -2,12 +2,13 @@
 //! form one collection.
 //!
 //! Invariants: sources are returned in the order their documents take in collection
-//! document order; text is UTF-8 (files declaring ISO-8859-1 that are not valid UTF-8 are
-//! decoded as Latin-1, every byte one character); a document whose DOCTYPE names an
-//! external DTD (which we never fetch) gets the ISO Latin-1 character entities that
-//! such DTDs declare (`&eacute;` …, as in DBLP's `dblp.dtd`) expanded before parsing,
-//! anywhere in the text; a document that is not well-formed
-//! is an [`Error::Xml`] naming the file, line and column.
+//! document order; bytes are decoded by the XML declaration (UTF-8, or ISO-8859-1 when
+//! declared; any other encoding or invalid UTF-8 is an [`Error::Xml`]); a document whose
+//! DOCTYPE names an external DTD (which we never fetch) gets the ISO Latin-1 character
+//! entities that such DTDs declare (`&eacute;` …, as in DBLP's `dblp.dtd`) expanded
+//! before parsing, anywhere in the text; a document that is not well-formed
+//! is an [`Error::Xml`] naming the file, line and column. Both rules live in
+//! [`crate::parse`], so the streaming parser and this loader cannot drift apart.
 //!
 //! Read next: `reference.rs`, which evaluates queries over the parsed documents.
 
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use roxmltree::{Document, ParsingOptions};
 
 use crate::error::{Error, Result};
+use crate::parse;
 
 /// The text of one document of a collection.
 #[derive(Debug, Clone)]
@@ -46,10 +48,7 @@ pub fn load(path: &Path) -> Result<Vec<Source>> {
 
 fn read_source(path: &Path) -> Result<Source> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })?;
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => e.into_bytes().iter().map(|&b| char::from(b)).collect(),
-    };
+    let text = parse::decode(bytes, path)?;
     Ok(Source::new(path.to_path_buf(), text))
 }
 
@@ -60,48 +59,12 @@ impl Source {
     }
 }
 
-/// Names of the ISO Latin-1 entities, code points 160 to 255 in order.
-const LATIN1_ENTITIES: [&str; 96] = [
-    "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf", "laquo", "not", "shy",
-    "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro", "para", "middot", "cedil", "sup1", "ordm",
-    "raquo", "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig",
-    "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve",
-    "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc", "Uuml", "Yacute", "THORN",
-    "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring", "aelig", "ccedil", "egrave", "eacute", "ecirc",
-    "euml", "igrave", "iacute", "icirc", "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc", "otilde", "ouml",
-    "divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute", "thorn", "yuml",
-];
-
 /// Expands Latin-1 entity references when the document relies on an external DTD.
 fn expand_external_entities(text: String) -> String {
-    let head = &text[..text.len().min(4096)];
-    let external = head.find("<!DOCTYPE").is_some_and(|at| {
-        let decl = &head[at..];
-        let decl = &decl[..decl.find('>').unwrap_or(decl.len())];
-        decl.contains("SYSTEM") || decl.contains("PUBLIC")
-    });
-    if !external || !text.contains('&') {
+    if !text.contains('&') || !parse::external_dtd(&text) {
         return text;
     }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let name = rest[1..].split(';').next().filter(|n| n.len() < 8).unwrap_or("");
-        match LATIN1_ENTITIES.iter().position(|e| *e == name) {
-            Some(index) => {
-                out.push(char::from_u32(160 + index as u32).unwrap_or('\u{fffd}'));
-                rest = &rest[name.len() + 2..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    parse::expand_latin1(&text).into_owned()
 }
 
 /// Parses one document (DTDs allowed, no node limit beyond roxmltree's own).
@@ -135,6 +98,27 @@ mod tests {
         assert_eq!(expand_external_entities(external.into()), external.replace("&eacute;", "é").replace("&uuml;", "ü"));
         let internal = "<a>&eacute;</a>".to_string();
         assert_eq!(expand_external_entities(internal.clone()), internal);
+    }
+
+    #[test]
+    fn a_multibyte_character_across_byte_4096_does_not_panic() {
+        // Regression: the external-DTD check sliced the text at byte 4096, inside 'タ'.
+        let mut text = String::from("<!DOCTYPE a SYSTEM \"a.dtd\"><a>");
+        text.push_str(&"x".repeat(4095 - text.len()));
+        text.push_str("タ&eacute;</a>");
+        assert!(!text.is_char_boundary(4096));
+        let source = Source::new("x.xml".into(), text);
+        assert!(source.text.ends_with("タé</a>"), "{}", source.text);
+    }
+
+    #[test]
+    fn bytes_are_decoded_by_the_declared_encoding() {
+        let text = parse::decode(b"<?xml version='1.0' encoding='latin1'?><a>\xE9</a>".to_vec(), Path::new("l.xml"));
+        assert!(text.expect("Latin-1").contains("<a>é</a>"));
+        let utf16 = parse::decode(b"<?xml version='1.0' encoding='UTF-16'?><a/>".to_vec(), Path::new("u.xml"));
+        assert!(matches!(&utf16, Err(Error::Xml { reason, .. }) if reason.contains("UTF-16")), "{utf16:?}");
+        let invalid = parse::decode(b"<a>\n \xE9</a>".to_vec(), Path::new("i.xml"));
+        assert!(matches!(invalid, Err(Error::Xml { line: 2, column: 2, .. })), "{invalid:?}");
     }
 
     #[test]

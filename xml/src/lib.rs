@@ -8,6 +8,7 @@
 
 pub mod collection;
 pub mod error;
+pub mod parse;
 pub mod reference;
 pub mod xpath;
 

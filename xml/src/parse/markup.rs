@@ -1,0 +1,201 @@
+//! Start and end tags read as roxmltree 0.21 reads them: names and attributes checked
+//! with its grammar, namespace declarations checked (and kept out of the attributes,
+//! as roxmltree keeps them out of `attributes()`), prefixes resolved only to reject
+//! undeclared ones and to find duplicate attributes by expanded name.
+//!
+//! Invariants: names are emitted as written (`dc:title`); `Open` is followed by its
+//! attributes in document order; an empty-element tag emits `Open … Close`; each open
+//! element's namespace declarations are dropped when it closes.
+//!
+//! Read next: `text.rs` (attribute value normalisation).
+
+use std::ops::Range;
+
+use super::Sink;
+use super::input::Position;
+use super::syntax::Cursor;
+use super::tree::{Builder, Namespace, OpenElement, Phase};
+use super::{Event, Fault};
+use crate::error::Result;
+
+const XML_URI: &str = "http://www.w3.org/XML/1998/namespace";
+const XMLNS_URI: &str = "http://www.w3.org/2000/xmlns/";
+
+/// One attribute of the tag being read: its name and normalised value as ranges of
+/// `Tag::text`, the length of its prefix and its position.
+struct Attribute {
+    name: Range<usize>,
+    prefix: usize,
+    value: Range<usize>,
+    at: Position,
+}
+
+impl<S: Sink> Builder<'_, S> {
+    /// The URI a prefix is bound to: this element's declarations (from `own`) first,
+    /// then the ancestors', innermost first.
+    fn lookup(&self, prefix: Option<&str>, own: usize) -> Option<&str> {
+        let declared = self.namespaces[own..].iter().chain(self.namespaces[..own].iter().rev());
+        declared.filter(|ns| ns.prefix.as_deref() == prefix).map(|ns| &*ns.uri).next()
+    }
+
+    /// `<…>` or `<…/>`; `raw` is the text between `<` and `>` (or `/>`), at `at`.
+    pub(super) fn start_tag(&mut self, raw: &str, empty: bool, at: Position) -> Result<()> {
+        self.flush_text()?;
+        if self.phase == Phase::Epilog {
+            return Err(self.fail(at, "a second root element"));
+        }
+        let raw = self.latin1(raw).into_owned();
+        let inside = Position { column: at.column + 1, ..at };
+        let mut cursor = Cursor::new(&raw);
+        let (prefix, _) = cursor.consume_qname().map_err(|f| self.fault(inside, &raw, f))?;
+        if prefix == "xmlns" {
+            return Err(self.fail(inside, "an element name has the prefix 'xmlns'"));
+        }
+        let name = &raw[..cursor.pos];
+        self.tag_seen = true;
+        let own = self.namespaces.len();
+        let (text, attributes) = self.read_attributes(&mut cursor, inside, own)?;
+        self.resolve_attributes(&text, &attributes, own)?;
+        if !prefix.is_empty() && self.lookup(Some(prefix), own).is_none() {
+            return Err(self.fail(inside, format!("unknown namespace prefix '{prefix}'")));
+        }
+        self.sink.event(Event::Open { name })?;
+        for attribute in &attributes {
+            let (name, value) = (&text[attribute.name.clone()], &text[attribute.value.clone()]);
+            self.sink.event(Event::Attribute { name, value })?;
+        }
+        self.phase = Phase::Content;
+        if empty {
+            self.namespaces.truncate(own);
+            self.close_phase();
+            return self.sink.event(Event::Close);
+        }
+        self.open.push(OpenElement { name_start: self.names.len(), namespaces: own });
+        self.names.push_str(name);
+        Ok(())
+    }
+
+    /// The attributes after the name; namespace declarations go to `namespaces`.
+    fn read_attributes(
+        &mut self,
+        cursor: &mut Cursor,
+        inside: Position,
+        own: usize,
+    ) -> Result<(String, Vec<Attribute>)> {
+        let raw = cursor.text;
+        let fault = |builder: &Self, f: Fault| builder.fault(inside, raw, f);
+        let (mut text, mut attributes) = (String::new(), Vec::new());
+        loop {
+            let has_space = cursor.starts_with_space();
+            cursor.skip_spaces();
+            if cursor.at_end() {
+                return Ok((text, attributes));
+            }
+            if !has_space {
+                return Err(fault(self, cursor.unexpected::<()>("a whitespace").unwrap_err()));
+            }
+            let start = cursor.pos;
+            let (prefix, local) = cursor.consume_qname().map_err(|f| fault(self, f))?;
+            let name_end = cursor.pos;
+            let value = cursor.consume_eq().and_then(|()| cursor.consume_attribute_value());
+            let (value, value_at) = value.map_err(|f| fault(self, f))?;
+            let at = inside.within(raw, start);
+            let value = self.attribute_value(value, inside.within(raw, value_at))?;
+            if prefix == "xmlns" {
+                self.declare(Some(local), &value, at, own)?;
+            } else if local == "xmlns" {
+                self.declare(None, &value, at, own)?;
+            } else {
+                let name = text.len()..text.len() + name_end - start;
+                text.push_str(&raw[start..name_end]);
+                let value_range = text.len()..text.len() + value.len();
+                text.push_str(&value);
+                attributes.push(Attribute { name, prefix: prefix.len(), value: value_range, at });
+            }
+        }
+    }
+
+    /// `xmlns:prefix="uri"` or `xmlns="uri"` (`prefix` `None`), checked as roxmltree does.
+    fn declare(&mut self, prefix: Option<&str>, uri: &str, at: Position, own: usize) -> Result<()> {
+        if uri == XMLNS_URI {
+            return Err(self.fail(at, "the xmlns namespace URI must not be declared"));
+        }
+        let is_xml_uri = uri == XML_URI;
+        match prefix {
+            Some("xml") if !is_xml_uri => return Err(self.fail(at, "the prefix 'xml' must be bound to its own URI")),
+            Some(_) | None if is_xml_uri && prefix != Some("xml") => {
+                return Err(self.fail(at, "the XML namespace URI must not be bound to another prefix"));
+            }
+            Some(p) if self.namespaces[own..].iter().any(|ns| ns.prefix.as_deref() == Some(p)) => {
+                return Err(self.fail(at, format!("namespace prefix '{p}' declared twice")));
+            }
+            _ => {}
+        }
+        if !is_xml_uri {
+            self.namespaces.push(Namespace { prefix: prefix.map(Into::into), uri: uri.into() });
+        }
+        Ok(())
+    }
+
+    /// Rejects prefixes not in scope and two attributes with one expanded name.
+    fn resolve_attributes(&self, text: &str, attributes: &[Attribute], own: usize) -> Result<()> {
+        let mut expanded: Vec<(Option<&str>, &str)> = Vec::with_capacity(attributes.len());
+        for attribute in attributes {
+            let name = &text[attribute.name.clone()];
+            let (prefix, local) = match attribute.prefix {
+                0 => ("", name),
+                length => (&name[..length], &name[length + 1..]),
+            };
+            let uri = match prefix {
+                "xml" => Some(XML_URI),
+                "" => None,
+                prefix => match self.lookup(Some(prefix), own) {
+                    Some(uri) => Some(uri),
+                    None => return Err(self.fail(attribute.at, format!("unknown namespace prefix '{prefix}'"))),
+                },
+            };
+            if expanded.contains(&(uri, local)) {
+                return Err(self.fail(attribute.at, format!("attribute '{local}' appears twice")));
+            }
+            expanded.push((uri, local));
+        }
+        Ok(())
+    }
+
+    /// `</…>`; `raw` is the text between `</` and `>`, at `at`.
+    pub(super) fn end_tag(&mut self, raw: &str, at: Position) -> Result<()> {
+        self.flush_text()?;
+        let raw = self.latin1(raw).into_owned();
+        let inside = Position { column: at.column + 2, ..at };
+        let mut cursor = Cursor::new(&raw);
+        cursor.consume_qname().map_err(|f| self.fault(inside, &raw, f))?;
+        let name = &raw[..cursor.pos];
+        cursor.skip_spaces();
+        if !cursor.at_end() {
+            let f = cursor.unexpected::<()>("'>'").unwrap_err();
+            return Err(self.fault(inside, &raw, f));
+        }
+        if !self.tag_seen {
+            return Err(self.fail(at, "an end tag in an entity closes an element the entity did not open"));
+        }
+        let Some(open) = self.open.last() else {
+            return Err(self.fail(at, format!("end tag '</{name}>' with no open element")));
+        };
+        let expected = &self.names[open.name_start..];
+        if expected != name {
+            return Err(self.fail(at, format!("expected '</{expected}>', found '</{name}>'")));
+        }
+        let open = self.open.pop().expect("an open element was just read");
+        self.names.truncate(open.name_start);
+        self.namespaces.truncate(open.namespaces);
+        self.close_phase();
+        self.sink.event(Event::Close)
+    }
+
+    /// After an element closes: the epilog once no element is open.
+    fn close_phase(&mut self) {
+        if self.open.is_empty() {
+            self.phase = Phase::Epilog;
+        }
+    }
+}
