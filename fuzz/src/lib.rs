@@ -1,13 +1,13 @@
 //! quiredb-fuzz: fuzz targets for QuireDB and the stable, in-process driver that runs
 //! them (`quire-fuzz`), plus AFL++ harnesses (`afl-*`, feature `afl`).
 //!
-//! Three targets ([`Target`]): `db` (open and check a mutated database file),
-//! `xpath` (the XPath parser and reference evaluator), `csv` (the meteorological CSV
-//! loader). Each is a function from bytes to nothing that panics exactly when it finds
+//! Four targets ([`Target`]): `db` (open and check a mutated database file),
+//! `xpath` (the XPath parser and reference evaluator), `xml` (the streaming XML parser
+//! against roxmltree), `csv` (the meteorological CSV loader). Each is a function from bytes to nothing that panics exactly when it finds
 //! a bug; each comes with built-in seeds, a dictionary and a structure-aware mutator.
 //! `README.md` beside this crate has the commands, the runs and their results.
 //!
-//! Read next: `db/mod.rs`, `xpath.rs`, `meteo_csv.rs`; `bin/quire-fuzz.rs` for the driver.
+//! Read next: `db/mod.rs`, `xpath.rs`, `xml.rs`, `meteo_csv.rs`; `bin/quire-fuzz.rs` for the driver.
 #![deny(unsafe_code)]
 
 pub mod alloc_guard;
@@ -15,6 +15,7 @@ pub mod db;
 pub mod havoc;
 pub mod meteo_csv;
 pub mod rng;
+pub mod xml;
 pub mod xpath;
 
 use rng::Rng;
@@ -28,11 +29,13 @@ pub enum Target {
     Xpath,
     /// Load CSV text with one of several schemas.
     Csv,
+    /// Parse an XML document with the streaming parser and with roxmltree; compare.
+    Xml,
 }
 
 impl Target {
     /// Every target, in the order CI runs them.
-    pub const ALL: [Target; 3] = [Target::Xpath, Target::Csv, Target::Db];
+    pub const ALL: [Target; 4] = [Target::Xpath, Target::Xml, Target::Csv, Target::Db];
 
     /// The target's name on the command line and in file names.
     pub fn name(self) -> &'static str {
@@ -40,6 +43,7 @@ impl Target {
             Target::Db => "db",
             Target::Xpath => "xpath",
             Target::Csv => "csv",
+            Target::Xml => "xml",
         }
     }
 
@@ -54,6 +58,7 @@ impl Target {
             Target::Db => db::run(input),
             Target::Xpath => xpath::run(input),
             Target::Csv => meteo_csv::run(input),
+            Target::Xml => xml::run(input),
         }
     }
 
@@ -69,6 +74,7 @@ impl Target {
             }
             Target::Xpath => xpath::seeds(),
             Target::Csv => meteo_csv::seeds(),
+            Target::Xml => xml::seeds(),
         }
     }
 
@@ -78,6 +84,7 @@ impl Target {
             Target::Db => &[],
             Target::Xpath => xpath::DICTIONARY,
             Target::Csv => meteo_csv::DICTIONARY,
+            Target::Xml => xml::DICTIONARY,
         }
     }
 
@@ -87,6 +94,7 @@ impl Target {
             Target::Db => db::program::mutate(rng, input),
             Target::Xpath => xpath::mutate(rng, input),
             Target::Csv => meteo_csv::mutate(rng, input),
+            Target::Xml => xml::mutate(rng, input),
         }
     }
 

@@ -44,7 +44,7 @@ impl<S: Sink> Builder<'_, S> {
         if self.phase == Phase::Epilog {
             return Err(self.fail(at, "a second root element"));
         }
-        let raw = self.latin1(raw).into_owned();
+        let raw = self.latin1(raw);
         let inside = Position { column: at.column + 1, ..at };
         let mut cursor = Cursor::new(&raw);
         let (prefix, _) = cursor.consume_qname().map_err(|f| self.fault(inside, &raw, f))?;
@@ -165,7 +165,7 @@ impl<S: Sink> Builder<'_, S> {
     /// `</…>`; `raw` is the text between `</` and `>`, at `at`.
     pub(super) fn end_tag(&mut self, raw: &str, at: Position) -> Result<()> {
         self.flush_text()?;
-        let raw = self.latin1(raw).into_owned();
+        let raw = self.latin1(raw);
         let inside = Position { column: at.column + 2, ..at };
         let mut cursor = Cursor::new(&raw);
         cursor.consume_qname().map_err(|f| self.fault(inside, &raw, f))?;

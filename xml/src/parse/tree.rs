@@ -228,7 +228,7 @@ impl<'s, S: Sink> Builder<'s, S> {
                     depth = depth.saturating_sub(1);
                 }
                 XmlEvent::CData(body) => match self.phase {
-                    Phase::Content => self.cdata(&self.latin1(&body).into_owned(), at)?,
+                    Phase::Content => self.cdata(&self.latin1(&body), at)?,
                     _ => return Err(self.fail(at, "CDATA outside the root element")),
                 },
                 XmlEvent::Comment(body) => self.comment(&body, at)?,
@@ -267,7 +267,7 @@ impl<'s, S: Sink> Builder<'s, S> {
 
     fn text(&mut self, raw: &str, at: Position) -> Result<()> {
         if self.phase == Phase::Content {
-            let raw = self.latin1(raw).into_owned();
+            let raw = self.latin1(raw);
             return self.text_token(&raw, at);
         }
         match raw.bytes().position(|b| !is_space(b)) {
