@@ -41,6 +41,12 @@ enum Command {
     Gen(cli::r#gen::Gen),
     /// Evaluate an XPath query with the reference evaluator (the oracle; slow, simple).
     XpathRef(cli::xpath::Args),
+    /// Load XML files and folders into a collection of the native XML store.
+    LoadXml(cli::xml_store::LoadArgs),
+    /// List XML collections, or describe one (counts, index sizes, path summary).
+    XmlInfo(cli::xml_store::InfoArgs),
+    /// Print one node of an XML collection: its string value, or with --xml its XML.
+    XmlValue(cli::xml_store::ValueArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -57,6 +63,9 @@ fn main() -> std::process::ExitCode {
         Command::Stats(args) => cli::meteo_query::stats(args),
         Command::Gen(command) => cli::r#gen::run(command),
         Command::XpathRef(args) => cli::xpath::run(args),
+        Command::LoadXml(args) => cli::xml_store::load(args),
+        Command::XmlInfo(args) => cli::xml_store::info(args),
+        Command::XmlValue(args) => cli::xml_store::value(args),
     };
     match result {
         Ok(code) => code,

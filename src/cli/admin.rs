@@ -86,7 +86,13 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     for problem in &report.problems {
         println!("problem: {problem}");
     }
-    let structures = quiredb_structures::check::check_all(&db.begin_read()?)?;
+    let txn = db.begin_read()?;
+    let mut structures = quiredb_structures::check::check_all(&txn)?;
+    for name in quiredb_xml::store::collections(&txn)? {
+        for problem in quiredb_xml::store::check(&txn, &name)? {
+            structures.push((name.clone(), problem));
+        }
+    }
     for (name, problem) in &structures {
         println!("problem in {name}: {problem}");
     }

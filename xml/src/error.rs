@@ -57,4 +57,29 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// The database or a structure under the store failed (I/O, corruption, full disk).
+    #[error(transparent)]
+    Store(#[from] quiredb_structures::Error),
+    /// No collection of that name in the database.
+    #[error("no XML collection named {0:?} (`quire xml-info DB` lists them)")]
+    NoSuchCollection(String),
+    /// A structure of that name already exists.
+    #[error("cannot create XML collection {0:?}: the name is taken")]
+    CollectionExists(String),
+    /// A node number outside the collection.
+    #[error("collection {collection:?} has no node {node} (it has {nodes} nodes)")]
+    NoSuchNode {
+        /// The collection.
+        collection: String,
+        /// The node asked for (its pre).
+        node: u64,
+        /// Nodes in the collection.
+        nodes: u64,
+    },
+}
+
+impl From<quiredb_engine::Error> for Error {
+    fn from(e: quiredb_engine::Error) -> Self {
+        Error::Store(e.into())
+    }
 }

@@ -10,6 +10,7 @@ pub mod collection;
 pub mod error;
 pub mod parse;
 pub mod reference;
+pub mod store;
 pub mod xpath;
 
 pub use error::{Error, Result};

@@ -25,7 +25,7 @@ mod text;
 mod tree;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::io::Read;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //!
 //! Read next: `tests/samples.rs` (the real sample documents).
 
-mod samples;
+pub(crate) mod samples;
 
 use std::path::Path;
 

@@ -17,7 +17,7 @@ fn data_dir() -> PathBuf {
 
 /// The `.xml` documents of a sample as raw bytes, in name order; `None` (after a SKIP
 /// line) when the data folder is absent.
-fn documents(name: &str) -> Option<Vec<(PathBuf, Vec<u8>)>> {
+pub(crate) fn documents(name: &str) -> Option<Vec<(PathBuf, Vec<u8>)>> {
     let path = data_dir().join(name);
     if !path.exists() {
         println!("SKIP: {} absent (needs ../shared/data)", path.display());

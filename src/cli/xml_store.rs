@@ -1,0 +1,198 @@
+//! `quire load-xml`, `quire xml-info`, `quire xml-value`: the native XML store from the
+//! command line.
+//!
+//! `load-xml` loads files and folders into a collection in one transaction (a failure
+//! leaves the database as it was; `--skip-bad` lists and skips malformed documents);
+//! `xml-info` lists collections or describes one (counts, index sizes, the path
+//! summary); `xml-value` prints one node's string value or its XML.
+//!
+//! Read next: `xml/src/store/mod.rs` (the layout), `xml/src/store/load.rs`.
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_xml::store::{self, Kind, LoadOptions, XmlStore};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `quire load-xml`.
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Database file (created when absent).
+    pub db: PathBuf,
+    /// Collection name (created when absent; documents are appended otherwise).
+    pub name: String,
+    /// XML files (`.zst` allowed) and folders (their `.xml` files in name order).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Skip malformed documents (listed at the end) instead of failing the load.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Buffer pool size in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub cache_mib: usize,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Arguments of `quire xml-info`.
+#[derive(clap::Args)]
+pub struct InfoArgs {
+    /// Database file.
+    pub db: PathBuf,
+    /// Collection to describe (all collections are listed without it).
+    pub name: Option<String>,
+    /// Print the path summary as a tree.
+    #[arg(long)]
+    pub paths: bool,
+}
+
+/// Arguments of `quire xml-value`.
+#[derive(clap::Args)]
+pub struct ValueArgs {
+    /// Database file.
+    pub db: PathBuf,
+    /// Collection name.
+    pub name: String,
+    /// The node's number (its pre, as queries report it).
+    pub node: u64,
+    /// Print the node as XML instead of its string value.
+    #[arg(long)]
+    pub xml: bool,
+}
+
+fn open_or_create(path: &PathBuf, cache_mib: usize) -> Result<Database> {
+    let options = Options { cache_bytes: cache_mib << 20, ..Options::default() };
+    let db = if path.exists() { Database::open(path, options) } else { Database::create(path, options) };
+    db.with_context(|| format!("cannot open {}", path.display()))
+}
+
+fn open_read_only(path: &PathBuf) -> Result<Database> {
+    Database::open_read_only(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// Loads documents into a collection and prints a summary.
+pub fn load(args: LoadArgs) -> Result<ExitCode> {
+    let db = open_or_create(&args.db, args.cache_mib)?;
+    let bar = progress_bar(args.quiet);
+    let started = Instant::now();
+    let txn = db.begin_write()?;
+    let options = LoadOptions { skip_bad: args.skip_bad };
+    let summary = store::load(&txn, &args.name, &args.paths, options, &mut |p| {
+        bar.set_length(p.total_bytes);
+        bar.set_position(p.bytes);
+        bar.set_message(format!("{} documents", p.documents));
+    })?;
+    txn.commit(Durability::default())?;
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&args.db)?.len();
+    let nodes: u64 = summary.nodes.iter().sum();
+    println!("collection     {}", args.name);
+    println!("documents      {}", summary.documents);
+    print!("nodes          {nodes} (");
+    for (i, kind) in Kind::ALL.iter().enumerate() {
+        print!("{}{} {}", if i > 0 { ", " } else { "" }, summary.nodes[i], kind.name());
+    }
+    println!(")");
+    println!("names, paths   {} distinct names, {} distinct paths", summary.names, summary.paths);
+    println!("time           {seconds:.2} s, {:.1} MB/s", summary.bytes as f64 / 1e6 / seconds.max(1e-9));
+    println!("database       {bytes} bytes");
+    for (file, reason) in &summary.skipped {
+        println!("skipped        {}: {reason}", file.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Lists collections, or describes one.
+pub fn info(args: InfoArgs) -> Result<ExitCode> {
+    let db = open_read_only(&args.db)?;
+    let txn = db.begin_read()?;
+    let Some(name) = args.name else {
+        for name in store::collections(&txn)? {
+            let store = XmlStore::open(&txn, &name)?;
+            let c = store.counters();
+            println!("{name:<24} {} documents, {} nodes", c.documents, c.next_pre);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let store = XmlStore::open(&txn, &name)?;
+    let c = store.counters();
+    println!("collection     {name}");
+    println!("documents      {}", c.documents);
+    println!("nodes          {}", c.next_pre);
+    for (i, kind) in Kind::ALL.iter().enumerate() {
+        println!("  {:<22} {}", kind.name(), c.nodes[i]);
+    }
+    println!("names, paths   {} names, {} paths", c.names, c.paths);
+    println!("value chunks   {}", c.chunks);
+    for index in store.index_pages()? {
+        let kib = index.pages * (txn.payload_size() as u64 + quiredb_engine::HEADER_SIZE as u64) / 1024;
+        let fill = index.leaf_fill.map(|f| format!(", leaves {:.0} % full", f * 100.0)).unwrap_or_default();
+        println!("  {:<22} {} pages ({kib} KiB{fill})", index.index, index.pages);
+    }
+    if args.paths {
+        print_paths(&store)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The path summary as an indented tree with counts.
+fn print_paths<T: PageRead>(store: &XmlStore<'_, T>) -> Result<()> {
+    let dict = store.dictionary();
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); dict.paths.len()];
+    for (id, path) in dict.paths.iter().enumerate().skip(1) {
+        children[path.parent as usize].push(id as u32);
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut stack = vec![(0u32, 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        let path = dict.paths[id as usize];
+        let name = &dict.names[path.name as usize];
+        let step = match path.kind {
+            Kind::Document => "/".to_owned(),
+            Kind::Element => name.clone(),
+            Kind::Attribute => format!("@{name}"),
+            Kind::Text => "text()".to_owned(),
+            Kind::Comment => "comment()".to_owned(),
+            Kind::Pi => format!("processing-instruction({name})"),
+        };
+        writeln!(out, "{:indent$}{step}  {}", "", path.count, indent = depth * 2)?;
+        for &child in children[id as usize].iter().rev() {
+            stack.push((child, depth + 1));
+        }
+    }
+    Ok(())
+}
+
+/// Prints one node's string value or XML.
+pub fn value(args: ValueArgs) -> Result<ExitCode> {
+    let db = open_read_only(&args.db)?;
+    let txn = db.begin_read()?;
+    let store = XmlStore::open(&txn, &args.name)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.xml {
+        store.write_xml(args.node, &mut out)?;
+    } else {
+        let mut value = Vec::new();
+        store.string_value(args.node, &mut value)?;
+        out.write_all(&value)?;
+    }
+    writeln!(out)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,292 @@
+//! The XML store's checker, run by `quire check` for every collection after the
+//! B+tree and queue checkers have vouched for the structures underneath.
+//!
+//! It proves: pres run `0..next_pre` without gaps; every node's parent, level and
+//! size nest (a stack walk, as the shredder built them); every path id names the
+//! node's real path; counts by kind, name and path are exact; each partition list is
+//! exactly the document index's nodes of that kind and name, in document order; the
+//! value index holds exactly the eligible values; the document list points at the
+//! document nodes in order. Problems come back as sentences.
+//!
+//! Read next: `values.rs` (what "eligible" means).
+
+use super::XmlStore;
+use super::dict::Dictionary;
+use super::format::{Kind, f64_from_key, split_part_key};
+use super::record::{Label, Paths, decode_part_block};
+use super::values::{decode_postings, indexable};
+use crate::error::Result;
+use crate::reference::xpath_number;
+use quiredb_engine::PageRead;
+use std::collections::HashMap;
+use std::ops::Bound;
+
+/// An order-dependent digest of a label sequence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Digest {
+    count: u64,
+    hash: u64,
+}
+
+impl Digest {
+    fn add(&mut self, label: &Label) {
+        self.count += 1;
+        for field in [label.pre, label.size, u64::from(label.level), u64::from(label.path)] {
+            self.hash = (self.hash ^ field).wrapping_mul(0x0100_0000_01b3).rotate_left(17);
+        }
+    }
+}
+
+/// Checks collection `name`; returns the problems found.
+pub fn check(txn: &impl PageRead, name: &str) -> Result<Vec<String>> {
+    let store = XmlStore::open(txn, name)?;
+    let dict = store.dictionary();
+    let mut problems = Vec::new();
+    let walk = walk_documents(&store, dict, &mut problems)?;
+    check_partitions(&store, dict.paths(), &walk.partitions, &mut problems)?;
+    check_values(&store, dict, &walk.eligible, &mut problems)?;
+    let documents = store.documents()?;
+    if documents.len() as u64 != store.counters.documents || documents.len() != walk.document_pres.len() {
+        problems.push(format!(
+            "{} documents listed, {} counted, {} document nodes",
+            documents.len(),
+            store.counters.documents,
+            walk.document_pres.len()
+        ));
+    }
+    for (doc, pre) in documents.iter().zip(&walk.document_pres) {
+        if doc.pre != *pre {
+            problems.push(format!("document {} is listed at node {}, its document node is {pre}", doc.number, doc.pre));
+        }
+    }
+    Ok(problems)
+}
+
+/// What the document-index walk learned.
+#[derive(Default)]
+struct Walk {
+    partitions: HashMap<(Kind, u32), Digest>,
+    eligible: HashMap<(Kind, u32), u64>,
+    document_pres: Vec<u64>,
+}
+
+/// An element (or document node) open during the walk.
+struct Open {
+    pre: u64,
+    end: u64,
+    level: u32,
+    path: u32,
+    kind: Kind,
+    name: u32,
+    value: Option<Vec<u8>>,
+}
+
+fn walk_documents<T: PageRead>(store: &XmlStore<'_, T>, dict: &Dictionary, problems: &mut Vec<String>) -> Result<Walk> {
+    let mut walk = Walk::default();
+    let (mut kinds, mut names, mut paths) = ([0u64; 6], HashMap::new(), vec![0u64; dict.paths.len()]);
+    let mut stack: Vec<Open> = Vec::new();
+    let mut cursor = store.nodes(0, u64::MAX)?;
+    let mut expected = 0;
+    let mut value = Vec::new();
+    while let Some(node) = cursor.next_node()? {
+        if node.pre != expected {
+            problems.push(format!("node {expected} is missing (next is {})", node.pre));
+            return Ok(walk);
+        }
+        expected += 1;
+        while stack.last().is_some_and(|o| o.end < node.pre) {
+            close(stack.pop().expect("checked"), &mut walk);
+        }
+        let (parent, level, parent_path) = match stack.last() {
+            Some(top) => (top.pre, top.level + 1, top.path),
+            None => (node.pre, 0, 0),
+        };
+        let sound = if node.kind == Kind::Document { stack.is_empty() } else { !stack.is_empty() };
+        if !sound || node.parent != parent || node.level != level {
+            problems.push(format!(
+                "node {} has parent {} level {}, expected {parent} level {level}",
+                node.pre, node.parent, node.level
+            ));
+        }
+        if let Some(top) = stack.last()
+            && node.pre + node.size > top.end
+        {
+            problems.push(format!("node {} (size {}) overruns its parent {}", node.pre, node.size, top.pre));
+        }
+        let path_ok = match dict.paths.get(node.path as usize) {
+            Some(p) if node.kind == Kind::Document => node.path == 0 && p.kind == Kind::Document,
+            Some(p) => p.parent == parent_path && p.kind == node.kind && p.name == node.name,
+            None => false,
+        };
+        if !path_ok {
+            problems.push(format!("node {} has path id {}, which is not its path", node.pre, node.path));
+        }
+        kinds[node.kind as usize] += 1;
+        *names.entry((node.kind, node.name)).or_insert(0u64) += 1;
+        if let Some(count) = paths.get_mut(node.path as usize) {
+            *count += 1;
+        }
+        let label = Label { pre: node.pre, size: node.size, level: node.level, path: node.path };
+        walk.partitions.entry((node.kind, node.name)).or_default().add(&label);
+        value.clear();
+        cursor.value(&node, &mut value)?;
+        if std::str::from_utf8(&value).is_err() {
+            problems.push(format!("the value of node {} is not UTF-8", node.pre));
+        }
+        match node.kind {
+            Kind::Attribute if indexable(&String::from_utf8_lossy(&value)) => {
+                *walk.eligible.entry((Kind::Attribute, node.name)).or_insert(0) += 1
+            }
+            Kind::Text => {
+                if let Some(Some(v)) = stack.last_mut().map(|o| &mut o.value) {
+                    v.extend_from_slice(&value);
+                }
+            }
+            _ => {}
+        }
+        if node.kind.has_size() {
+            if node.kind == Kind::Element
+                && let Some(top) = stack.last_mut()
+            {
+                top.value = None;
+            }
+            if node.kind == Kind::Document {
+                walk.document_pres.push(node.pre);
+            }
+            let (pre, end, kind, name) = (node.pre, node.pre + node.size, node.kind, node.name);
+            stack.push(Open { pre, end, level: node.level, path: node.path, kind, name, value: Some(Vec::new()) });
+        }
+    }
+    while let Some(open) = stack.pop() {
+        close(open, &mut walk);
+    }
+    if expected != store.counters.next_pre {
+        problems.push(format!("{expected} nodes in the document index, the head says {}", store.counters.next_pre));
+    }
+    if kinds != store.counters.nodes {
+        problems.push(format!("node counts by kind {kinds:?}, the head says {:?}", store.counters.nodes));
+    }
+    if names != dict.counts {
+        problems.push("per-name counts differ from the document index".to_owned());
+    }
+    if paths.iter().zip(&dict.paths).any(|(n, p)| *n != p.count) {
+        problems.push("path-summary counts differ from the document index".to_owned());
+    }
+    Ok(walk)
+}
+
+/// Accounts for a closed element's string value.
+fn close(open: Open, walk: &mut Walk) {
+    if open.kind == Kind::Element
+        && let Some(value) = open.value
+        && indexable(&String::from_utf8_lossy(&value))
+    {
+        *walk.eligible.entry((Kind::Element, open.name)).or_insert(0) += 1;
+    }
+}
+
+fn check_partitions<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    paths: Paths<'_>,
+    expected: &HashMap<(Kind, u32), Digest>,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    let mut found: HashMap<(Kind, u32), Digest> = HashMap::new();
+    let mut last: HashMap<(Kind, u32), u64> = HashMap::new();
+    let mut labels = Vec::new();
+    for entry in store.part.range(Bound::Unbounded, Bound::Unbounded) {
+        let (key, block) = entry?;
+        let Some((kind, name, first)) = split_part_key(&key) else {
+            problems.push(format!("partition key {key:?} is malformed"));
+            continue;
+        };
+        labels.clear();
+        if let Err(reason) = decode_part_block(kind, first, &block, paths, &mut labels) {
+            problems.push(format!("partition block {first} of {kind:?} {name}: {reason}"));
+            continue;
+        }
+        let digest = found.entry((kind, name)).or_default();
+        for label in &labels {
+            if last.get(&(kind, name)).is_some_and(|&l| l >= label.pre) {
+                problems.push(format!("partition {kind:?} {name} is out of document order at {}", label.pre));
+            }
+            last.insert((kind, name), label.pre);
+            digest.add(label);
+        }
+    }
+    if &found != expected {
+        let differing = expected.keys().chain(found.keys()).filter(|k| expected.get(k) != found.get(k)).count();
+        problems.push(format!("{differing} partition lists differ from the document index"));
+    }
+    Ok(())
+}
+
+fn check_values<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    dict: &Dictionary,
+    eligible: &HashMap<(Kind, u32), u64>,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    let mut strings: HashMap<(Kind, u32), u64> = HashMap::new();
+    let (mut value, mut pres) = (Vec::new(), Vec::new());
+    for entry in store.value_entries() {
+        let (key, list) = entry?;
+        let Some(parsed) = parse_value_key(&key) else {
+            problems.push(format!("value-index key {key:?} is malformed"));
+            continue;
+        };
+        pres.clear();
+        if let Err(reason) = decode_postings(&list, &mut pres) {
+            problems.push(format!("value-index list of key {key:?}: {reason}"));
+            continue;
+        }
+        for &pre in &pres {
+            let node = store.node(pre)?;
+            value.clear();
+            store.string_value(pre, &mut value)?;
+            let text = String::from_utf8_lossy(&value);
+            let ok = node.kind == parsed.kind
+                && node.name == parsed.name
+                && match parsed.number {
+                    Some(n) => xpath_number(&text) == n,
+                    None => value == parsed.text,
+                };
+            if !ok {
+                problems.push(format!("value-index entry for node {pre} does not match the node"));
+            }
+        }
+        if parsed.number.is_none() && !xpath_number(&String::from_utf8_lossy(parsed.text)).is_nan() {
+            problems.push(format!("value-index key {key:?} holds a number as a string"));
+        }
+        *strings.entry((parsed.kind, parsed.name)).or_insert(0) += pres.len() as u64;
+    }
+    let nonzero =
+        |m: &HashMap<(Kind, u32), u64>| m.iter().filter(|e| *e.1 > 0).map(|(k, v)| (*k, *v)).collect::<HashMap<_, _>>();
+    if nonzero(&strings) != nonzero(eligible) {
+        problems.push("the value index does not hold exactly the eligible values".to_owned());
+    }
+    if nonzero(&dict.indexed) != nonzero(eligible) {
+        problems.push("the dictionary's indexed counts differ from the eligible values".to_owned());
+    }
+    Ok(())
+}
+
+/// A decoded value-index key.
+struct ValueKey<'a> {
+    name: u32,
+    kind: Kind,
+    text: &'a [u8],
+    number: Option<f64>,
+}
+
+fn parse_value_key(key: &[u8]) -> Option<ValueKey<'_>> {
+    let tag = *key.first()?;
+    let name = u32::from_be_bytes(key.get(1..5)?.try_into().ok()?);
+    let kind = Kind::from_code(*key.get(5)?)?;
+    let body = key.get(6..)?;
+    match tag {
+        b's' => Some(ValueKey { name, kind, text: body.strip_suffix(&[0])?, number: None }),
+        b'f' => Some(ValueKey { name, kind, text: &[], number: Some(f64_from_key(body.try_into().ok()?)) }),
+        _ => None,
+    }
+}

@@ -1,0 +1,210 @@
+//! Loading documents into a collection, inside the caller's write transaction.
+//!
+//! Inputs are files (`.zst` files are decompressed as they stream) and folders (their
+//! `.xml` files in name order — the reference evaluator's rule, `collection.rs`).
+//! Documents are appended in input order after those already in the collection. Memory
+//! is bounded by the parser's largest token and the shredder's buffers, not by the
+//! documents.
+//!
+//! On error the transaction holds a partial load: the caller aborts it (drops it), so
+//! the database is exactly as before. With [`LoadOptions::skip_bad`] each document is
+//! first parsed without writing; a malformed one is listed in the summary and skipped.
+//!
+//! Read next: `shred.rs`.
+
+use super::chunks::ChunkWriter;
+use super::dict::{Dictionary, store_document};
+use super::shred::{Shredder, Targets};
+use super::values::ValueWriter;
+use super::{Counters, component, corrupted, create, store_counters};
+use crate::error::{Error, Result};
+use crate::parse::{self, Event, Sink};
+use quiredb_engine::{PageKind, PageRead, WriteTxn};
+use quiredb_structures::btree::BTree;
+use std::cell::Cell;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// How to load.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// Skip malformed documents (listed in the summary) instead of failing the load.
+    pub skip_bad: bool,
+}
+
+/// Where a load is, for progress bars.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Progress {
+    /// Input bytes read so far (compressed bytes for `.zst` files).
+    pub bytes: u64,
+    /// Input bytes in all (file sizes).
+    pub total_bytes: u64,
+    /// Documents loaded so far.
+    pub documents: u64,
+}
+
+/// What a load did.
+#[derive(Debug, Default)]
+pub struct LoadSummary {
+    /// Documents added.
+    pub documents: u64,
+    /// Nodes added, by kind (`Kind` order).
+    pub nodes: [u64; 6],
+    /// Input bytes read.
+    pub bytes: u64,
+    /// Distinct names and paths of the collection after the load.
+    pub names: u32,
+    pub paths: u32,
+    /// Malformed documents skipped (with `skip_bad`), with the reason.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// Loads `inputs` into collection `collection` (created when absent).
+pub fn load(
+    txn: &WriteTxn<'_>,
+    collection: &str,
+    inputs: &[PathBuf],
+    options: LoadOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<LoadSummary> {
+    let files = expand(inputs)?;
+    let total_bytes = files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).sum();
+    if txn.catalog_entry(collection)?.is_none() {
+        create(txn, collection)?;
+    }
+    let tree = |part: &str| BTree::open(txn, &component(collection, part));
+    let (mut doc, mut part, mut dict_tree, mut value_tree) =
+        (tree("doc")?, tree("part")?, tree("dict")?, tree("value")?);
+    let mut text = tree("text")?;
+    let mut dict = Dictionary::read(&dict_tree, collection)?;
+    let first_name = dict.names.len();
+    let mut counters = read_counters(txn, collection)?;
+    let before = counters;
+    let mut values = ValueWriter::default();
+    let zstd = |source| Error::Io { path: "<zstd>".into(), source };
+    let mut chunks = ChunkWriter::new(counters.chunks, txn.payload_size() - 32).map_err(zstd)?;
+    let mut summary = LoadSummary::default();
+    let read = Cell::new(0u64);
+    {
+        let targets = Targets {
+            doc: &mut doc,
+            part: &mut part,
+            text: &mut text,
+            chunks: &mut chunks,
+            values: &mut values,
+            value_tree: &mut value_tree,
+            dict: &mut dict,
+            counters: &mut counters,
+        };
+        let mut shredder = Shredder::new(targets, txn.payload_size());
+        for file in &files {
+            if options.skip_bad
+                && let Err(e) = parse::parse(open_input(file, &read)?, file, &mut Validate)
+            {
+                summary.skipped.push((file.clone(), e.to_string()));
+                continue;
+            }
+            let (pre, number) = shredder.start_document()?;
+            parse::parse(open_input(file, &read)?, file, &mut shredder)?;
+            shredder.end_document()?;
+            store_document(&mut dict_tree, number, pre, &file.to_string_lossy())?;
+            summary.documents += 1;
+            progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
+        }
+        shredder.finish()?;
+    }
+    counters.chunks = chunks.chunks();
+    values.flush(&mut value_tree)?;
+    for (key, n) in values.indexed {
+        *dict.indexed.entry(key).or_insert(0) += n;
+    }
+    dict.store(&mut dict_tree, first_name)?;
+    counters.names = dict.names.len() as u32 - 1;
+    counters.paths = dict.paths.len() as u32;
+    store_counters(txn, collection, &counters)?;
+    summary.bytes = read.get();
+    summary.names = dict.names.len() as u32 - 1;
+    summary.paths = dict.paths.len() as u32;
+    for (i, n) in summary.nodes.iter_mut().enumerate() {
+        *n = counters.nodes[i] - before.nodes[i];
+    }
+    Ok(summary)
+}
+
+/// Files and folders to the documents they hold, in load order.
+pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            files.extend(xml_files(input)?);
+        } else if input.exists() {
+            files.push(input.clone());
+        } else {
+            let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or folder");
+            return Err(Error::Io { path: input.clone(), source });
+        }
+    }
+    Ok(files)
+}
+
+/// The `.xml` files of a folder in name order (the reference evaluator's rule).
+pub fn xml_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let io = |source| Error::Io { path: dir.to_path_buf(), source };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.is_file() && path.extension().is_some_and(|e| e == "xml") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::EmptyCollection(dir.to_path_buf()));
+    }
+    Ok(files)
+}
+
+/// A reader over `file`, decompressing `.zst`, adding what it reads to `read`.
+fn open_input<'c>(file: &Path, read: &'c Cell<u64>) -> Result<Box<dyn Read + 'c>> {
+    let io = |source| Error::Io { path: file.to_path_buf(), source };
+    let counted = Counted { inner: std::fs::File::open(file).map_err(io)?, read };
+    if file.extension().is_some_and(|e| e == "zst") {
+        let mut decoder = zstd::Decoder::new(counted).map_err(io)?;
+        decoder.window_log_max(31).map_err(io)?;
+        return Ok(Box::new(decoder));
+    }
+    Ok(Box::new(counted))
+}
+
+/// Counts the bytes read through it.
+struct Counted<'c, R> {
+    inner: R,
+    read: &'c Cell<u64>,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// A sink that only lets the parser check well-formedness.
+struct Validate;
+
+impl Sink for Validate {
+    fn event(&mut self, _: Event<'_>) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Reads the counters of collection `name` from its head page.
+fn read_counters(txn: &WriteTxn<'_>, name: &str) -> Result<Counters> {
+    let entry = txn.catalog_entry(name)?.ok_or_else(|| Error::NoSuchCollection(name.to_owned()))?;
+    let page = txn.page(entry.root)?;
+    if page.kind() != PageKind::XML {
+        return Err(corrupted(name, entry.root.0, "catalog root is not an XML head page"));
+    }
+    Counters::decode(&page, name, entry.root)
+}
