@@ -16,7 +16,7 @@ use quiredb_structures::btree::BTree;
 const PAGE_SIZE: usize = 4096;
 
 fn options() -> Options {
-    Options { page_size: Some(PAGE_SIZE as u32), cache_bytes: 64 * PAGE_SIZE, ..Options::default() }
+    Database::builder().page_size(PAGE_SIZE as u32).cache_bytes(64 * PAGE_SIZE).into_options()
 }
 
 /// A file holding the B+tree "t" with `n` entries of `value_len`-byte values,
