@@ -1,12 +1,12 @@
 //! The README's example: a B+tree in a database file, written in one transaction and
 //! read from a snapshot. `cargo run --example quickstart`.
 
-use quiredb::engine::{Database, Durability, Options};
 use quiredb::structures::btree::BTree;
+use quiredb::{Database, Durability};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> quiredb::Result<()> {
     let dir = tempfile::tempdir()?;
-    let db = Database::create(dir.path().join("data.quire"), Options::default())?;
+    let db = Database::builder().cache_bytes(16 << 20).create(dir.path().join("data.quire"))?;
     let txn = db.begin_write()?; // one writer at a time
     let mut tree = BTree::open_or_create(&txn, "stations")?;
     tree.insert(b"beijing", b"39.9,116.4")?;

@@ -1,14 +1,19 @@
-//! QuireDB: a multi-structure embedded database engine in one page file.
+#![doc = include_str!("../README.md")]
 //!
-//! This facade re-exports the crates of the workspace so that an application links one
-//! crate: [`engine`] (page file, page map, buffer pool, transactions, catalog),
-//! [`structures`] (B+tree, R*-tree, queue, blobs), [`xml`] and [`datasets`].
-//! Read `../shared/DESIGN.md` for the architecture and `engine/FORMAT.md` for the
-//! on-disk format.
+//! ## This crate
+//!
+//! `quiredb` is the facade: it re-exports the crates of the workspace so that an
+//! application links one crate — [`engine`] (page file, page map, buffer pool,
+//! transactions, catalog), [`structures`] (B+tree, R*-tree, queue, blobs), [`xml`] and
+//! [`datasets`] — and gives them one error type, [`Error`], with a `From` for each
+//! crate's own. `engine/FORMAT.md` has the on-disk format.
 #![forbid(unsafe_code)]
 
+mod error;
+
+pub use error::{Error, Result};
 pub use quiredb_datasets as datasets;
 pub use quiredb_engine as engine;
-pub use quiredb_engine::{Database, Durability, Error, Options, ReadTxn, Result, WriteTxn};
+pub use quiredb_engine::{Database, DatabaseBuilder, Durability, Options, OwnedReadTxn, ReadTxn, WriteTxn};
 pub use quiredb_structures as structures;
 pub use quiredb_xml as xml;

@@ -45,9 +45,18 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     Argument(String),
 
-    /// The structure that receives loaded observations failed (an index, the database).
-    #[error("the destination refused the data: {0}")]
-    Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The database that receives or answers the data failed (I/O, corruption, …).
+    #[error("the database failed: {0}")]
+    Engine(#[from] quiredb_engine::Error),
+
+    /// A structure that receives or answers the data failed (an index refused a key, a
+    /// page of it is corrupted, …).
+    #[error("an index failed: {0}")]
+    Structures(#[from] quiredb_structures::Error),
+
+    /// A worker thread of a parallel load stopped or panicked; names which.
+    #[error("{0}")]
+    Worker(String),
 
     /// An XML collection, XPath query or query set failed (see [`quiredb_xml::Error`]).
     #[error(transparent)]

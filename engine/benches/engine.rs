@@ -176,7 +176,7 @@ fn miss_path(c: &mut Criterion) {
     drop(db);
     let mut group = c.benchmark_group("miss_path");
     for (name, mmap_reads) in [("pread", false), ("mmap", true)] {
-        let options = Options { cache_bytes: 64 * 8192, mmap_reads, ..Options::default() };
+        let options = Database::builder().cache_bytes(64 * 8192).mmap_reads(mmap_reads).into_options();
         let db = Database::open(&path, options).unwrap();
         let snapshot = db.begin_read().unwrap();
         let mut index = 0usize;

@@ -13,12 +13,13 @@ use crate::error::{Error, Result};
 use crate::freespace::FreeSpace;
 use crate::meta::{Durability, META_PAGES, Meta};
 use crate::open::Rollback;
+use crate::options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
 use crate::page;
 use crate::pool::Pool;
 use crate::resultset::{ResultSet, ResultSetPool};
 use crate::stats::Stats;
 use crate::storage::{FileStorage, OpenError, Storage};
-use crate::txn::{ReadTxn, WriteTxn};
+use crate::txn::{OwnedReadTxn, ReadTxn, WriteTxn};
 use parking_lot::Mutex;
 use std::path::Path;
 use std::sync::Arc;
@@ -27,68 +28,36 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 /// Commits `compact` makes: relocation rounds, then two that only trim.
 const COMPACT_ROUNDS: usize = 4;
 
-/// Default page size.
-pub const DEFAULT_PAGE_SIZE: u32 = 8192;
-
-/// How to open a database.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Page size for a new file; when opening, `Some` must match the file.
-    pub page_size: Option<u32>,
-    /// Bytes of the buffer pool (frames are preallocated up front).
-    pub cache_bytes: usize,
-    /// Serve pool misses by copying from a memory map instead of `pread`.
-    pub mmap_reads: bool,
-    /// Idle result sets the database keeps for reuse.
-    pub result_set_pool: usize,
-    /// Largest result set (in bytes of buffers) that is kept for reuse.
-    pub result_set_max_bytes: usize,
-    /// Fraction of the pool a write transaction may fill with dirty pages before it
-    /// writes some early (spills), in percent. Default 75: random inserts into a tree
-    /// larger than the pool (`btree_probe 500000 random 1000 12.8`) ran at 165 k/s
-    /// with 50, 205 k/s with 75 and 232 k/s with 90; 75 leaves readers a quarter.
-    pub dirty_limit_percent: u8,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            page_size: None,
-            cache_bytes: 64 << 20,
-            mmap_reads: false,
-            result_set_pool: 64,
-            result_set_max_bytes: 4 << 20,
-            dirty_limit_percent: 75,
-        }
-    }
-}
-
-impl Options {
-    fn validate(&self, page_size: u32) -> Result<usize> {
-        if !page_size.is_power_of_two() || !(4096..=65536).contains(&page_size) {
-            return Err(Error::InvalidOptions(format!("page size {page_size} is not a power of two in 4096..=65536")));
-        }
-        let frames = self.cache_bytes / page_size as usize;
-        if frames > crate::pool::MAX_FRAMES {
-            return Err(Error::InvalidOptions(format!(
-                "a cache of {frames} pages exceeds {}",
-                crate::pool::MAX_FRAMES
-            )));
-        }
-        if frames < 64 {
-            return Err(Error::InvalidOptions(format!(
-                "cache of {} bytes holds {frames} pages; at least 64 are needed",
-                self.cache_bytes
-            )));
-        }
-        if !(1..=90).contains(&self.dirty_limit_percent) {
-            return Err(Error::InvalidOptions("dirty_limit_percent must be in 1..=90".into()));
-        }
-        Ok(frames)
-    }
-}
-
 /// An open database. `Send + Sync`: share it between threads by reference or `Arc`.
+///
+/// # Examples
+///
+/// One writer at a time, snapshot readers that never wait for it; a snapshot taken
+/// with [`Database::begin_read_owned`] moves into another thread and keeps seeing its
+/// version while the database commits newer ones.
+///
+/// ```
+/// use quiredb_engine::{Database, Durability, PageKind, PageRead};
+/// use std::sync::Arc;
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Arc::new(Database::builder().cache_bytes(4 << 20).create(dir.path().join("db.quire"))?);
+/// let txn = db.begin_write()?;
+/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+/// let id = page.id();
+/// page[..5].copy_from_slice(b"first");
+/// drop(page);
+/// txn.commit(Durability::Checksummed)?;
+///
+/// let snapshot = db.begin_read_owned()?;
+/// let txn = db.begin_write()?;
+/// txn.page_mut(id)?[..5].copy_from_slice(b"later");
+/// txn.commit(Durability::Checksummed)?;
+/// let seen = std::thread::spawn(move || snapshot.page(id).map(|page| page[..5].to_vec())).join().unwrap()?;
+/// assert_eq!(seen, b"first");
+/// assert_eq!(&db.begin_read()?.page(id)?[..5], b"later");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Database {
     core: Core,
@@ -181,9 +150,25 @@ impl Database {
         Ok(Database { core })
     }
 
+    /// A [`DatabaseBuilder`] over default [`Options`]: set what differs, then
+    /// `create`, `open` or `open_read_only`.
+    pub fn builder() -> DatabaseBuilder {
+        DatabaseBuilder::default()
+    }
+
     /// Starts a snapshot reader. Never waits for the writer.
     pub fn begin_read(&self) -> Result<ReadTxn<'_>> {
         Ok(ReadTxn::begin(&self.core))
+    }
+
+    /// Starts a snapshot reader that holds a share of the database instead of a
+    /// borrow, so it can move into a spawned thread. Never waits for the writer.
+    pub fn begin_read_owned(self: &Arc<Self>) -> Result<OwnedReadTxn> {
+        Ok(OwnedReadTxn::begin(Arc::clone(self)))
+    }
+
+    pub(crate) fn core(&self) -> &Core {
+        &self.core
     }
 
     /// Starts the write transaction, waiting for the current writer to finish.

@@ -9,7 +9,7 @@
 //!    through `translations`, a lock-free table of recent translations shared by all
 //!    snapshots and kept right by every commit.
 //! 5. [`txn`] — snapshot readers and the single writer (shadow paging, commit).
-//! 6. [`catalog`], [`resultset`], [`check`] — named structures, recycled query
+//! 6. [`catalog`], [`resultset`], [`check`](mod@check) — named structures, recycled query
 //!    buffers, integrity check.
 //!
 //! Structures use only logical pages: [`PageRead::page`] to read, and
@@ -24,6 +24,7 @@ pub mod error;
 pub mod freespace;
 pub mod meta;
 mod open;
+mod options;
 pub mod page;
 pub mod pool;
 mod readers;
@@ -37,11 +38,12 @@ pub(crate) use txn::commit as commit_record;
 
 pub use catalog::{CatalogEntry, StructureKind};
 pub use check::{CheckReport, check};
-pub use db::{DEFAULT_PAGE_SIZE, Database, Options};
+pub use db::Database;
 pub use error::{Error, Result};
 pub use meta::Durability;
 pub use open::Rollback;
+pub use options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
 pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
-pub use txn::{PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};
+pub use txn::{OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};

@@ -25,7 +25,7 @@ use quiredb_datasets::meteo::{
     Baseline, ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig,
     Schema, StationSpec, TimeSpec, csv_parse_only, load, load_parallel,
 };
-use quiredb_engine::{Database, Durability, Options};
+use quiredb_engine::{Database, Durability};
 
 /// Arguments of `quire load-csv`.
 #[derive(clap::Args)]
@@ -252,7 +252,7 @@ fn open_database(args: &LoadArgs) -> Result<Option<Database>> {
     let Some(path) = &args.db else {
         bail!("give --db DB to load into a database, or --dry-run to validate only");
     };
-    let options = Options { cache_bytes: args.cache_mib << 20, ..Options::default() };
+    let options = Database::builder().cache_bytes(args.cache_mib << 20).into_options();
     let database = if path.exists() { Database::open(path, options) } else { Database::create(path, options) };
     Ok(Some(database.with_context(|| format!("cannot open {}", path.display()))?))
 }

@@ -26,7 +26,7 @@ fn storage_bytes_read() -> u64 {
 }
 
 fn options() -> Options {
-    Options { page_size: Some(4096), cache_bytes: 256 << 20, ..Options::default() }
+    Database::builder().page_size(4096).cache_bytes(256 << 20).into_options()
 }
 
 fn write(path: &str, n: u64) -> Result<(), Box<dyn std::error::Error>> {

@@ -7,7 +7,7 @@
 //! (the cache defaults to 256 MB; T2's "80% fits" is 0.8 × 32 B × n; `QUIRE_DIRTY=P` sets the
 //! dirty limit in percent).
 
-use quiredb_engine::{Database, Durability, Options};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::{self, BTree, HeadCache};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dirty: u8 = std::env::var("QUIRE_DIRTY").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
     let db = Database::create(
         &path,
-        Options { cache_bytes: (cache_mb * 1e6) as usize, dirty_limit_percent: dirty, ..Options::default() },
+        Database::builder().cache_bytes((cache_mb * 1e6) as usize).dirty_limit_percent(dirty).into_options(),
     )?;
     let head = {
         let txn = db.begin_write()?;

@@ -13,7 +13,7 @@
 //! the unit cube. Windows are cubes of the selectivity's volume fraction of the
 //! data's extent, centred on data points for a FILE.
 
-use quiredb_engine::{Database, Durability, Options};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -53,7 +53,7 @@ fn run<const D: usize>(
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let options = Options { page_size: Some(8192), cache_bytes: 256 << 20, ..Options::default() };
+    let options = Database::builder().page_size(8192).cache_bytes(256 << 20).into_options();
     let db = Database::create(dir.path().join("probe.quire"), options)?;
     let txn = db.begin_write()?;
     let tree = RTree::<D>::create_points(&txn, "points")?;

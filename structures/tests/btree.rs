@@ -43,7 +43,7 @@ impl Rng {
 }
 
 fn small_options() -> Options {
-    Options { page_size: Some(4096), ..Options::default() }
+    Database::builder().page_size(4096).into_options()
 }
 
 fn memdb(options: Options) -> (Arc<MemStorage>, Database) {
@@ -519,4 +519,55 @@ fn insert_batch_matches_single_inserts() {
     txn.commit(Durability::None).expect("commit");
     let txn = db.begin_read().expect("reader");
     assert_eq!(BTree::open(&txn, "t").expect("open").len(), model.len() as u64);
+}
+
+/// An owned snapshot moved into a spawned thread reads the B+tree as it was when the
+/// snapshot began, while the main thread commits changes to it and deletes it.
+#[test]
+fn an_owned_snapshot_in_another_thread_keeps_its_version_across_commits() {
+    let (_storage, db) = memdb(small_options());
+    let db = Arc::new(db);
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::create(&txn, "t").expect("create");
+    for i in 0u32..500 {
+        tree.insert(&i.to_be_bytes(), b"old").expect("insert");
+    }
+    drop(tree);
+    txn.commit(Durability::None).expect("commit");
+
+    let snapshot = db.begin_read_owned().expect("owned reader");
+    let (read_once, go_on) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+    let reader = std::thread::spawn(move || {
+        let tree = BTree::open(&snapshot, "t").expect("open in the snapshot");
+        let before = tree.get_vec(&7u32.to_be_bytes()).expect("get");
+        read_once.0.send(()).expect("main thread waits");
+        go_on.1.recv().expect("main thread commits, then says so");
+        let values: Vec<Vec<u8>> = tree
+            .range(Bound::Unbounded, Bound::Unbounded)
+            .map(|entry| entry.map(|(_, value)| value))
+            .collect::<Result<_, _>>()
+            .expect("scan");
+        (before, tree.len(), values)
+    });
+    read_once.1.recv().expect("reader read once");
+    for round in 0..3 {
+        let txn = db.begin_write().expect("writer");
+        let mut tree = BTree::open(&txn, "t").expect("open");
+        for i in 0u32..500 {
+            tree.insert(&i.to_be_bytes(), format!("new {round}").as_bytes()).expect("overwrite");
+        }
+        drop(tree);
+        txn.commit(Durability::None).expect("commit");
+    }
+    let txn = db.begin_write().expect("writer");
+    BTree::drop_tree(&txn, "t").expect("drop the tree");
+    txn.commit(Durability::None).expect("commit");
+    go_on.0.send(()).expect("reader waits");
+
+    let (before, len, values) = reader.join().expect("the reader thread does not panic");
+    assert_eq!(before.as_deref(), Some(&b"old"[..]));
+    assert_eq!(len, 500);
+    assert!(values.iter().all(|value| value == b"old"), "the snapshot saw a later commit");
+    let now = db.begin_read().expect("reader");
+    assert!(BTree::open(&now, "t").is_err(), "the tree is gone in the newest snapshot");
 }

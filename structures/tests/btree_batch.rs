@@ -6,7 +6,7 @@
 //! printed: `QUIREDB_TEST_SEED` replays.
 
 use quiredb_engine::storage::MemStorage;
-use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::btree::{self, BTree};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -37,7 +37,7 @@ impl Rng {
 }
 
 fn memdb() -> Database {
-    let options = Options { page_size: Some(4096), ..Options::default() };
+    let options = Database::builder().page_size(4096).into_options();
     Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("in-memory database")
 }
 

@@ -99,7 +99,7 @@ fn durability(commit: u64) -> Durability {
 }
 
 fn options() -> Options {
-    Options { page_size: Some(4096), cache_bytes: 512 * 4096, ..Options::default() }
+    Database::builder().page_size(4096).cache_bytes(512 * 4096).into_options()
 }
 
 /// Applies one commit's operations inside `txn`.

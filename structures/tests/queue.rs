@@ -39,7 +39,7 @@ fn seed() -> u64 {
 }
 
 fn options(page_size: u32) -> Options {
-    Options { page_size: Some(page_size), cache_bytes: 4 << 20, ..Options::default() }
+    Database::builder().page_size(page_size).cache_bytes(4 << 20).into_options()
 }
 
 fn mem_db(storage: &Arc<MemStorage>, page_size: u32) -> Database {

@@ -47,7 +47,7 @@ fn scale() -> usize {
 }
 
 fn options() -> Options {
-    Options { page_size: Some(4096), cache_bytes: 4 << 20, ..Options::default() }
+    Database::builder().page_size(4096).cache_bytes(4 << 20).into_options()
 }
 
 fn random_rect<const D: usize>(rng: &mut Rng) -> Rect<D> {
@@ -421,7 +421,7 @@ fn io_per_query<const D: usize>(points: usize) {
     let mut unit = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
     let coords: Vec<f64> = (0..points * D).map(|_| unit()).collect();
     let ids: Vec<u64> = (0..points as u64).collect();
-    let big = Options { page_size: Some(8192), cache_bytes: 512 << 20, ..Options::default() };
+    let big = Database::builder().page_size(8192).cache_bytes(512 << 20).into_options();
     let nodes = {
         let db = Database::create(&path, big).expect("db");
         let txn = db.begin_write().expect("write");
@@ -432,7 +432,8 @@ fn io_per_query<const D: usize>(points: usize) {
         nodes
     };
     let cache_bytes = (nodes as usize * 8192 / 4).max(64 * 8192);
-    let db = Database::open(&path, Options { page_size: Some(8192), cache_bytes, ..Options::default() }).expect("open");
+    let db = Database::open(&path, Database::builder().page_size(8192).cache_bytes(cache_bytes).into_options())
+        .expect("open");
     let txn = db.begin_read().expect("read");
     let tree = RTree::<D>::open(&txn, "t").expect("open tree");
     let queries = 2000;

@@ -5,12 +5,12 @@
 //! and head page are checked against a brute-force count.
 
 use quiredb_engine::storage::MemStorage;
-use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use std::sync::Arc;
 
 fn memdb() -> Database {
-    let options = Options { page_size: Some(4096), cache_bytes: 4 << 20, ..Options::default() };
+    let options = Database::builder().page_size(4096).cache_bytes(4 << 20).into_options();
     Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("create")
 }
 

@@ -7,7 +7,7 @@
 //! `RTREE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
 
 use quiredb_engine::storage::MemStorage;
-use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::Error;
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ fn scale() -> usize {
 }
 
 fn db() -> Database {
-    let options = Options { page_size: Some(4096), cache_bytes: 2 << 20, ..Options::default() };
+    let options = Database::builder().page_size(4096).cache_bytes(2 << 20).into_options();
     Database::with_storage(Arc::new(MemStorage::new()), options, "stream").expect("database")
 }
 
@@ -303,7 +303,7 @@ fn bad_boxes_are_refused_at_push_and_the_tree_is_untouched() {
 fn streaming_build_of_many_points_in_bounded_memory() {
     let n: u64 = std::env::var("RTREE_STREAM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(2_000_000);
     let dir = tempfile::tempdir().expect("tmp dir");
-    let options = Options { page_size: Some(8192), cache_bytes: 64 << 20, ..Options::default() };
+    let options = Database::builder().page_size(8192).cache_bytes(64 << 20).into_options();
     let db = Database::create(dir.path().join("big.db"), options).expect("database");
     let mut rng = Rng(seed());
     let start = std::time::Instant::now();
@@ -342,7 +342,7 @@ fn profile<const D: usize>() {
     let n: u64 = std::env::var("RTREE_STREAM_N").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let what = std::env::var("RTREE_PROFILE").unwrap_or_else(|_| "both".into());
     let dir = tempfile::tempdir().expect("tmp dir");
-    let options = Options { page_size: Some(8192), cache_bytes: 256 << 20, ..Options::default() };
+    let options = Database::builder().page_size(8192).cache_bytes(256 << 20).into_options();
     let db = Database::create(dir.path().join("q.db"), options).expect("database");
     let mut rng = Rng(seed());
     let (ids, coords): (Vec<u64>, Vec<f64>) = (0..n).map(|i| (i, 0.0)).unzip();

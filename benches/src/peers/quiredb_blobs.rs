@@ -6,7 +6,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{BlobEngine, dir_size};
-use quiredb_engine::{Database, Durability, Options, PageId};
+use quiredb_engine::{Database, Durability, PageId};
 use quiredb_structures::blob::{self, BlobRef};
 use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ impl QuireBlobs {
     /// Opener for `quiredb` in T6.
     pub fn open(dir: &Path) -> Result<Box<dyn BlobEngine>> {
         create_dir(dir)?;
-        let options = Options { page_size: Some(4096), cache_bytes: 256 << 20, ..Options::default() };
+        let options = Database::builder().page_size(4096).cache_bytes(256 << 20).into_options();
         let db = Database::create(dir.join("blobs.quire"), options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();

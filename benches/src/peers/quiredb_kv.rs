@@ -9,7 +9,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{KvEngine, KvOptions, dir_size};
-use quiredb_engine::{Database, Durability, Options, PageId};
+use quiredb_engine::{Database, Durability, PageId};
 use quiredb_structures::btree::{BTree, HeadCache};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl QuireKv {
     fn create(dir: &Path, options: &KvOptions, durability: Durability) -> Result<QuireKv> {
         create_dir(dir)?;
         let cache = options.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES) as usize;
-        let options = Options { cache_bytes: cache, ..Options::default() };
+        let options = Database::builder().cache_bytes(cache).into_options();
         let path = dir.join("kv.quire");
         let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
             .or_engine(ID)?;

@@ -9,7 +9,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{QueueEngine, dir_size};
-use quiredb_engine::{Database, Durability, Options};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::queue::Queue;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -27,8 +27,7 @@ impl QuireQueue {
     /// Opener for `quiredb` in T3 (creates the database and the queue when absent).
     pub fn open(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
         create_dir(dir)?;
-        let db = Database::create(dir.join("queue.quire"), Options { mmap_reads: true, ..Options::default() })
-            .or_engine(ID)?;
+        let db = Database::builder().mmap_reads(true).create(dir.join("queue.quire")).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         Queue::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;

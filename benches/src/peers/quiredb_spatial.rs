@@ -20,7 +20,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::{BenchError, Result};
 use crate::family::{PageTraffic, SpatialEngine, WindowAnswer};
-use quiredb_engine::{Database, Durability, Options};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::path::{Path, PathBuf};
 
@@ -58,7 +58,7 @@ fn point<const N: usize>(p: &[f64]) -> [f64; N] {
 impl<const N: usize, C: Coord> QuireSpatial<N, C> {
     fn open(dir: &Path, build: Build) -> Result<Self> {
         create_dir(dir)?;
-        let options = Options { page_size: Some(8192), cache_bytes: CACHE_BYTES, ..Options::default() };
+        let options = Database::builder().page_size(8192).cache_bytes(CACHE_BYTES).into_options();
         let path = dir.join("quire.db");
         let db = Database::create(&path, options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
@@ -117,7 +117,7 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
         let bytes = std::fs::metadata(&self.path).map_err(|e| BenchError::engine(ID, e.to_string()))?.len();
         let cache_bytes = ((bytes as f64 * fraction) as usize).max(MIN_CACHE_BYTES);
         drop(self.db.take());
-        let options = Options { page_size: Some(8192), cache_bytes, ..Options::default() };
+        let options = Database::builder().page_size(8192).cache_bytes(cache_bytes).into_options();
         let db = Database::open(&self.path, options).or_engine(ID)?;
         self.tree = RTree::open(&db.begin_read().or_engine(ID)?, "points").or_engine(ID)?;
         self.db = Some(db);

@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::measure::{Sample, time};
 use crate::peers::OrEngine;
 use crate::results::{Collector, Unit};
-use quiredb_engine::{Database, Durability, Options, PageId, PageRead, ResultSet};
+use quiredb_engine::{Database, Durability, PageId, PageRead, ResultSet};
 use quiredb_structures::btree::{BTree, HeadCache};
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use std::path::Path;
@@ -154,7 +154,7 @@ fn array(c: &[f64]) -> [f64; DIMS] {
 
 fn build(dir: &Path, n: usize, queries: usize, seed: u64) -> Result<Fixture> {
     let records = meteo(n, seed)?;
-    let options = Options { cache_bytes: CACHE_BYTES, ..Options::default() };
+    let options = Database::builder().cache_bytes(CACHE_BYTES).into_options();
     let db = Database::create(dir.join("t8.quire"), options).or_engine(ID)?;
     let txn = db.begin_write().or_engine(ID)?;
     let mut tree = BTree::open_or_create(&txn, TREE).or_engine(ID)?;

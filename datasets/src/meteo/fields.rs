@@ -15,7 +15,7 @@ pub type Reason = &'static str;
 
 /// Parses a measure: `Ok(None)` when the field is a missing marker or sentinel.
 /// With `decimal_comma`, one `,` is read as the decimal point (`"12,5"` = 12.5).
-/// Inlined: a short plain decimal that is no sentinel takes only [`plain_decimal`].
+/// Inlined: a short plain decimal that is no sentinel takes only `plain_decimal`.
 #[inline(always)]
 pub fn parse_measure(bytes: &[u8], decimal_comma: bool, missing: &MissingValues) -> Result<Option<f64>, Reason> {
     match plain_decimal(bytes, decimal_comma) {

@@ -37,7 +37,7 @@ use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::{ObservationReader, RawRow};
 use super::record::RecordEncoding;
 use super::sort_feed::{Points, SORT_BATCHES, sort_pool, sort_thread};
-use super::store::{Chunk, KeyWriter, SinkStats, open_layout, record_encoding, sink_error, write_meta, write_records};
+use super::store::{Chunk, KeyWriter, SinkStats, open_layout, record_encoding, write_meta, write_records};
 use super::timing::{process_cpu, thread_cpu, timed};
 use crate::error::{Error, Result};
 
@@ -87,7 +87,7 @@ pub fn load_parallel<R: std::io::Read>(
     options: LoadOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(LoadSummary, SinkStats)> {
-    let encoding = record_encoding(&db.begin_read().map_err(sink_error)?)?;
+    let encoding = record_encoding(&db.begin_read()?)?;
     let (to_index, from_parser) = sync_channel(QUEUE_CHUNKS);
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
@@ -99,7 +99,7 @@ pub fn load_parallel<R: std::io::Read>(
         let loaded = load(reader, &mut sender, options, progress);
         let (parse_cpu, parse_wait) = (thread_cpu().saturating_sub(started_cpu), sender.wait);
         drop(sender);
-        let indexed = indexer.join().unwrap_or_else(|_| Err(Error::Argument("the index thread panicked".into())));
+        let indexed = indexer.join().unwrap_or_else(|_| Err(Error::Worker("the index thread panicked".into())));
         drop(releaser);
         match (loaded, indexed) {
             (Ok(summary), Ok(mut stats)) => {
@@ -124,7 +124,7 @@ struct ChunkSender {
 impl ChunkSender {
     fn send(&mut self, message: Message) -> Result<()> {
         let sent = timed(&mut self.wait, || self.to_index.send(message).is_ok());
-        sent.then_some(()).ok_or_else(|| Error::Argument("the index thread stopped".into()))
+        sent.then_some(()).ok_or_else(|| Error::Worker("the index thread stopped".into()))
     }
 
     fn send_chunk(&mut self) -> Result<()> {
@@ -165,7 +165,7 @@ impl ObservationSink for ChunkSender {
         // The index thread lets go of the chunks at the finish: free them for the
         // R-tree's merge (until the index thread drops its end of the channel).
         while self.recycled.recv().is_ok() {}
-        answer.recv().map_err(|_| Error::Argument("the index thread stopped".into()))?
+        answer.recv().map_err(|_| Error::Worker("the index thread stopped".into()))?
     }
 
     fn abort(&mut self) {
@@ -184,7 +184,7 @@ fn index_thread(
 ) -> Result<SinkStats> {
     let mut stats = SinkStats::default();
     loop {
-        let txn = db.begin_write().map_err(sink_error)?;
+        let txn = db.begin_write()?;
         match one_transaction(&txn, config, messages, &mut recycle, &mut stats)? {
             Ending::Abort => {
                 txn.abort();
@@ -192,18 +192,23 @@ fn index_thread(
             }
             Ending::Commit => {
                 let (started, cpu) = (std::time::Instant::now(), thread_cpu());
-                txn.commit(config.0.durability).map_err(sink_error)?;
+                txn.commit(config.0.durability)?;
                 stats.commits += 1;
                 stats.commit_time += started.elapsed();
                 stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
             }
             Ending::CommitAndStop(reply) => {
                 let (started, cpu) = (std::time::Instant::now(), thread_cpu());
-                let committed = txn.commit(config.0.durability).map_err(sink_error);
+                let committed = txn.commit(config.0.durability).map_err(Error::from);
                 stats.commits += u64::from(committed.is_ok());
                 stats.commit_time += started.elapsed();
                 stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
-                let _ = reply.send(committed.as_ref().map(|_| ()).map_err(|e| Error::Argument(e.to_string())));
+                let _ = reply.send(
+                    committed
+                        .as_ref()
+                        .map(|_| ())
+                        .map_err(|error| Error::Worker(format!("the index thread's commit failed: {error}"))),
+                );
                 return committed.map(|()| stats);
             }
         }
@@ -225,13 +230,13 @@ fn one_transaction(
     let started = Mark::now();
     let (mut queue, rtree) = open_layout(txn)?;
     let mut keys = KeyWriter::default();
-    if !rtree.is_empty(txn).map_err(sink_error)? {
+    if !rtree.is_empty(txn)? {
         let layout = (&mut queue, &mut keys);
         let ending = receive(txn, messages, recycle, stats, layout, &mut Points::Insert(&rtree))?;
         let tail = started.tail(stats);
         return finish_meta(txn, config, (ending, &mut keys), stats, tail);
     }
-    let sorter = rtree.bulk_sorter(&config.0.tmp_dir, config.0.rtree_budget).map_err(sink_error)?;
+    let sorter = rtree.bulk_sorter(&config.0.tmp_dir, config.0.rtree_budget)?;
     std::thread::scope(|scope| {
         let (to_sorter, batches) = sync_channel(SORT_BATCHES);
         let (recycle_batch, recycled) = channel();
@@ -242,12 +247,12 @@ fn one_transaction(
         let tail = started.tail(stats);
         drop(points);
         let (sorter, sort_cpu, sort_wait) =
-            sorting.join().unwrap_or_else(|_| Err(Error::Argument("the R-tree sort thread panicked".into())))?;
+            sorting.join().unwrap_or_else(|_| Err(Error::Worker("the R-tree sort thread panicked".into())))?;
         stats.times.sort_cpu += sort_cpu;
         stats.times.sort_wait += sort_wait;
         let ending = ending?;
         if !matches!(ending, Ending::Abort) {
-            sorter.finish_into(&rtree, txn).map_err(sink_error)?;
+            sorter.finish_into(&rtree, txn)?;
         }
         finish_meta(txn, config, (ending, &mut keys), stats, tail)
     })

@@ -15,7 +15,7 @@ use quiredb_structures::rtree::{Rect, WindowMode};
 
 use super::record::RecordEncoding;
 use super::store::{
-    BTREE_NAME, DIMENSIONS, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, sink_error,
+    BTREE_NAME, DIMENSIONS, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key,
     stored_encoding, unpack_record_id,
 };
 use crate::error::{Error, Result};
@@ -72,10 +72,10 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let (mut low, mut high) = (Vec::new(), Vec::new());
         encode_key(&station, from, &mut low);
         encode_key(&station, to, &mut high);
-        let btree = BTree::open(self.txn, BTREE_NAME).map_err(sink_error)?;
+        let btree = BTree::open(self.txn, BTREE_NAME)?;
         let mut found = Vec::new();
         for entry in btree.range(Bound::Included(&low), Bound::Included(&high)) {
-            let (_, value) = entry.map_err(sink_error)?;
+            let (_, value) = entry?;
             let id =
                 decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
             found.push(self.resolve(id, None)?);
@@ -87,9 +87,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     pub fn window(&self, min: [f64; DIMENSIONS], max: [f64; DIMENSIONS]) -> Result<Vec<Found>> {
         let mut payloads = Vec::new();
         let query = Rect::new(min, max);
-        self.rtree
-            .visit_window(self.txn, &query, WindowMode::Intersects, |payload, _| payloads.push(payload))
-            .map_err(sink_error)?;
+        self.rtree.visit_window(self.txn, &query, WindowMode::Intersects, |payload, _| payloads.push(payload))?;
         let mut ids: Vec<RecordId> = payloads.into_iter().map(unpack_record_id).collect();
         ids.sort();
         ids.into_iter().map(|id| self.resolve(id, None)).collect()
@@ -99,31 +97,31 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     /// first, ties by record.
     pub fn knn(&self, point: [f64; DIMENSIONS], k: usize) -> Result<Vec<Found>> {
         let mut result = ResultSet::detached();
-        self.rtree.nearest_k(self.txn, point, k, None, &mut result).map_err(sink_error)?;
+        self.rtree.nearest_k(self.txn, point, k, None, &mut result)?;
         let rows: Vec<(u64, f64)> = result.ids().iter().copied().zip(result.scores().iter().copied()).collect();
         rows.into_iter().map(|(payload, distance)| self.resolve(unpack_record_id(payload), Some(distance))).collect()
     }
 
     /// Sizes of the structures and the measure names.
     pub fn stats(&self) -> Result<StoreStats> {
-        let btree = BTree::open(self.txn, BTREE_NAME).map_err(sink_error)?;
+        let btree = BTree::open(self.txn, BTREE_NAME)?;
         let keys = btree.len();
-        let btree_stats = quiredb_structures::btree::stats(&btree).map_err(sink_error)?;
+        let btree_stats = quiredb_structures::btree::stats(&btree)?;
         let pages = [
-            self.queue.stats(self.txn).map_err(sink_error)?.data_pages,
+            self.queue.stats(self.txn)?.data_pages,
             btree_stats.leaves + btree_stats.branches,
-            self.rtree.node_pages(self.txn).map_err(sink_error)?,
+            self.rtree.node_pages(self.txn)?,
         ];
         let measure_names = match BTree::open(self.txn, META_NAME) {
-            Ok(meta) => meta.get_vec(b"measures").map_err(sink_error)?.unwrap_or_default(),
+            Ok(meta) => meta.get_vec(b"measures")?.unwrap_or_default(),
             Err(_) => Vec::new(),
         };
         let names = String::from_utf8_lossy(&measure_names);
         Ok(StoreStats {
-            records: self.queue.len(self.txn).map_err(sink_error)?,
+            records: self.queue.len(self.txn)?,
             keys,
-            points: self.rtree.len(self.txn).map_err(sink_error)?,
-            rtree_height: self.rtree.height(self.txn).map_err(sink_error)?,
+            points: self.rtree.len(self.txn)?,
+            rtree_height: self.rtree.height(self.txn)?,
             measure_names: names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
             pages,
         })
@@ -131,7 +129,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
 
     fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {
         let mut stored = Vec::new();
-        if !self.queue.get(self.txn, id, &mut stored).map_err(sink_error)? {
+        if !self.queue.get(self.txn, id, &mut stored)? {
             return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
         }
         let mut raw = Vec::with_capacity(stored.len() * 2);

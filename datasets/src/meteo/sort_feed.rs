@@ -24,7 +24,7 @@ use quiredb_engine::WriteTxn;
 use quiredb_structures::queue::RecordId;
 use quiredb_structures::rtree::{BulkSorter, Rect};
 
-use super::store::{CHUNK_ROWS, Chunk, DIMENSIONS, MeasureTree, SinkStats, pack_record_id, sink_error};
+use super::store::{CHUNK_ROWS, Chunk, DIMENSIONS, MeasureTree, SinkStats, pack_record_id};
 use super::timing::{thread_cpu, timed};
 use crate::error::{Error, Result};
 
@@ -60,11 +60,11 @@ impl Points<'_> {
                 }
                 stats.points += batch.len() as u64;
                 let sent = timed(&mut stats.times.index_sort_wait, || to_sorter.send(batch));
-                sent.map_err(|_| Error::Argument("the R-tree sort thread stopped".into()))?;
+                sent.map_err(|_| Error::Worker("the R-tree sort thread stopped".into()))?;
             }
             Points::Insert(tree) => {
                 for (point, id) in chunk.points(ids) {
-                    tree.insert_point(txn, point, pack_record_id(id)?).map_err(sink_error)?;
+                    tree.insert_point(txn, point, pack_record_id(id)?)?;
                     stats.points += 1;
                 }
             }
@@ -85,7 +85,7 @@ pub(crate) fn sort_pool() -> Result<rayon::ThreadPool> {
         .num_threads(cores.saturating_sub(2).max(1))
         .thread_name(|i| format!("meteo-sort-{i}"))
         .build()
-        .map_err(|error| Error::Argument(format!("cannot start the R-tree sort threads: {error}")))
+        .map_err(|error| Error::Worker(format!("cannot start the R-tree sort threads: {error}")))
 }
 
 /// The sort thread: keys and sorts the points into runs (`BulkSorter`), off the index
@@ -100,10 +100,10 @@ pub(crate) fn sort_thread(
     let mut wait = Duration::ZERO;
     while let Ok(mut batch) = timed(&mut wait, || batches.recv()) {
         if sorter.is_empty() && !batch.is_empty() {
-            sorter = sorter.with_key_bounds(&widened_bounds(&batch)).map_err(sink_error)?;
+            sorter = sorter.with_key_bounds(&widened_bounds(&batch))?;
         }
         for (point, payload) in batch.drain(..) {
-            sorter.push_point(point, payload).map_err(sink_error)?;
+            sorter.push_point(point, payload)?;
         }
         let _ = recycle.send(batch);
     }

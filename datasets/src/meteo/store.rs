@@ -157,11 +157,6 @@ pub fn encode_key(station: &String, time: i64, out: &mut Vec<u8>) {
     time.encode_to(out);
 }
 
-/// Wraps an engine or structure error as this crate's [`Error::Sink`].
-pub fn sink_error(error: impl std::error::Error + Send + Sync + 'static) -> Error {
-    Error::Sink(Box::new(error))
-}
-
 /// What an [`IndexSink`] wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinkStats {
@@ -204,7 +199,7 @@ impl KeyWriter {
         if !self.started {
             self.started = true;
             if btree.is_empty() {
-                self.bulk = Some(btree.bulk_appender().map_err(sink_error)?);
+                self.bulk = Some(btree.bulk_appender()?);
             }
         }
         let Some(run) = self.bulk.as_mut() else { return Ok(false) };
@@ -212,7 +207,7 @@ impl KeyWriter {
         let (Some(&first), Some(&last)) = (order.first(), order.last()) else { return Ok(true) };
         if !run.is_empty() && key(first) <= self.last.as_slice() {
             let run = self.bulk.take().expect("checked above");
-            btree.bulk_finish(run).map_err(sink_error)?;
+            btree.bulk_finish(run)?;
             return Ok(false);
         }
         let mut added = 0;
@@ -221,7 +216,7 @@ impl KeyWriter {
             if order.get(j + 1).is_some_and(|&next| key(next) == key(i)) {
                 continue;
             }
-            btree.bulk_append(run, key(i), &encode_record_id(ids[i])?).map_err(sink_error)?;
+            btree.bulk_append(run, key(i), &encode_record_id(ids[i])?)?;
             added += 1;
         }
         self.last.clear();
@@ -234,7 +229,7 @@ impl KeyWriter {
     /// readies the writer for the next transaction.
     pub(crate) fn finish(&mut self, txn: &WriteTxn<'_>) -> Result<()> {
         if let Some(run) = self.bulk.take() {
-            BTree::open(txn, BTREE_NAME).and_then(|mut btree| btree.bulk_finish(run)).map_err(sink_error)?;
+            BTree::open(txn, BTREE_NAME).and_then(|mut btree| btree.bulk_finish(run))?;
         }
         *self = KeyWriter::default();
         Ok(())
@@ -255,32 +250,32 @@ pub(crate) fn write_records(
     stats: &mut SinkStats,
 ) -> Result<()> {
     ids.clear();
-    let mut appender = queue.appender(txn).map_err(sink_error)?;
+    let mut appender = queue.appender(txn)?;
     for i in 0..chunk.len() {
-        ids.push(appender.append(chunk.record(i)).map_err(sink_error)?);
+        ids.push(appender.append(chunk.record(i))?);
     }
     appender.finish();
     let key = |i: usize| chunk.key(i);
     let mut order: Vec<usize> = (0..chunk.len()).collect();
     order.sort_by(|&a, &b| key(a).cmp(key(b)));
-    let mut btree = BTree::open(txn, BTREE_NAME).map_err(sink_error)?;
+    let mut btree = BTree::open(txn, BTREE_NAME)?;
     stats.records += chunk.len() as u64;
     if keys.append(&mut btree, (&key, &order, ids), stats)? {
         return Ok(());
     }
     let values = order.iter().map(|&i| encode_record_id(ids[i])).collect::<Result<Vec<_>>>()?;
     let pairs = order.iter().zip(&values).map(|(&i, value)| (key(i), value));
-    let added = btree.insert_batch(pairs).map_err(sink_error)?;
+    let added = btree.insert_batch(pairs)?;
     stats.replaced_keys += chunk.len() as u64 - added;
     Ok(())
 }
 
 /// Records `measure_names` and the record encoding in `meteo.meta`.
 pub(crate) fn write_meta(txn: &WriteTxn<'_>, measure_names: &[String], encoding: RecordEncoding) -> Result<()> {
-    let mut meta = BTree::open_or_create(txn, META_NAME).map_err(sink_error)?;
-    meta.insert(b"measures", measure_names.join(",").as_bytes()).map_err(sink_error)?;
+    let mut meta = BTree::open_or_create(txn, META_NAME)?;
+    meta.insert(b"measures", measure_names.join(",").as_bytes())?;
     if encoding == RecordEncoding::Nibble {
-        meta.insert(ENCODING_KEY, NIBBLE_V1).map_err(sink_error)?;
+        meta.insert(ENCODING_KEY, NIBBLE_V1)?;
     }
     Ok(())
 }
@@ -289,7 +284,7 @@ pub(crate) fn write_meta(txn: &WriteTxn<'_>, measure_names: &[String], encoding:
 /// `record.rs`): packed for a new or empty queue, else what the queue already holds.
 pub fn record_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
     let Ok(queue) = Queue::open(txn, QUEUE_NAME) else { return Ok(RecordEncoding::Nibble) };
-    if queue.len(txn).map_err(sink_error)? == 0 {
+    if queue.len(txn)? == 0 {
         return Ok(RecordEncoding::Nibble);
     }
     stored_encoding(txn)
@@ -298,7 +293,7 @@ pub fn record_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
 /// The record encoding named in `meteo.meta` (raw without an entry).
 pub fn stored_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
     let value = match BTree::open(txn, META_NAME) {
-        Ok(meta) => meta.get_vec(ENCODING_KEY).map_err(sink_error)?,
+        Ok(meta) => meta.get_vec(ENCODING_KEY)?,
         Err(_) => None,
     };
     RecordEncoding::from_meta(value.as_deref())
@@ -306,11 +301,11 @@ pub fn stored_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
 
 /// Opens or creates the queue, the B+tree and the R*-tree in `txn`.
 pub(crate) fn open_layout(txn: &WriteTxn<'_>) -> Result<(Queue, MeasureTree)> {
-    let queue = Queue::open_or_create(txn, QUEUE_NAME).map_err(sink_error)?;
-    BTree::open_or_create(txn, BTREE_NAME).map_err(sink_error)?;
+    let queue = Queue::open_or_create(txn, QUEUE_NAME)?;
+    BTree::open_or_create(txn, BTREE_NAME)?;
     let rtree = match MeasureTree::open(txn, RTREE_NAME) {
         Ok(tree) => tree,
-        Err(_) => MeasureTree::create_points(txn, RTREE_NAME).map_err(sink_error)?,
+        Err(_) => MeasureTree::create_points(txn, RTREE_NAME)?,
     };
     Ok((queue, rtree))
 }
@@ -335,9 +330,9 @@ impl<'db> IndexSink<'db> {
     /// Opens a write transaction on `db` and opens or creates the structures.
     /// `measure_names` are recorded in `meteo.meta`.
     pub fn new(db: &'db Database, durability: Durability, measure_names: Vec<String>) -> Result<Self> {
-        let txn = db.begin_write().map_err(sink_error)?;
+        let txn = db.begin_write()?;
         let (queue, rtree) = open_layout(&txn)?;
-        let empty = rtree.is_empty(&txn).map_err(sink_error)?;
+        let empty = rtree.is_empty(&txn)?;
         let encoding = record_encoding(&txn)?;
         Ok(IndexSink {
             db,
@@ -389,7 +384,7 @@ impl<'db> IndexSink<'db> {
                     payloads.push(payload);
                     coords.extend_from_slice(&point);
                 }
-                None => self.rtree.insert_point(txn, point, payload).map_err(sink_error)?,
+                None => self.rtree.insert_point(txn, point, payload)?,
             }
             self.stats.points += 1;
         }
@@ -405,7 +400,7 @@ impl<'db> IndexSink<'db> {
     fn flush_bulk(&mut self) -> Result<()> {
         let Some((payloads, coords)) = self.bulk.take() else { return Ok(()) };
         if !payloads.is_empty() {
-            self.rtree.bulk_load_points(self.txn()?, &payloads, &coords).map_err(sink_error)?;
+            self.rtree.bulk_load_points(self.txn()?, &payloads, &coords)?;
         }
         Ok(())
     }
@@ -420,7 +415,7 @@ impl<'db> IndexSink<'db> {
         self.stats.finish_time += started.elapsed();
         let started = std::time::Instant::now();
         let txn = self.txn.take().ok_or_else(|| Error::Argument("no open transaction".into()))?;
-        txn.commit(self.durability).map_err(sink_error)?;
+        txn.commit(self.durability)?;
         self.stats.commits += 1;
         self.stats.commit_time += started.elapsed();
         Ok(())
@@ -445,7 +440,7 @@ impl ObservationSink for IndexSink<'_> {
 
     fn end_batch(&mut self) -> Result<()> {
         self.commit()?;
-        self.txn = Some(self.db.begin_write().map_err(sink_error)?);
+        self.txn = Some(self.db.begin_write()?);
         Ok(())
     }
 

@@ -135,7 +135,7 @@ fn killed_load_leaves_the_database_as_before() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("killed.quire");
-    let small = Options { cache_bytes: 1 << 20, ..Options::default() };
+    let small = Database::builder().cache_bytes(1 << 20).into_options();
     let before = {
         let db = Database::create(&path, small.clone()).expect("create");
         load_into(&db, &fixture(2_000, 3).0, None).expect("first load");
@@ -189,7 +189,7 @@ fn stalled_child_load(path: &std::path::Path) {
             self.inner.finish()
         }
     }
-    let small = Options { cache_bytes: 1 << 20, ..Options::default() };
+    let small = Database::builder().cache_bytes(1 << 20).into_options();
     let db = Database::open(path, small).expect("child opens the database");
     let (csv, _) = fixture(200_000, 4);
     let mut reader = ObservationReader::new(csv.as_slice(), &Schema::default()).expect("opens");

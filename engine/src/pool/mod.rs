@@ -88,7 +88,7 @@ pub struct FrameData {
     pub state: FrameState,
     /// Whether the frame was ever taken (its memory touched), for the counters.
     touched: bool,
-    /// The page bytes (header included), a slice of the pool's [`FrameMemory`].
+    /// The page bytes (header included), a slice of the pool's `FrameMemory`.
     pub bytes: FrameBytes,
 }
 
@@ -147,7 +147,7 @@ pub struct Pool {
 struct PaddedCounter(AtomicU64);
 
 impl Pool {
-    /// A pool of `frames` frames of `page_size` bytes, in one mapping ([`FrameMemory`])
+    /// A pool of `frames` frames of `page_size` bytes, in one mapping (`FrameMemory`)
     /// that the kernel backs only as frames are first used, so a large pool costs memory
     /// only as far as it is used (zeroing a 256 MiB pool up front took ~0.1 s per open).
     /// Fails only if the address space for the mapping cannot be had.
@@ -283,7 +283,7 @@ impl Pool {
     /// Locks a dirty frame owned by the write transaction; `None` if the writer itself
     /// still borrows it. Others lock a dirty frame only for an instant (the CLOCK hand
     /// of a reader's miss tries every frame), so the writer waits out such a holder
-    /// for up to [`TRANSIENT_LOCK_WAIT`] rather than mistaking it for its own borrow.
+    /// for up to `TRANSIENT_LOCK_WAIT` rather than mistaking it for its own borrow.
     pub fn dirty_mut(&self, index: u32, phys: PhysId) -> Option<WriteGuard<'_>> {
         let data = &self.frames[index as usize].data;
         let guard = data.try_write().or_else(|| data.try_write_for(TRANSIENT_LOCK_WAIT))?;

@@ -18,7 +18,7 @@ mod pagemap;
 mod read;
 mod write;
 
-pub use read::ReadTxn;
+pub use read::{OwnedReadTxn, ReadTxn};
 pub use write::WriteTxn;
 
 use crate::catalog::CatalogEntry;

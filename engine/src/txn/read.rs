@@ -1,10 +1,13 @@
-//! [`ReadTxn`]: a snapshot reader. It copies the published meta and announces itself
-//! so that the pages it can see are not reused, both without a lock (`readers.rs`); it
-//! never waits for the writer, for a commit's sync, or for other readers.
+//! Snapshot readers: [`ReadTxn`] borrows its database, [`OwnedReadTxn`] holds an
+//! `Arc<Database>` so it can move into a spawned thread or a task. Both are one
+//! `Snapshot` that copies the published meta and announces itself so that the pages
+//! it can see are not reused, without a lock (`readers.rs`); a reader never waits for
+//! the writer, for a commit's sync, or for other readers.
 
 use super::{PageRead, PageRef, SnapshotToken};
 use crate::catalog::{self, CatalogEntry};
 use crate::core::Core;
+use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
@@ -12,14 +15,32 @@ use crate::readers::Announcement;
 use crate::resultset::ResultSet;
 use crate::translations::Translation;
 use std::cell::OnceCell;
+use std::sync::Arc;
 
-/// A read-only snapshot of the database.
+/// What keeps the database's core alive for a snapshot: a borrow or an `Arc`.
+trait CoreHolder {
+    fn core(&self) -> &Core;
+}
+
+impl CoreHolder for &Core {
+    fn core(&self) -> &Core {
+        self
+    }
+}
+
+impl CoreHolder for Arc<Database> {
+    fn core(&self) -> &Core {
+        Database::core(self)
+    }
+}
+
+/// One announced snapshot over a core held by `H`.
 ///
 /// Pages are found through the database-wide translation table (`translations.rs`),
 /// so the hot pages of a structure cost one pool probe from the snapshot's first
 /// query on, instead of one per page-map level plus one.
-pub struct ReadTxn<'db> {
-    core: &'db Core,
+struct Snapshot<H: CoreHolder> {
+    holder: H,
     meta: Meta,
     /// Where this reader announced its snapshot.
     announced: Announcement,
@@ -27,27 +48,19 @@ pub struct ReadTxn<'db> {
     catalog: OnceCell<catalog::Catalog>,
 }
 
-impl<'db> ReadTxn<'db> {
+impl<H: CoreHolder> Snapshot<H> {
     /// Announces a reader of the newest snapshot, retrying if a commit published a
     /// newer one meanwhile (the protocol of `readers.rs`). Never waits on a lock.
-    pub(crate) fn begin(core: &'db Core) -> Self {
+    fn begin(holder: H) -> Self {
+        let core = holder.core();
         loop {
             let meta = core.published.load();
             let announced = core.readers.announce(meta.txn);
             if core.published.txn() == meta.txn {
-                return ReadTxn { core, meta, announced, catalog: OnceCell::new() };
+                return Snapshot { holder, meta, announced, catalog: OnceCell::new() };
             }
             core.readers.withdraw(announced, meta.txn);
         }
-    }
-
-    /// The meta this snapshot was taken from.
-    pub fn meta(&self) -> &Meta {
-        &self.meta
-    }
-
-    pub(crate) fn core(&self) -> &'db Core {
-        self.core
     }
 
     fn catalog(&self) -> Result<&catalog::Catalog> {
@@ -59,37 +72,39 @@ impl<'db> ReadTxn<'db> {
     }
 }
 
-impl Drop for ReadTxn<'_> {
+impl<H: CoreHolder> Drop for Snapshot<H> {
     fn drop(&mut self) {
-        self.core.readers.withdraw(self.announced, self.meta.txn);
+        self.holder.core().readers.withdraw(self.announced, self.meta.txn);
     }
 }
 
-impl PageRead for ReadTxn<'_> {
+impl<H: CoreHolder> PageRead for Snapshot<H> {
     #[inline]
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
-        let found = self.core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        let core = self.holder.core();
+        let found = core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         let phys = PhysId(found.phys);
-        if let Some(guard) = found.frame.and_then(|frame| self.core.pool.lookup_frame(frame, phys)) {
+        if let Some(guard) = found.frame.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));
         }
-        let (guard, frame) = self.core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
-        self.core.translations.remember_frame(id.0, frame);
+        let (guard, frame) = core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
+        core.translations.remember_frame(id.0, frame);
         Ok(PageRef::new(guard, id))
     }
 
     #[inline]
     fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
-        match self.core.translations.find(id.0, self.meta.txn.0) {
-            Some(Translation { frame: Some(frame), .. }) => self.core.pool.prefetch_frame(frame, HEADER_SIZE, ranges),
-            Some(Translation { phys, frame: None }) => self.core.pool.prefetch(PhysId(phys), HEADER_SIZE, ranges),
+        let core = self.holder.core();
+        match core.translations.find(id.0, self.meta.txn.0) {
+            Some(Translation { frame: Some(frame), .. }) => core.pool.prefetch_frame(frame, HEADER_SIZE, ranges),
+            Some(Translation { phys, frame: None }) => core.pool.prefetch(PhysId(phys), HEADER_SIZE, ranges),
             None => {}
         }
     }
 
     fn payload_size(&self) -> usize {
-        self.core.page_size - HEADER_SIZE
+        self.holder.core().page_size - HEADER_SIZE
     }
 
     fn txn_id(&self) -> TxnId {
@@ -97,7 +112,7 @@ impl PageRead for ReadTxn<'_> {
     }
 
     fn snapshot_token(&self) -> Option<SnapshotToken> {
-        Some(SnapshotToken::new(self.core.instance, self.meta.txn))
+        Some(SnapshotToken::new(self.holder.core().instance, self.meta.txn))
     }
 
     fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {
@@ -109,6 +124,89 @@ impl PageRead for ReadTxn<'_> {
     }
 
     fn result_set(&self) -> ResultSet {
-        self.core.result_sets.take()
+        self.holder.core().result_sets.take()
     }
 }
+
+/// A read-only snapshot of the database, borrowing it (see [`Database::begin_read`]).
+pub struct ReadTxn<'db>(Snapshot<&'db Core>);
+
+impl<'db> ReadTxn<'db> {
+    pub(crate) fn begin(core: &'db Core) -> Self {
+        ReadTxn(Snapshot::begin(core))
+    }
+
+    /// The meta this snapshot was taken from.
+    pub fn meta(&self) -> &Meta {
+        &self.0.meta
+    }
+
+    pub(crate) fn core(&self) -> &'db Core {
+        self.0.holder
+    }
+}
+
+/// A read-only snapshot that owns a share of its database, so it can move into another
+/// thread (see [`Database::begin_read_owned`]). It reads the version that was newest
+/// when it began, whatever is committed meanwhile, until it is dropped.
+pub struct OwnedReadTxn(Snapshot<Arc<Database>>);
+
+impl OwnedReadTxn {
+    pub(crate) fn begin(db: Arc<Database>) -> Self {
+        OwnedReadTxn(Snapshot::begin(db))
+    }
+
+    /// The meta this snapshot was taken from.
+    pub fn meta(&self) -> &Meta {
+        &self.0.meta
+    }
+
+    /// The database this snapshot reads.
+    pub fn database(&self) -> &Arc<Database> {
+        &self.0.holder
+    }
+}
+
+// A snapshot moves between threads; it is not shared (its catalog is parsed lazily).
+const _: () = {
+    const fn movable<T: Send>() {}
+    movable::<OwnedReadTxn>();
+    movable::<ReadTxn<'static>>();
+};
+
+/// Implements [`PageRead`] for a wrapper of `Snapshot` by delegating to field 0.
+macro_rules! delegate_page_read {
+    ($type:ty) => {
+        impl PageRead for $type {
+            #[inline]
+            fn page(&self, id: PageId) -> Result<PageRef<'_>> {
+                self.0.page(id)
+            }
+            #[inline]
+            fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
+                self.0.prefetch(id, ranges)
+            }
+            fn payload_size(&self) -> usize {
+                self.0.payload_size()
+            }
+            fn txn_id(&self) -> TxnId {
+                self.0.txn_id()
+            }
+            fn snapshot_token(&self) -> Option<SnapshotToken> {
+                self.0.snapshot_token()
+            }
+            fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {
+                self.0.catalog_entry(name)
+            }
+            fn catalog_list(&self) -> Result<Vec<CatalogEntry>> {
+                self.0.catalog_list()
+            }
+            fn result_set(&self) -> ResultSet {
+                self.0.result_set()
+            }
+        }
+    };
+}
+
+delegate_page_read!(ReadTxn<'_>);
+delegate_page_read!(OwnedReadTxn);

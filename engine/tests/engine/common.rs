@@ -21,7 +21,7 @@ pub fn env_usize(name: &str, default: usize) -> usize {
 
 /// Options with a small pool so eviction and spilling happen in small tests.
 pub fn small_options() -> Options {
-    Options { page_size: Some(4096), cache_bytes: 64 * 4096, ..Options::default() }
+    Database::builder().page_size(4096).cache_bytes(64 * 4096).into_options()
 }
 
 /// Fills a page payload with a pattern that names the value it stands for.

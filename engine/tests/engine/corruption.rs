@@ -5,7 +5,9 @@
 
 use super::common::*;
 use quiredb_engine::storage::MemStorage;
-use quiredb_engine::{Database, Durability, Error, Options, PageId, PageKind, PageRead, StructureKind, check};
+use quiredb_engine::{
+    Database, DatabaseBuilder, Durability, Error, Options, PageId, PageKind, PageRead, StructureKind, check,
+};
 use rand::Rng;
 use std::sync::Arc;
 
@@ -112,7 +114,7 @@ fn both_metas_bad_foreign_truncated_newer_and_mismatched_files_are_named_errors(
         quiredb_engine::page::reseal(meta);
     }
     assert!(matches!(open(newer, small_options()), Err(Error::FormatVersion { found: 99, .. })));
-    let other_size = Options { page_size: Some(8192), ..small_options() };
+    let other_size = DatabaseBuilder::from(small_options()).page_size(8192).into_options();
     assert!(matches!(open(image.clone(), other_size), Err(Error::PageSizeMismatch { found: 4096, requested: 8192 })));
 }
 

@@ -17,7 +17,7 @@ use rand::Rng;
 const SLOTS: usize = 48;
 
 fn options() -> Options {
-    Options { page_size: Some(4096), cache_bytes: 256 * 4096, ..Options::default() }
+    Database::builder().page_size(4096).cache_bytes(256 * 4096).into_options()
 }
 
 /// The slot table: which logical page holds each slot (0 = empty) and its value.

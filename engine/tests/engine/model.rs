@@ -96,10 +96,10 @@ fn catalog_entries_survive_reopen_and_reject_duplicates() {
 fn mmap_read_path_returns_the_same_pages_as_pread() {
     // Proves: with `mmap_reads`, pool misses copied from the memory map give the same
     // verified pages, including after the file grew past the first mapping.
-    use quiredb_engine::{Durability, Options, PageKind};
+    use quiredb_engine::{DatabaseBuilder, Durability, PageKind};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mapped.quire");
-    let options = Options { mmap_reads: true, ..small_options() };
+    let options = DatabaseBuilder::from(small_options()).mmap_reads(true).into_options();
     let db = Database::create(&path, options.clone()).unwrap();
     let mut model = Model::new();
     for round in 0..4u64 {

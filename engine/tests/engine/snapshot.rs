@@ -135,3 +135,31 @@ fn prefetch_hints_change_nothing_a_reader_sees() {
     drop(writer);
     assert_matches(&db.begin_read().unwrap(), &model);
 }
+
+#[test]
+fn an_owned_reader_moves_to_another_thread_and_outlives_the_callers_handle() {
+    // Proves: `begin_read_owned` gives a snapshot that crosses into a spawned thread,
+    // sees its own version while the main thread commits, and keeps the database open
+    // after the caller dropped its `Arc`; dropping it withdraws the reader.
+    let (_storage, db) = memory_db(small_options());
+    let db = std::sync::Arc::new(db);
+    let ids = committed_pages(&db, 20);
+    let old: Model = ids.iter().zip(0u64..).map(|(id, value)| (id.0, value)).collect();
+    let reader = db.begin_read_owned().unwrap();
+    let txn = db.begin_write().unwrap();
+    for id in &ids {
+        fill(&mut txn.page_mut(*id).unwrap(), 7);
+    }
+    txn.commit(Durability::Checksummed).unwrap();
+    assert_eq!(db.stats().oldest_reader_commits_behind, 1, "the owned reader is announced");
+    let weak = std::sync::Arc::downgrade(&db);
+    drop(db);
+    let seen = std::thread::spawn(move || {
+        assert_matches(&reader, &old);
+        reader.meta().txn
+    })
+    .join()
+    .expect("the reader thread does not panic");
+    assert!(weak.upgrade().is_none(), "the last owned reader closed the database");
+    assert!(seen.0 > 0);
+}

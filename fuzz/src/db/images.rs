@@ -22,7 +22,7 @@ pub const PAGE_SIZE: usize = 4096;
 
 /// The options every image is created and opened with: 4 KiB pages, a 64-page pool.
 pub fn options() -> Options {
-    Options { page_size: Some(PAGE_SIZE as u32), cache_bytes: 64 * PAGE_SIZE, ..Options::default() }
+    Database::builder().page_size(PAGE_SIZE as u32).cache_bytes(64 * PAGE_SIZE).into_options()
 }
 
 /// The seed images, built on first use.

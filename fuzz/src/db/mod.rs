@@ -10,7 +10,7 @@
 //! reported as a hang.
 //!
 //! Known findings that are not fixed yet (`fuzz/README.md`, `fuzz/findings/`) that
-//! would end an in-process run (aborts) are stepped around ([`Detours`]); with
+//! would end an in-process run (aborts) are stepped around (`Detours`); with
 //! `QUIRE_FUZZ_STRICT=1` the detours are off and replaying a finding reproduces it.
 //!
 //! Read next: `images.rs`, `program.rs`.

@@ -1,5 +1,5 @@
 //! Blobs: byte strings of any length (tested to 1 GiB) stored as a small radix tree of
-//! `BLOB` pages, with streaming write ([`write`]), positional reads ([`read_at`]), a
+//! `BLOB` pages, with streaming write ([`write`](fn@write)), positional reads ([`read_at`]), a
 //! streaming reader ([`BlobReader`], `Read + Seek`) and length without reading data.
 //!
 //! A blob is named by a [`BlobRef`]: 16 bytes (root page id + length) that fit in a
@@ -47,6 +47,33 @@ use quiredb_engine::{PageId, PageRead, StructureKind, WriteTxn};
 pub(crate) const ROOT_HEADER: usize = 16;
 
 /// A stored blob: its root page and its length. Fixed size ([`BlobRef::SIZE`] bytes).
+///
+/// # Examples
+///
+/// ```
+/// use quiredb_engine::{Database, Durability, storage::MemStorage};
+/// use quiredb_structures::blob::{self, BlobRef};
+/// use std::io::{Read, Seek, SeekFrom};
+/// use std::sync::Arc;
+///
+/// let db = Database::builder().cache_bytes(4 << 20).with_storage(Arc::new(MemStorage::new()), "example")?;
+/// let txn = db.begin_write()?;
+/// let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+/// let blob: BlobRef = blob::write_bytes(&txn, &data)?;
+/// txn.commit(Durability::Checksummed)?;
+///
+/// let snapshot = db.begin_read()?;
+/// assert_eq!(blob::len(&snapshot, blob)?, 100_000);
+/// let mut middle = [0u8; 4];
+/// blob::read_at(&snapshot, blob, 50_000, &mut middle)?;
+/// assert_eq!(middle, data[50_000..50_004]);
+/// let mut reader = blob::reader(&snapshot, blob);
+/// reader.seek(SeekFrom::End(-3))?;
+/// let mut end = Vec::new();
+/// reader.read_to_end(&mut end)?;
+/// assert_eq!(end, data[99_997..]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlobRef {
     /// Root page (0 for the empty blob).

@@ -138,7 +138,7 @@ fn data_page<'t>(txn: &'t impl PageRead, root: &[u8], head: &Header, index: u64,
 /// Longest blob [`read_to_vec`] allocates for on the word of its reference and root.
 const TRUSTED_LEN: u64 = 64 << 20;
 
-/// The whole blob as a vector. A blob over [`TRUSTED_LEN`] is checked first (its
+/// The whole blob as a vector. A blob over `TRUSTED_LEN` is checked first (its
 /// index pages: O(len / P²) page reads), so that a corrupt tree naming one data page
 /// many times cannot make it allocate more than the file holds.
 pub fn read_to_vec(txn: &impl PageRead, blob: BlobRef, out: &mut Vec<u8>) -> Result<()> {

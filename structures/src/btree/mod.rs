@@ -120,6 +120,30 @@ struct Head {
 /// A B+tree opened in a transaction. Reads work in any transaction; writes need a
 /// [`WriteTxn`]. The handle caches the head: open one handle per tree per write
 /// transaction (two handles writing the same tree would see stale roots).
+///
+/// # Examples
+///
+/// ```
+/// use quiredb_engine::{Database, Durability, storage::MemStorage};
+/// use quiredb_structures::btree::BTree;
+/// use std::ops::Bound;
+/// use std::sync::Arc;
+///
+/// let db = Database::builder().cache_bytes(4 << 20).with_storage(Arc::new(MemStorage::new()), "example")?;
+/// let txn = db.begin_write()?;
+/// let mut tree = BTree::create(&txn, "stations")?;
+/// tree.insert(b"beijing", b"39.9,116.4")?;
+/// tree.insert(b"oslo", b"59.9,10.7")?;
+/// drop(tree);
+/// txn.commit(Durability::Checksummed)?;
+///
+/// let snapshot = db.begin_read()?;
+/// let tree = BTree::open(&snapshot, "stations")?;
+/// assert_eq!(tree.get_vec(b"oslo")?.as_deref(), Some(&b"59.9,10.7"[..]));
+/// let keys: Vec<Vec<u8>> = tree.range(Bound::Unbounded, Bound::Unbounded).map(|entry| entry.map(|(key, _)| key)).collect::<Result<_, _>>()?;
+/// assert_eq!(keys, [b"beijing".to_vec(), b"oslo".to_vec()]);
+/// # Ok::<(), quiredb_structures::Error>(())
+/// ```
 pub struct BTree<'t, T: PageRead> {
     txn: &'t T,
     name: Cow<'t, str>,

@@ -96,6 +96,29 @@ const PARAMS: [u8; 1] = [1];
 
 /// A handle on a named queue. Cheap; holds no page. Every operation takes the
 /// transaction it runs in.
+///
+/// # Examples
+///
+/// ```
+/// use quiredb_engine::{Database, Durability, storage::MemStorage};
+/// use quiredb_structures::queue::Queue;
+/// use std::sync::Arc;
+///
+/// let db = Database::builder().cache_bytes(4 << 20).with_storage(Arc::new(MemStorage::new()), "example")?;
+/// let txn = db.begin_write()?;
+/// let mut queue = Queue::create(&txn, "events")?;
+/// let first = queue.append(&txn, b"sensor 1 up")?;
+/// queue.append(&txn, b"sensor 2 up")?;
+/// txn.commit(Durability::Checksummed)?;
+///
+/// let snapshot = db.begin_read()?;
+/// let queue = Queue::open(&snapshot, "events")?;
+/// let mut record = Vec::new();
+/// assert!(queue.get(&snapshot, first, &mut record)?);
+/// assert_eq!(record, b"sensor 1 up");
+/// assert_eq!(queue.len(&snapshot)?, 2);
+/// # Ok::<(), quiredb_structures::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Queue {
     name: String,

@@ -47,7 +47,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     }
 
     /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
-    /// A point tree packs its leaves straight from `coords` (see [`Self::point_leaves`]).
+    /// A point tree packs its leaves straight from `coords` (see `point_leaves`).
     pub fn bulk_load_points(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
         if !self.points {
             return self.bulk_load_entries(txn, self.point_entries(ids, coords)?);

@@ -79,6 +79,30 @@ pub struct RTreeOptions {
 }
 
 /// Handle on a named R*-tree; cheap to keep across transactions.
+///
+/// # Examples
+///
+/// ```
+/// use quiredb_engine::{Database, Durability, storage::MemStorage};
+/// use quiredb_structures::rtree::{RTree, Rect, WindowMode};
+/// use std::sync::Arc;
+///
+/// let db = Database::builder().cache_bytes(4 << 20).with_storage(Arc::new(MemStorage::new()), "example")?;
+/// let txn = db.begin_write()?;
+/// let tree = RTree::<2>::create(&txn, "places")?;
+/// tree.insert(&txn, &Rect::new([0.0, 0.0], [1.0, 1.0]), 7)?;
+/// tree.insert_point(&txn, [5.0, 5.0], 8)?;
+/// txn.commit(Durability::Checksummed)?;
+///
+/// let snapshot = db.begin_read()?;
+/// let tree = RTree::<2>::open(&snapshot, "places")?;
+/// let window = Rect::new([0.5, 0.5], [2.0, 2.0]);
+/// let hits: Vec<u64> = tree.window_iter(&snapshot, &window, WindowMode::Intersects)?.map(|hit| hit.map(|(_, payload)| payload)).collect::<Result<_, _>>()?;
+/// assert_eq!(hits, [7]);
+/// let nearest = tree.nearest(&snapshot, [4.0, 4.0], None)?.next().transpose()?;
+/// assert_eq!(nearest.map(|(_, payload)| payload), Some(8));
+/// # Ok::<(), quiredb_structures::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct RTree<const D: usize, C: Coord = f64> {
     name: String,

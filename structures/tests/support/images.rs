@@ -73,7 +73,7 @@ pub struct Recovered {
 
 /// Options of a process with a pool of `frames` 4 KiB pages.
 pub fn options(frames: usize) -> Options {
-    Options { page_size: Some(4096), cache_bytes: frames * 4096, ..Options::default() }
+    Database::builder().page_size(4096).cache_bytes(frames * 4096).into_options()
 }
 
 /// Opens `image` as a restarted process would: every byte of it is durable.
