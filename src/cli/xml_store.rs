@@ -65,8 +65,8 @@ pub struct ValueArgs {
 }
 
 fn open_or_create(path: &PathBuf, cache_mib: usize) -> Result<Database> {
-    let options = Options { cache_bytes: cache_mib << 20, ..Options::default() };
-    let db = if path.exists() { Database::open(path, options) } else { Database::create(path, options) };
+    let builder = Database::builder().cache_bytes(cache_mib << 20);
+    let db = if path.exists() { builder.open(path) } else { builder.create(path) };
     db.with_context(|| format!("cannot open {}", path.display()))
 }
 

@@ -64,6 +64,7 @@ pub use format::{Kind, ValueRef};
 pub use load::{LoadOptions, LoadSummary, load};
 pub use read::{NodeCursor, PartitionCursor};
 pub use record::{Label, NodeRecord};
+pub use values::VALUE_MAX;
 
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
