@@ -33,6 +33,7 @@ pub fn detect(head: &[u8]) -> std::result::Result<Encoding, String> {
                     only UTF-8 and ISO-8859-1 are read"
             .into());
     }
+    let bom = head.starts_with(UTF8_BOM);
     let head = head.strip_prefix(UTF8_BOM).unwrap_or(head);
     let declared = head.starts_with(b"<?xml") && head.get(5).copied().is_some_and(is_space);
     if !declared {
@@ -44,6 +45,9 @@ pub fn detect(head: &[u8]) -> std::result::Result<Encoding, String> {
     };
     match name.to_ascii_lowercase().as_str() {
         "utf-8" | "utf8" | "us-ascii" | "ascii" => Ok(Encoding::Utf8),
+        "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1" if bom => {
+            Err(format!("the document starts with a UTF-8 byte order mark but declares encoding {name:?}"))
+        }
         "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1" => Ok(Encoding::Latin1),
         _ => Err(format!("the XML declaration names encoding {name:?}; only UTF-8 and ISO-8859-1 are read")),
     }

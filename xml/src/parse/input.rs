@@ -84,6 +84,10 @@ impl<R: Read> Input<R> {
             Err(reason) => return Ok(Err(reason)),
         };
         if input.buf[..input.filled].starts_with(UTF8_BOM) {
+            if input.buf[UTF8_BOM.len()..input.filled].starts_with(UTF8_BOM) {
+                // quick-xml would skip this one too; roxmltree rejects it.
+                return Ok(Err("a second byte order mark starts the document".into()));
+            }
             input.start = UTF8_BOM.len();
             input.at.column = 2; // roxmltree counts the mark as a character
         }

@@ -22,10 +22,10 @@ const XML_URI: &str = "http://www.w3.org/XML/1998/namespace";
 const XMLNS_URI: &str = "http://www.w3.org/2000/xmlns/";
 
 /// One attribute of the tag being read: its name and normalised value as ranges of
-/// `Tag::text`, the length of its prefix and its position.
+/// the tag's text, where its local name starts in the name, and its position.
 struct Attribute {
     name: Range<usize>,
-    prefix: usize,
+    local_start: usize,
     value: Range<usize>,
     at: Position,
 }
@@ -110,7 +110,8 @@ impl<S: Sink> Builder<'_, S> {
                 text.push_str(&raw[start..name_end]);
                 let value_range = text.len()..text.len() + value.len();
                 text.push_str(&value);
-                attributes.push(Attribute { name, prefix: prefix.len(), value: value_range, at });
+                let local_start = name_end - start - local.len();
+                attributes.push(Attribute { name, local_start, value: value_range, at });
             }
         }
     }
@@ -142,10 +143,7 @@ impl<S: Sink> Builder<'_, S> {
         let mut expanded: Vec<(Option<&str>, &str)> = Vec::with_capacity(attributes.len());
         for attribute in attributes {
             let name = &text[attribute.name.clone()];
-            let (prefix, local) = match attribute.prefix {
-                0 => ("", name),
-                length => (&name[..length], &name[length + 1..]),
-            };
+            let (prefix, local) = split_qname(name, attribute.local_start);
             let uri = match prefix {
                 "xml" => Some(XML_URI),
                 "" => None,
@@ -182,7 +180,8 @@ impl<S: Sink> Builder<'_, S> {
             return Err(self.fail(at, format!("end tag '</{name}>' with no open element")));
         };
         let expected = &self.names[open.name_start..];
-        if expected != name {
+        // roxmltree compares prefix and local name: `<:a>` ends with `</a>`.
+        if split_written(expected) != split_written(name) {
             return Err(self.fail(at, format!("expected '</{expected}>', found '</{name}>'")));
         }
         let open = self.open.pop().expect("an open element was just read");
@@ -198,4 +197,14 @@ impl<S: Sink> Builder<'_, S> {
             self.phase = Phase::Epilog;
         }
     }
+}
+
+/// `(prefix, local)` of a qualified name whose local part starts at `local_start`.
+fn split_qname(name: &str, local_start: usize) -> (&str, &str) {
+    (&name[..local_start.saturating_sub(1)], &name[local_start..])
+}
+
+/// `(prefix, local)` of a qualified name as written.
+fn split_written(name: &str) -> (&str, &str) {
+    split_qname(name, name.find(':').map_or(0, |colon| colon + 1))
 }

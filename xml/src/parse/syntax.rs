@@ -64,6 +64,12 @@ pub(crate) fn is_xml_char(c: char) -> bool {
 /// The byte offset of the first character that XML forbids (controls, U+FFFE, U+FFFF).
 pub(crate) fn find_non_xml_char(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
+    // Fast path, branch-free so it vectorises: no control byte but tab, LF, CR and no
+    // 0xEF (the lead byte of U+FFFE and U+FFFF).
+    let plain = |b: u8| (b >= 0x20 || b == b'\t' || b == b'\n' || b == b'\r') & (b != 0xEF);
+    if bytes.iter().fold(true, |all, &b| all & plain(b)) {
+        return None;
+    }
     let suspect = |&b: &u8| (b < 0x20 && !is_space(b)) || b == 0xEF;
     let mut from = 0;
     while let Some(i) = bytes[from..].iter().position(suspect) {

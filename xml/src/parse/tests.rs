@@ -282,3 +282,15 @@ fn characters_split_across_reads_and_chunks_decode_whole() {
     assert_eq!(sink.lines, expected);
     assert_eq!(ours(doc.as_bytes()).expect("parses"), expected);
 }
+
+#[test]
+fn fuzz_findings_agree_with_roxmltree() {
+    // Shrunk from the `xml` fuzz target's findings (seeds 18 and 19).
+    same("<!DOCTYPE a [<!ENTITY e \"\u{FEFF}<b/>\">]><a>1&e;</a>");
+    same("<a><:d>deep</d><b :x='1'/></a>");
+    rejected("<a :x='1' x='2'/>", true);
+    rejected("\u{FEFF}\u{FEFF}<a/>", false);
+    rejected("<!DOCTYPE a [<!ENTITY e \"<c>\">]><a>&e;</c></a>", false);
+    let bom_latin1 = b"\xEF\xBB\xBF<?xml version='1.0' encoding='ISO-8859-1'?><a/>";
+    assert!(ours(bom_latin1).is_err() && oracle(bom_latin1).is_err());
+}

@@ -178,7 +178,15 @@ impl<S: Sink> Builder<'_, S> {
                         self.append_text(&into_string(std::mem::take(&mut buf)));
                     }
                     self.enter_entity(ref_at)?;
-                    self.run(&mut EntityText::reader(&value, ref_at), true)?;
+                    // quick-xml would drop a byte order mark starting the text; it is text.
+                    let body = match value.strip_prefix('\u{FEFF}') {
+                        Some(body) => {
+                            self.text_token("\u{FEFF}", ref_at)?;
+                            body
+                        }
+                        None => &value,
+                    };
+                    self.run(&mut EntityText::reader(body, ref_at), true)?;
                     self.loop_detector.leave();
                 }
             }

@@ -221,9 +221,17 @@ impl<'s, S: Sink> Builder<'s, S> {
                 }
                 XmlEvent::Empty(tag) => self.start_tag(&tag, true, at)?,
                 XmlEvent::End(tag) => {
+                    if self.phase != Phase::Content && !in_entity {
+                        return Err(self.fail(at, "an end tag outside the root element"));
+                    }
                     self.end_tag(&tag, at)?;
                     if in_entity && depth == 0 {
                         break;
+                    }
+                    if !in_entity && depth == 1 {
+                        // The end tag of what this stream opened as its root; roxmltree's
+                        // content ends here even if an entity left an element open.
+                        self.phase = Phase::Epilog;
                     }
                     depth = depth.saturating_sub(1);
                 }
@@ -333,8 +341,8 @@ impl<'s, S: Sink> Builder<'s, S> {
         self.flush_text()?;
         match self.phase {
             Phase::Prolog => Err(self.fail(Position::START, "the document has no root element")),
-            Phase::Content => Err(self.fail(Position::START, "the root element is not closed")),
-            Phase::Epilog => Ok(()),
+            Phase::Epilog if self.open.is_empty() => Ok(()),
+            Phase::Content | Phase::Epilog => Err(self.fail(Position::START, "the root element is not closed")),
         }
     }
 }
