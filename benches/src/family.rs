@@ -108,6 +108,11 @@ pub trait XmlEngine {
     /// Creates a database `name` from one XML file; returns the load time in seconds
     /// when the engine reports its own (e.g. without a JVM start), else `None`.
     fn load(&mut self, name: &str, file: &Path) -> Result<Option<f64>>;
+    /// False for an engine that loads but answers no query yet: T5 then reports its
+    /// load time and size only, and says so.
+    fn answers_queries(&self) -> bool {
+        true
+    }
     /// Runs each query `runs` times on database `name`; per query, its result count
     /// and the seconds of each run (in order).
     fn run_queries(&mut self, name: &str, queries: &[String], runs: usize) -> Result<Vec<QueryTiming>>;

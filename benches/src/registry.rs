@@ -78,7 +78,12 @@ pub fn spatial() -> Vec<Entry<SpatialOpen>> {
 /// XML engines (T5).
 pub fn xml() -> Vec<Entry<XmlOpen>> {
     let settings = "BaseX 9.7.2 (Debian), disk, default indexes, -Xmx4g";
-    vec![Entry { id: "basex", settings, open: peers::basex::open }]
+    let quiredb =
+        "native XML store, one file per collection, Durability::Checksummed, pool 256 MiB (load and size only)";
+    vec![
+        Entry { id: "quiredb", settings: quiredb, open: peers::quiredb_xml::open },
+        Entry { id: "basex", settings, open: peers::basex::open },
+    ]
 }
 
 /// Blob engines (T6).

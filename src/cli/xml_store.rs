@@ -139,11 +139,11 @@ pub fn info(args: InfoArgs) -> Result<ExitCode> {
         println!("  {:<22} {}", kind.name(), c.nodes[i]);
     }
     println!("names, paths   {} names, {} paths", c.names, c.paths);
-    println!("value chunks   {}", c.chunks);
+    println!("streamed       {} values over {} bytes", c.streamed, quiredb_xml::store::format::INLINE_MAX);
     for index in store.index_pages()? {
         let kib = index.pages * (txn.payload_size() as u64 + quiredb_engine::HEADER_SIZE as u64) / 1024;
         let fill = index.leaf_fill.map(|f| format!(", leaves {:.0} % full", f * 100.0)).unwrap_or_default();
-        println!("  {:<22} {} pages ({kib} KiB{fill})", index.index, index.pages);
+        println!("  {:<22} {} entries, {} pages ({kib} KiB{fill})", index.index, index.entries, index.pages);
     }
     if args.paths {
         print_paths(&store)?;

@@ -14,6 +14,7 @@ pub mod quiredb_blobs;
 pub mod quiredb_kv;
 pub mod quiredb_queue;
 pub mod quiredb_spatial;
+pub mod quiredb_xml;
 pub mod redb;
 pub mod rstar;
 #[cfg(feature = "peers")]

@@ -14,7 +14,7 @@ use super::XmlStore;
 use super::dict::Dictionary;
 use super::format::{Kind, f64_from_key, split_part_key};
 use super::record::{Label, Paths, decode_part_block};
-use super::values::{decode_postings, indexable};
+use super::values::indexable;
 use crate::error::Result;
 use crate::reference::xpath_number;
 use quiredb_engine::PageRead;
@@ -228,38 +228,40 @@ fn check_values<T: PageRead>(
     problems: &mut Vec<String>,
 ) -> Result<()> {
     let mut strings: HashMap<(Kind, u32), u64> = HashMap::new();
-    let (mut value, mut pres) = (Vec::new(), Vec::new());
-    for entry in store.value_entries() {
-        let (key, list) = entry?;
-        let Some(parsed) = parse_value_key(&key) else {
-            problems.push(format!("value-index key {key:?} is malformed"));
-            continue;
-        };
-        pres.clear();
-        if let Err(reason) = decode_postings(&list, &mut pres) {
-            problems.push(format!("value-index list of key {key:?}: {reason}"));
-            continue;
+    let mut value = Vec::new();
+    let mut previous: Option<(Vec<u8>, u64)> = None;
+    let mut node_problems = Vec::new();
+    store.scan_values(Bound::Unbounded, Bound::Unbounded, &mut |key, pres| {
+        let first = pres.first().copied().unwrap_or(0);
+        if previous.as_ref().is_some_and(|(p, last)| p.as_slice() > key || (p == key && *last >= first)) {
+            node_problems.push(format!("value-index key {key:?} is out of order"));
         }
-        for &pre in &pres {
+        previous = Some((key.to_vec(), pres.last().copied().unwrap_or(0)));
+        let Some(parsed) = parse_value_key(key) else {
+            node_problems.push(format!("value-index key {key:?} is malformed"));
+            return Ok(());
+        };
+        if parsed.number.is_none() && !xpath_number(&String::from_utf8_lossy(parsed.text)).is_nan() {
+            node_problems.push(format!("value-index key {key:?} holds a number as a string"));
+        }
+        for &pre in pres {
             let node = store.node(pre)?;
             value.clear();
             store.string_value(pre, &mut value)?;
-            let text = String::from_utf8_lossy(&value);
             let ok = node.kind == parsed.kind
                 && node.name == parsed.name
                 && match parsed.number {
-                    Some(n) => xpath_number(&text) == n,
+                    Some(n) => xpath_number(&String::from_utf8_lossy(&value)) == n,
                     None => value == parsed.text,
                 };
             if !ok {
-                problems.push(format!("value-index entry for node {pre} does not match the node"));
+                node_problems.push(format!("value-index entry for node {pre} does not match the node"));
             }
         }
-        if parsed.number.is_none() && !xpath_number(&String::from_utf8_lossy(parsed.text)).is_nan() {
-            problems.push(format!("value-index key {key:?} holds a number as a string"));
-        }
         *strings.entry((parsed.kind, parsed.name)).or_insert(0) += pres.len() as u64;
-    }
+        Ok(())
+    })?;
+    problems.extend(node_problems);
     let nonzero =
         |m: &HashMap<(Kind, u32), u64>| m.iter().filter(|e| *e.1 > 0).map(|(k, v)| (*k, *v)).collect::<HashMap<_, _>>();
     if nonzero(&strings) != nonzero(eligible) {

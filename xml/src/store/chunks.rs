@@ -1,124 +1,180 @@
 //! The value stream (`xml:C:text`): text, attribute, comment and PI values longer
-//! than [`INLINE_MAX`](super::format::INLINE_MAX) bytes, concatenated in document
-//! order and cut into chunks compressed with zstd.
+//! than [`INLINE_MAX`](super::format::INLINE_MAX) bytes, numbered in document order
+//! (the *value number*) and kept in zstd-compressed chunks of consecutive values.
 //!
 //! | key | value |
 //! |-----|-------|
-//! | chunk number (u64 BE), dense from 0 | form (u8: 0 raw, 1 zstd), varint raw length, the bytes |
+//! | number of the chunk's first value (u64 BE) | form (u8: 0 raw, 1 zstd), varint raw length, then the (compressed) raw bytes: varint value count, each value's varint length, the values |
 //!
-//! A value is (chunk, offset, length) and never straddles chunks; a value longer than a
-//! chunk gets a chunk of its own. Chunks are sized so that the compressed bytes fill
-//! one page (the tree keeps such a value as a one-page blob): the raw target follows
-//! the compression ratio seen so far.
+//! A node's record holds no position at all: a block knows the number of its first
+//! streamed value and the others follow. Chunk boundaries are chosen when a chunk is
+//! written, so each chunk is cut to fill one page once compressed (the tree keeps it
+//! as a one-page blob); a value larger than a page is a chunk of its own.
 //!
 //! Why (measured on XMark f=0.1, 7.3 MB of values over 24 bytes): one queue record per
-//! value took 7.5 MB against BaseX's 4.9 MB of texts; chunks compressed to a quarter
-//! page (so they stay in leaf cells) compressed 1.9× and took 4.6 MB; page-sized
-//! chunks compress better and cost one decompression per page on a sequential read.
+//! value took 7.5 MB against BaseX's 4.9 MB of texts; chunks compressed to fit a
+//! quarter-page leaf cell compressed 1.9×; chunks whose boundaries were fixed before
+//! compressing overflowed into two-page blobs. Cutting after compressing fills pages.
 //!
-//! Read next: `record.rs` (how a node points into a chunk), `read.rs` (the reader's
+//! Read next: `record.rs` (how blocks number their values), `read.rs` (the reader's
 //! chunk cache).
 
-use crate::error::Result;
+use super::format::{Reader, put_varint};
+use crate::error::{Error, Result};
 use quiredb_engine::WriteTxn;
 use quiredb_structures::btree::BTree;
 
-use super::format::{Reader, put_varint};
-
-/// zstd level: fast enough to keep loading disk-bound.
-const LEVEL: i32 = 3;
-
-/// Where a queued value lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ValueAt {
-    pub chunk: u64,
-    pub offset: u32,
-    pub len: u32,
-}
+/// zstd level: 1 is faster than 3 and, on XMark's texts in 16 KB pieces, no larger.
+const LEVEL: i32 = 1;
 
 /// Builds chunks while loading.
 pub struct ChunkWriter {
-    next_chunk: u64,
+    /// Number of the first buffered value.
+    first: u64,
+    /// Buffered values, back to back, and their lengths.
     raw: Vec<u8>,
+    lens: Vec<usize>,
+    /// Raw bytes to buffer before cutting a chunk (follows the compression ratio).
     target: usize,
-    cell_limit: usize,
+    capacity: usize,
     compressor: zstd::bulk::Compressor<'static>,
+    plain: Vec<u8>,
     out: Vec<u8>,
 }
 
+fn zstd_error(source: std::io::Error) -> Error {
+    Error::Io { path: "<zstd>".into(), source }
+}
+
 impl ChunkWriter {
-    /// Continues the stream after `chunks` existing chunks; `cell_limit` is the largest
-    /// compressed chunk that fits one page.
-    pub fn new(chunks: u64, cell_limit: usize) -> std::io::Result<Self> {
+    /// Continues the stream after `values` streamed values; `capacity` is the largest
+    /// stored chunk that fits one page.
+    pub fn new(values: u64, capacity: usize) -> Result<Self> {
         Ok(ChunkWriter {
-            next_chunk: chunks,
+            first: values,
             raw: Vec::new(),
-            target: cell_limit * 2,
-            cell_limit,
-            compressor: zstd::bulk::Compressor::new(LEVEL)?,
+            lens: Vec::new(),
+            target: capacity * 3,
+            capacity,
+            compressor: zstd::bulk::Compressor::new(LEVEL).map_err(zstd_error)?,
+            plain: Vec::new(),
             out: Vec::new(),
         })
     }
 
-    /// Chunks written or being filled after the last flush.
-    pub fn chunks(&self) -> u64 {
-        self.next_chunk + u64::from(!self.raw.is_empty())
+    /// Values streamed so far (the next value's number).
+    pub fn values(&self) -> u64 {
+        self.first + self.lens.len() as u64
     }
 
-    /// Adds a value; returns where it will be.
-    pub fn add(&mut self, tree: &mut BTree<'_, WriteTxn<'_>>, value: &[u8]) -> Result<ValueAt> {
-        if !self.raw.is_empty() && self.raw.len() + value.len() > self.target {
-            self.flush(tree)?;
-        }
-        let at = ValueAt { chunk: self.next_chunk, offset: self.raw.len() as u32, len: value.len() as u32 };
+    /// Adds a value; returns its number.
+    pub fn add(&mut self, tree: &mut BTree<'_, WriteTxn<'_>>, value: &[u8]) -> Result<u64> {
+        let number = self.values();
         self.raw.extend_from_slice(value);
-        Ok(at)
+        self.lens.push(value.len());
+        while self.raw.len() >= self.target {
+            self.write_chunk(tree)?;
+        }
+        Ok(number)
     }
 
-    /// Writes the chunk being filled.
-    pub fn flush(&mut self, tree: &mut BTree<'_, WriteTxn<'_>>) -> Result<()> {
-        if self.raw.is_empty() {
-            return Ok(());
+    /// Writes every buffered value.
+    pub fn finish(&mut self, tree: &mut BTree<'_, WriteTxn<'_>>) -> Result<()> {
+        while !self.lens.is_empty() {
+            self.write_chunk(tree)?;
         }
-        let compressed =
-            self.compressor.compress(&self.raw).map_err(|e| crate::Error::Io { path: "<zstd>".into(), source: e })?;
+        Ok(())
+    }
+
+    /// Writes the longest run of buffered values whose chunk fits one page (at least
+    /// one value), and keeps the rest.
+    fn write_chunk(&mut self, tree: &mut BTree<'_, WriteTxn<'_>>) -> Result<()> {
+        let mut n = self.lens.len();
+        loop {
+            let bytes: usize = self.lens[..n].iter().sum();
+            self.encode(n, bytes)?;
+            if self.out.len() <= self.capacity || n == 1 {
+                let ratio = bytes as f64 / self.out.len() as f64;
+                self.target = ((self.capacity as f64 * ratio) as usize).clamp(self.capacity / 2, 64 * self.capacity);
+                tree.insert(&self.first.to_be_bytes(), &self.out)?;
+                self.first += n as u64;
+                self.lens.drain(..n);
+                self.raw.drain(..bytes);
+                return Ok(());
+            }
+            let shrink = self.capacity as f64 / self.out.len() as f64 * 0.97;
+            n = ((n as f64 * shrink) as usize).clamp(1, n - 1);
+        }
+    }
+
+    /// Encodes the first `n` values (`bytes` long) as a chunk into `self.out`.
+    fn encode(&mut self, n: usize, bytes: usize) -> Result<()> {
+        self.plain.clear();
+        put_varint(&mut self.plain, n as u64);
+        for &len in &self.lens[..n] {
+            put_varint(&mut self.plain, len as u64);
+        }
+        self.plain.extend_from_slice(&self.raw[..bytes]);
+        let compressed = self.compressor.compress(&self.plain).map_err(zstd_error)?;
         self.out.clear();
-        if compressed.len() < self.raw.len() {
-            self.out.push(1);
-            put_varint(&mut self.out, self.raw.len() as u64);
-            self.out.extend_from_slice(&compressed);
-            let ratio = self.raw.len() as f64 / compressed.len() as f64;
-            self.target =
-                ((self.cell_limit as f64 * ratio * 0.9) as usize).clamp(self.cell_limit, 64 * self.cell_limit);
-        } else {
-            self.out.push(0);
-            put_varint(&mut self.out, self.raw.len() as u64);
-            self.out.extend_from_slice(&self.raw);
-            self.target = self.cell_limit;
-        }
-        tree.insert(&self.next_chunk.to_be_bytes(), &self.out)?;
-        self.next_chunk += 1;
-        self.raw.clear();
+        let (form, body) = if compressed.len() < self.plain.len() { (1, &compressed) } else { (0, &self.plain) };
+        self.out.push(form);
+        put_varint(&mut self.out, self.plain.len() as u64);
+        self.out.extend_from_slice(body);
         Ok(())
     }
 }
 
-/// Decodes a stored chunk into `out` (replacing it).
-pub fn decode(stored: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
-    let mut r = Reader::new(stored);
-    let form = r.bytes(1)?[0];
-    let raw_len = r.varint()? as usize;
-    let body = &stored[r.position()..];
-    out.clear();
-    match form {
-        0 if body.len() == raw_len => out.extend_from_slice(body),
-        1 if raw_len <= 1 << 31 => {
-            *out = zstd::bulk::decompress(body, raw_len).map_err(|e| format!("zstd: {e}"))?;
-            if out.len() != raw_len {
-                return Err(format!("chunk holds {} bytes, says {raw_len}", out.len()));
-            }
-        }
-        _ => return Err(format!("chunk of form {form} and raw length {raw_len} is malformed")),
+/// A decoded chunk: its values back to back and where each starts.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    /// Number of its first value.
+    pub first: u64,
+    pub bytes: Vec<u8>,
+    /// Start of value `i` at `starts[i]`, end at `starts[i + 1]`.
+    pub starts: Vec<usize>,
+}
+
+impl Chunk {
+    /// Value `number`, if this chunk holds it.
+    pub fn value(&self, number: u64) -> Option<&[u8]> {
+        let i = usize::try_from(number.checked_sub(self.first)?).ok()?;
+        Some(&self.bytes[*self.starts.get(i)?..*self.starts.get(i + 1)?])
     }
-    Ok(())
+
+    /// Decodes a chunk stored under value number `first` into `self`.
+    pub fn decode(&mut self, first: u64, stored: &[u8]) -> std::result::Result<(), String> {
+        let mut r = Reader::new(stored);
+        let form = r.bytes(1)?[0];
+        let raw_len = r.varint()? as usize;
+        let body = &stored[r.position()..];
+        let plain = match form {
+            0 if body.len() == raw_len => body.to_vec(),
+            1 if raw_len <= 1 << 31 => zstd::bulk::decompress(body, raw_len).map_err(|e| format!("zstd: {e}"))?,
+            _ => return Err(format!("chunk of form {form} and raw length {raw_len} is malformed")),
+        };
+        if plain.len() != raw_len {
+            return Err(format!("chunk holds {} bytes, says {raw_len}", plain.len()));
+        }
+        let mut r = Reader::new(&plain);
+        let count = r.varint()?;
+        if count == 0 || count > plain.len() as u64 {
+            return Err(format!("chunk claims {count} values"));
+        }
+        self.starts.clear();
+        let mut at = 0usize;
+        self.starts.push(0);
+        for _ in 0..count {
+            at = at.checked_add(r.varint()? as usize).ok_or("value lengths overflow")?;
+            self.starts.push(at);
+        }
+        let values = &plain[r.position()..];
+        if values.len() != at {
+            return Err(format!("chunk values take {} bytes, lengths say {at}", values.len()));
+        }
+        self.bytes.clear();
+        self.bytes.extend_from_slice(values);
+        self.first = first;
+        Ok(())
+    }
 }

@@ -20,6 +20,7 @@ use super::{XmlStore, corrupted};
 use crate::error::Result;
 use quiredb_engine::{PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::ops::Bound;
 
@@ -48,13 +49,13 @@ pub struct Document {
 /// The names and paths of a collection, in memory while loading or querying.
 #[derive(Debug, Default)]
 pub struct Dictionary {
-    pub ids: HashMap<String, u32>,
+    pub ids: FxHashMap<String, u32>,
     /// Names by id (index 0 is the empty name of unnamed kinds).
     pub names: Vec<String>,
     pub paths: Vec<PathInfo>,
     /// Depth of every path (its nodes' level).
     pub depths: Vec<u32>,
-    pub path_ids: HashMap<(u32, Kind, u32), u32>,
+    pub path_ids: FxHashMap<(u32, Kind, u32), u32>,
     /// Counts by kind and name.
     pub counts: HashMap<(Kind, u32), u64>,
     /// Value-index entries by kind and name.
@@ -132,8 +133,16 @@ impl Dictionary {
         id
     }
 
-    /// Writes names from `first_name` and paths from `first_path` on, and every path
-    /// count and per-name count (they change with every load).
+    /// Sets the per-name counts from the path counts (each path has one kind and name).
+    pub fn recount(&mut self) {
+        self.counts.clear();
+        for path in &self.paths {
+            *self.counts.entry((path.kind, path.name)).or_insert(0) += path.count;
+        }
+    }
+
+    /// Writes names from `first_name` on, and every path count and per-name count
+    /// (they change with every load).
     pub fn store(&self, tree: &mut BTree<'_, WriteTxn<'_>>, first_name: usize) -> Result<()> {
         let mut key = Vec::new();
         for (id, name) in self.names.iter().enumerate().skip(first_name.max(1)) {

@@ -151,8 +151,8 @@ pub enum ValueRef {
     None,
     /// Stored in the block at this byte range.
     Inline { at: u32, len: u32 },
-    /// A slice of a chunk of the value stream (`chunks.rs`).
-    Queued { chunk: u64, offset: u32, len: u32 },
+    /// Value `number` of the value stream (`chunks.rs`).
+    Streamed { number: u64 },
     /// A PI without a value (`<?target?>`): different from an empty one in the oracle.
     Absent,
 }

@@ -81,8 +81,7 @@ pub fn load(
     let mut counters = read_counters(txn, collection)?;
     let before = counters;
     let mut values = ValueWriter::default();
-    let zstd = |source| Error::Io { path: "<zstd>".into(), source };
-    let mut chunks = ChunkWriter::new(counters.chunks, txn.payload_size() - 32).map_err(zstd)?;
+    let mut chunks = ChunkWriter::new(counters.streamed, txn.payload_size() - 32)?;
     let mut summary = LoadSummary::default();
     let read = Cell::new(0u64);
     {
@@ -113,11 +112,12 @@ pub fn load(
         }
         shredder.finish()?;
     }
-    counters.chunks = chunks.chunks();
-    values.flush(&mut value_tree)?;
+    counters.streamed = chunks.values();
+    values.flush(&mut value_tree, txn.payload_size() / 4 - 64)?;
     for (key, n) in values.indexed {
         *dict.indexed.entry(key).or_insert(0) += n;
     }
+    dict.recount();
     dict.store(&mut dict_tree, first_name)?;
     counters.names = dict.names.len() as u32 - 1;
     counters.paths = dict.paths.len() as u32;

@@ -95,27 +95,24 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Appends the value of a queued or absent value reference to `out`.
     fn value_ref(&self, pre: u64, value: ValueRef, out: &mut Vec<u8>) -> Result<()> {
         match value {
-            ValueRef::Queued { chunk, offset, len } => {
-                let mut cache = self.chunk_cache.borrow_mut();
-                if cache.as_ref().is_none_or(|(n, _)| *n != chunk) {
-                    let Some(stored) = self.text.get_vec(&chunk.to_be_bytes())? else {
-                        return Err(corrupted(
-                            &self.name,
-                            pre,
-                            format!("value chunk {chunk} of node {pre} is missing"),
-                        ));
+            ValueRef::Streamed { number } => {
+                let mut chunk = self.chunk_cache.borrow_mut();
+                if chunk.value(number).is_none() {
+                    let found = self.text.floor(&number.to_be_bytes())?;
+                    let Some((key, stored)) = found else {
+                        return Err(corrupted(&self.name, pre, format!("value {number} of node {pre} is missing")));
                     };
-                    let mut raw = cache.take().map(|(_, raw)| raw).unwrap_or_default();
-                    super::chunks::decode(&stored, &mut raw)
-                        .map_err(|reason| corrupted(&self.name, pre, format!("value chunk {chunk}: {reason}")))?;
-                    *cache = Some((chunk, raw));
+                    let first = <[u8; 8]>::try_from(key.as_slice()).map(u64::from_be_bytes).unwrap_or(u64::MAX);
+                    chunk
+                        .decode(first, &stored)
+                        .map_err(|reason| corrupted(&self.name, pre, format!("value chunk {first}: {reason}")))?;
                 }
-                let raw = &cache.as_ref().expect("filled above").1;
-                let bytes = raw.get(offset as usize..offset as usize + len as usize);
-                let bytes = bytes.ok_or_else(|| {
-                    corrupted(&self.name, pre, format!("value of node {pre} runs past chunk {chunk}"))
-                })?;
-                out.extend_from_slice(bytes);
+                let value = chunk.value(number);
+                out.extend_from_slice(
+                    value.ok_or_else(|| {
+                        corrupted(&self.name, pre, format!("value {number} of node {pre} is missing"))
+                    })?,
+                );
                 Ok(())
             }
             ValueRef::None | ValueRef::Absent => Ok(()),

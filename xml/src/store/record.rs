@@ -1,15 +1,15 @@
 //! Blocks of the document index and of the partition index: encoding and decoding.
 //!
 //! A **document block** (value of key `pre` of the first node, see `mod.rs`) is
-//! `count, chunk, offset` (where the block's first streamed value is; 0, 0 when it has
-//! none) then `count` node records in document order:
+//! `count, first streamed value number` (0 when it has none) then `count` node records
+//! in document order:
 //!
 //! | field   | encoding | present when |
 //! |---------|----------|--------------|
 //! | head    | varint `path << 2 \| form`: the path-summary id (which gives the kind, the name and the level) and the value form — for documents and elements 0; otherwise 0 inline, 1 streamed, 2 absent (a PI without value), 3 the one-character value `"\n"` | always |
 //! | parent  | varint `pre − parent pre` (0 for a document node) | always |
 //! | size    | varint descendants (attributes included); padded when written open | document, element |
-//! | value   | inline: varint length + bytes; streamed: varint `length << 1 \| next_chunk` — the value starts where the previous streamed value ended, or at offset 0 of the next chunk | forms inline, streamed |
+//! | value   | inline: varint length + bytes; streamed: nothing — the block's streamed values are numbered from its header on | form inline |
 //!
 //! Whitespace between elements is most often a lone line feed (187,000 of XMark
 //! f=0.1's 305,000 text nodes), hence its own form.
@@ -74,36 +74,37 @@ impl Label {
 }
 
 /// A node on its way into a block: its value and whether its size is final.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct PendingNode {
     pub record: NodeRecord,
-    /// Inline value bytes (for `ValueRef::Inline`, whose `at`/`len` are ignored here).
-    pub inline: Vec<u8>,
+    /// For `ValueRef::Inline`: the value's range in the block's byte buffer.
+    pub inline: (u32, u32),
     /// True while the element is open: its size is written padded.
     pub open: bool,
 }
 
 /// Encodes a document block; returns, for every open node, its index in `nodes` and
 /// the byte offset of its padded size.
-pub fn encode_doc_block(nodes: &[PendingNode], out: &mut Vec<u8>, patches: &mut Vec<(usize, usize)>) {
+/// `inline` holds the inline values (see [`PendingNode::inline`]).
+pub fn encode_doc_block(nodes: &[PendingNode], inline: &[u8], out: &mut Vec<u8>, patches: &mut Vec<(usize, usize)>) {
     out.clear();
     patches.clear();
     put_varint(out, nodes.len() as u64);
     let first_streamed = nodes.iter().find_map(|n| match n.record.value {
-        ValueRef::Queued { chunk, offset, .. } => Some((chunk, offset)),
+        ValueRef::Streamed { number } => Some(number),
         _ => None,
     });
-    let (mut chunk, offset) = first_streamed.unwrap_or((0, 0));
-    put_varint(out, chunk);
-    put_varint(out, u64::from(offset));
+    let mut next = first_streamed.unwrap_or(0);
+    put_varint(out, next);
     for (i, node) in nodes.iter().enumerate() {
         let r = &node.record;
-        let newline = node.inline == b"\n";
+        let value = &inline[node.inline.0 as usize..node.inline.1 as usize];
+        let newline = value == b"\n";
         let form = match r.value {
             ValueRef::None => 0,
             ValueRef::Inline { .. } if newline => 3,
             ValueRef::Inline { .. } => 0,
-            ValueRef::Queued { .. } => 1,
+            ValueRef::Streamed { .. } => 1,
             ValueRef::Absent => 2,
         };
         put_varint(out, u64::from(r.path) << 2 | form);
@@ -119,14 +120,12 @@ pub fn encode_doc_block(nodes: &[PendingNode], out: &mut Vec<u8>, patches: &mut 
         match r.value {
             ValueRef::Inline { .. } if newline => {}
             ValueRef::Inline { .. } => {
-                put_varint(out, node.inline.len() as u64);
-                out.extend_from_slice(&node.inline);
+                put_varint(out, value.len() as u64);
+                out.extend_from_slice(value);
             }
-            ValueRef::Queued { chunk: at, offset, len } => {
-                let next = at != chunk;
-                assert!(!next || (at == chunk + 1 && offset == 0), "streamed values are consecutive");
-                put_varint(out, u64::from(len) << 1 | u64::from(next));
-                chunk = at;
+            ValueRef::Streamed { number } => {
+                assert_eq!(number, next, "a block's streamed values are consecutive");
+                next += 1;
             }
             ValueRef::None | ValueRef::Absent => {}
         }
@@ -158,8 +157,7 @@ pub fn decode_doc_block(
     if count == 0 || count > bytes.len() as u64 {
         return Err(format!("document block of {} bytes claims {count} nodes", bytes.len()));
     }
-    let mut chunk = r.varint()?;
-    let mut offset = r.u32()?;
+    let mut next = r.varint()?;
     for i in 0..count {
         let pre = first_pre + i;
         let head = r.varint()?;
@@ -176,15 +174,8 @@ pub fn decode_doc_block(
                 ValueRef::Inline { at: at as u32, len: len as u32 }
             }
             (true, 1) => {
-                let word = r.varint()?;
-                if word & 1 == 1 {
-                    chunk += 1;
-                    offset = 0;
-                }
-                let len = u32::try_from(word >> 1).map_err(|_| format!("node {pre}: value length overflows"))?;
-                let at = ValueRef::Queued { chunk, offset, len };
-                offset = offset.checked_add(len).ok_or_else(|| format!("node {pre}: value offset overflows"))?;
-                at
+                next += 1;
+                ValueRef::Streamed { number: next - 1 }
             }
             (true, 2) if kind == Kind::Pi => ValueRef::Absent,
             (true, 3) => NEWLINE,
@@ -277,7 +268,7 @@ mod tests {
     }
 
     /// Node `pre` of path `path`, every one a child of node 10 (node 10 its own).
-    fn node(pre: u64, path: u32, value: ValueRef, inline: &[u8], open: bool) -> PendingNode {
+    fn node(pre: u64, path: u32, value: ValueRef, inline: (u32, u32), open: bool) -> PendingNode {
         let (info, depths) = summary();
         let p = info[path as usize];
         let record = NodeRecord {
@@ -290,7 +281,7 @@ mod tests {
             size: 0,
             value,
         };
-        PendingNode { record, inline: inline.to_vec(), open }
+        PendingNode { record, inline, open }
     }
 
     #[test]
@@ -298,17 +289,18 @@ mod tests {
         let (info, depths) = summary();
         let paths = Paths { info: &info, depths: &depths };
         let inline = ValueRef::Inline { at: 0, len: 0 };
+        let bytes = b"v\n";
         let nodes = vec![
-            node(10, 1, ValueRef::None, b"", true),
-            node(11, 2, inline, b"v", false),
-            node(12, 3, ValueRef::Queued { chunk: 4, offset: 100, len: 30 }, b"", false),
-            node(13, 3, ValueRef::Queued { chunk: 4, offset: 130, len: 40 }, b"", false),
-            node(14, 4, ValueRef::Queued { chunk: 5, offset: 0, len: 50 }, b"", false),
-            node(15, 5, ValueRef::Absent, b"", false),
-            node(16, 3, inline, b"\n", false),
+            node(10, 1, ValueRef::None, (0, 0), true),
+            node(11, 2, inline, (0, 1), false),
+            node(12, 3, ValueRef::Streamed { number: 40 }, (0, 0), false),
+            node(13, 3, ValueRef::Streamed { number: 41 }, (0, 0), false),
+            node(14, 4, ValueRef::Streamed { number: 42 }, (0, 0), false),
+            node(15, 5, ValueRef::Absent, (0, 0), false),
+            node(16, 3, inline, (1, 2), false),
         ];
         let (mut out, mut patches) = (Vec::new(), Vec::new());
-        encode_doc_block(&nodes, &mut out, &mut patches);
+        encode_doc_block(&nodes, bytes, &mut out, &mut patches);
         assert_eq!(patches.len(), 1);
         super::super::format::write_padded(&mut out[patches[0].1..patches[0].1 + PADDED_SIZE], 6);
         let mut decoded = Vec::new();

@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::parse::{Event, Sink};
 use quiredb_engine::WriteTxn;
 use quiredb_structures::btree::BTree;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Where the padded size of an open element went.
 #[derive(Clone, Copy, Debug)]
@@ -41,6 +41,8 @@ struct Open {
     name: u32,
     level: u32,
     path: u32,
+    /// Its partition (index into `Shredder::parts`).
+    part: u32,
     doc_slot: Slot,
     part_slot: Slot,
     /// String value while the element has no element child (`None` once it has one
@@ -49,9 +51,12 @@ struct Open {
 }
 
 /// Pending labels of one partition.
-#[derive(Default)]
 struct PartBuffer {
+    kind: Kind,
+    name: u32,
     labels: Vec<(Label, bool)>,
+    /// Bytes the labels take at most once encoded.
+    bytes: usize,
 }
 
 /// The trees and queue a shredder writes, borrowed from the loader.
@@ -73,7 +78,13 @@ pub struct Shredder<'a, 't, 'db> {
     block_bytes: usize,
     block_limit: usize,
     stack: Vec<Open>,
-    parts: HashMap<(Kind, u32), PartBuffer>,
+    parts: Vec<PartBuffer>,
+    /// The partition of each (kind, name), as an index into `parts`.
+    part_ids: FxHashMap<(Kind, u32), u32>,
+    /// The partition of each path id (`u32::MAX` until first seen).
+    part_of_path: Vec<u32>,
+    /// Inline values of the current block (see `PendingNode::inline`).
+    inline: Vec<u8>,
     spare_strings: Vec<String>,
     scratch: Vec<u8>,
     patches: Vec<(usize, usize)>,
@@ -88,7 +99,10 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             block_bytes: 0,
             block_limit: payload_size / 4 - 64,
             stack: Vec::new(),
-            parts: HashMap::new(),
+            parts: Vec::new(),
+            part_ids: FxHashMap::default(),
+            part_of_path: Vec::new(),
+            inline: Vec::new(),
             spare_strings: Vec::new(),
             scratch: Vec::new(),
             patches: Vec::new(),
@@ -111,7 +125,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
         assert_eq!(self.stack.len(), 1, "the parser closes every element it opens");
         self.close()?;
         if self.out.values.is_full() {
-            self.out.values.flush(self.out.value_tree)?;
+            self.out.values.flush(self.out.value_tree, self.block_limit)?;
         }
         Ok(())
     }
@@ -119,10 +133,9 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
     /// Writes every pending block (call once after the last document).
     pub fn finish(mut self) -> Result<()> {
         self.flush_block()?;
-        self.out.chunks.flush(self.out.text)?;
-        let keys: Vec<(Kind, u32)> = self.parts.keys().copied().collect();
-        for key in keys {
-            self.flush_part(key)?;
+        self.out.chunks.finish(self.out.text)?;
+        for part in 0..self.parts.len() {
+            self.flush_part(part)?;
         }
         Ok(())
     }
@@ -135,12 +148,16 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             None => (pre, 0, 0),
         };
         let path = if kind == Kind::Document { 0 } else { self.out.dict.path(parent_path, kind, name) };
+        if self.block.len() == BLOCK_NODES || self.block_bytes + 24 + INLINE_MAX > self.block_limit {
+            self.flush_block()?;
+        }
         let (value_ref, inline) = self.store_value(kind, value)?;
         let record = NodeRecord { pre, kind, name, parent, level, path, size: 0, value: value_ref };
-        self.count(kind, name, path);
+        self.count(kind, path);
         let label = Label { pre, size: 0, level, path };
-        let part_index = self.push_label(kind, name, label, kind.has_size())?;
-        let doc_index = self.push_node(record, inline)?;
+        let part = self.partition(kind, name, path);
+        let part_index = self.push_label(part, label, kind.has_size())?;
+        let doc_index = self.push_node(record, inline);
         if kind.has_size() {
             let value = Some(self.spare_strings.pop().unwrap_or_default());
             self.stack.push(Open {
@@ -149,6 +166,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
                 name,
                 level,
                 path,
+                part,
                 doc_slot: Slot::Pending(doc_index),
                 part_slot: Slot::Pending(part_index),
                 value,
@@ -157,42 +175,62 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
         Ok(())
     }
 
-    fn count(&mut self, kind: Kind, name: u32, path: u32) {
+    fn count(&mut self, kind: Kind, path: u32) {
         self.out.counters.next_pre += 1;
         self.out.counters.nodes[kind as usize] += 1;
-        *self.out.dict.counts.entry((kind, name)).or_insert(0) += 1;
         self.out.dict.paths[path as usize].count += 1;
     }
 
-    /// Stores a value: inline when short, else in the value queue.
-    fn store_value(&mut self, kind: Kind, value: Option<&str>) -> Result<(ValueRef, Vec<u8>)> {
-        if !kind.has_value() {
-            return Ok((ValueRef::None, Vec::new()));
+    /// The partition of nodes of `kind` and `name` (reached through `path`).
+    fn partition(&mut self, kind: Kind, name: u32, path: u32) -> u32 {
+        if let Some(&part) = self.part_of_path.get(path as usize)
+            && part != u32::MAX
+        {
+            return part;
         }
-        let Some(value) = value else { return Ok((ValueRef::Absent, Vec::new())) };
-        if value.len() <= INLINE_MAX {
-            return Ok((ValueRef::Inline { at: 0, len: value.len() as u32 }, value.as_bytes().to_vec()));
+        let next = self.parts.len() as u32;
+        let part = *self.part_ids.entry((kind, name)).or_insert(next);
+        if part == next {
+            self.parts.push(PartBuffer { kind, name, labels: Vec::new(), bytes: 0 });
         }
-        let at = self.out.chunks.add(self.out.text, value.as_bytes())?;
-        Ok((ValueRef::Queued { chunk: at.chunk, offset: at.offset, len: at.len }, Vec::new()))
+        if self.part_of_path.len() <= path as usize {
+            self.part_of_path.resize(path as usize + 1, u32::MAX);
+        }
+        self.part_of_path[path as usize] = part;
+        part
     }
 
-    /// Adds a record to the current block; returns its index there.
-    fn push_node(&mut self, record: NodeRecord, inline: Vec<u8>) -> Result<usize> {
-        let bytes = 24 + inline.len();
-        if self.block.len() == BLOCK_NODES || self.block_bytes + bytes > self.block_limit {
-            self.flush_block()?;
+    /// Stores a value: inline when short, else in the value queue.
+    /// Stores a value: inline (in the block's buffer) when short, else in the value
+    /// stream. Returns the reference and the inline range.
+    fn store_value(&mut self, kind: Kind, value: Option<&str>) -> Result<(ValueRef, (u32, u32))> {
+        let start = self.inline.len() as u32;
+        if !kind.has_value() {
+            return Ok((ValueRef::None, (start, start)));
         }
-        self.block_bytes += bytes;
+        let Some(value) = value else { return Ok((ValueRef::Absent, (start, start))) };
+        if value.len() <= INLINE_MAX {
+            self.inline.extend_from_slice(value.as_bytes());
+            let range = (start, self.inline.len() as u32);
+            return Ok((ValueRef::Inline { at: 0, len: value.len() as u32 }, range));
+        }
+        let number = self.out.chunks.add(self.out.text, value.as_bytes())?;
+        Ok((ValueRef::Streamed { number }, (start, start)))
+    }
+
+    /// Adds a record to the current block (which has room: see `add`); returns its
+    /// index there.
+    fn push_node(&mut self, record: NodeRecord, inline: (u32, u32)) -> usize {
+        self.block_bytes += 24 + (inline.1 - inline.0) as usize;
         self.block.push(PendingNode { record, inline, open: record.kind.has_size() });
-        Ok(self.block.len() - 1)
+        self.block.len() - 1
     }
 
     /// Writes the current block; open elements in it learn where their size went.
     fn flush_block(&mut self) -> Result<()> {
         let Some(first) = self.block.first() else { return Ok(()) };
         let first_pre = first.record.pre;
-        encode_doc_block(&self.block, &mut self.scratch, &mut self.patches);
+        encode_doc_block(&self.block, &self.inline, &mut self.scratch, &mut self.patches);
         let key = doc_key(first_pre);
         self.out.doc.insert(&key, &self.scratch)?;
         for &(index, offset) in &self.patches {
@@ -203,27 +241,31 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             self.stack[at].doc_slot = Slot::Flushed { key: slot, key_len: 8, offset };
         }
         self.block.clear();
+        self.inline.clear();
         self.block_bytes = 0;
         Ok(())
     }
 
     /// Adds a label to its partition buffer; returns its index there.
-    fn push_label(&mut self, kind: Kind, name: u32, label: Label, open: bool) -> Result<usize> {
-        let buffer = self.parts.entry((kind, name)).or_default();
-        if buffer.labels.len() == PART_LABELS {
-            self.flush_part((kind, name))?;
+    fn push_label(&mut self, part: u32, label: Label, open: bool) -> Result<usize> {
+        // At most: a 9-byte pre delta, a 5-byte path, a padded size.
+        let bytes = 14 + if open { PADDED_SIZE } else { 0 };
+        let buffer = &self.parts[part as usize];
+        if buffer.labels.len() == PART_LABELS || buffer.bytes + bytes > self.block_limit {
+            self.flush_part(part as usize)?;
         }
-        let buffer = self.parts.get_mut(&(kind, name)).expect("buffer exists");
+        let buffer = &mut self.parts[part as usize];
         buffer.labels.push((label, open));
+        buffer.bytes += bytes;
         Ok(buffer.labels.len() - 1)
     }
 
     /// Writes the pending labels of one partition.
-    fn flush_part(&mut self, (kind, name): (Kind, u32)) -> Result<()> {
-        let Some(buffer) = self.parts.get_mut(&(kind, name)) else { return Ok(()) };
+    fn flush_part(&mut self, part: usize) -> Result<()> {
+        let buffer = &mut self.parts[part];
         let Some(&(first, _)) = buffer.labels.first() else { return Ok(()) };
-        encode_part_block(kind, &buffer.labels, &mut self.scratch, &mut self.patches);
-        let key = part_key(kind, name, first.pre);
+        encode_part_block(buffer.kind, &buffer.labels, &mut self.scratch, &mut self.patches);
+        let key = part_key(buffer.kind, buffer.name, first.pre);
         self.out.part.insert(&key, &self.scratch)?;
         for &(index, offset) in &self.patches {
             let pre = buffer.labels[index].0.pre;
@@ -231,6 +273,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             self.stack[at].part_slot = Slot::Flushed { key, key_len: 13, offset };
         }
         buffer.labels.clear();
+        buffer.bytes = 0;
         Ok(())
     }
 
@@ -247,7 +290,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
         }
         match open.part_slot {
             Slot::Pending(i) => {
-                let buffer = self.parts.get_mut(&(open.kind, open.name)).expect("the label's buffer exists");
+                let buffer = &mut self.parts[open.part as usize];
                 buffer.labels[i].0.size = size;
                 buffer.labels[i].1 = false;
             }
@@ -321,7 +364,7 @@ impl Sink for Shredder<'_, '_, '_> {
             Event::Close => {
                 self.close()?;
                 if self.out.values.is_full() {
-                    self.out.values.flush(self.out.value_tree)?;
+                    self.out.values.flush(self.out.value_tree, self.block_limit)?;
                 }
                 Ok(())
             }
