@@ -25,6 +25,9 @@ use quiredb_engine::WriteTxn;
 use quiredb_structures::btree::BTree;
 use rustc_hash::FxHashMap;
 
+/// log2 of the path cache's slots.
+const PATH_CACHE_BITS: u32 = 12;
+
 /// Where the padded size of an open element went.
 #[derive(Clone, Copy, Debug)]
 enum Slot {
@@ -85,6 +88,8 @@ pub struct Shredder<'a, 't, 'db> {
     part_of_path: Vec<u32>,
     /// Inline values of the current block (see `PendingNode::inline`).
     inline: Vec<u8>,
+    /// Recently seen paths: (parent, kind, name, path).
+    path_cache: Vec<(u32, Kind, u32, u32)>,
     spare_strings: Vec<String>,
     scratch: Vec<u8>,
     patches: Vec<(usize, usize)>,
@@ -103,6 +108,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             part_ids: FxHashMap::default(),
             part_of_path: Vec::new(),
             inline: Vec::new(),
+            path_cache: vec![(u32::MAX, Kind::Document, 0, 0); 1 << PATH_CACHE_BITS],
             spare_strings: Vec::new(),
             scratch: Vec::new(),
             patches: Vec::new(),
@@ -147,7 +153,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             Some(top) => (top.pre, top.level + 1, top.path),
             None => (pre, 0, 0),
         };
-        let path = if kind == Kind::Document { 0 } else { self.out.dict.path(parent_path, kind, name) };
+        let path = if kind == Kind::Document { 0 } else { self.path(parent_path, kind, name) };
         if self.block.len() == BLOCK_NODES || self.block_bytes + 24 + INLINE_MAX > self.block_limit {
             self.flush_block()?;
         }
@@ -173,6 +179,20 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
             });
         }
         Ok(())
+    }
+
+    /// The path `parent/step`, through a small direct-mapped cache: recursive documents
+    /// have millions of paths, and siblings mostly repeat a few steps.
+    fn path(&mut self, parent: u32, kind: Kind, name: u32) -> u32 {
+        let hash =
+            (parent.wrapping_mul(0x9E37_79B1) ^ name.wrapping_mul(0x85EB_CA6B) ^ kind as u32) >> (32 - PATH_CACHE_BITS);
+        let slot = &mut self.path_cache[hash as usize];
+        if slot.0 == parent && slot.1 == kind && slot.2 == name {
+            return slot.3;
+        }
+        let path = self.out.dict.path(parent, kind, name);
+        self.path_cache[hash as usize] = (parent, kind, name, path);
+        path
     }
 
     fn count(&mut self, kind: Kind, path: u32) {

@@ -31,12 +31,13 @@
 //! Read next: `check.rs`, which proves the index equals the document index.
 
 use super::format::{Kind, f64_key};
-use super::vblock::{self, Entry};
+use super::vblock::{self, Run};
 use super::{XmlStore, corrupted};
 use crate::error::Result;
 use crate::reference::xpath_number;
 use quiredb_engine::{PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
+use rayon::slice::ParallelSliceMut;
 use std::collections::HashMap;
 use std::ops::Bound;
 
@@ -45,8 +46,8 @@ pub(super) type ValueVisitor<'v> = dyn FnMut(&[u8], &[u64]) -> Result<()> + 'v;
 
 /// Longest value indexed, in bytes.
 pub const VALUE_MAX: usize = 96;
-/// Buffered bytes before a sorted write.
-const FLUSH_BYTES: usize = 32 << 20;
+/// Buffered bytes before a sorted write (keys and their 32-byte slots).
+const FLUSH_BYTES: usize = 128 << 20;
 
 /// The key of string value `value` of nodes of `kind` named `name`.
 pub fn string_key(out: &mut Vec<u8>, name: u32, kind: Kind, value: &str) {
@@ -74,13 +75,17 @@ pub fn indexable(value: &str) -> bool {
     value.len() <= VALUE_MAX && !value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
-/// Buffers value-index entries of a load.
+/// Buffers value-index entries of a load: keys back to back in one buffer, so an
+/// entry costs no allocation.
 #[derive(Default)]
 pub struct ValueWriter {
-    entries: Vec<(Vec<u8>, u64)>,
-    bytes: usize,
+    keys: Vec<u8>,
+    /// Each entry: its key's first 16 bytes (big-endian, zero-padded, for sorting
+    /// without touching `keys`), the key's start and length, the pre.
+    entries: Vec<(u128, u32, u32, u64)>,
     /// Entries indexed per (kind, name) during this load.
     pub indexed: HashMap<(Kind, u32), u64>,
+    scratch: Vec<u8>,
 }
 
 impl ValueWriter {
@@ -89,35 +94,50 @@ impl ValueWriter {
         if !indexable(value) {
             return;
         }
-        let mut key = Vec::with_capacity(value.len() + 7);
         let number = xpath_number(value);
+        let key = &mut self.scratch;
         if number.is_nan() {
-            string_key(&mut key, name, kind, value);
+            string_key(key, name, kind, value);
         } else {
-            number_key(&mut key, name, kind, Some(number));
+            number_key(key, name, kind, Some(number));
         }
-        self.bytes += key.len() + 48;
-        self.entries.push((key, pre));
+        let mut head = [0u8; 16];
+        let n = key.len().min(16);
+        head[..n].copy_from_slice(&key[..n]);
+        self.entries.push((u128::from_be_bytes(head), self.keys.len() as u32, key.len() as u32, pre));
+        self.keys.extend_from_slice(key);
         *self.indexed.entry((kind, name)).or_insert(0) += 1;
     }
 
-    /// True when the buffer should be written.
+    /// True when the buffer should be written (or its offsets would overflow).
     pub fn is_full(&self) -> bool {
-        self.bytes >= FLUSH_BYTES
+        self.keys.len() + 32 * self.entries.len() >= FLUSH_BYTES || self.keys.len() >= u32::MAX as usize / 2
     }
 
     /// Merges the buffered entries into the index, one posting list per key.
     pub fn flush(&mut self, tree: &mut BTree<'_, WriteTxn<'_>>, block_limit: usize) -> Result<()> {
-        self.entries.sort_unstable();
-        let mut grouped: Vec<Entry> = Vec::new();
-        for (key, pre) in self.entries.drain(..) {
-            match grouped.last_mut() {
-                Some((last, pres)) if *last == key => pres.push(pre),
-                _ => grouped.push((key, vec![pre])),
+        let keys = &self.keys;
+        let key = |&(_, at, len, _): &(u128, u32, u32, u64)| &keys[at as usize..(at + len) as usize];
+        // Keys of at most 16 bytes are wholly in the head: a string key ends in its only
+        // zero byte and a number key has a fixed length, so equal heads mean equal keys.
+        let whole = |e: &(u128, u32, u32, u64)| e.2 <= 16;
+        self.entries.par_sort_unstable_by(|a, b| {
+            let tail = || if whole(a) && whole(b) { std::cmp::Ordering::Equal } else { key(a).cmp(key(b)) };
+            a.0.cmp(&b.0).then_with(tail).then(a.3.cmp(&b.3))
+        });
+        let pres: Vec<u64> = self.entries.iter().map(|e| e.3).collect();
+        let mut runs: Vec<Run<'_>> = Vec::new();
+        let mut start = 0;
+        for i in 1..=self.entries.len() {
+            if i == self.entries.len() || key(&self.entries[i]) != key(&self.entries[start]) {
+                runs.push((key(&self.entries[start]), &pres[start..i]));
+                start = i;
             }
         }
-        self.bytes = 0;
-        vblock::merge(tree, &grouped, block_limit)
+        vblock::merge(tree, &runs, block_limit)?;
+        self.entries.clear();
+        self.keys.clear();
+        Ok(())
     }
 }
 

@@ -27,6 +27,8 @@ use std::ops::Bound;
 
 /// One decoded entry.
 pub type Entry = (Vec<u8>, Vec<u64>);
+/// One entry to write: a key and its postings.
+pub type Run<'a> = (&'a [u8], &'a [u64]);
 
 /// The first entry key and first pre a tree key names.
 pub fn split_tree_key(tree_key: &[u8]) -> Option<(&[u8], u64)> {
@@ -108,13 +110,13 @@ fn varint_len(value: u64) -> usize {
 /// Encodes `entries` (strictly ascending keys) into blocks whose tree key and bytes
 /// take at most about `limit` bytes together, returning (tree key, block bytes) pairs;
 /// a long list continues over blocks.
-pub fn encode(entries: &[Entry], limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub fn encode(entries: &[Run<'_>], limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut blocks = Vec::new();
     let mut body = Vec::new();
     let (mut count, mut first_key): (u64, Option<Vec<u8>>) = (0, None);
     let mut previous: &[u8] = &[];
-    for (key, pres) in entries {
-        let mut rest = pres.as_slice();
+    for &(key, pres) in entries {
+        let mut rest = pres;
         while let Some(&head) = rest.first() {
             let shared = if first_key.is_some() {
                 key.iter().zip(previous).take_while(|(a, b)| a == b).count()
@@ -139,7 +141,7 @@ pub fn encode(entries: &[Entry], limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
             }
             let n = n.max(1);
             if first_key.is_none() {
-                let mut tree_key = key.clone();
+                let mut tree_key = key.to_vec();
                 tree_key.extend_from_slice(&head.to_be_bytes());
                 first_key = Some(tree_key);
             }
@@ -177,9 +179,9 @@ fn finish(tree_key: Option<Vec<u8>>, count: u64, body: &mut Vec<u8>) -> (Vec<u8>
 /// Merges `new` (ascending keys, pres later than any stored) into the tree: each run
 /// of new entries goes into the block it falls in (the last block whose key is not
 /// greater, or the first block), which is decoded, merged and rewritten.
-pub fn merge(tree: &mut BTree<'_, WriteTxn<'_>>, new: &[Entry], limit: usize) -> Result<()> {
-    let composite = |(key, pres): &Entry| {
-        let mut c = key.clone();
+pub fn merge(tree: &mut BTree<'_, WriteTxn<'_>>, new: &[Run<'_>], limit: usize) -> Result<()> {
+    let composite = |(key, pres): &Run<'_>| {
+        let mut c = key.to_vec();
         c.extend_from_slice(&pres[0].to_be_bytes());
         c
     };
@@ -207,7 +209,9 @@ pub fn merge(tree: &mut BTree<'_, WriteTxn<'_>>, new: &[Entry], limit: usize) ->
         })?
         .map_err(|reason| super::corrupted(tree.name(), 0, format!("value block: {reason}")))?;
         tree.remove(&key)?;
-        for (key, value) in encode(&merge_sorted(old, &new[i..end]), limit) {
+        let merged = merge_sorted(old, &new[i..end]);
+        let runs: Vec<Run<'_>> = merged.iter().map(|(k, p)| (k.as_slice(), p.as_slice())).collect();
+        for (key, value) in encode(&runs, limit) {
             tree.insert(&key, &value)?;
         }
         i = end;
@@ -216,21 +220,21 @@ pub fn merge(tree: &mut BTree<'_, WriteTxn<'_>>, new: &[Entry], limit: usize) ->
 }
 
 /// Merges two ascending entry lists; equal keys concatenate their postings.
-fn merge_sorted(old: Vec<Entry>, new: &[Entry]) -> Vec<Entry> {
+fn merge_sorted(old: Vec<Entry>, new: &[Run<'_>]) -> Vec<Entry> {
     let mut out = Vec::with_capacity(old.len() + new.len());
     let mut new = new.iter().peekable();
     for (key, mut pres) in old {
-        while let Some((k, _)) = new.peek().filter(|(k, _)| *k < key) {
-            let (_, p) = new.next().expect("peeked");
-            out.push((k.clone(), p.clone()));
+        while let Some(&&(k, p)) = new.peek().filter(|(k, _)| *k < key.as_slice()) {
+            out.push((k.to_vec(), p.to_vec()));
+            new.next();
         }
-        if let Some((_, p)) = new.peek().filter(|(k, _)| *k == key) {
+        if let Some(&&(_, p)) = new.peek().filter(|(k, _)| *k == key.as_slice()) {
             pres.extend_from_slice(p);
             new.next();
         }
         out.push((key, pres));
     }
-    out.extend(new.cloned());
+    out.extend(new.map(|&(k, p)| (k.to_vec(), p.to_vec())));
     out
 }
 
@@ -243,7 +247,8 @@ mod tests {
         let entries: Vec<Entry> = (0..500u64)
             .map(|i| (format!("sname{:05}", i * 7).into_bytes(), (0..i % 4 + 1).map(|j| i * 10 + j).collect()))
             .collect();
-        let blocks = encode(&entries, 300);
+        let runs: Vec<Run<'_>> = entries.iter().map(|(k, p)| (k.as_slice(), p.as_slice())).collect();
+        let blocks = encode(&runs, 300);
         assert!(blocks.len() > 10);
         let mut back = Vec::new();
         for (key, block) in &blocks {
@@ -257,7 +262,8 @@ mod tests {
         }
         assert_eq!(back, entries);
         let long: Vec<Entry> = vec![(b"a".to_vec(), vec![1]), (b"b".to_vec(), (0..2000).map(|i| i * 1000).collect())];
-        let blocks = encode(&long, 300);
+        let runs: Vec<Run<'_>> = long.iter().map(|(k, p)| (k.as_slice(), p.as_slice())).collect();
+        let blocks = encode(&runs, 300);
         assert!(blocks.iter().all(|(k, b)| k.len() + b.len() <= 300 + 8), "a long list continues over blocks");
         let mut pieces = Vec::new();
         for (key, block) in &blocks {
@@ -280,7 +286,7 @@ mod tests {
     #[test]
     fn merging_concatenates_equal_keys_in_order() {
         let old = vec![(b"b".to_vec(), vec![1]), (b"d".to_vec(), vec![2])];
-        let new = [(b"a".to_vec(), vec![5]), (b"d".to_vec(), vec![6]), (b"e".to_vec(), vec![7])];
+        let new: [Run<'_>; 3] = [(b"a", &[5]), (b"d", &[6]), (b"e", &[7])];
         let merged = merge_sorted(old, &new);
         let keys: Vec<&[u8]> = merged.iter().map(|(k, _)| k.as_slice()).collect();
         assert_eq!(keys, [b"a".as_slice(), b"b", b"d", b"e"]);
