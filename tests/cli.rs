@@ -92,3 +92,42 @@ fn info_and_check_of_a_rolled_back_file_report_it_and_never_change_it() {
     assert!(text(&check).contains("rollback at open"), "{}", text(&check));
     assert!(std::fs::read(&path).unwrap() == bytes, "info or check changed the file");
 }
+
+#[test]
+fn load_xml_then_info_value_and_check_and_a_malformed_document_changes_nothing() {
+    // Proves: load-xml loads a folder as one collection, xml-info and xml-value read it
+    // back, check verifies it; a malformed document fails the load with file, line and
+    // column and leaves the database as it was; --skip-bad loads the rest.
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.xml"), "<a k='v'>one <b>two</b></a>").unwrap();
+    std::fs::write(docs.join("b.xml"), "<c>three</c>").unwrap();
+    let db = dir.path().join("x.quire");
+    let load = quire(&["load-xml", path_str(&db), "col", path_str(&docs), "--quiet"]);
+    assert!(load.status.success(), "{}", text(&load));
+    assert!(text(&load).contains("documents      2"), "{}", text(&load));
+    let info = quire(&["xml-info", path_str(&db), "col", "--paths"]);
+    assert!(info.status.success(), "{}", text(&info));
+    assert!(text(&info).contains("@k"), "the path summary lists the attribute: {}", text(&info));
+    let value = quire(&["xml-value", path_str(&db), "col", "1"]);
+    assert_eq!(String::from_utf8_lossy(&value.stdout), "one two\n", "{}", text(&value));
+    let xml = quire(&["xml-value", path_str(&db), "col", "0", "--xml"]);
+    assert_eq!(String::from_utf8_lossy(&xml.stdout), "<a k=\"v\">one <b>two</b></a>\n", "{}", text(&xml));
+    let check = quire(&["check", path_str(&db)]);
+    assert!(check.status.success(), "{}", text(&check));
+    let before = std::fs::read(&db).unwrap();
+    std::fs::write(docs.join("c.xml"), "<d>\n<e></d>").unwrap();
+    let bad = quire(&["load-xml", path_str(&db), "col2", path_str(&docs), "--quiet"]);
+    assert!(!bad.status.success());
+    assert!(text(&bad).contains("c.xml") && text(&bad).contains("line 2"), "{}", text(&bad));
+    assert!(!text(&bad).contains("panicked"));
+    let list = quire(&["xml-info", path_str(&db)]);
+    assert!(!text(&list).contains("col2"), "the failed load left no collection: {}", text(&list));
+    assert_eq!(std::fs::read(&db).unwrap().len(), before.len());
+    let skip = quire(&["load-xml", path_str(&db), "col2", path_str(&docs), "--quiet", "--skip-bad"]);
+    assert!(skip.status.success(), "{}", text(&skip));
+    assert!(text(&skip).contains("skipped") && text(&skip).contains("c.xml"), "{}", text(&skip));
+    let check = quire(&["check", path_str(&db)]);
+    assert!(check.status.success(), "{}", text(&check));
+}

@@ -29,6 +29,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     super::demo_queue::tour(&db)?;
     super::demo_rtree::tour(&db)?;
     super::demo_meteo::tour(&db)?;
+    super::demo_xml::tour(&db)?;
     let report = quiredb_engine::check(&db)?;
     println!("integrity check: {}", if report.is_clean() { "clean" } else { "PROBLEMS" });
     println!("stats: {:?}", db.stats());

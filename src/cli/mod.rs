@@ -7,6 +7,7 @@ pub mod demo_btree;
 pub mod demo_meteo;
 pub mod demo_queue;
 pub mod demo_rtree;
+pub mod demo_xml;
 pub mod r#gen;
 pub mod load_csv;
 pub mod load_speed;
