@@ -18,7 +18,8 @@ status=0
 for mutant in "${mutants[@]}"; do
   export CARGO_TARGET_DIR="${MUTANT_TARGET_ROOT:-/tmp/quire-mutants}/$mutant"
   export RUSTFLAGS="--cfg quire_mutant=\"$mutant\""
-  for target in "-p quiredb-engine --test engine" "-p quiredb-structures --test crash --test powercut"; do
+  for target in "-p quiredb-engine --test engine" "-p quiredb-structures --test crash --test powercut" \
+    "-p quiredb-xml --test xpath store::"; do
     log="$(mktemp)"
     # shellcheck disable=SC2086
     if nice -n 10 cargo test --release --no-fail-fast $target -- --test-threads=2 >"$log" 2>&1; then

@@ -13,7 +13,12 @@
 //!   on truncated or mutated text.
 //!
 //! Tests needing the data print a SKIP line and return when the folder is absent.
+//!
+//! Module `store` (the crate's one integration-test binary holds them all): the XML
+//! store's crash torture and fault injection — a load killed or failed midway leaves
+//! no trace, an acknowledged one survives whole.
 
+mod store;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
