@@ -292,3 +292,43 @@ fn real_samples_read_back_as_roxmltree_has_them() {
         println!("{sample}: {} documents equal", bytes.len());
     }
 }
+
+#[test]
+#[ignore = "long: writes and loads a 1 GiB document (cargo test --release -- --ignored)"]
+fn a_one_gib_document_loads_checks_and_reads_back() {
+    use std::io::Write;
+    let f = fixture();
+    let path = f.dir.path().join("big.xml");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+    let (mut records, mut written) = (0u64, 0u64);
+    out.write_all(b"<big>\n").expect("write");
+    while written < 1 << 30 {
+        let record = format!(
+            "  <r id='r{records}' n='{}'><t>title {records} of the long test</t><v>{}.{}</v>{}</r>\n",
+            records % 97,
+            records % 1000,
+            records % 10,
+            "<p>some longer running text that goes to the value stream, record after record</p>"
+                .repeat((records % 4) as usize)
+        );
+        out.write_all(record.as_bytes()).expect("write");
+        written += record.len() as u64;
+        records += 1;
+    }
+    out.write_all(b"</big>\n").expect("write");
+    out.flush().expect("flush");
+    drop(out);
+    f.load("big", std::slice::from_ref(&path)).expect("loads");
+    let txn = f.db.begin_read().expect("read");
+    assert!(check(&txn, "big").expect("check").is_empty());
+    let store = XmlStore::open(&txn, "big").expect("open");
+    let r = store.name_id("r").unwrap().unwrap();
+    assert_eq!(store.dictionary().counts[&(Kind::Element, r)], records);
+    let id = store.name_id("id").unwrap().unwrap();
+    let last = format!("r{}", records - 1);
+    let found = store.lookup_string(id, Kind::Attribute, &last).expect("lookup");
+    assert_eq!(found.len(), 1);
+    let mut xml = Vec::new();
+    store.write_xml(store.node(found[0]).unwrap().parent, &mut xml).expect("serialises");
+    assert!(String::from_utf8(xml).unwrap().starts_with(&format!("<r id=\"{last}\"")));
+}
