@@ -1,13 +1,14 @@
 //! quiredb-fuzz: fuzz targets for QuireDB and the stable, in-process driver that runs
 //! them (`quire-fuzz`), plus AFL++ harnesses (`afl-*`, feature `afl`).
 //!
-//! Four targets ([`Target`]): `db` (open and check a mutated database file),
+//! Five targets ([`Target`]): `db` (open and check a mutated database file),
 //! `xpath` (the XPath parser and reference evaluator), `xml` (the streaming XML parser
-//! against roxmltree), `csv` (the meteorological CSV loader). Each is a function from bytes to nothing that panics exactly when it finds
+//! against roxmltree), `xml-store` (the native XML store loaded and read back against
+//! roxmltree), `csv` (the meteorological CSV loader). Each is a function from bytes to nothing that panics exactly when it finds
 //! a bug; each comes with built-in seeds, a dictionary and a structure-aware mutator.
 //! `README.md` beside this crate has the commands, the runs and their results.
 //!
-//! Read next: `db/mod.rs`, `xpath.rs`, `xml.rs`, `meteo_csv.rs`; `bin/quire-fuzz.rs` for the driver.
+//! Read next: `db/mod.rs`, `xpath.rs`, `xml.rs`, `xml_store.rs`, `meteo_csv.rs`; `bin/quire-fuzz.rs` for the driver.
 #![deny(unsafe_code)]
 
 pub mod alloc_guard;
@@ -16,6 +17,7 @@ pub mod havoc;
 pub mod meteo_csv;
 pub mod rng;
 pub mod xml;
+pub mod xml_store;
 pub mod xpath;
 
 use rng::Rng;
@@ -31,11 +33,13 @@ pub enum Target {
     Csv,
     /// Parse an XML document with the streaming parser and with roxmltree; compare.
     Xml,
+    /// Load one to three XML documents into the native store; check and compare it.
+    XmlStore,
 }
 
 impl Target {
     /// Every target, in the order CI runs them.
-    pub const ALL: [Target; 4] = [Target::Xpath, Target::Xml, Target::Csv, Target::Db];
+    pub const ALL: [Target; 5] = [Target::Xpath, Target::Xml, Target::XmlStore, Target::Csv, Target::Db];
 
     /// The target's name on the command line and in file names.
     pub fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl Target {
             Target::Xpath => "xpath",
             Target::Csv => "csv",
             Target::Xml => "xml",
+            Target::XmlStore => "xml-store",
         }
     }
 
@@ -59,6 +64,7 @@ impl Target {
             Target::Xpath => xpath::run(input),
             Target::Csv => meteo_csv::run(input),
             Target::Xml => xml::run(input),
+            Target::XmlStore => xml_store::run(input),
         }
     }
 
@@ -75,6 +81,7 @@ impl Target {
             Target::Xpath => xpath::seeds(),
             Target::Csv => meteo_csv::seeds(),
             Target::Xml => xml::seeds(),
+            Target::XmlStore => xml_store::seeds(),
         }
     }
 
@@ -85,6 +92,7 @@ impl Target {
             Target::Xpath => xpath::DICTIONARY,
             Target::Csv => meteo_csv::DICTIONARY,
             Target::Xml => xml::DICTIONARY,
+            Target::XmlStore => xml_store::DICTIONARY,
         }
     }
 
@@ -95,6 +103,7 @@ impl Target {
             Target::Xpath => xpath::mutate(rng, input),
             Target::Csv => meteo_csv::mutate(rng, input),
             Target::Xml => xml::mutate(rng, input),
+            Target::XmlStore => xml_store::mutate(rng, input),
         }
     }
 

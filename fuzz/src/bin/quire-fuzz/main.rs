@@ -32,7 +32,10 @@ static GUARD: Guard = Guard;
 static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
 
 #[derive(Parser)]
-#[command(name = "quire-fuzz", about = "Runs QuireDB's fuzz targets in process (targets: db, xpath, xml, csv)")]
+#[command(
+    name = "quire-fuzz",
+    about = "Runs QuireDB's fuzz targets in process (targets: db, xpath, xml, xml-store, csv)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -126,7 +129,8 @@ fn main() {
 }
 
 fn target_named(name: &str) -> Target {
-    Target::from_name(name).unwrap_or_else(|| fail(&format!("unknown target {name:?}; targets: db, xpath, xml, csv")))
+    Target::from_name(name)
+        .unwrap_or_else(|| fail(&format!("unknown target {name:?}; targets: db, xpath, xml, xml-store, csv")))
 }
 
 fn fail(message: &str) -> ! {
@@ -388,7 +392,7 @@ fn explain(target: Target, paths: &[PathBuf]) -> i32 {
                     println!("  {line}");
                 }
             }
-            Target::Xpath | Target::Xml | Target::Csv => println!("  {}", input.escape_ascii()),
+            Target::Xpath | Target::Xml | Target::XmlStore | Target::Csv => println!("  {}", input.escape_ascii()),
         }
     }
     0

@@ -1,0 +1,297 @@
+//! Fuzz target `xml-store`: the native XML store of `quiredb-xml` (`store::load` and
+//! the reads on it) against roxmltree through the reference loader (`parse::decode`,
+//! `collection::Source::new`, `collection::parse_document`).
+//!
+//! The input is one to three documents separated by [`SEPARATOR`] (a byte XML text
+//! cannot hold; a third piece keeps any further separators, so it is rejected). They are
+//! written to files `d0.xml`… in a folder of the process
+//! (`/dev/shm/quire-fuzz-xml-store-<pid>/`, or under `$TMPDIR` without `/dev/shm`;
+//! overwritten by each input and left behind) and loaded with `store::load` into
+//! collection `c` of a fresh in-memory database (`MemStorage`, 4 KiB pages, a 128-page
+//! pool), in one write transaction.
+//! Properties checked — a violation panics, each at its own line so the driver counts
+//! them apart:
+//! - nothing panics (the store, the parsers, roxmltree);
+//! - when roxmltree rejects a document, the load fails, and after the transaction is
+//!   dropped the catalog is empty (no collection, no component left behind);
+//! - when roxmltree accepts every document, the load succeeds and commits; then, in a
+//!   read transaction: `store::check` and `quiredb_structures::check::check_all` find
+//!   nothing, `oracle::compare_with_dom` finds no difference, the document list has
+//!   one entry per document, `write_xml` of each document node parses again
+//!   (roxmltree) to the outline (`parse::outline`) of the original, and for each
+//!   (kind, name) whose value index is complete, `lookup_string` of each value gives
+//!   exactly the nodes with that value (`string_value`), in document order.
+//!
+//! The documented disagreements of the streaming parser with roxmltree (`xml.rs`,
+//! `allowed`) relax the acceptance and comparison properties for an input that
+//! contains one: then only "no panic" and, if the load succeeds, the checks hold.
+//!
+//! Read next: `xml.rs` (the parser-level target this one builds on).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use quiredb_engine::storage::MemStorage;
+use quiredb_engine::{Database, Durability, PageRead};
+use quiredb_xml::collection::{Source, parse_document};
+use quiredb_xml::parse::{self, outline};
+use quiredb_xml::store::{self, Kind, LoadOptions, XmlStore};
+
+use crate::rng::Rng;
+use crate::xml;
+
+/// Separates the documents of an input (ASCII record separator: not an XML character).
+pub const SEPARATOR: u8 = 0x1E;
+
+/// Documents per input at most.
+const MAX_DOCUMENTS: usize = 3;
+
+/// Markup for the byte-level mutator (the structure-aware one adds `xml.rs`'s).
+pub const DICTIONARY: &[&[u8]] = &[
+    b"\x1E",
+    b"\x1E<a/>",
+    b"<a>",
+    b"</a>",
+    b"<b/>",
+    b" x='1'",
+    b" y='12.0'",
+    b"<p:c xmlns:p='u'>",
+    b"</p:c>",
+    b"<!--c-->",
+    b"<?pi v?>",
+    b"<![CDATA[",
+    b"]]>",
+    b"&amp;",
+    b"&#13;",
+    b"&#x1F600;",
+    b"\r\n",
+    b"  ",
+    b"<!DOCTYPE a [<!ENTITY e 'x&#13;y'><!ENTITY m '<b>t</b>'>]>",
+    b"&e;",
+    b"&m;",
+    b"\xC3\xA9",
+    b"\xF0\x9F\xA6\x86",
+];
+
+/// The folder the documents are written to (one per process).
+fn folder() -> &'static Path {
+    static FOLDER: OnceLock<PathBuf> = OnceLock::new();
+    FOLDER.get_or_init(|| {
+        // tmpfs when there is one: opening and closing files on a disk took half the time.
+        let shm = Path::new("/dev/shm");
+        let base = if shm.is_dir() { shm.to_path_buf() } else { std::env::temp_dir() };
+        let dir = base.join(format!("quire-fuzz-xml-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("creating the fuzz folder");
+        dir
+    })
+}
+
+/// The documents of an input.
+pub fn split(input: &[u8]) -> Vec<&[u8]> {
+    input.splitn(MAX_DOCUMENTS, |&b| b == SEPARATOR).collect()
+}
+
+/// Runs one input (see the module docs for what is checked).
+pub fn run(input: &[u8]) {
+    let docs = split(input);
+    let shown = input.escape_ascii().to_string();
+    let paths: Vec<PathBuf> = (0..docs.len()).map(|i| folder().join(format!("d{i}.xml"))).collect();
+    for (path, doc) in paths.iter().zip(&docs) {
+        std::fs::write(path, doc).expect("writing a document to the fuzz folder");
+    }
+    // roxmltree's verdict on each document, through the reference loader.
+    let texts: Vec<Result<String, String>> = docs
+        .iter()
+        .zip(&paths)
+        .map(|(doc, path)| {
+            let text = parse::decode(doc.to_vec(), path).map_err(|e| e.to_string())?;
+            let source = Source::new(path.clone(), text);
+            parse_document(&source.text, path).map_err(|e| e.to_string())?;
+            Ok(source.text)
+        })
+        .collect();
+    let rejected = texts.iter().position(Result::is_err);
+
+    let storage = Arc::new(MemStorage::new());
+    let options = Database::builder().page_size(4096).cache_bytes(128 * 4096).into_options();
+    let db = Database::with_storage(storage, options, "xml-store").expect("a new in-memory database opens");
+    let txn = db.begin_write().expect("a write transaction begins");
+    let loaded = store::load(&txn, "c", &paths, LoadOptions::default(), &mut |_| {});
+    let quirk = docs.iter().any(|doc| xml::allowed(doc, loaded.as_ref().err()));
+
+    if let Some(bad) = rejected {
+        if let Ok(summary) = &loaded
+            && !quirk
+        {
+            panic!(
+                "the store loaded {} documents but roxmltree rejects document {bad} ({}) of {shown:?}",
+                summary.documents,
+                texts[bad].as_ref().err().map_or("", String::as_str)
+            );
+        }
+        drop(txn);
+        let read = db.begin_read().expect("a read transaction begins");
+        let left = read.catalog_list().expect("the catalog lists");
+        if loaded.is_err() && !left.is_empty() {
+            let names: Vec<&str> = left.iter().map(|entry| entry.name.as_str()).collect();
+            panic!("an aborted load left {names:?} in the catalog, for {shown:?}");
+        }
+        return;
+    }
+    let summary = match loaded {
+        Ok(summary) => summary,
+        Err(_) if quirk => return,
+        Err(e) => panic!("roxmltree accepts every document but the store load fails: {e}, for {shown:?}"),
+    };
+    if summary.documents != docs.len() as u64 {
+        panic!("the load reports {} documents of {}, for {shown:?}", summary.documents, docs.len());
+    }
+    txn.commit(Durability::None).expect("the load commits");
+
+    let read = db.begin_read().expect("a read transaction begins");
+    let problems = store::check(&read, "c").expect("store::check runs");
+    if !problems.is_empty() {
+        panic!("store::check: {problems:?}, for {shown:?}");
+    }
+    let structures = quiredb_structures::check::check_all(&read).expect("check_all runs");
+    if !structures.is_empty() {
+        panic!("structures check: {structures:?}, for {shown:?}");
+    }
+    let store = XmlStore::open(&read, "c").expect("the collection opens");
+    let texts: Vec<String> = texts.into_iter().map(|text| text.expect("all accepted")).collect();
+    let doms: Vec<roxmltree::Document> = texts
+        .iter()
+        .zip(&paths)
+        .map(|(text, path)| parse_document(text, path).expect("accepted a moment ago"))
+        .collect();
+    if !quirk {
+        let differences = store::oracle::compare_with_dom(&store, &doms).expect("compare_with_dom runs");
+        if !differences.is_empty() {
+            panic!("the store differs from roxmltree: {differences:?}, for {shown:?}");
+        }
+    }
+    let documents = store.documents().expect("the document list reads");
+    if documents.len() != docs.len() {
+        panic!("the store lists {} documents of {}, for {shown:?}", documents.len(), docs.len());
+    }
+    check_lookups(&store, &shown);
+    if quirk {
+        return;
+    }
+    for (document, dom) in documents.iter().zip(&doms) {
+        let mut xml = Vec::new();
+        store.write_xml(document.pre, &mut xml).expect("write_xml runs");
+        let text = String::from_utf8(xml).expect("write_xml writes UTF-8");
+        let again = match parse_document(&text, Path::new("written.xml")) {
+            Ok(again) => again,
+            // Its own line and message, so that known-findings.txt can name it apart.
+            Err(e) if e.to_string().contains("unknown namespace prefix") => panic!(
+                "xml-store: write_xml writes a prefix without its namespace declaration: {e}; wrote {text:?}, for {shown:?}"
+            ),
+            Err(e) => panic!(
+                "write_xml of document {} does not parse again: {e}; wrote {text:?}, for {shown:?}",
+                document.number
+            ),
+        };
+        let (want, got) = (outline::of_document(dom), outline::of_document(&again));
+        if want != got {
+            panic!(
+                "write_xml of document {} parses to another tree: wrote {text:?}\nwant {want:?}\ngot  {got:?}\nfor {shown:?}",
+                document.number
+            );
+        }
+    }
+}
+
+/// For each (kind, name) of attributes and elements whose value index is complete,
+/// `lookup_string` of each value must give exactly the nodes with that value.
+fn check_lookups<T: PageRead>(store: &XmlStore<'_, T>, shown: &str) {
+    let mut groups: BTreeMap<(u8, u32, Vec<u8>), Vec<u64>> = BTreeMap::new();
+    let mut cursor = store.nodes(0, u64::MAX).expect("the node cursor opens");
+    let mut nodes = Vec::new();
+    while let Some(node) = cursor.next_node().expect("the nodes read") {
+        if matches!(node.kind, Kind::Element | Kind::Attribute) {
+            nodes.push((node.kind, node.name, node.pre));
+        }
+    }
+    for (kind, name, pre) in nodes {
+        if !store.value_index_complete(kind, name) {
+            continue;
+        }
+        let mut value = Vec::new();
+        store.string_value(pre, &mut value).expect("string_value reads");
+        groups.entry((kind as u8, name, value)).or_default().push(pre);
+    }
+    for ((kind, name, value), want) in groups {
+        let kind = Kind::from_code(kind).expect("a kind code");
+        let value = String::from_utf8(value).expect("values are UTF-8");
+        let got = store.lookup_string(name, kind, &value).expect("lookup_string runs");
+        if got != want {
+            panic!(
+                "lookup_string({name}, {kind:?}, {value:?}) = {got:?}, nodes with that value {want:?}, for {shown:?}"
+            );
+        }
+    }
+}
+
+/// Built-in seed inputs (the committed corpus `fuzz/corpus/xml-store` holds the same).
+pub fn seeds() -> Vec<Vec<u8>> {
+    SEEDS.iter().map(|seed| seed.as_bytes().to_vec()).collect()
+}
+
+pub const SEEDS: &[&str] = &[
+    "<a/>",
+    "<a x='1'>t<b/>u</a>\u{1e}<a x='1'><b>t</b></a>",
+    "<?xml version='1.0'?>\n<!--c--><r><p id='1' g='x'>12.50</p><p id='2' g='x'> 12.5 </p><q/></r><?p v?>\u{1e}<r>\
+     <p id='3'>x &amp; y</p></r>\u{1e}<s><![CDATA[<z>]]>&#13;\r\n</s>",
+    "<!DOCTYPE a [<!ENTITY e \"<b x='&f;'>t</b>&f;\"><!ENTITY f 'tail'>]><a>1&e;2</a>\u{1e}<a><b x='tail'/></a>",
+    "<a xmlns='d' xmlns:p='u'><b x='1' xml:lang='en'/></a>",
+    "<a><b><c><d>deep</d></c></b><b>  </b><b>w</b></a>\u{1e}<a>\u{e9}\u{1F986}</a>",
+    "<a>ok</a>\u{1e}<a>\n<b></a>\u{1e}<c/>",
+];
+
+/// One structure-aware mutation: `xml.rs`'s on one document, or a document dropped,
+/// duplicated or added.
+pub fn mutate(rng: &mut Rng, input: &mut Vec<u8>) {
+    let mut docs: Vec<Vec<u8>> = split(input).into_iter().map(<[u8]>::to_vec).collect();
+    match rng.below(8) {
+        0 if docs.len() > 1 => {
+            let at = rng.below(docs.len());
+            docs.remove(at);
+        }
+        1 if docs.len() < MAX_DOCUMENTS => {
+            let copy = rng.pick(&docs).clone();
+            docs.push(copy);
+        }
+        2 if docs.len() < MAX_DOCUMENTS => docs.push(rng.pick(xml::SEEDS).as_bytes().to_vec()),
+        _ => {
+            let at = rng.below(docs.len());
+            xml::mutate(rng, &mut docs[at]);
+        }
+    }
+    *input = docs.join(&SEPARATOR);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_and_mutated_seeds_hold() {
+        let seed = 0x5702E;
+        println!("seed {seed:#x}");
+        let corpus = seeds();
+        for input in &corpus {
+            run(input);
+        }
+        let mut rng = Rng::new(seed);
+        for _ in 0..300 {
+            let mut input = rng.pick(&corpus).clone();
+            for _ in 0..rng.small_len(4) {
+                mutate(&mut rng, &mut input);
+            }
+            run(&input);
+        }
+    }
+}
