@@ -13,8 +13,8 @@
 //! depend on timing, so a replay strikes elsewhere).
 
 use super::child::{exe_args, kill_mid_work, tell};
-use super::{apply, create_progress, durability, expected, options, progress, step, verify, write_inputs};
-use quiredb_engine::{Database, Durability};
+use super::{apply, durability, expected, options, progress, step, verify, write_inputs};
+use quiredb_engine::Database;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -43,10 +43,7 @@ struct Tally {
 /// A new database file for epoch `epoch`, at step 0.
 fn new_file(dir: &Path, epoch: u64) -> PathBuf {
     let path = dir.join(format!("xml-{epoch}.quire"));
-    let db = Database::create(&path, options()).expect("create");
-    let txn = db.begin_write().expect("writer");
-    create_progress(&txn).expect("the progress tree");
-    txn.commit(Durability::Full).expect("commit");
+    Database::create(&path, options()).expect("create");
     path
 }
 

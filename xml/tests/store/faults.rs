@@ -11,7 +11,7 @@
 //! `QUIRE_XML_FAULTS` sets the faulted runs (default [`DEFAULT_RUNS`]); `QUIRE_SEED`
 //! replays a run exactly (no timing is involved).
 
-use super::{Step, apply, create_progress, expected, progress, step, verify, write_inputs};
+use super::{Step, apply, expected, progress, step, verify, write_inputs};
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
 use quiredb_engine::{Database, Durability, Options};
 use rand::rngs::StdRng;
@@ -45,10 +45,7 @@ enum Outcome {
 /// A file holding steps `1..=steps`, each committed with full durability.
 fn base(seed: u64, steps: u64, inputs: &Path) -> Vec<u8> {
     let storage = Arc::new(MemStorage::new());
-    let db = Database::with_storage(storage.clone(), options(), "base").expect("an in-memory database");
-    let txn = db.begin_write().expect("writer");
-    create_progress(&txn).expect("the progress tree");
-    txn.commit(Durability::Full).expect("commit");
+    let db = Database::with_storage(storage.clone(), super::options(), "base").expect("an in-memory database");
     for number in 1..=steps {
         let step = step(seed, number, DOC_BYTES);
         let paths = write_inputs(inputs, &step);
@@ -137,7 +134,8 @@ struct Plan {
     total: u64,
 }
 
-/// Runs the step after `before` on `image` without a fault, counting operations.
+/// Runs the step after `before` on `image` without a fault, counting operations, and
+/// checks that every crash image holds it (an acknowledged full commit is durable).
 fn plan(seed: u64, image: &[u8], before: u64, inputs: &Path) -> Plan {
     let step = step(seed, before + 1, DOC_BYTES);
     let paths = write_inputs(inputs, &step);
@@ -145,6 +143,7 @@ fn plan(seed: u64, image: &[u8], before: u64, inputs: &Path) -> Plan {
     let mut marks = Vec::new();
     let outcome = run(&clean, &step, &paths, &mut marks);
     assert!(matches!(outcome, Outcome::Committed), "seed {seed}: the unfaulted step commits: {outcome:?}");
+    verify_images(&clean, seed, &outcome, before, &format!("seed {seed}: step {} unfaulted", before + 1));
     Plan { step, paths, opened: marks[0], loaded: marks[1], total: clean.ops() }
 }
 
