@@ -165,11 +165,14 @@ pub fn run(input: &[u8]) {
         .zip(&paths)
         .map(|(text, path)| parse_document(text, path).expect("accepted a moment ago"))
         .collect();
+    let mut oracle_quirk = Vec::new();
     if !quirk {
         let differences = store::oracle::compare_with_dom(&store, &doms).expect("compare_with_dom runs");
+        let (same, differences): (Vec<String>, Vec<String>) = differences.into_iter().partition(|d| sides_equal(d));
         if !differences.is_empty() {
             panic!("the store differs from roxmltree: {differences:?}, for {shown:?}");
         }
+        oracle_quirk = same;
     }
     let documents = store.documents().expect("the document list reads");
     if documents.len() != docs.len() {
@@ -189,6 +192,9 @@ pub fn run(input: &[u8]) {
             Err(e) if e.to_string().contains("unknown namespace prefix") => panic!(
                 "xml-store: write_xml writes a prefix without its namespace declaration: {e}; wrote {text:?}, for {shown:?}"
             ),
+            Err(e) if dom.descendants().any(|n| n.pi().is_some_and(|pi| pi.target == "xml")) => panic!(
+                "xml-store: write_xml writes a processing instruction named xml: {e}; wrote {text:?}, for {shown:?}"
+            ),
             Err(e) => panic!(
                 "write_xml of document {} does not parse again: {e}; wrote {text:?}, for {shown:?}",
                 document.number
@@ -202,6 +208,25 @@ pub fn run(input: &[u8]) {
             );
         }
     }
+    // Last, so that the checks above still run on these inputs.
+    if !oracle_quirk.is_empty() {
+        panic!("xml-store: compare_with_dom reports equal sides as a difference: {oracle_quirk:?}, for {shown:?}");
+    }
+}
+
+/// True for a difference of `compare_with_dom` whose two sides print the same
+/// (`node N: store has A, the DOM A`): the oracle compares the local part of the
+/// store's name with the DOM's, and a processing instruction's target `x:p` is not
+/// split by roxmltree, so equal nodes differ (xml-store-2 in `fuzz/README.md`).
+fn sides_equal(difference: &str) -> bool {
+    const MIDDLE: &str = ", the DOM ";
+    let Some((_, sides)) = difference.split_once(": store has ") else { return false };
+    let Some(half) = sides.len().checked_sub(MIDDLE.len()).map(|n| n / 2) else { return false };
+    sides.len() == 2 * half + MIDDLE.len()
+        && sides.is_char_boundary(half)
+        && sides.is_char_boundary(half + MIDDLE.len())
+        && sides[half..half + MIDDLE.len()] == *MIDDLE
+        && sides[..half] == sides[half + MIDDLE.len()..]
 }
 
 /// For each (kind, name) of attributes and elements whose value index is complete,
