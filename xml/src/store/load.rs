@@ -6,8 +6,9 @@
 //! is bounded by the parser's largest token and the shredder's buffers, not by the
 //! documents.
 //!
-//! On error the transaction holds a partial load: the caller aborts it (drops it), so
-//! the database is exactly as before. With [`LoadOptions::skip_bad`] each document is
+//! Small documents are parsed in parallel, a batch ahead of the shredder (`tape.rs`);
+//! large ones stream. On error the transaction holds a partial load: the caller aborts
+//! it (drops it), so the database is exactly as before. With [`LoadOptions::skip_bad`] each document is
 //! first parsed without writing; a malformed one is listed in the summary and skipped.
 //!
 //! Read next: `shred.rs`.
@@ -15,6 +16,7 @@
 use super::chunks::ChunkWriter;
 use super::dict::{Dictionary, store_document};
 use super::shred::{Shredder, Targets};
+use super::tape;
 use super::values::ValueWriter;
 use super::{Counters, component, corrupted, create, store_counters};
 use crate::error::{Error, Result};
@@ -96,20 +98,55 @@ pub fn load(
             counters: &mut counters,
         };
         let mut shredder = Shredder::new(targets, txn.payload_size());
-        for file in &files {
-            if options.skip_bad
-                && let Err(e) = parse::parse(open_input(file, &read)?, file, &mut Validate)
-            {
-                summary.skipped.push((file.clone(), e.to_string()));
-                continue;
+        let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
+        let runs = tape::runs(&sizes);
+        std::thread::scope(|scope| -> Result<()> {
+            let parse_run = |run: &(std::ops::Range<usize>, bool)| {
+                let (range, small) = run.clone();
+                let files = &files[range];
+                scope.spawn(move || if small { tape::record_all(files) } else { Vec::new() })
+            };
+            let mut next = runs.first().map(parse_run);
+            for (i, run) in runs.iter().enumerate() {
+                let tapes = next.take().expect("each run is parsed ahead").join().expect("a parser thread panicked");
+                next = runs.get(i + 1).map(parse_run);
+                if !run.1 {
+                    let file = &files[run.0.start];
+                    if options.skip_bad
+                        && let Err(e) = parse::parse(open_input(file, &read)?, file, &mut Validate)
+                    {
+                        summary.skipped.push((file.clone(), e.to_string()));
+                        continue;
+                    }
+                    let (pre, number) = shredder.start_document()?;
+                    parse::parse(open_input(file, &read)?, file, &mut shredder)?;
+                    shredder.end_document()?;
+                    store_document(&mut dict_tree, number, pre, &file.to_string_lossy())?;
+                    summary.documents += 1;
+                    progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
+                    continue;
+                }
+                for (index, tape) in run.0.clone().zip(tapes) {
+                    let file = &files[index];
+                    read.set(read.get() + sizes[index]);
+                    let tape = match tape {
+                        Ok(tape) => tape,
+                        Err(e) if options.skip_bad => {
+                            summary.skipped.push((file.clone(), e.to_string()));
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    let (pre, number) = shredder.start_document()?;
+                    tape.replay(&mut shredder)?;
+                    shredder.end_document()?;
+                    store_document(&mut dict_tree, number, pre, &file.to_string_lossy())?;
+                    summary.documents += 1;
+                }
+                progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
             }
-            let (pre, number) = shredder.start_document()?;
-            parse::parse(open_input(file, &read)?, file, &mut shredder)?;
-            shredder.end_document()?;
-            store_document(&mut dict_tree, number, pre, &file.to_string_lossy())?;
-            summary.documents += 1;
-            progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
-        }
+            Ok(())
+        })?;
         shredder.finish()?;
     }
     counters.streamed = chunks.values();

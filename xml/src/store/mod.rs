@@ -53,6 +53,7 @@ pub mod oracle;
 mod read;
 pub mod record;
 mod shred;
+mod tape;
 mod values;
 mod vblock;
 

@@ -1,0 +1,164 @@
+//! Parsing many small documents in parallel: each is parsed on a worker thread into a
+//! [`Tape`] (its events, owned), and the tapes are replayed into the shredder in
+//! collection order on the loading thread, while the workers parse the next batch.
+//!
+//! Only documents up to [`SMALL_DOCUMENT`] bytes take this path, and a batch holds at
+//! most [`BATCH_BYTES`] of them, so memory stays bounded; larger documents stream
+//! through the parser straight into the shredder. A document that fails to parse is
+//! reported when its turn comes, so errors and `--skip-bad` behave as in the
+//! sequential path.
+//!
+//! Read next: `load.rs`.
+
+use crate::error::{Error, Result};
+use crate::parse::{self, Event, Sink};
+use rayon::prelude::*;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Largest document parsed on a worker thread.
+pub const SMALL_DOCUMENT: u64 = 1 << 20;
+/// Input bytes per batch of small documents.
+pub const BATCH_BYTES: u64 = 16 << 20;
+
+/// One event with its strings as ranges of the tape's text.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Open(u32, u32),
+    Attribute(u32, u32, u32, u32),
+    Text(u32, u32),
+    Comment(u32, u32),
+    Pi(u32, u32, Option<(u32, u32)>),
+    Close,
+}
+
+/// The events of one document, owned.
+#[derive(Debug, Default)]
+pub struct Tape {
+    text: String,
+    ops: Vec<Op>,
+}
+
+impl Tape {
+    fn put(&mut self, s: &str) -> (u32, u32) {
+        let start = self.text.len() as u32;
+        self.text.push_str(s);
+        (start, self.text.len() as u32)
+    }
+
+    fn get(&self, (start, end): (u32, u32)) -> &str {
+        &self.text[start as usize..end as usize]
+    }
+
+    /// Replays the events into `sink`.
+    pub fn replay(&self, sink: &mut impl Sink) -> Result<()> {
+        for op in &self.ops {
+            let event = match *op {
+                Op::Open(a, b) => Event::Open { name: self.get((a, b)) },
+                Op::Attribute(a, b, c, d) => Event::Attribute { name: self.get((a, b)), value: self.get((c, d)) },
+                Op::Text(a, b) => Event::Text(self.get((a, b))),
+                Op::Comment(a, b) => Event::Comment(self.get((a, b))),
+                Op::Pi(a, b, value) => Event::Pi { target: self.get((a, b)), value: value.map(|v| self.get(v)) },
+                Op::Close => Event::Close,
+            };
+            sink.event(event)?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for Tape {
+    fn event(&mut self, event: Event<'_>) -> Result<()> {
+        let op = match event {
+            Event::Open { name } => {
+                let (a, b) = self.put(name);
+                Op::Open(a, b)
+            }
+            Event::Attribute { name, value } => {
+                let (a, b) = self.put(name);
+                let (c, d) = self.put(value);
+                Op::Attribute(a, b, c, d)
+            }
+            Event::Text(text) => {
+                let (a, b) = self.put(text);
+                Op::Text(a, b)
+            }
+            Event::Comment(text) => {
+                let (a, b) = self.put(text);
+                Op::Comment(a, b)
+            }
+            Event::Pi { target, value } => {
+                let (a, b) = self.put(target);
+                Op::Pi(a, b, value.map(|v| self.put(v)))
+            }
+            Event::Close => Op::Close,
+        };
+        self.ops.push(op);
+        Ok(())
+    }
+}
+
+/// Parses `file` into a tape.
+fn record(file: &Path) -> Result<Tape> {
+    let io = |source| Error::Io { path: file.to_path_buf(), source };
+    let input = std::fs::File::open(file).map_err(io)?;
+    let mut tape = Tape::default();
+    let reader: Box<dyn Read> = if file.extension().is_some_and(|e| e == "zst") {
+        Box::new(zstd::Decoder::new(input).map_err(io)?)
+    } else {
+        Box::new(input)
+    };
+    parse::parse(reader, file, &mut tape)?;
+    Ok(tape)
+}
+
+/// Parses `files` in parallel, in order.
+pub fn record_all(files: &[PathBuf]) -> Vec<Result<Tape>> {
+    files.par_iter().map(|file| record(file)).collect()
+}
+
+/// Splits `files` (with their sizes) into runs: a run of small documents of at most
+/// [`BATCH_BYTES`], or one large document alone (`false`).
+pub fn runs(sizes: &[u64]) -> Vec<(std::ops::Range<usize>, bool)> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < sizes.len() {
+        if sizes[i] > SMALL_DOCUMENT {
+            runs.push((i..i + 1, false));
+            i += 1;
+            continue;
+        }
+        let (start, mut bytes) = (i, 0);
+        while i < sizes.len() && sizes[i] <= SMALL_DOCUMENT && (i == start || bytes + sizes[i] <= BATCH_BYTES) {
+            bytes += sizes[i];
+            i += 1;
+        }
+        runs.push((start..i, true));
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_documents_batch_and_large_ones_stand_alone() {
+        let sizes = [10, 20, SMALL_DOCUMENT + 1, 5, SMALL_DOCUMENT, 7];
+        assert_eq!(runs(&sizes), vec![(0..2, true), (2..3, false), (3..6, true)]);
+        let full = vec![SMALL_DOCUMENT; 17];
+        assert_eq!(runs(&full), vec![(0..16, true), (16..17, true)]);
+    }
+
+    #[test]
+    fn a_tape_replays_the_events_it_recorded() {
+        let text = "<?p v?><a k='1'>x<!--c--><b/>&amp;y</a>";
+        let mut direct = crate::parse::outline::Outline::default();
+        parse::parse(text.as_bytes(), Path::new("t.xml"), &mut direct).expect("parses");
+        let mut tape = Tape::default();
+        parse::parse(text.as_bytes(), Path::new("t.xml"), &mut tape).expect("parses");
+        let mut replayed = crate::parse::outline::Outline::default();
+        tape.replay(&mut replayed).expect("replays");
+        assert_eq!(direct.lines, replayed.lines);
+    }
+}
