@@ -60,6 +60,9 @@ impl<S: Sink> Builder<'_, S> {
             return Err(self.fail(inside, format!("unknown namespace prefix '{prefix}'")));
         }
         self.sink.event(Event::Open { name })?;
+        for ns in &self.namespaces[own..] {
+            self.sink.event(Event::Namespace { prefix: ns.prefix.as_deref(), uri: &ns.uri })?;
+        }
         for attribute in &attributes {
             let (name, value) = (&text[attribute.name.clone()], &text[attribute.value.clone()]);
             self.sink.event(Event::Attribute { name, value })?;

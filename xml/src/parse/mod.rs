@@ -56,6 +56,14 @@ pub enum Event<'a> {
     /// an empty CDATA section standing alone (roxmltree keeps that node).
     Text(&'a str),
     Comment(&'a str),
+    /// A namespace declaration of the element just opened (`xmlns:p="uri"`, or
+    /// `xmlns="uri"` with `prefix` `None`): zero or more, right after `Open`, before its
+    /// attributes. Not a node (roxmltree lists no such attribute); the store keeps them
+    /// so that serialised XML declares the prefixes it uses.
+    Namespace {
+        prefix: Option<&'a str>,
+        uri: &'a str,
+    },
     /// Processing instruction (not the XML declaration).
     Pi {
         target: &'a str,

@@ -48,6 +48,7 @@ impl Sink for Outline {
                 self.lines.push(Line::Pi { depth, target: target.into(), value: value.map(Into::into) })
             }
             Event::Close => self.depth = self.depth.checked_sub(1).expect("Close matches an Open"),
+            Event::Namespace { .. } => {}
         }
         Ok(())
     }

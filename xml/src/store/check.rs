@@ -6,7 +6,7 @@
 //! node's real path; counts by kind, name and path are exact; each partition list is
 //! exactly the document index's nodes of that kind and name, in document order; the
 //! value index holds exactly the eligible values; the document list points at the
-//! document nodes in order. Problems come back as sentences.
+//! document nodes in order; namespace declarations belong to elements. Problems come back as sentences.
 //!
 //! Read next: `values.rs` (what "eligible" means).
 
@@ -45,6 +45,11 @@ pub fn check(txn: &impl PageRead, name: &str) -> Result<Vec<String>> {
     let walk = walk_documents(&store, dict, &mut problems)?;
     check_partitions(&store, dict.paths(), &walk.partitions, &mut problems)?;
     check_values(&store, dict, &walk.eligible, &mut problems)?;
+    for (pre, prefix, _) in store.declarations(0, u64::MAX)? {
+        if pre >= store.len() || store.node(pre)?.kind != Kind::Element {
+            problems.push(format!("namespace declaration {prefix:?} names node {pre}, which is not an element"));
+        }
+    }
     let documents = store.documents()?;
     if documents.len() as u64 != store.counters.documents || documents.len() != walk.document_pres.len() {
         problems.push(format!(

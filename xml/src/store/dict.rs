@@ -9,6 +9,7 @@
 //! | `d` + document number (u64 BE) | varint pre of the document node, then its file (UTF-8) |
 //! | `c` + kind (u8) + name id (u32 BE) | varint count of nodes of that kind and name |
 //! | `v` + kind (u8) + name id (u32 BE) | varint count of those nodes in the value index |
+//! | `x` + element pre (u64 BE) + prefix (UTF-8, empty for the default namespace) | the namespace URI the element declares for that prefix |
 //!
 //! Path 0 is the document node's path `/`; every other path is its parent path plus
 //! one step (kind and name), so the summary is a tree whose depth is the level. Paths
@@ -274,7 +275,37 @@ pub fn store_document(tree: &mut BTree<'_, WriteTxn<'_>>, number: u64, pre: u64,
     Ok(())
 }
 
+/// Records that element `pre` declares `prefix` (None: the default namespace) as `uri`.
+pub fn store_namespace(tree: &mut BTree<'_, WriteTxn<'_>>, pre: u64, prefix: Option<&str>, uri: &str) -> Result<()> {
+    let mut key = vec![b'x'];
+    key.extend_from_slice(&pre.to_be_bytes());
+    key.extend_from_slice(prefix.unwrap_or("").as_bytes());
+    tree.insert(&key, uri.as_bytes())?;
+    Ok(())
+}
+
+/// A namespace declaration read back: element, prefix (empty: default), URI.
+pub type Declaration = (u64, String, String);
+
 impl<T: PageRead> XmlStore<'_, T> {
+    /// The namespace declarations of elements with pre in `first..=last`, in pre order.
+    pub fn declarations(&self, first: u64, last: u64) -> Result<Vec<Declaration>> {
+        let low = [&[b'x'][..], &first.to_be_bytes()].concat();
+        let high = match last.checked_add(1) {
+            Some(end) => [&[b'x'][..], &end.to_be_bytes()].concat(),
+            None => b"y".to_vec(),
+        };
+        let mut out = Vec::new();
+        for entry in self.dict.range(Bound::Included(low.as_slice()), Bound::Excluded(high.as_slice())) {
+            let (key, uri) = entry?;
+            let pre = key.get(1..9).and_then(|k| <[u8; 8]>::try_from(k).ok()).map(u64::from_be_bytes);
+            let pre = pre.ok_or_else(|| corrupted(&self.name, 0, "namespace key too short"))?;
+            let prefix = String::from_utf8_lossy(&key[9..]).into_owned();
+            out.push((pre, prefix, String::from_utf8_lossy(&uri).into_owned()));
+        }
+        Ok(out)
+    }
+
     /// The names, path summary and counts (read when the store was opened).
     pub fn dictionary(&self) -> &Dictionary {
         &self.dictionary

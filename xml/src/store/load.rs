@@ -14,7 +14,7 @@
 //! Read next: `shred.rs`.
 
 use super::chunks::ChunkWriter;
-use super::dict::{Dictionary, store_document};
+use super::dict::Dictionary;
 use super::shred::{Shredder, Targets};
 use super::tape;
 use super::values::ValueWriter;
@@ -94,6 +94,7 @@ pub fn load(
             chunks: &mut chunks,
             values: &mut values,
             value_tree: &mut value_tree,
+            dict_tree: &mut dict_tree,
             dict: &mut dict,
             counters: &mut counters,
         };
@@ -118,10 +119,9 @@ pub fn load(
                         summary.skipped.push((file.clone(), e.to_string()));
                         continue;
                     }
-                    let (pre, number) = shredder.start_document()?;
+                    shredder.start_document()?;
                     parse::parse(open_input(file, &read)?, file, &mut shredder)?;
-                    shredder.end_document()?;
-                    store_document(&mut dict_tree, number, pre, &file.to_string_lossy())?;
+                    shredder.end_document(&file.to_string_lossy())?;
                     summary.documents += 1;
                     progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
                     continue;
@@ -137,10 +137,9 @@ pub fn load(
                         }
                         Err(e) => return Err(e),
                     };
-                    let (pre, number) = shredder.start_document()?;
+                    shredder.start_document()?;
                     tape.replay(&mut shredder)?;
-                    shredder.end_document()?;
-                    store_document(&mut dict_tree, number, pre, &file.to_string_lossy())?;
+                    shredder.end_document(&file.to_string_lossy())?;
                     summary.documents += 1;
                 }
                 progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });

@@ -142,6 +142,9 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
         let dict = self.dictionary();
         let name = |id: u32| dict.names.get(id as usize).map(String::as_str).unwrap_or("");
         let root = self.node(pre)?;
+        let declarations = self.declarations(pre, pre + root.size)?;
+        let mut next_declaration = 0;
+        let inherited = self.inherited_declarations(&root)?;
         let mut cursor = self.nodes(pre, pre + root.size)?;
         let mut open: Vec<(u64, u32, bool)> = Vec::new();
         let mut tag_open = false;
@@ -163,6 +166,15 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
                 Kind::Document => {}
                 Kind::Element => {
                     write!(out, "<{}", name(n.name)).map_err(io)?;
+                    if n.pre == pre {
+                        write_declarations(out, &inherited).map_err(io)?;
+                    }
+                    while declarations.get(next_declaration).is_some_and(|d| d.0 < n.pre) {
+                        next_declaration += 1;
+                    }
+                    let own = declarations[next_declaration..].iter().take_while(|d| d.0 == n.pre).count();
+                    write_declarations(out, &declarations[next_declaration..next_declaration + own]).map_err(io)?;
+                    next_declaration += own;
                     open.push((n.pre + n.size, n.name, false));
                     tag_open = true;
                 }
@@ -179,14 +191,41 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
                     .map_err(io)?,
                 Kind::Pi => {
                     write!(out, "<?{}", name(n.name)).map_err(io)?;
-                    if n.value != ValueRef::Absent {
-                        out.write_all(b" ").and_then(|_| out.write_all(&value)).map_err(io)?;
+                    // A space only where the value would otherwise run into the target
+                    // (`<?xml!?>` is target `xml`, value `!`; `<?xml !?>` would be a
+                    // misplaced XML declaration).
+                    let joins =
+                        value.first().is_some_and(|&b| b.is_ascii_alphanumeric() || b >= 0x80 || b"-._:".contains(&b));
+                    if n.value != ValueRef::Absent && joins {
+                        out.write_all(b" ").map_err(io)?;
                     }
+                    out.write_all(&value).map_err(io)?;
                     out.write_all(b"?>").map_err(io)?;
                 }
             }
         }
         close_tags(out, &mut open, &mut tag_open, u64::MAX, &name).map_err(io)
+    }
+
+    /// The declarations in scope at element `root` that it does not make itself: the
+    /// nearest ancestor's for each prefix (serialising a subtree must declare them).
+    fn inherited_declarations(&self, root: &NodeRecord) -> Result<Vec<super::dict::Declaration>> {
+        let mut found: Vec<super::dict::Declaration> = Vec::new();
+        if root.kind != Kind::Element {
+            return Ok(found);
+        }
+        let own = self.declarations(root.pre, root.pre)?;
+        let mut at = self.node(root.parent)?;
+        while at.kind == Kind::Element {
+            for declaration in self.declarations(at.pre, at.pre)? {
+                let prefix = &declaration.1;
+                if !own.iter().chain(&found).any(|d| &d.1 == prefix) {
+                    found.push(declaration);
+                }
+            }
+            at = self.node(at.parent)?;
+        }
+        Ok(found)
     }
 
     /// The labels of partition (`kind`, `name`) with pre ≥ `from`, in document order.
@@ -225,6 +264,20 @@ fn close_tags<'n>(
         }
     } else if let Some(top) = open.last_mut() {
         top.2 = true;
+    }
+    Ok(())
+}
+
+/// Writes ` xmlns="uri"` / ` xmlns:p="uri"` for each declaration.
+fn write_declarations(out: &mut impl Write, declarations: &[super::dict::Declaration]) -> std::io::Result<()> {
+    for (_, prefix, uri) in declarations {
+        if prefix.is_empty() {
+            out.write_all(b" xmlns=\"")?;
+        } else {
+            write!(out, " xmlns:{prefix}=\"")?;
+        }
+        escape(out, uri.as_bytes(), true)?;
+        out.write_all(b"\"")?;
     }
     Ok(())
 }

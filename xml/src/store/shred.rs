@@ -70,6 +70,7 @@ pub struct Targets<'a, 't, 'db> {
     pub chunks: &'a mut ChunkWriter,
     pub values: &'a mut ValueWriter,
     pub value_tree: &'a mut BTree<'t, WriteTxn<'db>>,
+    pub dict_tree: &'a mut BTree<'t, WriteTxn<'db>>,
     pub dict: &'a mut Dictionary,
     pub counters: &'a mut Counters,
 }
@@ -115,20 +116,20 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
         }
     }
 
-    /// Starts a document: adds its document node. Returns the node's pre and the
-    /// document's number.
-    pub fn start_document(&mut self) -> Result<(u64, u64)> {
+    /// Starts a document: adds its document node.
+    pub fn start_document(&mut self) -> Result<()> {
         assert!(self.stack.is_empty(), "a document starts after the previous one ended");
-        let pre = self.out.counters.next_pre;
-        let number = self.out.counters.documents;
-        self.out.counters.documents += 1;
-        self.add(Kind::Document, 0, None)?;
-        Ok((pre, number))
+        self.add(Kind::Document, 0, None)
     }
 
-    /// Ends the current document (closes its document node).
-    pub fn end_document(&mut self) -> Result<()> {
+    /// Ends the current document (closes its document node) and lists it, loaded from
+    /// `file`, in the dictionary.
+    pub fn end_document(&mut self, file: &str) -> Result<()> {
         assert_eq!(self.stack.len(), 1, "the parser closes every element it opens");
+        let pre = self.stack[0].pre;
+        let number = self.out.counters.documents;
+        self.out.counters.documents += 1;
+        super::dict::store_document(self.out.dict_tree, number, pre, file)?;
         self.close()?;
         if self.out.values.is_full() {
             self.out.values.flush(self.out.value_tree, self.block_limit)?;
@@ -380,6 +381,10 @@ impl Sink for Shredder<'_, '_, '_> {
             Event::Pi { target, value } => {
                 let id = self.out.dict.intern(target);
                 self.add(Kind::Pi, id, value)
+            }
+            Event::Namespace { prefix, uri } => {
+                let pre = self.stack.last().expect("a declaration follows its element").pre;
+                super::dict::store_namespace(self.out.dict_tree, pre, prefix, uri)
             }
             Event::Close => {
                 self.close()?;

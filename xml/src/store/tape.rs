@@ -29,6 +29,7 @@ enum Op {
     Text(u32, u32),
     Comment(u32, u32),
     Pi(u32, u32, Option<(u32, u32)>),
+    Namespace(Option<(u32, u32)>, (u32, u32)),
     Close,
 }
 
@@ -59,6 +60,9 @@ impl Tape {
                 Op::Text(a, b) => Event::Text(self.get((a, b))),
                 Op::Comment(a, b) => Event::Comment(self.get((a, b))),
                 Op::Pi(a, b, value) => Event::Pi { target: self.get((a, b)), value: value.map(|v| self.get(v)) },
+                Op::Namespace(prefix, uri) => {
+                    Event::Namespace { prefix: prefix.map(|p| self.get(p)), uri: self.get(uri) }
+                }
                 Op::Close => Event::Close,
             };
             sink.event(event)?;
@@ -91,6 +95,7 @@ impl Sink for Tape {
                 let (a, b) = self.put(target);
                 Op::Pi(a, b, value.map(|v| self.put(v)))
             }
+            Event::Namespace { prefix, uri } => Op::Namespace(prefix.map(|p| self.put(p)), self.put(uri)),
             Event::Close => Op::Close,
         };
         self.ops.push(op);

@@ -332,3 +332,40 @@ fn a_one_gib_document_loads_checks_and_reads_back() {
     store.write_xml(store.node(found[0]).unwrap().parent, &mut xml).expect("serialises");
     assert!(String::from_utf8(xml).unwrap().starts_with(&format!("<r id=\"{last}\"")));
 }
+
+#[test]
+fn serialised_subtrees_declare_the_namespaces_they_use() {
+    let doc = "<p:a xmlns:p='urn:p' xmlns='urn:d'><p:b xmlns:x='urn:x' x:y='1'><c/></p:b><?xml!?><?t v?></p:a>";
+    let f = fixture();
+    f.load("c", &f.files(&[doc.as_bytes()])).expect("loads");
+    let txn = f.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    let outline = |text: &str| -> Vec<String> {
+        let d = roxmltree::Document::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        d.descendants()
+            .map(|n| {
+                format!(
+                    "{:?} {:?} {:?} {:?}",
+                    n.node_type(),
+                    n.tag_name(),
+                    n.text(),
+                    n.attributes()
+                        .map(|a| (a.namespace().map(str::to_owned), a.name().to_owned(), a.value().to_owned()))
+                        .collect::<Vec<_>>()
+                )
+            })
+            .collect()
+    };
+    let mut whole = Vec::new();
+    store.write_xml(0, &mut whole).expect("serialises");
+    assert_eq!(outline(&String::from_utf8(whole).unwrap()), outline(doc));
+    let b =
+        (0..store.len()).find(|&p| store.node(p).unwrap().name == store.name_id("p:b").unwrap().unwrap()).expect("p:b");
+    let mut inner = Vec::new();
+    store.write_xml(b, &mut inner).expect("serialises");
+    let inner = String::from_utf8(inner).unwrap();
+    let parsed = roxmltree::Document::parse(&inner).unwrap_or_else(|e| panic!("{inner}: {e}"));
+    let element = parsed.root_element();
+    assert_eq!((element.tag_name().namespace(), element.tag_name().name()), (Some("urn:p"), "b"), "{inner}");
+    assert_eq!(element.first_element_child().unwrap().tag_name().namespace(), Some("urn:d"), "{inner}");
+}
