@@ -65,6 +65,10 @@ struct Cli {
     /// A note attached to every engine's records (e.g. "reduced size: …").
     #[arg(long)]
     note: Option<String>,
+    /// T5: load and size only, no query timings (for collections whose BaseX query
+    /// runs take hours; the report says so).
+    #[arg(long)]
+    load_only: bool,
     /// T2: run only the phases of this cache budget, `all` (all fits) or `80` (80 %
     /// fits), so a full-size run can be split into parts (default: both).
     #[arg(long, value_parser = ["all", "80"])]
@@ -126,6 +130,7 @@ fn run(cli: Cli) -> Result<()> {
         run_id: format!("{}-{}", machine.date, std::process::id()),
         note: cli.note,
         t2_cache: cli.cache,
+        t5_load_only: cli.load_only,
         machine,
     };
     println!(

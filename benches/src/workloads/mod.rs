@@ -59,6 +59,8 @@ pub struct Config {
     pub note: Option<String>,
     /// T2: `all` or `80` runs only that cache budget's phases; `None` both.
     pub t2_cache: Option<String>,
+    /// T5: load and size only.
+    pub t5_load_only: bool,
 }
 
 impl Config {

@@ -62,7 +62,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
                 collector.add_bytes(entry.id, &format!("size {}", set.collection), engine.size_bytes(&name)?);
                 loaded.push(name.clone());
             }
-            if !engine.answers_queries() {
+            if cfg.t5_load_only || !engine.answers_queries() {
                 continue;
             }
             let xpaths: Vec<String> = set.queries.iter().map(|q| q.xpath.clone()).collect();
