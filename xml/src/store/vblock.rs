@@ -14,7 +14,7 @@
 //!
 //! A key appears once per block; across blocks, the pieces of one list are in pre
 //! order. Why blocks: a B+tree cell per distinct value costs 16 bytes of overhead plus
-//! the repeated name prefix (24.3 MB on XMark f=1 against BaseX's 11.1 MB), and a list
+//! the repeated name prefix (24.3 MB on XMark f=1; blocks: 9.5 MB), and a list
 //! over a quarter page became a blob that took a whole page.
 //!
 //! Read next: `values.rs` (keys, loading, lookups).
