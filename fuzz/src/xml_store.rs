@@ -336,7 +336,14 @@ mod tests {
 
     #[test]
     fn the_fixed_findings_stay_fixed() {
-        for input in ["<p:a xmlns:p='u'/>", "<a xmlns:p='u' p:x='1'/>", "<a><?x:p?></a>", "<a><?xml!?></a>"] {
+        let fixed = [
+            "<p:a xmlns:p='u'/>",
+            "<a xmlns:p='u' p:x='1'/>",
+            "<a><?x:p?></a>",
+            "<a><?xml!?></a>",
+            "<!DOCTYPE a [<!ENTITY f '\u{1}'>]><a x='&f;'/>",
+        ];
+        for input in fixed {
             run(input.as_bytes());
         }
     }
