@@ -84,7 +84,9 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         drop(engine);
         remove_dir(&dir)?;
     }
-    let dataset = if load_only.is_empty() {
+    let dataset = if cfg.t5_load_only {
+        format!("{dataset}; load and size only (--load-only)")
+    } else if load_only.is_empty() {
         dataset
     } else {
         format!("{dataset}; load and size only for {}", load_only.join(", "))

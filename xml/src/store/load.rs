@@ -23,9 +23,9 @@ use crate::error::{Error, Result};
 use crate::parse::{self, Event, Sink};
 use quiredb_engine::{PageKind, PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
-use std::cell::Cell;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How to load.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,7 +85,7 @@ pub fn load(
     let mut values = ValueWriter::default();
     let mut chunks = ChunkWriter::new(counters.streamed, txn.payload_size() - 32)?;
     let mut summary = LoadSummary::default();
-    let read = Cell::new(0u64);
+    let read = AtomicU64::new(0);
     {
         let targets = Targets {
             doc: &mut doc,
@@ -120,15 +120,20 @@ pub fn load(
                         continue;
                     }
                     shredder.start_document()?;
-                    parse::parse(open_input(file, &read)?, file, &mut shredder)?;
+                    let input = open_input(file, &read)?;
+                    tape::pipeline(scope, input, file, &mut shredder)?;
                     shredder.end_document(&file.to_string_lossy())?;
                     summary.documents += 1;
-                    progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
+                    progress(Progress {
+                        bytes: read.load(Ordering::Relaxed),
+                        total_bytes,
+                        documents: summary.documents,
+                    });
                     continue;
                 }
                 for (index, tape) in run.0.clone().zip(tapes) {
                     let file = &files[index];
-                    read.set(read.get() + sizes[index]);
+                    read.fetch_add(sizes[index], Ordering::Relaxed);
                     let tape = match tape {
                         Ok(tape) => tape,
                         Err(e) if options.skip_bad => {
@@ -142,7 +147,7 @@ pub fn load(
                     shredder.end_document(&file.to_string_lossy())?;
                     summary.documents += 1;
                 }
-                progress(Progress { bytes: read.get(), total_bytes, documents: summary.documents });
+                progress(Progress { bytes: read.load(Ordering::Relaxed), total_bytes, documents: summary.documents });
             }
             Ok(())
         })?;
@@ -158,7 +163,7 @@ pub fn load(
     counters.names = dict.names.len() as u32 - 1;
     counters.paths = dict.paths.len() as u32;
     store_counters(txn, collection, &counters)?;
-    summary.bytes = read.get();
+    summary.bytes = read.load(Ordering::Relaxed);
     summary.names = dict.names.len() as u32 - 1;
     summary.paths = dict.paths.len() as u32;
     for (i, n) in summary.nodes.iter_mut().enumerate() {
@@ -201,7 +206,7 @@ pub fn xml_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// A reader over `file`, decompressing `.zst`, adding what it reads to `read`.
-fn open_input<'c>(file: &Path, read: &'c Cell<u64>) -> Result<Box<dyn Read + 'c>> {
+fn open_input<'c>(file: &Path, read: &'c AtomicU64) -> Result<Box<dyn Read + Send + 'c>> {
     let io = |source| Error::Io { path: file.to_path_buf(), source };
     let counted = Counted { inner: std::fs::File::open(file).map_err(io)?, read };
     if file.extension().is_some_and(|e| e == "zst") {
@@ -215,13 +220,13 @@ fn open_input<'c>(file: &Path, read: &'c Cell<u64>) -> Result<Box<dyn Read + 'c>
 /// Counts the bytes read through it.
 struct Counted<'c, R> {
     inner: R,
-    read: &'c Cell<u64>,
+    read: &'c AtomicU64,
 }
 
 impl<R: Read> Read for Counted<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.read.set(self.read.get() + n as u64);
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }

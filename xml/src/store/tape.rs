@@ -3,10 +3,11 @@
 //! collection order on the loading thread, while the workers parse the next batch.
 //!
 //! Only documents up to [`SMALL_DOCUMENT`] bytes take this path, and a batch holds at
-//! most [`BATCH_BYTES`] of them, so memory stays bounded; larger documents stream
-//! through the parser straight into the shredder. A document that fails to parse is
-//! reported when its turn comes, so errors and `--skip-bad` behave as in the
-//! sequential path.
+//! most [`BATCH_BYTES`] of them, so memory stays bounded. A larger document is parsed
+//! on a thread of its own into tapes of [`SEGMENT_OPS`] events, at most two ahead of
+//! the shredder ([`pipeline`]): parsing and shredding overlap on two cores, memory stays
+//! bounded. A document that fails to parse is reported when its turn comes, so errors
+//! and `--skip-bad` behave as in the sequential path.
 //!
 //! Read next: `load.rs`.
 
@@ -20,6 +21,9 @@ use std::path::{Path, PathBuf};
 pub const SMALL_DOCUMENT: u64 = 1 << 20;
 /// Input bytes per batch of small documents.
 pub const BATCH_BYTES: u64 = 16 << 20;
+
+/// Events per segment of a large document's tape.
+pub const SEGMENT_OPS: usize = 1 << 15;
 
 /// One event with its strings as ranges of the tape's text.
 #[derive(Clone, Copy, Debug)]
@@ -115,6 +119,49 @@ fn record(file: &Path) -> Result<Tape> {
     };
     parse::parse(reader, file, &mut tape)?;
     Ok(tape)
+}
+
+/// Sends a large document's events on in segments.
+struct Segmenter {
+    tape: Tape,
+    out: std::sync::mpsc::SyncSender<Result<Tape>>,
+}
+
+impl Sink for Segmenter {
+    fn event(&mut self, event: Event<'_>) -> Result<()> {
+        self.tape.event(event)?;
+        if self.tape.ops.len() >= SEGMENT_OPS {
+            let full = std::mem::take(&mut self.tape);
+            self.out.send(Ok(full)).map_err(|_| stopped())?;
+        }
+        Ok(())
+    }
+}
+
+/// What the parser thread sees when the loading thread has stopped taking segments.
+fn stopped() -> Error {
+    Error::Io { path: "<load>".into(), source: std::io::Error::other("the load stopped") }
+}
+
+/// Parses `input` (document `file`) on a thread of `scope` while this thread replays
+/// its events into `sink`, segment by segment. An error of either side ends both.
+pub fn pipeline<'scope, S: Sink>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    input: Box<dyn Read + Send + 'scope>,
+    file: &'scope Path,
+    sink: &mut S,
+) -> Result<()> {
+    let (out, segments) = std::sync::mpsc::sync_channel(2);
+    scope.spawn(move || {
+        let mut segmenter = Segmenter { tape: Tape::default(), out };
+        let last = parse::parse(input, file, &mut segmenter).map(|()| std::mem::take(&mut segmenter.tape));
+        // A closed channel means the loading thread has already returned its error.
+        let _ = segmenter.out.send(last);
+    });
+    for segment in segments {
+        segment?.replay(sink)?;
+    }
+    Ok(())
 }
 
 /// Parses `files` in parallel, in order.

@@ -369,3 +369,19 @@ fn serialised_subtrees_declare_the_namespaces_they_use() {
     assert_eq!((element.tag_name().namespace(), element.tag_name().name()), (Some("urn:p"), "b"), "{inner}");
     assert_eq!(element.first_element_child().unwrap().tag_name().namespace(), Some("urn:d"), "{inner}");
 }
+
+#[test]
+fn a_large_document_malformed_near_its_end_fails_the_pipelined_load_with_its_position() {
+    let mut doc = String::from("<r>\n");
+    while doc.len() < 3 << 20 {
+        doc.push_str("<e a='1'>some text to make the document large</e>\n");
+    }
+    let lines = doc.lines().count() + 1;
+    doc.push_str("<bad></r>");
+    let f = fixture();
+    let paths = f.files(&[doc.as_bytes()]);
+    let err = f.load("c", &paths).expect_err("malformed");
+    assert!(matches!(&err, Error::Xml { line, .. } if *line as usize == lines), "{err}");
+    let txn = f.db.begin_read().expect("read");
+    assert!(txn.catalog_list().expect("catalog").is_empty(), "the failed load left nothing");
+}
