@@ -14,12 +14,31 @@ use super::XmlStore;
 use super::dict::Dictionary;
 use super::format::{Kind, f64_from_key, split_part_key};
 use super::record::{Label, Paths, decode_part_block};
-use super::values::indexable;
+use super::values::{indexable, value_key};
 use crate::error::Result;
 use crate::reference::xpath_number;
 use quiredb_engine::PageRead;
 use std::collections::HashMap;
+use std::hash::Hasher;
 use std::ops::Bound;
+
+/// An order-independent digest of (value-index key, node) pairs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ValueDigest {
+    sum: u64,
+    mixed: u64,
+}
+
+impl ValueDigest {
+    fn add(&mut self, key: &[u8], pre: u64) {
+        let mut hasher = std::hash::DefaultHasher::new();
+        hasher.write(key);
+        hasher.write_u64(pre);
+        let hash = hasher.finish();
+        self.sum = self.sum.wrapping_add(hash);
+        self.mixed ^= hash.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// An order-dependent digest of a label sequence.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,7 +63,7 @@ pub fn check(txn: &impl PageRead, name: &str) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     let walk = walk_documents(&store, dict, &mut problems)?;
     check_partitions(&store, dict.paths(), &walk.partitions, &mut problems)?;
-    check_values(&store, dict, &walk.eligible, &mut problems)?;
+    check_values(&store, dict, &walk, &mut problems)?;
     for (pre, prefix, _) in store.declarations(0, u64::MAX)? {
         if pre >= store.len() || store.node(pre)?.kind != Kind::Element {
             problems.push(format!("namespace declaration {prefix:?} names node {pre}, which is not an element"));
@@ -72,6 +91,9 @@ pub fn check(txn: &impl PageRead, name: &str) -> Result<Vec<String>> {
 struct Walk {
     partitions: HashMap<(Kind, u32), Digest>,
     eligible: HashMap<(Kind, u32), u64>,
+    /// The (key, node) pairs the value index must hold.
+    values: ValueDigest,
+    key: Vec<u8>,
     document_pres: Vec<u64>,
 }
 
@@ -140,7 +162,9 @@ fn walk_documents<T: PageRead>(store: &XmlStore<'_, T>, dict: &Dictionary, probl
         }
         match node.kind {
             Kind::Attribute if indexable(&String::from_utf8_lossy(&value)) => {
-                *walk.eligible.entry((Kind::Attribute, node.name)).or_insert(0) += 1
+                *walk.eligible.entry((Kind::Attribute, node.name)).or_insert(0) += 1;
+                value_key(&mut walk.key, node.name, Kind::Attribute, &String::from_utf8_lossy(&value));
+                walk.values.add(&walk.key, node.pre);
             }
             Kind::Text => {
                 if let Some(Some(v)) = stack.last_mut().map(|o| &mut o.value) {
@@ -187,6 +211,8 @@ fn close(open: Open, walk: &mut Walk) {
         && indexable(&String::from_utf8_lossy(&value))
     {
         *walk.eligible.entry((Kind::Element, open.name)).or_insert(0) += 1;
+        value_key(&mut walk.key, open.name, Kind::Element, &String::from_utf8_lossy(&value));
+        walk.values.add(&walk.key, open.pre);
     }
 }
 
@@ -229,11 +255,12 @@ fn check_partitions<T: PageRead>(
 fn check_values<T: PageRead>(
     store: &XmlStore<'_, T>,
     dict: &Dictionary,
-    eligible: &HashMap<(Kind, u32), u64>,
+    walk: &Walk,
     problems: &mut Vec<String>,
 ) -> Result<()> {
+    let eligible = &walk.eligible;
     let mut strings: HashMap<(Kind, u32), u64> = HashMap::new();
-    let mut value = Vec::new();
+    let mut found = ValueDigest::default();
     let mut previous: Option<(Vec<u8>, u64)> = None;
     let mut node_problems = Vec::new();
     store.scan_values(Bound::Unbounded, Bound::Unbounded, &mut |key, pres| {
@@ -250,22 +277,14 @@ fn check_values<T: PageRead>(
             node_problems.push(format!("value-index key {key:?} holds a number as a string"));
         }
         for &pre in pres {
-            let node = store.node(pre)?;
-            value.clear();
-            store.string_value(pre, &mut value)?;
-            let ok = node.kind == parsed.kind
-                && node.name == parsed.name
-                && match parsed.number {
-                    Some(n) => xpath_number(&String::from_utf8_lossy(&value)) == n,
-                    None => value == parsed.text,
-                };
-            if !ok {
-                node_problems.push(format!("value-index entry for node {pre} does not match the node"));
-            }
+            found.add(key, pre);
         }
         *strings.entry((parsed.kind, parsed.name)).or_insert(0) += pres.len() as u64;
         Ok(())
     })?;
+    if found != walk.values {
+        node_problems.push("the value index's (value, node) pairs differ from the document index's".to_owned());
+    }
     problems.extend(node_problems);
     let nonzero =
         |m: &HashMap<(Kind, u32), u64>| m.iter().filter(|e| *e.1 > 0).map(|(k, v)| (*k, *v)).collect::<HashMap<_, _>>();

@@ -385,3 +385,20 @@ fn a_large_document_malformed_near_its_end_fails_the_pipelined_load_with_its_pos
     let txn = f.db.begin_read().expect("read");
     assert!(txn.catalog_list().expect("catalog").is_empty(), "the failed load left nothing");
 }
+
+#[test]
+fn check_finds_a_value_index_that_disagrees_with_the_document_index() {
+    let f = fixture();
+    f.load("c", &f.files(&[b"<r><p id='a'>x</p><p id='b'>y</p></r>"])).expect("loads");
+    let txn = f.db.begin_write().expect("write");
+    {
+        let mut tree = quiredb_structures::btree::BTree::open(&txn, "xml:c:value").expect("the value index");
+        let (key, block) = tree.first().expect("reads").expect("one block");
+        let mut wrong = block.clone();
+        let last = wrong.len() - 1;
+        wrong[last] ^= 1;
+        tree.insert(&key, &wrong).expect("tampers");
+    }
+    let problems = check(&txn, "c").expect("checks");
+    assert!(!problems.is_empty(), "a changed posting must be found");
+}

@@ -70,6 +70,17 @@ pub fn number_key(out: &mut Vec<u8>, name: u32, kind: Kind, number: Option<f64>)
     }
 }
 
+/// The index key of `value` (an indexable value): its number's key when it is an
+/// XPath number, else its string's.
+pub fn value_key(out: &mut Vec<u8>, name: u32, kind: Kind, value: &str) {
+    let number = xpath_number(value);
+    if number.is_nan() {
+        string_key(out, name, kind, value);
+    } else {
+        number_key(out, name, kind, Some(number));
+    }
+}
+
 /// True when `value` goes into the index.
 pub fn indexable(value: &str) -> bool {
     value.len() <= VALUE_MAX && !value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
@@ -94,13 +105,8 @@ impl ValueWriter {
         if !indexable(value) {
             return;
         }
-        let number = xpath_number(value);
         let key = &mut self.scratch;
-        if number.is_nan() {
-            string_key(key, name, kind, value);
-        } else {
-            number_key(key, name, kind, Some(number));
-        }
+        value_key(key, name, kind, value);
         let mut head = [0u8; 16];
         let n = key.len().min(16);
         head[..n].copy_from_slice(&key[..n]);
