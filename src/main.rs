@@ -69,9 +69,18 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that stopped early (`quire check DB | head`) is not an error.
+        Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("quire: {error:#}");
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// True when `error` is standard output's reader having gone away.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))
 }

@@ -7,6 +7,7 @@
 
 use anyhow::{Context, Result};
 use quiredb_engine::{Database, Options, PageRead};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,50 +42,54 @@ fn open_read_only(path: &PathBuf) -> Result<Database> {
 
 /// Prints the newest meta page and the catalog.
 pub fn info(args: InfoArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     let db = open_read_only(&args.path)?;
     let meta = db.meta();
     let file_bytes = std::fs::metadata(&args.path)?.len();
-    println!("file            {} ({file_bytes} bytes)", args.path.display());
-    println!("page size       {} bytes", meta.page_size);
-    println!("transaction     {}", meta.txn);
-    println!("durability      {:?}", meta.durability);
-    println!("physical pages  {}", meta.page_count);
-    println!("logical pages   {} live, next id {}", meta.live_pages, meta.logical_next);
-    println!("page map        root {} depth {}", meta.map_root, meta.map_depth);
+    writeln!(out, "file            {} ({file_bytes} bytes)", args.path.display())?;
+    writeln!(out, "page size       {} bytes", meta.page_size)?;
+    writeln!(out, "transaction     {}", meta.txn)?;
+    writeln!(out, "durability      {:?}", meta.durability)?;
+    writeln!(out, "physical pages  {}", meta.page_count)?;
+    writeln!(out, "logical pages   {} live, next id {}", meta.live_pages, meta.logical_next)?;
+    writeln!(out, "page map        root {} depth {}", meta.map_root, meta.map_depth)?;
     match db.rollback() {
-        Some(rollback) => println!("rollback        {rollback}"),
-        None => println!("rollback        none (the newest meta verified)"),
-    }
+        Some(rollback) => writeln!(out, "rollback        {rollback}"),
+        None => writeln!(out, "rollback        none (the newest meta verified)"),
+    }?;
     let stats = db.stats();
     match stats.oldest_reader_txn {
-        Some(txn) => println!(
+        Some(txn) => writeln!(
+            out,
             "oldest reader   snapshot {txn}, {} commits behind, holding {} freed pages",
             stats.oldest_reader_commits_behind, stats.pages_held_by_readers
         ),
-        None => println!("oldest reader   none"),
-    }
+        None => writeln!(out, "oldest reader   none"),
+    }?;
     let txn = db.begin_read()?;
     let entries = txn.catalog_list()?;
-    println!("structures      {}", entries.len());
+    writeln!(out, "structures      {}", entries.len())?;
     for entry in entries {
-        println!("  {:<24} {:<6} root {}", entry.name, entry.kind.name(), entry.root);
+        writeln!(out, "  {:<24} {:<6} root {}", entry.name, entry.kind.name(), entry.root)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Verifies the file; exit status 0 only when clean.
 pub fn check(args: CheckArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     let db = open_read_only(&args.path)?;
     let report = quiredb_engine::check(&db)?;
-    println!(
+    writeln!(
+        out,
         "checked transaction {}: {} pages = {} page-map + {} data + {} commit-record + {} free + 2 meta",
         report.txn, report.page_count, report.map_pages, report.data_pages, report.record_pages, report.free_pages
-    );
+    )?;
     if let Some(rollback) = &report.rollback {
-        println!("problem: rollback at open: {rollback}");
+        writeln!(out, "problem: rollback at open: {rollback}")?;
     }
     for problem in &report.problems {
-        println!("problem: {problem}");
+        writeln!(out, "problem: {problem}")?;
     }
     let txn = db.begin_read()?;
     let mut structures = quiredb_structures::check::check_all(&txn)?;
@@ -94,14 +99,14 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         }
     }
     for (name, problem) in &structures {
-        println!("problem in {name}: {problem}");
+        writeln!(out, "problem in {name}: {problem}")?;
     }
     if report.is_clean() && structures.is_empty() {
-        println!("clean");
+        writeln!(out, "clean")?;
         Ok(ExitCode::SUCCESS)
     } else {
         let rollback = usize::from(report.rollback.is_some());
-        println!("{} problems", report.problems.len() + structures.len() + rollback);
+        writeln!(out, "{} problems", report.problems.len() + structures.len() + rollback)?;
         Ok(ExitCode::FAILURE)
     }
 }

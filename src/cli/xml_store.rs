@@ -120,30 +120,31 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 
 /// Lists collections, or describes one.
 pub fn info(args: InfoArgs) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     let db = open_read_only(&args.db)?;
     let txn = db.begin_read()?;
     let Some(name) = args.name else {
         for name in store::collections(&txn)? {
             let store = XmlStore::open(&txn, &name)?;
             let c = store.counters();
-            println!("{name:<24} {} documents, {} nodes", c.documents, c.next_pre);
+            writeln!(out, "{name:<24} {} documents, {} nodes", c.documents, c.next_pre)?;
         }
         return Ok(ExitCode::SUCCESS);
     };
     let store = XmlStore::open(&txn, &name)?;
     let c = store.counters();
-    println!("collection     {name}");
-    println!("documents      {}", c.documents);
-    println!("nodes          {}", c.next_pre);
+    writeln!(out, "collection     {name}")?;
+    writeln!(out, "documents      {}", c.documents)?;
+    writeln!(out, "nodes          {}", c.next_pre)?;
     for (i, kind) in Kind::ALL.iter().enumerate() {
-        println!("  {:<22} {}", kind.name(), c.nodes[i]);
+        writeln!(out, "  {:<22} {}", kind.name(), c.nodes[i])?;
     }
-    println!("names, paths   {} names, {} paths", c.names, c.paths);
-    println!("streamed       {} values over {} bytes", c.streamed, quiredb_xml::store::format::INLINE_MAX);
+    writeln!(out, "names, paths   {} names, {} paths", c.names, c.paths)?;
+    writeln!(out, "streamed       {} values over {} bytes", c.streamed, quiredb_xml::store::format::INLINE_MAX)?;
     for index in store.index_pages()? {
         let kib = index.pages * (txn.payload_size() as u64 + quiredb_engine::HEADER_SIZE as u64) / 1024;
         let fill = index.leaf_fill.map(|f| format!(", leaves {:.0} % full", f * 100.0)).unwrap_or_default();
-        println!("  {:<22} {} entries, {} pages ({kib} KiB{fill})", index.index, index.entries, index.pages);
+        writeln!(out, "  {:<22} {} entries, {} pages ({kib} KiB{fill})", index.index, index.entries, index.pages)?;
     }
     if args.paths {
         print_paths(&store)?;
