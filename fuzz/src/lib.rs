@@ -122,4 +122,17 @@ impl Target {
         }
         input
     }
+
+    /// Runs every seed, then `inputs` inputs of a run seeded with `seed` (the unit tests'
+    /// quick check that a target holds; it panics like the target does).
+    pub fn smoke(self, seed: u64, inputs: u64) {
+        println!("{} smoke: seed {seed:#x}, {inputs} inputs", self.name());
+        let corpus = self.seeds();
+        for input in &corpus {
+            self.run(input);
+        }
+        for index in 0..inputs {
+            self.run(&self.input(seed, index, &corpus));
+        }
+    }
 }

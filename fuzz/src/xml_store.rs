@@ -318,20 +318,7 @@ mod tests {
 
     #[test]
     fn seeds_and_mutated_seeds_hold() {
-        let seed = 0x5702E;
-        println!("seed {seed:#x}");
-        let corpus = seeds();
-        for input in &corpus {
-            run(input);
-        }
-        let mut rng = Rng::new(seed);
-        for _ in 0..300 {
-            let mut input = rng.pick(&corpus).clone();
-            for _ in 0..rng.small_len(4) {
-                mutate(&mut rng, &mut input);
-            }
-            run(&input);
-        }
+        crate::Target::XmlStore.smoke(0x5702E, 300);
     }
 
     #[test]
