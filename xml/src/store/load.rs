@@ -18,10 +18,10 @@ use super::dict::Dictionary;
 use super::shred::{Shredder, Targets};
 use super::tape;
 use super::values::ValueWriter;
-use super::{Counters, component, corrupted, create, store_counters};
+use super::{component, create, read_counters, store_counters};
 use crate::error::{Error, Result};
 use crate::parse::{self, Event, Sink};
-use quiredb_engine::{PageKind, PageRead, WriteTxn};
+use quiredb_engine::{PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -70,7 +70,8 @@ pub fn load(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<LoadSummary> {
     let files = expand(inputs)?;
-    let total_bytes = files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).sum();
+    let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
+    let total_bytes = sizes.iter().sum();
     if txn.catalog_entry(collection)?.is_none() {
         create(txn, collection)?;
     }
@@ -99,7 +100,6 @@ pub fn load(
             counters: &mut counters,
         };
         let mut shredder = Shredder::new(targets, txn.payload_size());
-        let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
         let runs = tape::runs(&sizes);
         std::thread::scope(|scope| -> Result<()> {
             let parse_run = |run: &(std::ops::Range<usize>, bool)| {
@@ -238,14 +238,4 @@ impl Sink for Validate {
     fn event(&mut self, _: Event<'_>) -> Result<()> {
         Ok(())
     }
-}
-
-/// Reads the counters of collection `name` from its head page.
-fn read_counters(txn: &WriteTxn<'_>, name: &str) -> Result<Counters> {
-    let entry = txn.catalog_entry(name)?.ok_or_else(|| Error::NoSuchCollection(name.to_owned()))?;
-    let page = txn.page(entry.root)?;
-    if page.kind() != PageKind::XML {
-        return Err(corrupted(name, entry.root.0, "catalog root is not an XML head page"));
-    }
-    Counters::decode(&page, name, entry.root)
 }

@@ -174,20 +174,7 @@ pub struct XmlStore<'t, T: PageRead> {
 impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Opens collection `name`.
     pub fn open(txn: &'t T, name: &str) -> Result<Self> {
-        let entry = txn.catalog_entry(name)?.ok_or_else(|| Error::NoSuchCollection(name.to_owned()))?;
-        if entry.kind != StructureKind::XML || entry.params != PARAMS {
-            return Err(Error::Store(quiredb_structures::Error::WrongKind {
-                name: name.to_owned(),
-                found: entry.kind.name().to_owned(),
-                expected: "xml collection (version 1)".to_owned(),
-            }));
-        }
-        let head = txn.page(entry.root)?;
-        if head.kind() != PageKind::XML {
-            return Err(corrupted(name, entry.root.0, "catalog root is not an XML head page"));
-        }
-        let counters = Counters::decode(&head, name, entry.root)?;
-        drop(head);
+        let counters = read_counters(txn, name)?;
         let tree = |part: &str| BTree::open(txn, &component(name, part));
         let dict = tree("dict")?;
         let dictionary = Dictionary::read(&dict, name)?;
@@ -251,6 +238,24 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     pub fn txn(&self) -> &'t T {
         self.txn
     }
+}
+
+/// Reads the counters of collection `name` from its head page, checking that the
+/// catalog entry is an XML collection of this format.
+fn read_counters(txn: &impl PageRead, name: &str) -> Result<Counters> {
+    let entry = txn.catalog_entry(name)?.ok_or_else(|| Error::NoSuchCollection(name.to_owned()))?;
+    if entry.kind != StructureKind::XML || entry.params != PARAMS {
+        return Err(Error::Store(quiredb_structures::Error::WrongKind {
+            name: name.to_owned(),
+            found: entry.kind.name().to_owned(),
+            expected: "xml collection (version 1)".to_owned(),
+        }));
+    }
+    let head = txn.page(entry.root)?;
+    if head.kind() != PageKind::XML {
+        return Err(corrupted(name, entry.root.0, "catalog root is not an XML head page"));
+    }
+    Counters::decode(&head, name, entry.root)
 }
 
 /// Names of the XML collections in the catalog, sorted.

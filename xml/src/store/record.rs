@@ -25,7 +25,7 @@
 //! Read next: `shred.rs` (building blocks), `read.rs` (using them).
 
 use super::dict::PathInfo;
-use super::format::{Kind, PADDED, Reader, ValueRef, put_padded, put_varint};
+use super::format::{Kind, Reader, ValueRef, put_padded, put_varint};
 
 /// The path summary as decoders need it: each path's step and depth.
 #[derive(Clone, Copy)]
@@ -246,12 +246,10 @@ pub fn decode_part_block(
     Ok(())
 }
 
-/// Bytes a padded size takes (for callers that patch).
-pub const PADDED_SIZE: usize = PADDED;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::format::PADDED;
 
     /// Paths 0 `/`, 1 `/e`, 2 `/e/@a`, 3 `/e/text()`, 4 `/e/comment()`, 5 `/e/?pi`.
     fn summary() -> (Vec<PathInfo>, Vec<u32>) {
@@ -302,7 +300,7 @@ mod tests {
         let (mut out, mut patches) = (Vec::new(), Vec::new());
         encode_doc_block(&nodes, bytes, &mut out, &mut patches);
         assert_eq!(patches.len(), 1);
-        super::super::format::write_padded(&mut out[patches[0].1..patches[0].1 + PADDED_SIZE], 6);
+        super::super::format::write_padded(&mut out[patches[0].1..patches[0].1 + PADDED], 6);
         let mut decoded = Vec::new();
         decode_doc_block(10, &out, paths, &mut decoded).expect("decodes");
         assert_eq!(decoded[0].size, 6);
@@ -335,7 +333,7 @@ mod tests {
         ];
         let (mut out, mut patches) = (Vec::new(), Vec::new());
         encode_part_block(Kind::Element, &labels, &mut out, &mut patches);
-        assert_eq!(patches, [(1, out.len() - PADDED_SIZE)]);
+        assert_eq!(patches, [(1, out.len() - PADDED)]);
         let mut decoded = Vec::new();
         decode_part_block(Kind::Element, 5, &out, paths, &mut decoded).expect("decodes");
         assert_eq!(decoded, labels.map(|(l, _)| l));

@@ -15,8 +15,8 @@
 
 use super::chunks::ChunkWriter;
 use super::dict::Dictionary;
-use super::format::{INLINE_MAX, Kind, ValueRef, doc_key, part_key, write_padded};
-use super::record::{Label, NodeRecord, PADDED_SIZE, PendingNode, encode_doc_block, encode_part_block};
+use super::format::{INLINE_MAX, Kind, PADDED, ValueRef, doc_key, part_key, write_padded};
+use super::record::{Label, NodeRecord, PendingNode, encode_doc_block, encode_part_block};
 use super::values::ValueWriter;
 use super::{BLOCK_NODES, Counters, PART_LABELS};
 use crate::error::Result;
@@ -270,7 +270,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
     /// Adds a label to its partition buffer; returns its index there.
     fn push_label(&mut self, part: u32, label: Label, open: bool) -> Result<usize> {
         // At most: a 9-byte pre delta, a 5-byte path, a padded size.
-        let bytes = 14 + if open { PADDED_SIZE } else { 0 };
+        let bytes = 14 + if open { PADDED } else { 0 };
         let buffer = &self.parts[part as usize];
         if buffer.labels.len() == PART_LABELS || buffer.bytes + bytes > self.block_limit {
             self.flush_part(part as usize)?;
@@ -354,7 +354,7 @@ impl<'a, 't, 'db> Shredder<'a, 't, 'db> {
 /// Overwrites the padded size at `offset` of the block under `key` in `tree`.
 fn patch(tree: &mut BTree<'_, WriteTxn<'_>>, key: &[u8], offset: usize, size: u64) -> Result<()> {
     let mut block = tree.get_vec(key)?.expect("a flushed block stays in its tree during the load");
-    write_padded(&mut block[offset..offset + PADDED_SIZE], size);
+    write_padded(&mut block[offset..offset + PADDED], size);
     tree.insert(key, &block)?;
     Ok(())
 }
