@@ -125,55 +125,77 @@ impl ChunkWriter {
     }
 }
 
-/// A decoded chunk: its values back to back and where each starts.
-#[derive(Debug, Default)]
+/// A decoded chunk: its values back to back and where each starts. Decoding reuses
+/// the chunk's buffers and decompression context, so reading values allocates nothing
+/// once the buffers have grown.
+#[derive(Default)]
 pub struct Chunk {
     /// Number of its first value.
     pub first: u64,
-    pub bytes: Vec<u8>,
-    /// Start of value `i` at `starts[i]`, end at `starts[i + 1]`.
-    pub starts: Vec<usize>,
+    /// The decoded chunk; values start at `base`.
+    bytes: Vec<u8>,
+    base: usize,
+    /// Start of value `i` at `base + starts[i]`, end at `base + starts[i + 1]`.
+    starts: Vec<usize>,
+    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl std::fmt::Debug for Chunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chunk")
+            .field("first", &self.first)
+            .field("values", &self.starts.len().saturating_sub(1))
+            .finish()
+    }
 }
 
 impl Chunk {
     /// Value `number`, if this chunk holds it.
     pub fn value(&self, number: u64) -> Option<&[u8]> {
         let i = usize::try_from(number.checked_sub(self.first)?).ok()?;
-        Some(&self.bytes[*self.starts.get(i)?..*self.starts.get(i + 1)?])
+        Some(&self.bytes[self.base + *self.starts.get(i)?..self.base + *self.starts.get(i + 1)?])
     }
 
     /// Decodes a chunk stored under value number `first` into `self`.
     pub fn decode(&mut self, first: u64, stored: &[u8]) -> std::result::Result<(), String> {
+        self.starts.clear();
+        self.first = u64::MAX; // holds nothing until decoded whole
         let mut r = Reader::new(stored);
         let form = r.bytes(1)?[0];
         let raw_len = r.varint()? as usize;
         let body = &stored[r.position()..];
-        let plain = match form {
-            0 if body.len() == raw_len => body.to_vec(),
-            1 if raw_len <= 1 << 31 => zstd::bulk::decompress(body, raw_len).map_err(|e| format!("zstd: {e}"))?,
+        self.bytes.clear();
+        match form {
+            0 if body.len() == raw_len => self.bytes.extend_from_slice(body),
+            1 if raw_len <= 1 << 31 => {
+                self.bytes.reserve(raw_len);
+                let decompressor = match &mut self.decompressor {
+                    Some(d) => d,
+                    slot => slot.insert(zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?),
+                };
+                decompressor.decompress_to_buffer(body, &mut self.bytes).map_err(|e| format!("zstd: {e}"))?;
+            }
             _ => return Err(format!("chunk of form {form} and raw length {raw_len} is malformed")),
-        };
-        if plain.len() != raw_len {
-            return Err(format!("chunk holds {} bytes, says {raw_len}", plain.len()));
         }
-        let mut r = Reader::new(&plain);
+        if self.bytes.len() != raw_len {
+            return Err(format!("chunk holds {} bytes, says {raw_len}", self.bytes.len()));
+        }
+        let mut r = Reader::new(&self.bytes);
         let count = r.varint()?;
-        if count == 0 || count > plain.len() as u64 {
+        if count == 0 || count > self.bytes.len() as u64 {
             return Err(format!("chunk claims {count} values"));
         }
-        self.starts.clear();
         let mut at = 0usize;
         self.starts.push(0);
         for _ in 0..count {
             at = at.checked_add(r.varint()? as usize).ok_or("value lengths overflow")?;
             self.starts.push(at);
         }
-        let values = &plain[r.position()..];
-        if values.len() != at {
-            return Err(format!("chunk values take {} bytes, lengths say {at}", values.len()));
+        self.base = r.position();
+        if self.bytes.len() - self.base != at {
+            self.starts.clear();
+            return Err(format!("chunk values take {} bytes, lengths say {at}", self.bytes.len() - self.base));
         }
-        self.bytes.clear();
-        self.bytes.extend_from_slice(values);
         self.first = first;
         Ok(())
     }

@@ -200,6 +200,14 @@ impl Dictionary {
         None
     }
 
+    /// The child paths of `parent` (most recent first).
+    pub fn children(&self, parent: u32) -> impl Iterator<Item = u32> + '_ {
+        let first = self.first_child.get(parent as usize).copied().unwrap_or(u32::MAX);
+        std::iter::successors(Some(first).filter(|&c| c != u32::MAX), |&c| {
+            Some(self.next_sibling[c as usize]).filter(|&n| n != u32::MAX)
+        })
+    }
+
     /// Sets the per-name counts from the path counts (each path has one kind and name).
     pub fn recount(&mut self) {
         self.counts.clear();
