@@ -28,6 +28,8 @@ mod stream;
 mod value;
 
 #[cfg(test)]
+mod random_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::error::Result;

@@ -1,0 +1,1 @@
+//! Random queries against the reference evaluator (being written).
