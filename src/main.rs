@@ -47,6 +47,8 @@ enum Command {
     XmlInfo(cli::xml_store::InfoArgs),
     /// Print one node of an XML collection: its string value, or with --xml its XML.
     XmlValue(cli::xml_store::ValueArgs),
+    /// XPath over an XML collection (structural joins over the store's indexes).
+    Xpath(cli::xml_query::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -66,6 +68,7 @@ fn main() -> std::process::ExitCode {
         Command::LoadXml(args) => cli::xml_store::load(args),
         Command::XmlInfo(args) => cli::xml_store::info(args),
         Command::XmlValue(args) => cli::xml_store::value(args),
+        Command::Xpath(args) => cli::xml_query::run(args),
     };
     match result {
         Ok(code) => code,

@@ -12,5 +12,6 @@ pub mod r#gen;
 pub mod load_csv;
 pub mod load_speed;
 pub mod meteo_query;
+pub mod xml_query;
 pub mod xml_store;
 pub mod xpath;

@@ -70,7 +70,7 @@ fn open_or_create(path: &PathBuf, cache_mib: usize) -> Result<Database> {
     db.with_context(|| format!("cannot open {}", path.display()))
 }
 
-fn open_read_only(path: &PathBuf) -> Result<Database> {
+pub(crate) fn open_read_only(path: &PathBuf) -> Result<Database> {
     Database::open_read_only(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
 }
 
@@ -162,17 +162,8 @@ fn print_paths<T: PageRead>(store: &XmlStore<'_, T>) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut stack = vec![(0u32, 0usize)];
     while let Some((id, depth)) = stack.pop() {
-        let path = dict.paths[id as usize];
-        let name = &dict.names[path.name as usize];
-        let step = match path.kind {
-            Kind::Document => "/".to_owned(),
-            Kind::Element => name.clone(),
-            Kind::Attribute => format!("@{name}"),
-            Kind::Text => "text()".to_owned(),
-            Kind::Comment => "comment()".to_owned(),
-            Kind::Pi => format!("processing-instruction({name})"),
-        };
-        writeln!(out, "{:indent$}{step}  {}", "", path.count, indent = depth * 2)?;
+        let (step, count) = (dict.step_text(id), dict.paths[id as usize].count);
+        writeln!(out, "{:indent$}{step}  {count}", "", indent = depth * 2)?;
         for &child in children[id as usize].iter().rev() {
             stack.push((child, depth + 1));
         }

@@ -3,15 +3,19 @@
 //! transaction committed with `Durability::Checksummed`. The load time is the whole
 //! `load` + commit, measured here around the call.
 //!
-//! Queries over the store (structural joins) are the next issue's work: until then
-//! this engine loads only, and T5 says so in its report instead of timing queries.
+//! Queries: each run of a query is `prepare` (parse, compile against the path summary)
+//! plus `run` (the labels of every result node, materialised in document order) in
+//! one read transaction — what BaseX's `prof:void(query)` times (compile and
+//! evaluate, results discarded). Counts come from `count()`. Every query runs once
+//! before the timed runs (warm-up).
 
 use super::{OrEngine, create_dir};
 use crate::error::{BenchError, Result};
 use crate::family::{QueryTiming, XmlEngine};
-use quiredb_engine::{Database, Durability};
-use quiredb_xml::store::{self, LoadOptions};
+use quiredb_engine::{Database, Durability, PageRead};
+use quiredb_xml::store::{self, LoadOptions, XmlStore};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 const ID: &str = "quiredb";
 
@@ -41,16 +45,34 @@ impl XmlEngine for QuireXml {
         Ok(None)
     }
 
-    fn answers_queries(&self) -> bool {
-        false
-    }
-
-    fn run_queries(&mut self, _name: &str, _queries: &[String], _runs: usize) -> Result<Vec<QueryTiming>> {
-        Err(BenchError::engine(ID, "the XML store answers no XPath yet (structural joins are the next issue)"))
+    fn run_queries(&mut self, name: &str, queries: &[String], runs: usize) -> Result<Vec<QueryTiming>> {
+        let db = Database::builder().cache_bytes(256 << 20).open(self.file(name)).or_engine(ID)?;
+        let txn = db.begin_read().or_engine(ID)?;
+        let store = XmlStore::open(&txn, name).or_engine(ID)?;
+        let mut timings = Vec::with_capacity(queries.len());
+        for query in queries {
+            let count = store.prepare(query).and_then(|mut p| p.count()).or_engine(ID)?;
+            run_once(&store, query)?;
+            timings.push(QueryTiming { count, runs_s: Vec::with_capacity(runs) });
+        }
+        for _ in 0..runs {
+            for (query, timing) in queries.iter().zip(&mut timings) {
+                let start = Instant::now();
+                run_once(&store, query)?;
+                timing.runs_s.push(start.elapsed().as_secs_f64());
+            }
+        }
+        Ok(timings)
     }
 
     fn size_bytes(&mut self, name: &str) -> Result<u64> {
         let path = self.file(name);
         Ok(std::fs::metadata(&path).map_err(|e| BenchError::io(&path, e))?.len())
     }
+}
+
+/// Prepares and runs `query` once; the number of result nodes.
+fn run_once<T: PageRead>(store: &XmlStore<'_, T>, query: &str) -> Result<usize> {
+    let mut prepared = store.prepare(query).or_engine(ID)?;
+    Ok(prepared.run().or_engine(ID)?.len())
 }

@@ -208,6 +208,35 @@ impl Dictionary {
         })
     }
 
+    /// The last step of path `id` as XPath writes it (`name`, `@name`, `text()`, …;
+    /// `/` for path 0).
+    pub fn step_text(&self, id: u32) -> String {
+        let Some(path) = self.paths.get(id as usize) else { return format!("<path {id}>") };
+        let name = self.names.get(path.name as usize).map_or("", String::as_str);
+        match path.kind {
+            Kind::Document => "/".to_owned(),
+            Kind::Element => name.to_owned(),
+            Kind::Attribute => format!("@{name}"),
+            Kind::Text => "text()".to_owned(),
+            Kind::Comment => "comment()".to_owned(),
+            Kind::Pi => format!("processing-instruction({name})"),
+        }
+    }
+
+    /// Path `id` written out from the document node (`/site/people/person/@id`).
+    pub fn path_text(&self, id: u32) -> String {
+        let mut steps = Vec::new();
+        let mut at = id;
+        while at != 0 && (at as usize) < self.paths.len() && steps.len() <= self.paths.len() {
+            steps.push(self.step_text(at));
+            at = self.paths[at as usize].parent;
+        }
+        if steps.is_empty() {
+            return "/".to_owned();
+        }
+        steps.iter().rev().fold(String::new(), |text, step| text + "/" + step)
+    }
+
     /// Sets the per-name counts from the path counts (each path has one kind and name).
     pub fn recount(&mut self) {
         self.counts.clear();

@@ -13,7 +13,7 @@
 
 use super::join::{self, minus, semi, union};
 use super::plan::{Axis, Comparison, Plan, Pred, Source, Stats, StepPlan};
-use super::stream::{PartState, SourceStream};
+use super::stream::{SourceStream, StreamBuffers};
 use super::value::ValueReader;
 use crate::error::Result;
 use crate::store::XmlStore;
@@ -30,7 +30,7 @@ pub struct Exec {
     stack: Vec<Label>,
     index_stack: Vec<usize>,
     marks: Vec<bool>,
-    parts: Vec<PartState>,
+    streams: StreamBuffers,
     pub values: ValueReader,
 }
 
@@ -126,10 +126,10 @@ impl Exec {
     /// Every label of `source` on its paths.
     fn scan<T: PageRead>(&mut self, store: &XmlStore<'_, T>, source: &Source) -> Result<Vec<Label>> {
         let mut out = self.take();
-        let mut stream = SourceStream::open(store, source, &mut self.parts);
+        let mut stream = SourceStream::open(store, source, &mut self.streams);
         while let Some(label) = stream.peek()? {
             out.push(label);
-            stream.advance();
+            stream.advance()?;
         }
         Ok(out)
     }
@@ -142,7 +142,7 @@ impl Exec {
         }
         let paths = &store.dictionary.paths;
         let is_attribute = |l: &Label| paths[l.path as usize].kind == Kind::Attribute;
-        let mut stream = SourceStream::open(store, &step.source, &mut self.parts);
+        let mut stream = SourceStream::open(store, &step.source, &mut self.streams);
         join::join(context, step.axis, &mut stream, &is_attribute, &mut out, &mut self.stack)?;
         Ok(out)
     }

@@ -83,7 +83,7 @@ pub fn join<T: PageRead>(
         if related(axis, top, &d, is_attribute(&d)) {
             out.push(d);
         }
-        stream.advance();
+        stream.advance()?;
     }
     Ok(())
 }

@@ -61,6 +61,27 @@ impl PathSet {
     fn sort(&mut self) {
         self.members.sort_unstable();
     }
+
+    /// The members of `self` that are also in `other`.
+    pub fn intersect(&self, other: &PathSet) -> PathSet {
+        let mut out = PathSet::empty(self.bits.len() * 64);
+        for &id in &self.members {
+            if other.contains(id) {
+                out.insert(id);
+            }
+        }
+        out
+    }
+
+    /// The members of either set.
+    pub fn union(&self, other: &PathSet) -> PathSet {
+        let mut out = self.clone();
+        for &id in &other.members {
+            out.insert(id);
+        }
+        out.sort();
+        out
+    }
 }
 
 /// The local part of a name (after the last `:`).
@@ -126,6 +147,52 @@ pub fn descendant_paths(dict: &Dictionary, context: &PathSet, test: &NodeTest) -
             out.insert(id);
         }
     }
+    out
+}
+
+/// How a step's paths relate to its context's paths (mirrors `plan::Axis`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathAxis {
+    Child,
+    Descendant,
+    SelfOrDescendant,
+    Itself,
+}
+
+/// The paths from which some path of `found` is reached along `axis`: parents,
+/// ancestors, or the paths themselves. Ancestor walks stop at a path already marked
+/// (the marked set is closed upwards), so the cost is one visit per path at most.
+pub fn reaching(dict: &Dictionary, found: &PathSet, axis: PathAxis) -> PathSet {
+    let mut out = PathSet::empty(dict.paths.len());
+    let mut ancestors = PathSet::empty(dict.paths.len());
+    for &q in found.members() {
+        let info = dict.paths[q as usize];
+        match axis {
+            PathAxis::Child => out.insert(info.parent),
+            PathAxis::Itself => out.insert(q),
+            PathAxis::SelfOrDescendant if info.kind == Kind::Attribute => out.insert(q),
+            PathAxis::SelfOrDescendant | PathAxis::Descendant => {
+                if axis == PathAxis::SelfOrDescendant {
+                    out.insert(q);
+                }
+                if q == 0 {
+                    continue;
+                }
+                let mut at = info.parent;
+                while !ancestors.contains(at) {
+                    ancestors.insert(at);
+                    if at == 0 {
+                        break;
+                    }
+                    at = dict.paths[at as usize].parent;
+                }
+            }
+        }
+    }
+    for &a in ancestors.members() {
+        out.insert(a);
+    }
+    out.sort();
     out
 }
 

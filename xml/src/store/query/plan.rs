@@ -15,7 +15,7 @@
 //!
 //! Read next: `exec.rs` (running a plan), `join.rs` (the operators).
 
-use super::paths::{PathSet, child_paths, descendant_or_self, descendant_paths, local_name};
+use super::paths::{PathAxis, PathSet, child_paths, descendant_or_self, descendant_paths, local_name, reaching};
 use crate::store::XmlStore;
 use crate::store::dict::Dictionary;
 use crate::store::format::Kind;
@@ -89,6 +89,7 @@ pub struct Comparison {
 #[derive(Debug)]
 pub struct StepPlan {
     pub axis: Axis,
+    pub test: NodeTest,
     pub source: Source,
     pub predicates: Vec<Pred>,
     /// The step's nodes before predicates are exactly the nodes of `source.paths`.
@@ -126,7 +127,11 @@ impl Plan {
         let dict = store.dictionary();
         let roots = PathSet::single(dict.paths.len().max(1), 0);
         let compiler = Compiler { store, dict };
-        let branches = query.paths.iter().map(|p| compiler.steps(&p.steps, &roots, true)).collect();
+        let mut branches: Vec<Vec<StepPlan>> =
+            query.paths.iter().map(|p| compiler.path(&p.steps, &roots, true).0).collect();
+        for branch in &mut branches {
+            compiler.finish(branch);
+        }
         Plan { branches, roots: compiler.source(roots) }
     }
 
@@ -150,93 +155,205 @@ struct Compiler<'a, 's, 't, T: PageRead> {
     dict: &'s Dictionary,
 }
 
+/// The axis of a step.
+fn axis_of(step: &Step) -> Axis {
+    match (step.separator, &step.test) {
+        (Separator::Child, NodeTest::SelfNode) => Axis::Itself,
+        (Separator::Child, _) => Axis::Child,
+        (Separator::Descendant, NodeTest::SelfNode) => Axis::SelfOrDescendant,
+        (Separator::Descendant, _) => Axis::Descendant,
+    }
+}
+
+fn path_axis(axis: Axis) -> PathAxis {
+    match axis {
+        Axis::Child => PathAxis::Child,
+        Axis::Descendant => PathAxis::Descendant,
+        Axis::SelfOrDescendant => PathAxis::SelfOrDescendant,
+        Axis::Itself => PathAxis::Itself,
+    }
+}
+
+/// A predicate path without its leading `.` steps (`./a` is `a`, `.//a` is `//a`),
+/// keeping a lone `.`.
+fn strip_self(steps: &[Step]) -> &[Step] {
+    let mut steps = steps;
+    while steps.len() > 1 && axis_of(&steps[0]) == Axis::Itself && steps[0].predicates.is_empty() {
+        steps = &steps[1..];
+    }
+    steps
+}
+
+/// The paths a step with `axis` and `test` reaches from `context`.
+fn forward(dict: &Dictionary, axis: Axis, test: &NodeTest, context: &PathSet) -> PathSet {
+    match axis {
+        Axis::Itself => context.clone(),
+        Axis::Child => child_paths(dict, context, test),
+        Axis::SelfOrDescendant => descendant_or_self(dict, context),
+        Axis::Descendant => descendant_paths(dict, context, test),
+    }
+}
+
 impl<T: PageRead> Compiler<'_, '_, '_, T> {
-    /// Compiles steps from a context of paths `context` (complete or not).
-    fn steps(&self, steps: &[Step], context: &PathSet, mut complete: bool) -> Vec<StepPlan> {
-        let mut out = Vec::with_capacity(steps.len());
-        let mut context = context.clone();
+    /// Compiles a location path from context paths `context` (all of their nodes when
+    /// `complete`). Returns the steps and the paths of `context` from which the path
+    /// can select something.
+    ///
+    /// Each step's paths are first what the summary reaches from the previous step,
+    /// less the paths where its predicates cannot hold; then, backwards, less the
+    /// paths from which the next step reaches nothing; then the predicates are
+    /// narrowed to the paths left.
+    fn path(&self, steps: &[Step], context: &PathSet, mut complete: bool) -> (Vec<StepPlan>, PathSet) {
+        let mut plans: Vec<StepPlan> = Vec::with_capacity(steps.len());
+        let mut at = context.clone();
         for step in steps {
-            let (axis, paths) = match (step.separator, &step.test) {
-                (Separator::Child, NodeTest::SelfNode) => (Axis::Itself, context.clone()),
-                (Separator::Child, test) => (Axis::Child, child_paths(self.dict, &context, test)),
-                (Separator::Descendant, NodeTest::SelfNode) => {
-                    (Axis::SelfOrDescendant, descendant_or_self(self.dict, &context))
-                }
-                (Separator::Descendant, test) => (Axis::Descendant, descendant_paths(self.dict, &context, test)),
-            };
-            let mut predicates: Vec<Pred> = step.predicates.iter().map(|p| self.predicate(p, &paths)).collect();
+            let axis = axis_of(step);
+            let mut paths = forward(self.dict, axis, &step.test, &at);
+            let mut predicates = Vec::with_capacity(step.predicates.len());
+            for predicate in &step.predicates {
+                let (compiled, feasible) = self.predicate(predicate, &paths);
+                paths = feasible;
+                predicates.push(compiled);
+            }
             predicates.retain(|p| !matches!(p, Pred::Const(true)));
-            let source = if predicates.iter().any(|p| matches!(p, Pred::Const(false))) {
+            if predicates.iter().any(|p| matches!(p, Pred::Const(false))) {
                 predicates.clear();
-                self.source(PathSet::empty(self.dict.paths.len()))
-            } else {
-                self.source(paths)
-            };
+                paths = PathSet::empty(self.dict.paths.len());
+            }
             let text = format!("{}::{}", axis.name(), test_text(&step.test));
             let has_predicates = !predicates.is_empty();
-            context = source.paths.clone();
-            out.push(StepPlan { axis, source, predicates, complete, text, stats: Cell::default() });
+            at = paths.clone();
+            let source = Source { paths, ..Source::default() };
+            let test = step.test.clone();
+            plans.push(StepPlan { axis, test, source, predicates, complete, text, stats: Cell::default() });
             complete = complete && !has_predicates;
         }
-        out
+        for i in (0..plans.len().saturating_sub(1)).rev() {
+            let reach = reaching(self.dict, &plans[i + 1].source.paths, path_axis(plans[i + 1].axis));
+            plans[i].source.paths = plans[i].source.paths.intersect(&reach);
+        }
+        for plan in &mut plans {
+            for predicate in &mut plan.predicates {
+                self.narrow(predicate, &plan.source.paths);
+            }
+        }
+        let reach = match plans.first() {
+            Some(first) => context.intersect(&reaching(self.dict, &first.source.paths, path_axis(first.axis))),
+            None => context.clone(),
+        };
+        (plans, reach)
     }
 
-    fn predicate(&self, predicate: &Predicate, context: &PathSet) -> Pred {
+    /// Narrows the path sets of a compiled predicate to a smaller context.
+    fn narrow(&self, predicate: &mut Pred, context: &PathSet) {
+        match predicate {
+            Pred::Const(_) => {}
+            Pred::And(list) | Pred::Or(list) => list.iter_mut().for_each(|p| self.narrow(p, context)),
+            Pred::Not(inner) => self.narrow(inner, context),
+            Pred::Path { steps, .. } => {
+                let mut at = context.clone();
+                for step in steps {
+                    let reached = forward(self.dict, step.axis, &step.test, &at);
+                    step.source.paths = step.source.paths.intersect(&reached);
+                    for p in &mut step.predicates {
+                        self.narrow(p, &step.source.paths);
+                    }
+                    at = step.source.paths.clone();
+                }
+            }
+        }
+    }
+
+    /// Compiles a predicate over context paths `context`; returns it with the paths
+    /// of `context` on which it can hold.
+    fn predicate(&self, predicate: &Predicate, context: &PathSet) -> (Pred, PathSet) {
         match predicate {
             Predicate::And(a, b) => {
+                let (first, feasible) = self.predicate(a, context);
+                let (second, feasible) = self.predicate(b, &feasible);
                 let mut parts = Vec::new();
-                for p in [self.predicate(a, context), self.predicate(b, context)] {
+                for p in [first, second] {
                     match p {
                         Pred::Const(true) => {}
-                        Pred::Const(false) => return Pred::Const(false),
+                        Pred::Const(false) => return (Pred::Const(false), PathSet::empty(self.dict.paths.len())),
                         Pred::And(inner) => parts.extend(inner),
                         other => parts.push(other),
                     }
                 }
-                fold(parts, Pred::And, true)
+                (fold(parts, Pred::And, true), feasible)
             }
             Predicate::Or(a, b) => {
+                let (first, feasible_a) = self.predicate(a, context);
+                let (second, feasible_b) = self.predicate(b, context);
                 let mut parts = Vec::new();
-                for p in [self.predicate(a, context), self.predicate(b, context)] {
+                for p in [first, second] {
                     match p {
                         Pred::Const(false) => {}
-                        Pred::Const(true) => return Pred::Const(true),
+                        Pred::Const(true) => return (Pred::Const(true), context.clone()),
                         Pred::Or(inner) => parts.extend(inner),
                         other => parts.push(other),
                     }
                 }
-                fold(parts, Pred::Or, false)
+                (fold(parts, Pred::Or, false), feasible_a.union(&feasible_b))
             }
-            Predicate::Not(a) => match self.predicate(a, context) {
-                Pred::Const(b) => Pred::Const(!b),
-                other => Pred::Not(Box::new(other)),
+            Predicate::Not(a) => match self.predicate(a, context).0 {
+                Pred::Const(b) if b => (Pred::Const(false), PathSet::empty(self.dict.paths.len())),
+                Pred::Const(_) => (Pred::Const(true), context.clone()),
+                other => (Pred::Not(Box::new(other)), context.clone()),
             },
             Predicate::Exists(path) => {
-                if self.attribute_always_present(&path.steps, context) {
-                    return Pred::Const(true);
+                let steps = strip_self(&path.steps);
+                if self.attribute_always_present(steps, context) {
+                    return (Pred::Const(true), context.clone());
                 }
-                self.path_predicate(&path.steps, context, None)
+                self.path_predicate(steps, context, None)
             }
             Predicate::Compare { path, op, literal, .. } => {
-                self.path_predicate(&path.steps, context, Some((*op, literal.clone())))
+                self.path_predicate(strip_self(&path.steps), context, Some((*op, literal.clone())))
             }
         }
     }
 
-    fn path_predicate(&self, steps: &[Step], context: &PathSet, compare: Option<(CompareOp, Literal)>) -> Pred {
-        let steps = self.steps(steps, context, false);
-        if steps.last().is_none_or(|s| s.source.paths.is_empty()) {
-            return Pred::Const(false);
+    fn path_predicate(
+        &self,
+        steps: &[Step],
+        context: &PathSet,
+        compare: Option<(CompareOp, Literal)>,
+    ) -> (Pred, PathSet) {
+        let (steps, feasible) = self.path(steps, context, false);
+        if feasible.is_empty() || steps.last().is_none_or(|s| s.source.paths.is_empty()) {
+            return (Pred::Const(false), PathSet::empty(self.dict.paths.len()));
         }
-        let compare = compare.map(|(op, literal)| {
-            let last = &steps[steps.len() - 1].source;
-            let indexed = match last.parts.as_slice() {
-                [part] if self.store.value_index_complete(part.kind, part.name) => Some((part.kind, part.name)),
-                _ => None,
-            };
-            Comparison { op, literal, indexed }
-        });
-        Pred::Path { steps, compare, stats: Cell::default() }
+        let compare = compare.map(|(op, literal)| Comparison { op, literal, indexed: None });
+        (Pred::Path { steps, compare, stats: Cell::default() }, feasible)
+    }
+
+    /// Fills in the partitions of every step's source, and which comparisons the
+    /// value index can answer.
+    fn finish(&self, steps: &mut [StepPlan]) {
+        for step in steps.iter_mut() {
+            step.source = self.source(std::mem::take(&mut step.source.paths));
+            for predicate in &mut step.predicates {
+                self.finish_predicate(predicate);
+            }
+        }
+    }
+
+    fn finish_predicate(&self, predicate: &mut Pred) {
+        match predicate {
+            Pred::Const(_) => {}
+            Pred::And(list) | Pred::Or(list) => list.iter_mut().for_each(|p| self.finish_predicate(p)),
+            Pred::Not(inner) => self.finish_predicate(inner),
+            Pred::Path { steps, compare, .. } => {
+                self.finish(steps);
+                if let (Some(comparison), Some(last)) = (compare, steps.last()) {
+                    comparison.indexed = match last.source.parts.as_slice() {
+                        [part] if self.store.value_index_complete(part.kind, part.name) => Some((part.kind, part.name)),
+                        _ => None,
+                    };
+                }
+            }
+        }
     }
 
     /// `[@a]` over paths whose every node has exactly one `a` attribute.

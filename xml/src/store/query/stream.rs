@@ -18,6 +18,8 @@ use crate::store::format::{Kind, part_key, split_part_key};
 use crate::store::record::{Label, decode_part_block};
 use crate::store::{XmlStore, corrupted};
 use quiredb_engine::PageRead;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The position of a stream in one partition.
 #[derive(Debug)]
@@ -66,134 +68,178 @@ impl PartState {
     }
 }
 
-/// A stream over the partitions of one [`Source`].
+/// The reusable buffers of a stream: one state per partition and the merge heap.
+#[derive(Debug, Default)]
+pub struct StreamBuffers {
+    parts: Vec<PartState>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+/// A stream over the partitions of one [`Source`], merged by pre through a heap of
+/// the partitions' next labels.
 pub struct SourceStream<'a, 't, T: PageRead> {
     store: &'a XmlStore<'t, T>,
     paths: &'a PathSet,
     parts: &'a mut [PartState],
-    /// The part holding the smallest next label, when known.
-    current: Option<usize>,
+    heap: &'a mut BinaryHeap<Reverse<(u64, u32)>>,
+    /// The heap holds every partition's next label.
+    started: bool,
 }
 
 impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
-    /// A stream over `source`, using (and growing) the buffers in `states`.
-    pub fn open(store: &'a XmlStore<'t, T>, source: &'a Source, states: &'a mut Vec<PartState>) -> Self {
-        if states.len() < source.parts.len() {
-            states.resize_with(source.parts.len(), PartState::default);
+    /// A stream over `source`, using (and growing) `buffers`.
+    pub fn open(store: &'a XmlStore<'t, T>, source: &'a Source, buffers: &'a mut StreamBuffers) -> Self {
+        if buffers.parts.len() < source.parts.len() {
+            buffers.parts.resize_with(source.parts.len(), PartState::default);
         }
-        let parts = &mut states[..source.parts.len()];
+        let parts = &mut buffers.parts[..source.parts.len()];
         for (state, part) in parts.iter_mut().zip(&source.parts) {
             state.reset(part);
         }
-        SourceStream { store, paths: &source.paths, parts, current: None }
+        buffers.heap.clear();
+        SourceStream { store, paths: &source.paths, parts, heap: &mut buffers.heap, started: false }
     }
 
     /// The next label, without consuming it.
     pub fn peek(&mut self) -> Result<Option<Label>> {
-        if let Some(i) = self.current {
-            return Ok(Some(self.parts[i].labels[self.parts[i].at]));
+        if !self.started {
+            self.start()?;
         }
-        let mut best: Option<(usize, Label)> = None;
-        for i in 0..self.parts.len() {
-            if let Some(label) = self.peek_part(i)?
-                && best.is_none_or(|(_, b)| label.pre < b.pre)
-            {
-                best = Some((i, label));
-            }
-        }
-        self.current = best.map(|(i, _)| i);
-        Ok(best.map(|(_, l)| l))
+        Ok(self.heap.peek().map(|Reverse((_, i))| {
+            let state = &self.parts[*i as usize];
+            state.labels[state.at]
+        }))
     }
 
     /// Consumes the label [`peek`](Self::peek) returned.
-    pub fn advance(&mut self) {
-        if let Some(i) = self.current.take() {
-            self.parts[i].at += 1;
-        }
-    }
-
-    /// Moves to the first label with pre ≥ `pre` (forward only).
-    pub fn seek(&mut self, pre: u64) -> Result<()> {
-        self.current = None;
-        for i in 0..self.parts.len() {
-            let state = &mut self.parts[i];
-            if state.exhausted {
-                state.at = state.labels.len();
-            } else if state.loaded && pre <= state.last {
-                let from = state.at;
-                state.at = from + state.labels[from..].partition_point(|l| l.pre < pre);
-            } else {
-                self.load(i, pre, false)?;
+    pub fn advance(&mut self) -> Result<()> {
+        let Some(mut top) = self.heap.peek_mut() else { return Ok(()) };
+        let i = top.0.1;
+        let state = &mut self.parts[i as usize];
+        state.at += 1;
+        match peek_part(self.store, self.paths, state)? {
+            Some(label) => top.0 = (label.pre, i),
+            None => {
+                std::collections::binary_heap::PeekMut::pop(top);
             }
         }
         Ok(())
     }
 
-    /// The next label of part `i`, loading blocks as needed.
-    fn peek_part(&mut self, i: usize) -> Result<Option<Label>> {
-        loop {
-            let state = &self.parts[i];
-            if let Some(&label) = state.labels.get(state.at) {
-                return Ok(Some(label));
+    /// Moves to the first label with pre ≥ `pre` (forward only).
+    pub fn seek(&mut self, pre: u64) -> Result<()> {
+        if !self.started {
+            for state in self.parts.iter_mut() {
+                seek_part(self.store, self.paths, state, pre)?;
             }
-            if state.exhausted {
-                return Ok(None);
+            return self.start();
+        }
+        while let Some(&Reverse((next, i))) = self.heap.peek() {
+            if next >= pre {
+                break;
             }
-            let (loaded, first) = (state.loaded, state.first);
-            if loaded {
-                self.load(i, first.saturating_add(1), true)?;
-            } else {
-                self.load(i, 0, false)?;
+            self.heap.pop();
+            let state = &mut self.parts[i as usize];
+            seek_part(self.store, self.paths, state, pre)?;
+            if let Some(label) = peek_part(self.store, self.paths, state)? {
+                self.heap.push(Reverse((label.pre, i)));
             }
         }
+        Ok(())
     }
 
-    /// Loads a block of part `i` and positions at its first label with pre ≥ `pre`
-    /// (moving on to later blocks while none is): the block holding `pre`, or with
-    /// `after` the first block starting at or after `pre`.
-    fn load(&mut self, i: usize, pre: u64, after: bool) -> Result<()> {
-        let state = &mut self.parts[i];
-        let mut cursor = self.store.part.cursor();
-        let key = part_key(state.kind, state.name, pre);
-        let mine = |key: Option<&[u8]>| {
-            key.and_then(split_part_key).filter(|&(k, n, _)| (k, n) == (state.kind, state.name)).map(|(_, _, f)| f)
-        };
-        let mut first = None;
-        if !after {
-            cursor.seek_floor(&key)?;
-            first = mine(cursor.key());
+    /// Fills the heap with every partition's next label.
+    fn start(&mut self) -> Result<()> {
+        self.started = true;
+        self.heap.clear();
+        for (i, state) in self.parts.iter_mut().enumerate() {
+            if let Some(label) = peek_part(self.store, self.paths, state)? {
+                self.heap.push(Reverse((label.pre, i as u32)));
+            }
         }
-        if first.is_none() {
-            cursor.seek(&key)?;
-            first = mine(cursor.key());
+        Ok(())
+    }
+}
+
+/// Moves one partition to its first label with pre ≥ `pre`.
+fn seek_part<T: PageRead>(store: &XmlStore<'_, T>, paths: &PathSet, state: &mut PartState, pre: u64) -> Result<()> {
+    if state.exhausted {
+        state.at = state.labels.len();
+    } else if state.loaded && pre <= state.last {
+        let from = state.at.min(state.labels.len());
+        state.at = from + state.labels[from..].partition_point(|l| l.pre < pre);
+    } else {
+        load(store, paths, state, pre, false)?;
+    }
+    Ok(())
+}
+
+/// The next label of one partition, loading blocks as needed.
+fn peek_part<T: PageRead>(store: &XmlStore<'_, T>, paths: &PathSet, state: &mut PartState) -> Result<Option<Label>> {
+    loop {
+        if let Some(&label) = state.labels.get(state.at) {
+            return Ok(Some(label));
         }
-        let from = if after { 0 } else { pre };
-        loop {
-            let Some(block_first) = first else {
-                state.labels.clear();
-                state.at = 0;
-                state.exhausted = true;
-                return Ok(());
-            };
-            cursor.value(&mut state.bytes)?;
+        if state.exhausted {
+            return Ok(None);
+        }
+        if state.loaded {
+            load(store, paths, state, state.first.saturating_add(1), true)?;
+        } else {
+            load(store, paths, state, 0, false)?;
+        }
+    }
+}
+
+/// Loads a block of one partition and positions at its first label with pre ≥ `pre`
+/// (moving on to later blocks while none is): the block holding `pre`, or with
+/// `after` the first block starting at or after `pre`.
+fn load<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    paths: &PathSet,
+    state: &mut PartState,
+    pre: u64,
+    after: bool,
+) -> Result<()> {
+    let mut cursor = store.part.cursor();
+    let key = part_key(state.kind, state.name, pre);
+    let (kind, name) = (state.kind, state.name);
+    let mine = |key: Option<&[u8]>| {
+        key.and_then(split_part_key).filter(|&(k, n, _)| (k, n) == (kind, name)).map(|(_, _, f)| f)
+    };
+    let mut first = None;
+    if !after {
+        cursor.seek_floor(&key)?;
+        first = mine(cursor.key());
+    }
+    if first.is_none() {
+        cursor.seek(&key)?;
+        first = mine(cursor.key());
+    }
+    let from = if after { 0 } else { pre };
+    loop {
+        let Some(block_first) = first else {
             state.labels.clear();
-            decode_part_block(state.kind, block_first, &state.bytes, self.store.dictionary.paths(), &mut state.labels)
-                .map_err(|reason| {
-                    corrupted(&self.store.name, block_first, format!("partition block {block_first}: {reason}"))
-                })?;
-            state.first = block_first;
-            state.last = state.labels.last().map_or(block_first, |l| l.pre);
-            state.loaded = true;
-            if state.filtered {
-                let paths = self.paths;
-                state.labels.retain(|l| paths.contains(l.path));
-            }
-            state.at = state.labels.partition_point(|l| l.pre < from);
-            if state.at < state.labels.len() {
-                return Ok(());
-            }
-            cursor.move_next()?;
-            first = mine(cursor.key());
+            state.at = 0;
+            state.exhausted = true;
+            return Ok(());
+        };
+        cursor.value(&mut state.bytes)?;
+        state.labels.clear();
+        decode_part_block(kind, block_first, &state.bytes, store.dictionary.paths(), &mut state.labels).map_err(
+            |reason| corrupted(&store.name, block_first, format!("partition block {block_first}: {reason}")),
+        )?;
+        state.first = block_first;
+        state.last = state.labels.last().map_or(block_first, |l| l.pre);
+        state.loaded = true;
+        if state.filtered {
+            state.labels.retain(|l| paths.contains(l.path));
         }
+        state.at = state.labels.partition_point(|l| l.pre < from);
+        if state.at < state.labels.len() {
+            return Ok(());
+        }
+        cursor.move_next()?;
+        first = mine(cursor.key());
     }
 }
