@@ -13,6 +13,8 @@ pub mod generator;
 pub mod learn;
 pub mod profile;
 #[cfg(test)]
+mod query_tests;
+#[cfg(test)]
 mod store_tests;
 #[cfg(test)]
 mod tests;
