@@ -12,6 +12,7 @@ pub mod t5;
 pub mod t6;
 pub mod t7;
 pub mod t8;
+pub mod t8_xpath;
 
 use crate::check::Checks;
 use crate::context::Machine;

@@ -39,6 +39,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let mut collector = Collector::default();
     let mut checks = Checks::new("T5");
     let mut load_only = Vec::new();
+    let mut per_query = PerQuery::default();
     for set in &sets {
         for (i, q) in set.queries.iter().enumerate() {
             checks.expect(&check_name(set, i, q), q.expected)?;
@@ -69,6 +70,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             let timings = engine.run_queries(&name, &xpaths, RUNS)?;
             for (i, (q, t)) in set.queries.iter().zip(&timings).enumerate() {
                 checks.record(entry.id, &check_name(set, i, q), t.count)?;
+                per_query.add(&check_name(set, i, q), entry.id, t);
             }
             for run in 0..RUNS {
                 let total: f64 = timings.iter().map(|t| t.runs_s[run]).sum();
@@ -84,6 +86,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         drop(engine);
         remove_dir(&dir)?;
     }
+    per_query.report(cfg)?;
     let dataset = if cfg.t5_load_only {
         format!("{dataset}; load and size only (--load-only)")
     } else if load_only.is_empty() {
@@ -154,4 +157,61 @@ fn synthetic(dir: &Path, items: usize) -> Result<QuerySet> {
             q(items + items / 2, "//name"),
         ],
     })
+}
+
+/// Median run time of every query per engine: the goal "no single query slower than
+/// the best peer's" needs them, the set totals hide them.
+#[derive(Default)]
+struct PerQuery {
+    /// (query, engine, median seconds), in run order.
+    rows: Vec<(String, String, f64)>,
+}
+
+impl PerQuery {
+    fn add(&mut self, query: &str, engine: &str, timing: &crate::family::QueryTiming) {
+        let mut runs = timing.runs_s.clone();
+        runs.sort_by(f64::total_cmp);
+        let median = runs.get(runs.len() / 2).copied().unwrap_or(f64::NAN);
+        self.rows.push((query.to_owned(), engine.to_owned(), median));
+    }
+
+    /// Writes `results/T5-per-query-<run>.tsv` and prints, per engine, the queries on
+    /// which it is slower than the fastest other engine.
+    fn report(&self, cfg: &Config) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::from("query\tengine\tmedian_s\n");
+        for (q, e, s) in &self.rows {
+            text.push_str(&format!("{q}\t{e}\t{s:.6}\n"));
+        }
+        let dir = Path::new("results");
+        std::fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
+        let path = dir.join(format!("T5-per-query-{}.tsv", cfg.run_id));
+        std::fs::write(&path, text).map_err(|e| BenchError::io(&path, e))?;
+        let engines: Vec<&str> = {
+            let mut v: Vec<&str> = self.rows.iter().map(|r| r.1.as_str()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for engine in &engines {
+            let mut slower = Vec::new();
+            let mine = self.rows.iter().filter(|r| r.1 == *engine);
+            for (q, _, s) in mine {
+                let best_other =
+                    self.rows.iter().filter(|r| r.0 == *q && r.1 != *engine).map(|r| r.2).fold(f64::INFINITY, f64::min);
+                if best_other.is_finite() && *s > best_other {
+                    slower.push((s / best_other, q));
+                }
+            }
+            slower.sort_by(|a, b| b.0.total_cmp(&a.0));
+            println!("T5 per query: {engine} slower than the fastest other engine on {} queries", slower.len());
+            for (ratio, q) in slower.iter().take(10) {
+                println!("  {ratio:.2}x  {q}");
+            }
+        }
+        println!("T5 per-query medians: {}", path.display());
+        Ok(())
+    }
 }

@@ -2,7 +2,8 @@
 //! with result-set recycling on (`quiredb`: `txn.result_set()` from the database's
 //! pool) and off (`quiredb-detached`: `ResultSet::detached()`, fresh buffers each
 //! query), for QuireDB's query kinds: B+tree point get and range scan of 10 pairs,
-//! R*-tree window (0.01 %) and kNN (k = 10) in 5-D. The queue has no ResultSet path
+//! R*-tree window (0.01 %) and kNN (k = 10) in 5-D, and a prepared XPath query over
+//! the XML store run again (`t8_xpath.rs`). The queue has no ResultSet path
 //! (its scans hand records to a visitor), so it is not a T8 kind.
 //!
 //! Steady state: every query is run once in each mode first (pages in the pool,
@@ -287,6 +288,9 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             }
         }
     }
+    let items = cfg.sized(2_000, 20_000, 100_000);
+    super::t8_xpath::build(&fixture.db, &dir, items)?;
+    super::t8_xpath::run(cfg, &fixture.db, items, &mut collector, &mut checks)?;
     drop(fixture);
     remove_dir(&dir)?;
     Ok(Outcome {
@@ -295,7 +299,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         dataset: format!(
             "{n} meteo records in a B+tree (12 B keys, 20 B values) and {n} uniform 5-D points in an R*-tree, \
              one database; {queries} queries per kind after a warm-up pass; allocs = allocator calls \
-             (allocations + reallocations) of the whole query path"
+             (allocations + reallocations) of the whole query path; XPath: a generated collection of {items} \
+             items, a prepared query run again in one read transaction (detached: prepared per run)"
         ),
     })
 }

@@ -44,6 +44,15 @@ use std::ops::Bound;
 /// A visitor of value-index entries: (key, posting list).
 pub(super) type ValueVisitor<'v> = dyn FnMut(&[u8], &[u64]) -> Result<()> + 'v;
 
+/// Buffers of a value-index scan (see [`XmlStore::scan_values_with`]).
+#[derive(Debug, Default)]
+pub struct ScanBuffers {
+    tree_key: Vec<u8>,
+    block: Vec<u8>,
+    key: Vec<u8>,
+    pres: Vec<u64>,
+}
+
 /// Longest value indexed, in bytes.
 pub const VALUE_MAX: usize = 96;
 /// Buffered bytes before a sorted write (keys and their 32-byte slots).
@@ -224,11 +233,28 @@ impl<T: PageRead> XmlStore<'_, T> {
         high: Bound<&[u8]>,
         visit: &mut ValueVisitor<'_>,
     ) -> Result<()> {
-        let start = match low {
-            Bound::Included(k) | Bound::Excluded(k) => self.value.floor(k)?.map(|(key, _)| key),
-            Bound::Unbounded => None,
-        };
-        let first = start.as_deref().map_or(Bound::Unbounded, Bound::Included);
+        self.scan_values_with(low, high, &mut ScanBuffers::default(), visit)
+    }
+
+    /// [`XmlStore::scan_values`] with reused buffers: allocates nothing once they have
+    /// grown.
+    pub(super) fn scan_values_with(
+        &self,
+        low: Bound<&[u8]>,
+        high: Bound<&[u8]>,
+        buffers: &mut ScanBuffers,
+        visit: &mut ValueVisitor<'_>,
+    ) -> Result<()> {
+        let mut cursor = self.value.cursor();
+        match low {
+            Bound::Included(k) | Bound::Excluded(k) => {
+                cursor.seek_floor(k)?;
+                if !cursor.valid() {
+                    cursor.seek_first()?;
+                }
+            }
+            Bound::Unbounded => cursor.seek_first()?,
+        }
         let above = |key: &[u8]| match high {
             Bound::Included(h) => key > h,
             Bound::Excluded(h) => key >= h,
@@ -239,13 +265,16 @@ impl<T: PageRead> XmlStore<'_, T> {
             Bound::Excluded(l) => key <= l,
             Bound::Unbounded => false,
         };
-        for block in self.value.range(first, Bound::Unbounded) {
-            let (block_key, bytes) = block?;
-            if vblock::split_tree_key(&block_key).is_some_and(|(first_entry, _)| above(first_entry)) {
+        let ScanBuffers { tree_key, block, key, pres } = buffers;
+        while let Some(k) = cursor.key() {
+            tree_key.clear();
+            tree_key.extend_from_slice(k);
+            if vblock::split_tree_key(tree_key).is_some_and(|(first_entry, _)| above(first_entry)) {
                 break;
             }
+            cursor.value(block)?;
             let mut done = false;
-            vblock::decode(&block_key, &bytes, |key, pres| {
+            vblock::decode_with(tree_key, block, key, pres, |key, pres| {
                 if above(key) {
                     done = true;
                 } else if !done && !below(key) {
@@ -257,6 +286,7 @@ impl<T: PageRead> XmlStore<'_, T> {
             if done {
                 break;
             }
+            cursor.move_next()?;
         }
         Ok(())
     }

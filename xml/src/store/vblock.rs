@@ -40,27 +40,39 @@ pub fn split_tree_key(tree_key: &[u8]) -> Option<(&[u8], u64)> {
 pub fn decode(
     tree_key: &[u8],
     bytes: &[u8],
+    visit: impl FnMut(&[u8], &mut Vec<u64>) -> Result<()>,
+) -> Result<std::result::Result<(), String>> {
+    decode_with(tree_key, bytes, &mut Vec::new(), &mut Vec::new(), visit)
+}
+
+/// [`decode`] with the key and posting buffers given (reused, nothing allocated once
+/// they have grown).
+pub fn decode_with(
+    tree_key: &[u8],
+    bytes: &[u8],
+    key: &mut Vec<u8>,
+    pres: &mut Vec<u64>,
     mut visit: impl FnMut(&[u8], &mut Vec<u64>) -> Result<()>,
 ) -> Result<std::result::Result<(), String>> {
     let Some((first_key, first_pre)) = split_tree_key(tree_key) else {
         return Ok(Err("value-block key shorter than 8 bytes".into()));
     };
     let mut r = Reader::new(bytes);
-    let mut key = first_key.to_vec();
-    let mut pres = Vec::new();
+    key.clear();
+    key.extend_from_slice(first_key);
     let count = match r.varint() {
         Ok(count) if count > 0 && count <= bytes.len() as u64 => count,
         Ok(count) => return Ok(Err(format!("value block claims {count} entries"))),
         Err(e) => return Ok(Err(e)),
     };
     for i in 0..count {
-        if let Err(reason) = entry(&mut r, i, &mut key, &mut pres, bytes.len()) {
+        if let Err(reason) = entry(&mut r, i, key, pres, bytes.len()) {
             return Ok(Err(reason));
         }
         if i == 0 && pres[0] != first_pre {
             return Ok(Err(format!("block key names pre {first_pre}, its first posting is {}", pres[0])));
         }
-        visit(&key, &mut pres)?;
+        visit(key, pres)?;
     }
     if !r.is_empty() {
         return Ok(Err("trailing bytes after the last entry".into()));

@@ -2,9 +2,9 @@
 //! semi-joins, all on lists of labels in document order taken from a pool that the
 //! prepared query keeps, so a second run allocates nothing.
 //!
-//! A path is evaluated left to right. A complete step (see `plan.rs`) is not joined:
-//! its nodes are its partitions' labels on its paths, and when the next step is
-//! complete too they are not even read. A predicate path `s1/…/sk` from context `C` is
+//! A path is evaluated left to right. A complete step (see `plan.rs`) that the plan
+//! scans is not joined: its nodes are its partitions' labels on its paths, and when
+//! the next step is scanned too they are not even read. A predicate path `s1/…/sk` from context `C` is
 //! evaluated the way it is defined: `X = join(C, s1)` (only inside `C`'s subtrees),
 //! `X` filtered by `s1`'s predicates, by the rest of the path (recursively) or by the
 //! comparison, then `semi(C, X)` keeps the context nodes that reached something.
@@ -91,9 +91,9 @@ impl Exec {
         let mut complete: &Source = &plan.roots;
         for (k, step) in steps.iter().enumerate() {
             let start = Instant::now();
-            let mut next = if step.complete {
-                let next_complete = steps.get(k + 1).is_some_and(|s| s.complete);
-                if step.predicates.is_empty() && next_complete {
+            let mut next = if step.scan {
+                let next_scans = steps.get(k + 1).is_some_and(|s| s.scan);
+                if step.predicates.is_empty() && next_scans {
                     complete = &step.source;
                     continue;
                 }

@@ -94,6 +94,11 @@ pub struct StepPlan {
     pub predicates: Vec<Pred>,
     /// The step's nodes before predicates are exactly the nodes of `source.paths`.
     pub complete: bool,
+    /// A complete step read by scanning its partitions whole (true), or by a join
+    /// with its context that reads only the blocks inside the context's subtrees —
+    /// cheaper when the path filter keeps few of the partitions' nodes and the
+    /// context is small. Steps that are not complete always join.
+    pub scan: bool,
     pub text: String,
     pub stats: Cell<Stats>,
 }
@@ -127,12 +132,13 @@ impl Plan {
         let dict = store.dictionary();
         let roots = PathSet::single(dict.paths.len().max(1), 0);
         let compiler = Compiler { store, dict };
+        let roots = compiler.source(roots);
         let mut branches: Vec<Vec<StepPlan>> =
-            query.paths.iter().map(|p| compiler.path(&p.steps, &roots, true).0).collect();
+            query.paths.iter().map(|p| compiler.path(&p.steps, &roots.paths, true).0).collect();
         for branch in &mut branches {
-            compiler.finish(branch);
+            compiler.finish(branch, roots.count);
         }
-        Plan { branches, roots: compiler.source(roots) }
+        Plan { branches, roots }
     }
 
     /// The plan as an indented tree, with each operator's rows and time from the
@@ -225,7 +231,8 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
             at = paths.clone();
             let source = Source { paths, ..Source::default() };
             let test = step.test.clone();
-            plans.push(StepPlan { axis, test, source, predicates, complete, text, stats: Cell::default() });
+            let stats = Cell::default();
+            plans.push(StepPlan { axis, test, source, predicates, complete, scan: complete, text, stats });
             complete = complete && !has_predicates;
         }
         for i in (0..plans.len().saturating_sub(1)).rev() {
@@ -328,14 +335,24 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
         (Pred::Path { steps, compare, stats: Cell::default() }, feasible)
     }
 
-    /// Fills in the partitions of every step's source, and which comparisons the
-    /// value index can answer.
-    fn finish(&self, steps: &mut [StepPlan]) {
+    /// Fills in the partitions of every step's source, which comparisons the value
+    /// index can answer, and how complete steps are read: scanning a source reads
+    /// every label of its partitions; a join reads about the labels of the source
+    /// inside the context (twice the nodes of its paths, say) after the context
+    /// itself has been read (`context_nodes` of them at the start).
+    fn finish(&self, steps: &mut [StepPlan], context_nodes: u64) {
+        let (mut context_cost, mut context_nodes) = (context_nodes, context_nodes);
         for step in steps.iter_mut() {
             step.source = self.source(std::mem::take(&mut step.source.paths));
             for predicate in &mut step.predicates {
                 self.finish_predicate(predicate);
             }
+            let join_cost = context_cost + context_nodes + 2 * step.source.count;
+            let scan_cost: u64 =
+                step.source.parts.iter().map(|p| self.dict.counts.get(&(p.kind, p.name)).copied().unwrap_or(0)).sum();
+            step.scan = step.complete && step.axis != Axis::Itself && scan_cost <= join_cost;
+            context_cost = if step.scan { scan_cost } else { join_cost };
+            context_nodes = step.source.count;
         }
     }
 
@@ -345,7 +362,7 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
             Pred::And(list) | Pred::Or(list) => list.iter_mut().for_each(|p| self.finish_predicate(p)),
             Pred::Not(inner) => self.finish_predicate(inner),
             Pred::Path { steps, compare, .. } => {
-                self.finish(steps);
+                self.finish(steps, 0);
                 if let (Some(comparison), Some(last)) = (compare, steps.last()) {
                     comparison.indexed = match last.source.parts.as_slice() {
                         [part] if self.store.value_index_complete(part.kind, part.name) => Some((part.kind, part.name)),
@@ -431,7 +448,7 @@ fn explain_steps(out: &mut String, steps: &[StepPlan], indent: usize, names: &[S
             .collect();
         let how = if step.axis == Axis::Itself {
             "the context".to_string()
-        } else if step.complete {
+        } else if step.scan {
             format!("scan of {}", parts.join(", "))
         } else {
             format!("structural join with {}", parts.join(", "))

@@ -19,7 +19,7 @@ use crate::reference::{compare, xpath_number};
 use crate::store::chunks::Chunk;
 use crate::store::format::{Kind, ValueRef, doc_key};
 use crate::store::record::{Label, NEWLINE, NodeRecord, decode_doc_block};
-use crate::store::values::{number_key, string_key};
+use crate::store::values::{ScanBuffers, number_key, string_key};
 use crate::store::{XmlStore, corrupted};
 use crate::xpath::{CompareOp, Literal};
 use quiredb_engine::PageRead;
@@ -40,6 +40,7 @@ pub struct ValueReader {
     key: Vec<u8>,
     low: Vec<u8>,
     high: Vec<u8>,
+    scan: ScanBuffers,
 }
 
 impl ValueReader {
@@ -91,7 +92,8 @@ impl ValueReader {
                     string_key(&mut self.key, name, kind, s);
                     let pres = &mut self.pres;
                     let key = self.key.as_slice();
-                    store.scan_values(Bound::Included(key), Bound::Included(key), &mut |_, found| {
+                    let bounds = (Bound::Included(key), Bound::Included(key));
+                    store.scan_values_with(bounds.0, bounds.1, &mut self.scan, &mut |_, found| {
                         pres.extend_from_slice(found);
                         Ok(())
                     })?;
@@ -136,7 +138,7 @@ impl ValueReader {
             CompareOp::Ne => unreachable!("`!=` never reaches the index"),
         };
         let pres = &mut self.pres;
-        store.scan_values(low, high, &mut |_, found| {
+        store.scan_values_with(low, high, &mut self.scan, &mut |_, found| {
             pres.extend_from_slice(found);
             Ok(())
         })?;
