@@ -41,6 +41,10 @@ pub struct Args {
     /// Print at most this many results.
     #[arg(long)]
     limit: Option<usize>,
+    /// Run the query this many times first (warm; with --explain the rows and times
+    /// are totals over all runs).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
 }
 
 /// Runs the query and prints what was asked.
@@ -56,11 +60,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let started = Instant::now();
+    for _ in 1..args.repeat {
+        prepared.run()?;
+    }
     let labels = prepared.run()?.to_vec();
-    let elapsed = started.elapsed();
+    let elapsed = started.elapsed() / args.repeat.max(1) as u32;
     if args.explain {
         write!(out, "{}", prepared.explain())?;
-        writeln!(out, "{} results in {:.3} ms", labels.len(), elapsed.as_secs_f64() * 1e3)?;
+        writeln!(out, "{} results in {:.3} ms a run", labels.len(), elapsed.as_secs_f64() * 1e3)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -142,7 +142,8 @@ impl Exec {
         }
         let paths = &store.dictionary.paths;
         let is_attribute = |l: &Label| paths[l.path as usize].kind == Kind::Attribute;
-        let mut stream = SourceStream::open(store, &step.source, &mut self.streams);
+        let limit = context.iter().map(|c| c.pre + c.size).max().unwrap_or(0);
+        let mut stream = SourceStream::open(store, &step.source, &mut self.streams).limit(limit);
         join::join(context, step.axis, &mut stream, &is_attribute, &mut out, &mut self.stack)?;
         Ok(out)
     }
@@ -219,6 +220,21 @@ impl Exec {
     ) -> Result<Vec<Label>> {
         let Some((step, rest)) = steps.split_first() else { return Ok(self.copy(context)) };
         let start = Instant::now();
+        let probe = match step.axis {
+            Axis::Descendant => true,
+            Axis::Child => !join::nested(context),
+            Axis::SelfOrDescendant | Axis::Itself => false,
+        };
+        if rest.is_empty() && compare.is_none() && step.predicates.is_empty() && probe {
+            let mut out = self.take();
+            if !step.source.parts.is_empty() {
+                let limit = context.iter().map(|c| c.pre + c.size).max().unwrap_or(0);
+                let mut stream = SourceStream::open(store, &step.source, &mut self.streams).limit(limit);
+                join::having(context, step.axis, &mut stream, &mut out)?;
+            }
+            record(&step.stats, out.len(), start);
+            return Ok(out);
+        }
         let mut found = if step.axis == Axis::Itself { self.copy(context) } else { self.join(store, context, step)? };
         found = self.filter_all(store, found, &step.predicates)?;
         if !rest.is_empty() {

@@ -88,6 +88,38 @@ pub fn join<T: PageRead>(
     Ok(())
 }
 
+/// True when some label of `context` lies inside the subtree of an earlier one.
+pub fn nested(context: &[Label]) -> bool {
+    context.windows(2).any(|w| w[1].pre <= end(&w[0]))
+}
+
+/// The labels of `context` that have a child (`Axis::Child`; the context must not be
+/// [`nested`]) or a descendant (`Axis::Descendant`) in `stream`, into `out`: one seek
+/// and the first labels of each subtree, instead of every related label — what an
+/// existence test needs.
+pub fn having<T: PageRead>(
+    context: &[Label],
+    axis: Axis,
+    stream: &mut SourceStream<'_, '_, T>,
+    out: &mut Vec<Label>,
+) -> Result<()> {
+    out.clear();
+    for c in context {
+        stream.seek(c.pre + 1)?;
+        while let Some(d) = stream.peek()? {
+            if d.pre > end(c) {
+                break;
+            }
+            if axis == Axis::Descendant || d.level == c.level + 1 {
+                out.push(*c);
+                break;
+            }
+            stream.advance()?;
+        }
+    }
+    Ok(())
+}
+
 /// The labels of `context` to which some label of `found` is related by `axis`, into
 /// `out`. `stack` holds context indexes, `marks` one flag per context label.
 pub fn semi(

@@ -84,6 +84,8 @@ pub struct SourceStream<'a, 't, T: PageRead> {
     heap: &'a mut BinaryHeap<Reverse<(u64, u32)>>,
     /// The heap holds every partition's next label.
     started: bool,
+    /// No label above this pre is wanted: blocks starting beyond it are not read.
+    limit: u64,
 }
 
 impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
@@ -97,7 +99,15 @@ impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
             state.reset(part);
         }
         buffers.heap.clear();
-        SourceStream { store, paths: &source.paths, parts, heap: &mut buffers.heap, started: false }
+        SourceStream { store, paths: &source.paths, parts, heap: &mut buffers.heap, started: false, limit: u64::MAX }
+    }
+
+    /// Reads no block that starts above pre `limit` (a join needs nothing past its
+    /// context's last subtree; without this a path-filtered partition would be read
+    /// to its end looking for a next label that passes the filter).
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
     }
 
     /// The next label, without consuming it.
@@ -117,7 +127,7 @@ impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
         let i = top.0.1;
         let state = &mut self.parts[i as usize];
         state.at += 1;
-        match peek_part(self.store, self.paths, state)? {
+        match peek_part(self.store, self.paths, self.limit, state)? {
             Some(label) => top.0 = (label.pre, i),
             None => {
                 std::collections::binary_heap::PeekMut::pop(top);
@@ -130,7 +140,7 @@ impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
     pub fn seek(&mut self, pre: u64) -> Result<()> {
         if !self.started {
             for state in self.parts.iter_mut() {
-                seek_part(self.store, self.paths, state, pre)?;
+                seek_part(self.store, self.paths, self.limit, state, pre)?;
             }
             return self.start();
         }
@@ -140,8 +150,8 @@ impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
             }
             self.heap.pop();
             let state = &mut self.parts[i as usize];
-            seek_part(self.store, self.paths, state, pre)?;
-            if let Some(label) = peek_part(self.store, self.paths, state)? {
+            seek_part(self.store, self.paths, self.limit, state, pre)?;
+            if let Some(label) = peek_part(self.store, self.paths, self.limit, state)? {
                 self.heap.push(Reverse((label.pre, i)));
             }
         }
@@ -153,7 +163,7 @@ impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
         self.started = true;
         self.heap.clear();
         for (i, state) in self.parts.iter_mut().enumerate() {
-            if let Some(label) = peek_part(self.store, self.paths, state)? {
+            if let Some(label) = peek_part(self.store, self.paths, self.limit, state)? {
                 self.heap.push(Reverse((label.pre, i as u32)));
             }
         }
@@ -162,20 +172,31 @@ impl<'a, 't, T: PageRead> SourceStream<'a, 't, T> {
 }
 
 /// Moves one partition to its first label with pre ≥ `pre`.
-fn seek_part<T: PageRead>(store: &XmlStore<'_, T>, paths: &PathSet, state: &mut PartState, pre: u64) -> Result<()> {
+fn seek_part<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    paths: &PathSet,
+    limit: u64,
+    state: &mut PartState,
+    pre: u64,
+) -> Result<()> {
     if state.exhausted {
         state.at = state.labels.len();
     } else if state.loaded && pre <= state.last {
         let from = state.at.min(state.labels.len());
         state.at = from + state.labels[from..].partition_point(|l| l.pre < pre);
     } else {
-        load(store, paths, state, pre, false)?;
+        load(store, paths, limit, state, pre, false)?;
     }
     Ok(())
 }
 
 /// The next label of one partition, loading blocks as needed.
-fn peek_part<T: PageRead>(store: &XmlStore<'_, T>, paths: &PathSet, state: &mut PartState) -> Result<Option<Label>> {
+fn peek_part<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    paths: &PathSet,
+    limit: u64,
+    state: &mut PartState,
+) -> Result<Option<Label>> {
     loop {
         if let Some(&label) = state.labels.get(state.at) {
             return Ok(Some(label));
@@ -184,9 +205,9 @@ fn peek_part<T: PageRead>(store: &XmlStore<'_, T>, paths: &PathSet, state: &mut 
             return Ok(None);
         }
         if state.loaded {
-            load(store, paths, state, state.first.saturating_add(1), true)?;
+            load(store, paths, limit, state, state.first.saturating_add(1), true)?;
         } else {
-            load(store, paths, state, 0, false)?;
+            load(store, paths, limit, state, 0, false)?;
         }
     }
 }
@@ -197,6 +218,7 @@ fn peek_part<T: PageRead>(store: &XmlStore<'_, T>, paths: &PathSet, state: &mut 
 fn load<T: PageRead>(
     store: &XmlStore<'_, T>,
     paths: &PathSet,
+    limit: u64,
     state: &mut PartState,
     pre: u64,
     after: bool,
@@ -218,7 +240,7 @@ fn load<T: PageRead>(
     }
     let from = if after { 0 } else { pre };
     loop {
-        let Some(block_first) = first else {
+        let Some(block_first) = first.filter(|&f| f <= limit) else {
             state.labels.clear();
             state.at = 0;
             state.exhausted = true;
