@@ -1,4 +1,5 @@
-//! `quire xpath DB NAME 'QUERY' [--count | --values | --xml] [--explain] [--limit N]`:
+//! `quire xpath DB NAME 'QUERY' [--count | --values | --xml] [--explain] [--limit N]
+//! [--threads N] [--repeat N]`:
 //! XPath over a collection of the native XML store.
 //!
 //! Output, one result per line in document order: by default the node's number (its
@@ -45,6 +46,9 @@ pub struct Args {
     /// are totals over all runs).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// Split the query across this many threads where its plan allows.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 /// Runs the query and prints what was asked.
@@ -60,10 +64,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let started = Instant::now();
+    let begin = || Ok(db.begin_read()?);
     for _ in 1..args.repeat {
-        prepared.run()?;
+        prepared.run_parallel(args.threads, begin)?;
     }
-    let labels = prepared.run()?.to_vec();
+    let labels = prepared.run_parallel(args.threads, begin)?.to_vec();
     let elapsed = started.elapsed() / args.repeat.max(1) as u32;
     if args.explain {
         write!(out, "{}", prepared.explain())?;

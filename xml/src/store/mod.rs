@@ -66,6 +66,7 @@ pub use dict::{Dictionary, Document, PathInfo};
 pub use format::{Kind, ValueRef};
 pub use load::{LoadOptions, LoadSummary, load};
 pub use query::Prepared;
+
 pub use read::{NodeCursor, PartitionCursor};
 pub use record::{Label, NodeRecord};
 pub use values::VALUE_MAX;
@@ -168,7 +169,7 @@ pub struct XmlStore<'t, T: PageRead> {
     dict: BTree<'t, T>,
     value: BTree<'t, T>,
     text: BTree<'t, T>,
-    dictionary: Dictionary,
+    dictionary: std::sync::Arc<Dictionary>,
     /// The last chunk of the value stream read.
     chunk_cache: std::cell::RefCell<chunks::Chunk>,
 }
@@ -176,10 +177,25 @@ pub struct XmlStore<'t, T: PageRead> {
 impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Opens collection `name`.
     pub fn open(txn: &'t T, name: &str) -> Result<Self> {
+        let dict = BTree::open(txn, &component(name, "dict"))?;
+        let dictionary = std::sync::Arc::new(Dictionary::read(&dict, name)?);
+        Self::open_with(txn, name, dictionary)
+    }
+
+    /// What another thread needs to open this collection in its own transaction of
+    /// the same snapshot, sharing the dictionary (see [`Shared::open`]).
+    pub fn share(&self) -> Shared {
+        Shared {
+            token: self.txn.snapshot_token(),
+            name: self.name.clone(),
+            dictionary: std::sync::Arc::clone(&self.dictionary),
+        }
+    }
+
+    fn open_with(txn: &'t T, name: &str, dictionary: std::sync::Arc<Dictionary>) -> Result<Self> {
         let counters = read_counters(txn, name)?;
         let tree = |part: &str| BTree::open(txn, &component(name, part));
         let dict = tree("dict")?;
-        let dictionary = Dictionary::read(&dict, name)?;
         Ok(XmlStore {
             txn,
             name: name.to_owned(),
@@ -239,6 +255,26 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     /// The transaction the store was opened in.
     pub fn txn(&self) -> &'t T {
         self.txn
+    }
+}
+
+/// A collection opened in one transaction, ready to be opened in another of the same
+/// snapshot on another thread (transactions are not shared between threads).
+#[derive(Clone, Debug)]
+pub struct Shared {
+    token: Option<quiredb_engine::SnapshotToken>,
+    name: String,
+    dictionary: std::sync::Arc<Dictionary>,
+}
+
+impl Shared {
+    /// The collection in `txn`; `None` when `txn` is not a read transaction of the
+    /// snapshot the collection was shared from.
+    pub fn open<'u, U: PageRead>(&self, txn: &'u U) -> Result<Option<XmlStore<'u, U>>> {
+        if self.token.is_none() || txn.snapshot_token() != self.token {
+            return Ok(None);
+        }
+        XmlStore::open_with(txn, &self.name, std::sync::Arc::clone(&self.dictionary)).map(Some)
     }
 }
 

@@ -20,7 +20,6 @@ use crate::store::XmlStore;
 use crate::store::format::Kind;
 use crate::store::record::Label;
 use quiredb_engine::PageRead;
-use std::cell::Cell;
 use std::time::Instant;
 
 /// The reusable state of a prepared query.
@@ -87,12 +86,29 @@ impl Exec {
 
     /// The nodes one path selects from the document nodes.
     fn branch<T: PageRead>(&mut self, store: &XmlStore<'_, T>, plan: &Plan, steps: &[StepPlan]) -> Result<Vec<Label>> {
-        let mut current: Option<Vec<Label>> = None;
-        let mut complete: &Source = &plan.roots;
+        Ok(self.steps_from(store, &plan.roots, steps, None, None)?.1)
+    }
+
+    /// Runs `steps` from `current` (the document nodes when `None`). With `split`,
+    /// stops before the first step that joins a context of at least `split.0` labels
+    /// and returns its index with that context; otherwise returns `steps.len()` and the
+    /// result. `split.1` makes every step join (a part of a parallel run must not scan
+    /// whole partitions).
+    pub(super) fn steps_from<T: PageRead>(
+        &mut self,
+        store: &XmlStore<'_, T>,
+        roots: &Source,
+        steps: &[StepPlan],
+        mut current: Option<Vec<Label>>,
+        split: Option<(usize, bool)>,
+    ) -> Result<(usize, Vec<Label>)> {
+        let join_all = split.is_some_and(|(_, all)| all);
+        let mut complete: &Source = roots;
         for (k, step) in steps.iter().enumerate() {
             let start = Instant::now();
-            let mut next = if step.scan {
-                let next_scans = steps.get(k + 1).is_some_and(|s| s.scan);
+            let scan = step.scan && !join_all;
+            let mut next = if scan {
+                let next_scans = steps.get(k + 1).is_some_and(|s| s.scan && !join_all);
                 if step.predicates.is_empty() && next_scans {
                     complete = &step.source;
                     continue;
@@ -105,6 +121,8 @@ impl Exec {
                 };
                 if step.axis == Axis::Itself {
                     context
+                } else if split.is_some_and(|(min, all)| !all && context.len() >= min) {
+                    return Ok((k, context));
                 } else {
                     let out = self.join(store, &context, step)?;
                     self.give(context);
@@ -117,10 +135,11 @@ impl Exec {
                 self.give(old);
             }
         }
-        match current {
-            Some(list) => Ok(list),
-            None => self.scan(store, complete),
-        }
+        let result = match current {
+            Some(list) => list,
+            None => self.scan(store, complete)?,
+        };
+        Ok((steps.len(), result))
     }
 
     /// Every label of `source` on its paths.
@@ -259,10 +278,6 @@ impl Exec {
 }
 
 /// Adds one call producing `rows` rows since `start` to `stats`.
-fn record(stats: &Cell<Stats>, rows: usize, start: Instant) {
-    let mut s = stats.get();
-    s.calls += 1;
-    s.rows += rows as u64;
-    s.nanos += start.elapsed().as_nanos() as u64;
-    stats.set(s);
+fn record(stats: &Stats, rows: usize, start: Instant) {
+    stats.add(rows as u64, start.elapsed().as_nanos() as u64);
 }

@@ -22,6 +22,7 @@
 
 mod exec;
 mod join;
+mod parallel;
 mod paths;
 mod plan;
 mod stream;
@@ -80,6 +81,19 @@ impl<T: PageRead> Prepared<'_, '_, T> {
             out.push(label.pre, 0.0);
         }
         Ok(())
+    }
+
+    /// Runs the query with up to `threads` threads when its plan allows (see
+    /// `parallel.rs`); each thread reads through a transaction from `begin`, which
+    /// must be of the same snapshot as the store's (else, one thread runs it all).
+    /// Allocates, unlike [`Prepared::run`] run again.
+    pub fn run_parallel<U: PageRead>(
+        &mut self,
+        threads: usize,
+        begin: impl Fn() -> Result<U> + Sync,
+    ) -> Result<&[Label]> {
+        parallel::run(&mut self.exec, self.store, &self.plan, threads, &begin, &mut self.result)?;
+        Ok(&self.result)
     }
 
     /// Number of nodes the query selects, without listing them when the path summary

@@ -21,9 +21,9 @@ use crate::store::dict::Dictionary;
 use crate::store::format::Kind;
 use crate::xpath::{CompareOp, Literal, NodeTest, Predicate, Query, Separator, Step};
 use quiredb_engine::PageRead;
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How a step's nodes relate to its context node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,12 +67,31 @@ pub struct Source {
     pub count: u64,
 }
 
-/// Rows and time of one operator, summed over a run (for `--explain`).
-#[derive(Clone, Copy, Debug, Default)]
+/// Rows and time of one operator, summed over runs (for `--explain`); atomic so a
+/// plan can be shared by the threads of a parallel run.
+#[derive(Debug, Default)]
 pub struct Stats {
-    pub calls: u64,
-    pub rows: u64,
-    pub nanos: u64,
+    calls: AtomicU64,
+    rows: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl Stats {
+    /// Adds one call that produced `rows` rows in `nanos` nanoseconds.
+    pub fn add(&self, rows: u64, nanos: u64) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.rows.fetch_add(rows, Ordering::Relaxed);
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    fn text(&self) -> String {
+        let calls = self.calls.load(Ordering::Relaxed);
+        if calls == 0 {
+            return "not run".into();
+        }
+        let (rows, nanos) = (self.rows.load(Ordering::Relaxed), self.nanos.load(Ordering::Relaxed));
+        format!("{rows} rows out in {calls} calls, {:.3} ms", nanos as f64 / 1e6)
+    }
 }
 
 /// A comparison with a literal on a predicate path's last step.
@@ -100,7 +119,7 @@ pub struct StepPlan {
     /// context is small. Steps that are not complete always join.
     pub scan: bool,
     pub text: String,
-    pub stats: Cell<Stats>,
+    pub stats: Stats,
 }
 
 /// A compiled predicate.
@@ -114,7 +133,7 @@ pub enum Pred {
     Path {
         steps: Vec<StepPlan>,
         compare: Option<Comparison>,
-        stats: Cell<Stats>,
+        stats: Stats,
     },
 }
 
@@ -231,7 +250,7 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
             at = paths.clone();
             let source = Source { paths, ..Source::default() };
             let test = step.test.clone();
-            let stats = Cell::default();
+            let stats = Stats::default();
             plans.push(StepPlan { axis, test, source, predicates, complete, scan: complete, text, stats });
             complete = complete && !has_predicates;
         }
@@ -332,7 +351,7 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
             return (Pred::Const(false), PathSet::empty(self.dict.paths.len()));
         }
         let compare = compare.map(|(op, literal)| Comparison { op, literal, indexed: None });
-        (Pred::Path { steps, compare, stats: Cell::default() }, feasible)
+        (Pred::Path { steps, compare, stats: Stats::default() }, feasible)
     }
 
     /// Fills in the partitions of every step's source, which comparisons the value
@@ -435,7 +454,6 @@ fn test_text(test: &NodeTest) -> String {
 
 fn explain_steps(out: &mut String, steps: &[StepPlan], indent: usize, names: &[String]) {
     for step in steps {
-        let s = step.stats.get();
         let parts: Vec<String> = step
             .source
             .parts
@@ -460,7 +478,7 @@ fn explain_steps(out: &mut String, steps: &[StepPlan], indent: usize, names: &[S
             step.text,
             step.source.paths.members().len(),
             step.source.count,
-            stats_text(s),
+            step.stats.text(),
             indent = indent * 2
         );
         for p in &step.predicates {
@@ -492,15 +510,8 @@ fn explain_pred(out: &mut String, pred: &Pred, indent: usize, names: &[String]) 
                     format!("compare {:?} {} by {how}", c.op, c.literal)
                 }
             };
-            let _ = writeln!(out, "{:pad$}[semi-join: {cmp}; {}]", "", stats_text(stats.get()));
+            let _ = writeln!(out, "{:pad$}[semi-join: {cmp}; {}]", "", stats.text());
             explain_steps(out, steps, indent + 1, names);
         }
     }
-}
-
-fn stats_text(s: Stats) -> String {
-    if s.calls == 0 {
-        return "not run".into();
-    }
-    format!("{} rows out in {} calls, {:.3} ms", s.rows, s.calls, s.nanos as f64 / 1e6)
 }

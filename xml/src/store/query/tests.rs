@@ -237,3 +237,27 @@ fn real_samples_answer_as_the_reference_does() {
         assert_same(&bytes, qs);
     }
 }
+
+#[test]
+fn a_parallel_run_gives_the_sequential_answer() {
+    let mut doc = String::from("<r>");
+    for i in 0..12_000 {
+        doc.push_str(&format!(
+            "<p n=\"{i}\"><q>{}</q>{}<s><q>x</q></s></p>",
+            i % 100,
+            if i % 7 == 0 { "<t/>" } else { "" }
+        ));
+    }
+    doc.push_str("</r>");
+    let loaded = load_docs(&[doc.into_bytes()]);
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    for query in ["//p[t]/q", "/r/p[q > 50]//q", "//p/s/q", "//p[not(t)]/@n", "/r/p/q | //s"] {
+        let mut prepared = store.prepare(query).expect("prepares");
+        let sequential = prepared.run().expect("runs").to_vec();
+        for threads in [1, 2, 3] {
+            let parallel = prepared.run_parallel(threads, || Ok(loaded.db.begin_read()?)).expect("runs in parallel");
+            assert_eq!(parallel, sequential.as_slice(), "{query} with {threads} threads");
+        }
+    }
+}
