@@ -177,6 +177,7 @@ pub struct XmlStore<'t, T: PageRead> {
 impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Opens collection `name`.
     pub fn open(txn: &'t T, name: &str) -> Result<Self> {
+        read_counters(txn, name)?; // a missing or foreign name fails here, naming it
         let dict = BTree::open(txn, &component(name, "dict"))?;
         let dictionary = std::sync::Arc::new(Dictionary::read(&dict, name)?);
         Self::open_with(txn, name, dictionary)
