@@ -1,7 +1,8 @@
 //! The XML part of `quire demo`: generate a small XMark-like auction document and a
 //! few small documents, load them as one collection of the native XML store in one
 //! transaction, then read it back: counts from the partition index checked against the
-//! reference evaluator, a value-index lookup, a node's string value and its XML.
+//! reference evaluator, a value-index lookup, a node's string value and its XML, and
+//! XPath queries by structural joins, each checked against the reference evaluator.
 
 use anyhow::{Context, Result, ensure};
 use quiredb_datasets::xml::{Kind as DataKind, generate};
@@ -12,6 +13,14 @@ use std::time::Instant;
 
 /// XMark factor of the generated document (about 1.2 MB).
 const FACTOR: f64 = 0.01;
+
+/// XPath queries the tour runs: structural joins, a value comparison, a union.
+const DEMO_QUERIES: [&str; 4] = [
+    "/site/regions//item[payment and .//keyword]/name",
+    "//open_auction[initial > 100]/@id",
+    "//person[address/city = 'Moscow' or not(phone)]/name",
+    "//note/b | //note/@n",
+];
 
 /// Runs the XML tour on `db`.
 pub fn tour(db: &Database) -> Result<()> {
@@ -67,6 +76,15 @@ pub fn tour(db: &Database) -> Result<()> {
     let note = store.documents()?.last().context("the notes are loaded")?.pre;
     store.write_xml(note, &mut xml)?;
     println!("xml: the last document serialised: {}", String::from_utf8_lossy(&xml));
+    for query in DEMO_QUERIES {
+        let start = Instant::now();
+        let mut prepared = store.prepare(query)?;
+        let found = prepared.run()?.len();
+        let took = start.elapsed().as_secs_f64() * 1e3;
+        let expected = reference::evaluate(&xpath::parse(query)?, &docs).len();
+        println!("xml: xpath {query}: {found} nodes in {took:.2} ms (reference evaluator: {expected})");
+        ensure!(found == expected, "the store and the reference evaluator disagree on {query}");
+    }
     let problems = store::check(&txn, "auctions")?;
     ensure!(problems.is_empty(), "xml check: {problems:?}");
     Ok(())
