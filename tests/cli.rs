@@ -131,3 +131,41 @@ fn load_xml_then_info_value_and_check_and_a_malformed_document_changes_nothing()
     let check = quire(&["check", path_str(&db)]);
     assert!(check.status.success(), "{}", text(&check));
 }
+
+#[test]
+fn xpath_prints_counts_values_xml_and_plans_and_names_what_it_cannot_answer() {
+    // Proves: quire xpath answers over a multi-document collection in document order
+    // (values with their line breaks, XML, count, node list), explains its plan, and
+    // fails with the column of an unsupported construct or the name of a missing
+    // collection — without a panic.
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.xml"), "<r><p n='1'>x\ny</p><p n='2'>z</p></r>").unwrap();
+    std::fs::write(docs.join("b.xml"), "<r><p n='3'/></r>").unwrap();
+    let db = dir.path().join("x.quire");
+    assert!(quire(&["load-xml", path_str(&db), "c", path_str(&docs), "--quiet"]).status.success());
+    let run = |args: &[&str]| {
+        let mut all = vec!["xpath", path_str(&db), "c"];
+        all.extend_from_slice(args);
+        quire(&all)
+    };
+    assert_eq!(String::from_utf8_lossy(&run(&["//p[. != 'z']/@n", "--values"]).stdout), "1\n3\n");
+    assert_eq!(String::from_utf8_lossy(&run(&["/r/p[@n or . = 'z']", "--count"]).stdout), "3\n");
+    assert_eq!(String::from_utf8_lossy(&run(&["//p[@n = 1]", "--values"]).stdout), "x\ny\n");
+    assert_eq!(String::from_utf8_lossy(&run(&["//p[@n = 2]", "--xml"]).stdout), "<p n=\"2\">z</p>\n");
+    let listed = run(&["//p", "--limit", "2"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 2, "{}", text(&listed));
+    assert!(text(&listed).contains("/r/p"), "{}", text(&listed));
+    let explain = run(&["//r[p/@n > 2]/p", "--explain"]);
+    assert!(text(&explain).contains("semi-join") && text(&explain).contains("rows out"), "{}", text(&explain));
+    let unsupported = run(&["//p[last()]"]);
+    assert!(!unsupported.status.success());
+    assert!(
+        text(&unsupported).contains("column 5") && !text(&unsupported).contains("panicked"),
+        "{}",
+        text(&unsupported)
+    );
+    let missing = quire(&["xpath", path_str(&db), "nope", "//p"]);
+    assert!(!missing.status.success() && text(&missing).contains("\"nope\""), "{}", text(&missing));
+}
