@@ -463,6 +463,29 @@ impl Generator<'_> {
     }
 
     fn comparison(&mut self, at: Option<u32>, depth: u32) -> Predicate {
+        // Half the time one named child or attribute: the shape the value index answers.
+        if let Some(context) = at
+            && self.rng.random_ratio(1, 2)
+            && let Some(child) = self.child(context, false)
+        {
+            let info = self.dict.paths[child as usize];
+            let name = local_name(&self.dict.names[info.name as usize]).to_string();
+            let test = match info.kind {
+                Kind::Element if usable(&name) => Some(NodeTest::Element(name)),
+                Kind::Attribute if usable(&name) => Some(NodeTest::Attribute(name)),
+                _ => None,
+            };
+            if let Some(test) = test {
+                let path = LocationPath {
+                    absolute: false,
+                    steps: vec![bare_step(Separator::Child, test)],
+                    span: Span::default(),
+                };
+                let op = *OPERATORS.choose(&mut self.rng).expect("six operators");
+                let literal = self.literal(Some(child));
+                return Predicate::Compare { path, op, literal, span: Span::default() };
+            }
+        }
         let (path, end) = self.relative(at, depth);
         let op = *OPERATORS.choose(&mut self.rng).expect("six operators");
         let literal = self.literal(end);

@@ -261,3 +261,25 @@ fn a_parallel_run_gives_the_sequential_answer() {
         }
     }
 }
+
+#[test]
+fn comparisons_answered_by_the_value_index_match_the_reference() {
+    // Many candidates, so the value index answers (`value.rs`), with values that
+    // test its rules: numbers with spaces, number-looking strings, negatives, text.
+    let values = ["7", " 7 ", "07", "7.0", "-2.5", "abc", "ABC", "1e3", "x y", "100", "99.99"];
+    let mut doc = String::from("<r>");
+    for i in 0..3_000 {
+        let v = values[i % values.len()];
+        doc.push_str(&format!("<e a=\"{v}\" n=\"{}\"><v>{v}</v><w>{}</w></e>", i % 50, i % 13));
+    }
+    doc.push_str("</r>");
+    let mut queries = Vec::new();
+    for op in ["=", "!=", "<", "<=", ">", ">="] {
+        for literal in ["7", "'7'", "'07'", "-2.5", "'abc'", "''", "100", "'1e3'", "'x y'", "6.5"] {
+            queries.push(format!("//e[v {op} {literal}]/@n"));
+            queries.push(format!("//e[@a {op} {literal}]/w"));
+        }
+    }
+    let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    assert_same(&[doc.into_bytes()], &queries);
+}
