@@ -366,6 +366,9 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
             for predicate in &mut step.predicates {
                 self.finish_predicate(predicate);
             }
+            // Predicates here are not positional, so their order is free: the cheapest
+            // first, the later ones then run on fewer nodes.
+            step.predicates.sort_by_key(cost);
             let join_cost = context_cost + context_nodes + 2 * step.source.count;
             let scan_cost: u64 =
                 step.source.parts.iter().map(|p| self.dict.counts.get(&(p.kind, p.name)).copied().unwrap_or(0)).sum();
@@ -378,7 +381,11 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
     fn finish_predicate(&self, predicate: &mut Pred) {
         match predicate {
             Pred::Const(_) => {}
-            Pred::And(list) | Pred::Or(list) => list.iter_mut().for_each(|p| self.finish_predicate(p)),
+            Pred::And(list) => {
+                list.iter_mut().for_each(|p| self.finish_predicate(p));
+                list.sort_by_key(cost);
+            }
+            Pred::Or(list) => list.iter_mut().for_each(|p| self.finish_predicate(p)),
             Pred::Not(inner) => self.finish_predicate(inner),
             Pred::Path { steps, compare, .. } => {
                 self.finish(steps, 0);
@@ -428,6 +435,20 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
             })
             .collect();
         Source { parts, paths, count }
+    }
+}
+
+/// An estimate of a predicate's work: the nodes of the paths its steps read (a
+/// comparison reads values too, so it counts twice).
+fn cost(predicate: &Pred) -> u64 {
+    match predicate {
+        Pred::Const(_) => 0,
+        Pred::And(list) | Pred::Or(list) => list.iter().map(cost).sum(),
+        Pred::Not(inner) => cost(inner),
+        Pred::Path { steps, compare, .. } => {
+            let read: u64 = steps.iter().map(|s| s.source.count + s.predicates.iter().map(cost).sum::<u64>()).sum();
+            if compare.is_some() { 2 * read } else { read }
+        }
     }
 }
 
