@@ -176,7 +176,8 @@ impl PerQuery {
     }
 
     /// Writes `results/T5-per-query-<run>.tsv` and prints, per engine, the queries on
-    /// which it is slower than the fastest other engine.
+    /// which it is slower than the fastest engine of the other side (QuireDB's
+    /// variants against the peers, a peer against QuireDB's variants).
     fn report(&self, cfg: &Config) -> Result<()> {
         if self.rows.is_empty() {
             return Ok(());
@@ -206,7 +207,11 @@ impl PerQuery {
                 }
             }
             slower.sort_by(|a, b| b.0.total_cmp(&a.0));
-            println!("T5 per query: {engine} slower than the fastest other engine on {} queries", slower.len());
+            let total = self.rows.iter().filter(|r| r.1 == *engine).count();
+            println!(
+                "T5 per query: {engine} slower than the other side's fastest on {} of {total} queries",
+                slower.len()
+            );
             for (ratio, q) in slower.iter().take(10) {
                 println!("  {ratio:.2}x  {q}");
             }
