@@ -185,11 +185,22 @@ pub fn parse_timestamp_cached(bytes: &[u8], cache: &Cell<DateCache>) -> Result<i
     Ok(date * 86_400 + seconds - offset)
 }
 
-/// Seconds since the epoch of a civil date and hour, validating each part.
+/// True when a timestamp text names its zone: `Z`, a `±HH:MM` offset after the date,
+/// or integer seconds since the epoch (UTC by definition).
+pub fn has_zone(bytes: &[u8]) -> bool {
+    let text = trim(bytes);
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    let epoch = !unsigned.is_empty() && unsigned.iter().all(u8::is_ascii_digit);
+    let offset = text.get(10..).is_some_and(|time| time.iter().any(|&byte| byte == b'+' || byte == b'-'));
+    epoch || text.ends_with(b"Z") || offset
+}
+
+/// Seconds since the epoch of a civil date and hour, validating each part; hour 24
+/// is the end of the day (midnight of the next).
 pub fn civil_seconds(year: i64, month: i64, day: i64, hour: i64) -> Result<i64, Reason> {
     let days = checked_days(year, month, day)?;
-    if !(0..24).contains(&hour) {
-        return Err("hour out of range 0-23");
+    if !(0..=24).contains(&hour) {
+        return Err("hour out of range 0-24");
     }
     Ok(days * 86_400 + hour * 3_600)
 }

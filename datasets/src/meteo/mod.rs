@@ -39,23 +39,32 @@ mod chunk;
 pub mod fields;
 pub mod fit;
 pub mod generator;
+mod melt;
 pub mod page_cache;
 pub mod parallel;
+pub mod period;
 pub mod pipeline;
 pub mod query;
 pub mod reader;
 pub mod record;
 pub mod schema;
+pub mod sniff;
+mod source;
 pub mod sort_feed;
 pub mod store;
+pub mod timefmt;
 pub mod timing;
+mod transform;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use query::MeteoView;
 pub use reader::{ObservationReader, RawRow, ReadOutcome};
-pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
+pub use period::PeriodPattern;
+pub use schema::{
+    ColumnRef, Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema, StationSpec, TextEncoding, TimeSpec,
+};
 pub use store::IndexSink;
 
 /// The number of measures of the default schema and of the paper's records (dimension 5).
