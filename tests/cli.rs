@@ -131,3 +131,159 @@ fn load_xml_then_info_value_and_check_and_a_malformed_document_changes_nothing()
     let check = quire(&["check", path_str(&db)]);
     assert!(check.status.success(), "{}", text(&check));
 }
+
+/// A committed sample of `datasets/tests/data/meteo`.
+fn meteo_sample(name: &str) -> String {
+    format!("{}/datasets/tests/data/meteo/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `quire load-csv` on `files` into `db` with `flags`; asserts success and the row count.
+fn load_csv(db: &Path, files: &[&str], flags: &[&str], rows: u64) -> String {
+    let mut args = vec!["load-csv", "--db", path_str(db), "--quiet"];
+    args.extend(files);
+    args.extend(flags);
+    let output = quire(&args);
+    assert!(output.status.success(), "{args:?}: {}", text(&output));
+    assert!(text(&output).contains(&format!("rows loaded:   {rows}\n")), "{args:?}: {}", text(&output));
+    text(&output)
+}
+
+#[test]
+fn load_csv_takes_the_layouts_of_the_field_with_flags_only() {
+    // Proves: each layout class of issue 24 loads from the command line with flags
+    // only, and `range` finds its rows by station and time.
+    let dir = tempfile::tempdir().unwrap();
+    let tmy = dir.path().join("tmy.quire");
+    let flags = ["--station-from-preamble", "1,2", "--time", "Date,Time", "--time-format", "%m/%d/%Y %H:%M"];
+    let more = ["--utc-offset", "-07:00", "--measures", "Dry-bulb,Dew-point,Pressure,Wspd"];
+    load_csv(&tmy, &[&meteo_sample("tmy3_724666.csv")], &[&flags[..], &more].concat(), 4);
+    let range = quire(&[
+        "range",
+        path_str(&tmy),
+        "--station",
+        "DENVER CENTENNIAL",
+        "--from",
+        "1988-01-02T07:00Z",
+        "--to",
+        "1988-01-02T07:00Z",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&range.stdout),
+        "01/01/1988,24:00,0,0,-6.0,-11.0,59,822,4.5\n",
+        "{}",
+        text(&range)
+    );
+
+    let dwd = dir.path().join("dwd.quire");
+    let flags =
+        ["--station-from-preamble", "1,2", "--time", "Datum,Zeit", "--time-format", "%d.%m.%Y %H:%M", "--na", "-999.9"];
+    let out = load_csv(
+        &dwd,
+        &[&meteo_sample("dwd_muenchen_latin1.csv")],
+        &[&flags[..], &["--measures", "Lufttemperatur,Niederschlag,Luftdruck"]].concat(),
+        3,
+    );
+    assert!(out.contains("Luftdruck (hPa)          1"), "one missing pressure: {out}");
+
+    let ghcn = dir.path().join("ghcn.quire");
+    let flags = [
+        "--no-header",
+        "--station",
+        "0",
+        "--time",
+        "1",
+        "--time-format",
+        "%Y%m%d",
+        "--variable-column",
+        "2",
+        "--value-column",
+        "3",
+        "--measures",
+        "TMAX,TMIN,PRCP",
+    ];
+    load_csv(&ghcn, &[&meteo_sample("ghcn_daily_USW00094728.csv")], &flags, 3);
+    let range =
+        quire(&["range", path_str(&ghcn), "--station", "USW00094728", "--from", "2020-01-02", "--to", "2020-01-02"]);
+    assert_eq!(String::from_utf8_lossy(&range.stdout), "USW00094728,2020-01-02T00:00,72,11,5\n", "{}", text(&range));
+
+    let wide = dir.path().join("wide.quire");
+    let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
+    load_csv(&wide, &[&meteo_sample("wide_monthly_months.csv")], &flags, 24);
+    let flags = ["--station", "station", "--wide", "YYYY_MM", "--na", "-99999"];
+    load_csv(&wide, &[&meteo_sample("wide_stations_yyyy_mm.csv")], &flags, 6);
+
+    let isd = dir.path().join("isd.quire");
+    let flags = [
+        "--delimiter",
+        "whitespace",
+        "--no-header",
+        "--station-from-file",
+        "--time",
+        "0,1,2,3",
+        "--measures",
+        "4,5,6,7,8",
+    ];
+    let out = load_csv(&isd, &[&meteo_sample("isd_lite")], &flags, 5);
+    assert!(out.contains("stations:      2"), "{out}");
+}
+
+#[test]
+fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
+    // Proves: --inspect writes nothing and its printed command line loads the file as
+    // it is, for each sample layout.
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [
+        ("tmy3_724666.csv", 4),
+        ("dwd_muenchen_latin1.csv", 3),
+        ("ghcn_daily_USW00094728.csv", 3),
+        ("wide_monthly_months.csv", 24),
+        ("wide_stations_yyyy_mm.csv", 6),
+        ("iso_and_unix.csv", 4),
+    ];
+    for (name, rows) in samples {
+        let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);
+        assert!(output.status.success(), "{name}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let command = stdout.lines().last().expect("a command line").trim().to_owned();
+        assert!(command.starts_with("quire load-csv "), "{name}: {stdout}");
+        let script = format!("{} {} --quiet", env!("CARGO_BIN_EXE_quire"), &command["quire ".len()..]);
+        let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
+        assert!(run.status.success(), "{name}: {script}: {}", text(&run));
+        assert!(text(&run).contains(&format!("rows loaded:   {rows}\n")), "{name}: {stdout}\n{}", text(&run));
+    }
+    assert!(std::fs::read_dir(dir.path()).unwrap().count() == samples.len(), "only the loads wrote files");
+}
+
+#[test]
+fn load_csv_bad_value_names_file_line_column_and_value_and_changes_nothing() {
+    // Proves: in a load of several files, a bad value stops the load with the file,
+    // line, column and value, leaving the database as it was; --skip-bad loads the
+    // rest and lists the row.
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("a.csv");
+    let bad = dir.path().join("b.csv");
+    std::fs::write(&good, "Station: Alpha\ndate;time;temp (C)\n01.02.2020;01:00;1,5\n").unwrap();
+    std::fs::write(&bad, "Station: Beta\ndate;time;temp (C)\n01.02.2020;01:00;1,5\n01.02.2020;02:00;x1\n").unwrap();
+    let db = dir.path().join("m.quire");
+    let flags = ["--station-from-file", "--time", "date,time", "--time-format", "%d.%m.%Y %H:%M", "--measures", "temp"];
+    load_csv(&db, &[path_str(&good)], &flags, 1);
+    let before = std::fs::read(&db).unwrap();
+    let mut args = vec!["load-csv", "--db", path_str(&db), "--quiet", path_str(&good), path_str(&bad)];
+    args.extend(flags);
+    let output = quire(&args);
+    assert!(!output.status.success());
+    let message = text(&output);
+    assert!(
+        message.contains("b.csv")
+            && message.contains("line 4")
+            && message.contains("column 3 (temp (C))")
+            && message.contains("\"x1\""),
+        "{message}"
+    );
+    assert!(message.contains("unchanged") && !message.contains("panicked"), "{message}");
+    assert!(std::fs::read(&db).unwrap() == before, "the failed load changed the database");
+    args.push("--skip-bad");
+    let output = quire(&args);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("rows skipped:  1") && text(&output).contains("skip report"), "{}", text(&output));
+}

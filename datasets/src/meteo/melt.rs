@@ -120,7 +120,10 @@ mod tests {
             pivot.add(row, &mut out).unwrap();
         }
         pivot.flush(&mut out);
-        let seen: Vec<_> = out.iter().map(|m| (m.observation.station.as_str(), m.observation.time, m.observation.measures.clone())).collect();
+        let seen: Vec<_> = out
+            .iter()
+            .map(|m| (m.observation.station.as_str(), m.observation.time, m.observation.measures.clone()))
+            .collect();
         assert_eq!(
             seen,
             [("A", 1, vec![Some(10.0), None]), ("A", 2, vec![Some(12.0), Some(3.0)]), ("B", 1, vec![None, Some(0.5)])]

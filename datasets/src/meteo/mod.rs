@@ -37,8 +37,10 @@
 pub mod calibration;
 mod chunk;
 pub mod fields;
+pub mod files;
 pub mod fit;
 pub mod generator;
+pub mod inspect;
 mod melt;
 pub mod page_cache;
 pub mod parallel;
@@ -49,8 +51,8 @@ pub mod reader;
 pub mod record;
 pub mod schema;
 pub mod sniff;
-mod source;
 pub mod sort_feed;
+mod source;
 pub mod store;
 pub mod timefmt;
 pub mod timing;
@@ -58,10 +60,10 @@ mod transform;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
+pub use period::PeriodPattern;
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use query::MeteoView;
 pub use reader::{ObservationReader, RawRow, ReadOutcome};
-pub use period::PeriodPattern;
 pub use schema::{
     ColumnRef, Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema, StationSpec, TextEncoding, TimeSpec,
 };

@@ -35,8 +35,20 @@ pub const PATTERN_NAMES: [(&str, PeriodPattern); 6] = [
     ("months", PeriodPattern::MonthNames),
 ];
 
-const MONTHS: [&str; 12] =
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
 
 /// A period column's start: the year (absent for month names), month and day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

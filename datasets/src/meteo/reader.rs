@@ -241,7 +241,11 @@ impl<R: Read> ObservationReader<R> {
             };
             let time = super::fields::civil_seconds(year, period.month, period.day, 0)
                 .map_err(|reason| source.field_error(record, index, reason))?;
-            let observation = Observation { station: scratch.station.clone(), time: time - self.clock.utc_offset_seconds, measures: vec![value] };
+            let observation = Observation {
+                station: scratch.station.clone(),
+                time: time - self.clock.utc_offset_seconds,
+                measures: vec![value],
+            };
             self.made.push_back(made(observation, line));
         }
         Ok(())
@@ -283,7 +287,6 @@ fn open_source<R: Read>(name: Option<String>, input: R, schema: &Schema, named: 
         _ => error,
     })
 }
-
 
 /// A row's raw record ([`ObservationReader::raw_record`]) that is joined only if
 /// asked for: [`RawRow::encode`] packs the fields straight into a record.
@@ -346,4 +349,3 @@ fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
     }
     out.push(b'"');
 }
-

@@ -120,9 +120,9 @@ pub enum TextEncoding {
 impl TextEncoding {
     /// An encoding by its WHATWG label (`latin1`, `windows-1250`, `utf-8`, …).
     pub fn from_label(label: &str) -> Result<Self> {
-        encoding_rs::Encoding::for_label(label.trim().as_bytes())
-            .map(TextEncoding::Named)
-            .ok_or_else(|| Error::Argument(format!("unknown text encoding {label:?} (try latin1, windows-1250, utf-8)")))
+        encoding_rs::Encoding::for_label(label.trim().as_bytes()).map(TextEncoding::Named).ok_or_else(|| {
+            Error::Argument(format!("unknown text encoding {label:?} (try latin1, windows-1250, utf-8)"))
+        })
     }
 }
 

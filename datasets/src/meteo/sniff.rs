@@ -10,8 +10,8 @@
 //! - Preamble (when `Auto`): the leading lines that start with `#` or have fewer fields
 //!   than the body (station metadata above the header); `--skip-lines` when they do not.
 //! - Header (when `Auto`): the first row after the preamble is a header when none of
-//!   its fields is a number, or when one of its fields is text (not a missing marker)
-//!   where the next row has a number.
+//!   its fields starts like a number, or when one of its fields is no number (nor a
+//!   missing marker) where the next row has a number (`2020_01` above `1.5`).
 //!
 //! Lines are split by `\n` (a quoted field holding a line break only spoils the sample).
 
@@ -95,7 +95,9 @@ pub fn split_line(line: &[u8], delimiter: Delimiter) -> Vec<String> {
     let byte = match delimiter {
         Delimiter::Byte(byte) => byte,
         Delimiter::Auto => b',',
-        Delimiter::Whitespace => return line.split(u8::is_ascii_whitespace).filter(|f| !f.is_empty()).map(text).collect(),
+        Delimiter::Whitespace => {
+            return line.split(u8::is_ascii_whitespace).filter(|f| !f.is_empty()).map(text).collect();
+        }
     };
     let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).delimiter(byte).from_reader(line);
     let mut record = csv::ByteRecord::new();
@@ -144,8 +146,13 @@ fn is_header(first: &[String], next: Option<&Vec<String>>, missing: &MissingValu
     if !first.iter().any(|field| looks_numeric(field)) {
         return true;
     }
-    let is_text = |field: &String| !looks_numeric(field) && !missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(field));
-    next.is_some_and(|next| first.iter().zip(next).any(|(head, value)| is_text(head) && looks_numeric(value)))
+    let is_text = |field: &String| !is_number(field) && !missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(field));
+    next.is_some_and(|next| first.iter().zip(next).any(|(head, value)| is_text(head) && is_number(value)))
+}
+
+/// True when `field` is a number (a decimal comma allowed).
+fn is_number(field: &str) -> bool {
+    field.trim().replacen(',', ".", 1).parse::<f64>().is_ok()
 }
 
 /// True when `field` starts like a number (`-3`, `+1,5`, `2013-03-01`).

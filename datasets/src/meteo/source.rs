@@ -14,7 +14,7 @@ use csv::ByteRecord;
 use super::fields::{self, DateCache, Reason};
 use super::period::Period;
 use super::schema::{ColumnRef, Delimiter, Layout, MissingValues, Schema, StationSpec, TextEncoding, TimeSpec};
-use super::sniff::{Sniffed, sniff};
+use super::sniff::{Sniffed, sniff, split_line};
 use super::timefmt::TimeFormat;
 use super::transform::TextInput;
 use crate::error::{ColumnLabel, Error, Result};
@@ -76,6 +76,12 @@ impl<R: Read> Source<R> {
             TextEncoding::Named(encoding) => Some(encoding),
         };
         let skip = bom + sniffed.preamble_bytes;
+        let mut sniffed = sniffed;
+        if let Some(encoding) = encoding.filter(|encoding| *encoding != encoding_rs::UTF_8) {
+            let (text, _) = encoding.decode_without_bom_handling(&start[bom..skip]);
+            let lines = text.lines().map(|line| split_line(line.as_bytes(), sniffed.delimiter));
+            sniffed.preamble = lines.collect();
+        }
         let whitespace = sniffed.delimiter == Delimiter::Whitespace;
         let delimiter = match sniffed.delimiter {
             Delimiter::Byte(byte) => byte,
@@ -101,7 +107,13 @@ impl<R: Read> Source<R> {
         let mut source = Source {
             name,
             csv,
-            plan: Plan { station: Err(String::new()), time: TimePlan::None, measures: Vec::new(), periods: Vec::new(), variable: None },
+            plan: Plan {
+                station: Err(String::new()),
+                time: TimePlan::None,
+                measures: Vec::new(),
+                periods: Vec::new(),
+                variable: None,
+            },
             delimiter,
             decimal_comma: delimiter != b',',
             pending: (!sniffed.header).then_some(first.clone()),
@@ -199,7 +211,8 @@ impl<R: Read> Source<R> {
     fn joined_time(&self, record: &ByteRecord, columns: &[usize], clock: &Clock) -> Result<i64> {
         let mut text = String::new();
         for (n, &index) in columns.iter().enumerate() {
-            let field = std::str::from_utf8(&record[index]).map_err(|_| self.field_error(record, index, "not UTF-8"))?;
+            let field =
+                std::str::from_utf8(&record[index]).map_err(|_| self.field_error(record, index, "not UTF-8"))?;
             if n > 0 {
                 text.push(' ');
             }
@@ -242,7 +255,8 @@ impl<R: Read> Source<R> {
             StationSpec::FileName => Err(self.file_station()?),
             StationSpec::Preamble { line, field } => Err(self.preamble_station(*line, *field)?),
         };
-        let resolve_all = |columns: &[ColumnRef]| columns.iter().map(|c| self.resolve_column(c)).collect::<Result<Vec<_>>>();
+        let resolve_all =
+            |columns: &[ColumnRef]| columns.iter().map(|c| self.resolve_column(c)).collect::<Result<Vec<_>>>();
         let wide_with_year = matches!(&schema.layout, Layout::Wide { pattern, .. } if pattern.has_year());
         let time = match &schema.time {
             _ if wide_with_year => TimePlan::None,
@@ -284,7 +298,10 @@ impl<R: Read> Source<R> {
     }
 
     fn file_station(&self) -> Result<String> {
-        let name = self.name.as_deref().ok_or_else(|| Error::Argument("the station from the file name needs a file".into()))?;
+        let name = self
+            .name
+            .as_deref()
+            .ok_or_else(|| Error::Argument("the station from the file name needs a file".into()))?;
         Ok(StationSpec::file_stem(name))
     }
 

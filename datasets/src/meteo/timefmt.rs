@@ -61,6 +61,9 @@ impl TimeFormat {
             return Ok(ParsedTime { seconds, zoned: true });
         }
         let date = parsed.to_naive_date().map_err(|_| "no complete date in the --time-format")?;
+        if parsed.hour_div_12().is_some() && parsed.minute().is_none() {
+            parsed.set_minute(0).map_err(|_| "bad time of day")?;
+        }
         let time = match parsed.hour_div_12() {
             Some(_) => parsed.to_naive_time().map_err(|_| "bad time of day")?,
             None => NaiveTime::MIN,

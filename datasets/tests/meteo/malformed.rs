@@ -4,8 +4,8 @@
 
 use quiredb_datasets::Error;
 use quiredb_datasets::meteo::{
-    TextEncoding,
-    ColumnRef, LoadOptions, NullSink, Observation, ObservationReader, ReadOutcome, Schema, StationSpec, TimeSpec, load,
+    ColumnRef, LoadOptions, NullSink, Observation, ObservationReader, ReadOutcome, Schema, StationSpec, TextEncoding,
+    TimeSpec, load,
 };
 
 use super::load_bytes;
