@@ -287,3 +287,65 @@ fn load_csv_bad_value_names_file_line_column_and_value_and_changes_nothing() {
     assert!(output.status.success(), "{}", text(&output));
     assert!(text(&output).contains("rows skipped:  1") && text(&output).contains("skip report"), "{}", text(&output));
 }
+
+#[test]
+fn agg_and_output_formats_over_a_loaded_table() {
+    // Proves: agg streams per-station buckets of one measure (mean, min, max, count,
+    // sum; a missing cell counts nowhere) in table, csv and jsonl, honours --station,
+    // --from/--to and --limit; range and knn print csv and jsonl with measures.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wide.quire");
+    let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
+    load_csv(&db, &[&meteo_sample("wide_monthly_months.csv")], &flags, 24);
+    let agg = |extra: &[&str]| {
+        let mut args = vec!["agg", path_str(&db), "--every", "year", "--measure", "temp"];
+        args.extend(extra);
+        let output = quire(&args);
+        assert!(output.status.success(), "{args:?}: {}", text(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert_eq!(
+        agg(&["--fn", "mean,min,max,count,sum", "--format", "csv"]),
+        "station,start,mean,min,max,count,sum\nValentia,2020-01-01T00:00,11.5,8,15.8,12,138\n\
+         Valentia,2021-01-01T00:00,12.063636,7.5,16.9,11,132.7\n"
+    );
+    assert_eq!(
+        agg(&["--fn", "count", "--format", "jsonl", "--limit", "1"]),
+        "{\"count\":12,\"start\":\"2020-01-01T00:00\",\"station\":\"Valentia\"}\n"
+    );
+    let months =
+        agg(&["--station", "Valentia", "--from", "2021-11-01", "--to", "2021-12-31", "--fn", "max", "--format", "csv"]);
+    assert_eq!(months, "station,start,max\nValentia,2021-01-01T00:00,11.2\n");
+    assert!(agg(&[]).starts_with("station "), "a table with a header line");
+    let missing = quire(&["agg", path_str(&db), "--every", "day", "--measure", "rain"]);
+    assert!(!missing.status.success() && text(&missing).contains("the database has: temp"), "{}", text(&missing));
+
+    let range = quire(&[
+        "range",
+        path_str(&db),
+        "--station",
+        "Valentia",
+        "--from",
+        "2020-01-01",
+        "--to",
+        "2020-12-31",
+        "--format",
+        "jsonl",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&range.stdout),
+        "{\"measures\":{\"temp\":9.1},\"record\":\"Valentia;2020-01-01T00:00;9.1\"}\n",
+        "{}",
+        text(&range)
+    );
+    let isd = dir.path().join("isd.quire");
+    let flags = ["--station-from-file", "--time", "0,1,2,3", "--measures", "4,5,6,7,8"];
+    load_csv(&isd, &[&meteo_sample("isd_lite")], &flags, 5);
+    let knn =
+        quire(&["knn", path_str(&isd), "--point", "50,-20,10200,290,60", "-k", "3", "--format", "csv", "--limit", "2"]);
+    let lines: Vec<String> = String::from_utf8_lossy(&knn.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2, "{}", text(&knn));
+    assert!(lines[0].ends_with(",2020,01,01,00,56,-22,10208,290,67,0,-9999,-9999"), "{}", lines[0]);
+}

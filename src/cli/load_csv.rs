@@ -120,7 +120,9 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     let durability = args.durability.into();
     let (summary, stats) = match &database {
         Some(db) if args.single_thread => {
-            let mut sink = IndexSink::new(db, durability, reader.measure_names())?.with_bulk_limit(args.bulk_points);
+            let mut sink = IndexSink::new(db, durability, reader.measure_names())?
+                .with_bulk_limit(args.bulk_points)
+                .with_record_layout(reader.record_layout());
             let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
                 load(reader, &mut sink, options, update)
             })?;
@@ -133,6 +135,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
                 tmp_dir: tmp_dir(&args),
                 rtree_budget: args.rtree_budget_mib << 20,
                 db_file: args.db.clone(),
+                record_layout: Some(reader.record_layout()),
             };
             let mut stats = None;
             let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {

@@ -13,6 +13,8 @@ pub mod inspect;
 pub mod load_csv;
 pub mod load_schema;
 pub mod load_speed;
+pub mod meteo_agg;
+pub mod meteo_output;
 pub mod meteo_query;
 pub mod xml_store;
 pub mod xpath;

@@ -34,6 +34,7 @@
 //!
 //! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`, `store.rs`.
 
+pub mod aggregate;
 pub mod calibration;
 mod chunk;
 pub mod fields;

@@ -24,9 +24,10 @@ use std::io::Read;
 use csv::ByteRecord;
 
 use super::Observation;
+use super::aggregate::RecordLayout;
 use super::melt::{Made, Pivot, PivotRow, made};
 use super::record::{FieldPacker, RecordEncoding};
-use super::schema::{Layout, Schema};
+use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
 use super::source::{Clock, Source, TimePlan};
 use super::timefmt::TimeFormat;
@@ -131,6 +132,21 @@ impl<R: Read> ObservationReader<R> {
     /// measure, or the variable-column table's elements.
     pub fn measure_names(&self) -> Vec<String> {
         self.measure_names.clone()
+    }
+
+    /// Where the measures are in the raw records this reader hands out (for `agg`):
+    /// the measure columns of long rows, or fields 2… of made observations.
+    pub fn record_layout(&self) -> RecordLayout {
+        match self.schema.layout {
+            Layout::Long => {
+                RecordLayout::new(self.source.delimiter, self.source.plan.measures.clone(), &self.schema.missing)
+            }
+            _ => RecordLayout::new(
+                self.source.delimiter,
+                (2..2 + self.measure_names.len()).collect(),
+                &MissingValues::default(),
+            ),
+        }
     }
 
     /// Byte offset of the current row's start in the inputs (for progress display).
