@@ -60,9 +60,18 @@ pub struct MappingArgs {
     #[arg(long)]
     pub skip_lines: Option<usize>,
     /// More values meaning "missing", comma-separated: numbers (-99999,9999.9) or
-    /// words (M,---); added to "", NA, N/A, NaN, null, -999, -9999, -99999.
+    /// words (M,---), added to "", NA, N/A, NaN, null, -999, -9999, -99999; or
+    /// COLUMN=NUMBER for one column only (TEMP=99.9).
     #[arg(long, allow_hyphen_values = true)]
     pub na: Option<String>,
+    /// Quality flag columns beside values, VALUE=FLAG, comma-separated: a value whose
+    /// flag is set (see --drop-flags) counts as missing.
+    #[arg(long, value_name = "VALUE=FLAG,…")]
+    pub flag_column: Option<String>,
+    /// With --flag-column: the flag values that drop a value, comma-separated
+    /// (default: any non-empty flag).
+    #[arg(long, requires = "flag_column")]
+    pub drop_flags: Option<String>,
     /// Text encoding (latin1, windows-1250, utf-8, …); default: UTF-8, or
     /// Windows-1252 (Latin-1) when the start of the file is not UTF-8.
     #[arg(long)]
@@ -112,7 +121,18 @@ impl MappingArgs {
             schema.preamble = Preamble::Lines(lines);
         }
         if let Some(list) = &self.na {
-            add_missing(&mut schema, list);
+            add_missing(&mut schema, list)?;
+        }
+        if let Some(list) = &self.flag_column {
+            for pair in list.split(',') {
+                let Some((value, flag)) = pair.split_once('=') else {
+                    bail!("--flag-column takes VALUE=FLAG pairs, got {pair:?}");
+                };
+                schema.flags.push((ColumnRef::parse(value), ColumnRef::parse(flag)));
+            }
+        }
+        if let Some(list) = &self.drop_flags {
+            schema.drop_flags = list.split(',').map(|flag| flag.trim().to_owned()).collect();
         }
         if let Some(label) = &self.encoding {
             schema.encoding = TextEncoding::from_label(label)?;
@@ -220,13 +240,19 @@ fn delimiter_of(text: &str) -> Result<Delimiter> {
     }
 }
 
-fn add_missing(schema: &mut Schema, list: &str) {
+fn add_missing(schema: &mut Schema, list: &str) -> Result<()> {
     for value in list.split(',').map(str::trim).filter(|value| !value.is_empty()) {
-        match value.replace(',', ".").parse::<f64>() {
+        if let Some((column, number)) = value.split_once('=') {
+            let number: f64 = number.trim().parse().with_context(|| format!("--na {value:?}: not a number after ="))?;
+            schema.column_sentinels.push((ColumnRef::parse(column), vec![number]));
+            continue;
+        }
+        match value.parse::<f64>() {
             Ok(number) => schema.missing.sentinels.push(number),
             Err(_) => schema.missing.tokens.push(value.to_owned()),
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -246,7 +272,9 @@ mod tests {
         assert!(matches!(time_spec("date,time", None).unwrap(), TimeSpec::Joined { format: None, .. }));
         assert!(matches!(time_spec("y,m,d", None).unwrap(), TimeSpec::Parts { hour: None, .. }));
         let mut schema = Schema::default();
-        add_missing(&mut schema, "-99999,9999.9,M");
+        add_missing(&mut schema, "-99999,9999.9,M,TEMP=99.9").unwrap();
         assert!(schema.missing.sentinels.contains(&9999.9) && schema.missing.tokens.contains(&"M".to_owned()));
+        assert_eq!(schema.column_sentinels, [(ColumnRef::Name("TEMP".into()), vec![99.9])]);
+        assert!(add_missing(&mut schema, "TEMP=x").is_err());
     }
 }

@@ -16,7 +16,7 @@ use super::sniff::{Sniffed, sniff};
 use super::timefmt::TimeFormat;
 
 /// Formats tried on date columns, then on time-of-day columns.
-const DATE_FORMATS: [&str; 7] = ["%Y-%m-%d", "%d.%m.%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%Y%m%d", "%Y%m%d%H"];
+const DATE_FORMATS: [&str; 5] = ["%d.%m.%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y %H:%M"];
 const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
 /// Numbers that usually mean "missing" in weather files, beyond the defaults.
 const SENTINELS: [f64; 7] = [9999.0, 99999.0, -9900.0, 999.9, 9999.9, -99.9, 999.0];
@@ -98,8 +98,14 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
     }
     let all = |test: &dyn Fn(&str) -> bool| present.iter().all(|value| test(value));
     let number = |v: &str| super::fields::parse_measure(v.as_bytes(), decimal_comma, missing).is_ok();
-    if all(&|v| v.len() == 8 && v.bytes().all(|b| b.is_ascii_digit())) && all(&|v| matches_format("%Y%m%d", v)) {
-        return ColumnKind::Date("%Y%m%d");
+    for (length, format) in [(8, "%Y%m%d"), (10, "%Y%m%d%H"), (12, "%Y%m%d%H%M")] {
+        let digits = |v: &str| v.len() == length && v.bytes().all(|b| b.is_ascii_digit());
+        if all(&digits) && all(&|v| matches_format(format, v)) {
+            return ColumnKind::Date(format);
+        }
+    }
+    if all(&|v| v.len() == 10 && matches_format("%Y-%m-%d", v)) {
+        return ColumnKind::Date("%Y-%m-%d");
     }
     if all(&|v| v.parse::<i64>().is_ok()) {
         return ColumnKind::Integer;
@@ -230,13 +236,22 @@ impl Guess<'_> {
         }
     }
 
-    /// `ROW,COL` of a station in the preamble's first line: the field after a label
-    /// (`Station: X`, `Station;X`), else its first field.
+    /// `ROW,COL` of a station in the preamble: under a station-like label of a label
+    /// line followed by a value line (`name,lat\nBerlin,52.5`); else in the first line,
+    /// the field after a label (`Station: X`, `Station;X`) or its first field. `None`
+    /// for a label line without a station label.
     fn preamble_station(&self) -> Option<String> {
-        let first = self.sniffed.preamble.iter().position(|fields| fields.iter().any(|f| !f.is_empty()))?;
-        let fields = &self.sniffed.preamble[first];
-        let label = fields[0].trim_end_matches(':').to_ascii_lowercase();
-        let labelled = fields.len() > 1 && (STATION_NAMES.contains(&label.as_str()) || fields[0].ends_with(':'));
+        let preamble = &self.sniffed.preamble;
+        let first = preamble.iter().position(|fields| fields.iter().any(|f| !f.is_empty()))?;
+        let fields = &preamble[first];
+        let is_label =
+            |field: &String| STATION_NAMES.contains(&field.trim_end_matches(':').to_ascii_lowercase().as_str());
+        if let Some(values) = preamble.get(first + 1).filter(|values| values.len() == fields.len() && fields.len() > 2)
+        {
+            let column = fields.iter().position(is_label).filter(|&c| !values[c].is_empty())?;
+            return Some(format!("{},{}", first + 2, column + 1));
+        }
+        let labelled = fields.len() > 1 && (is_label(&fields[0]) || fields[0].ends_with(':'));
         Some(format!("{},{}", first + 1, if labelled { 2 } else { 1 }))
     }
 
@@ -270,11 +285,34 @@ impl Guess<'_> {
                 self.flag("--time", Some(format!("{date_reference},{time_reference}")));
                 self.flag("--time-format", Some(format!("{date_format} {time_format}")));
             }
-            None => {
-                self.flag("--time", Some(date_reference));
-                self.flag("--time-format", Some(date_format.to_owned()));
-            }
+            None => match self.hour_after(date) {
+                Some(hour) => {
+                    let hour_reference = self.take(hour);
+                    self.flag("--time", Some(format!("{date_reference},{hour_reference}")));
+                    self.flag("--time-format", Some(format!("{date_format} %H")));
+                }
+                None => {
+                    self.flag("--time", Some(date_reference));
+                    self.flag("--time-format", Some(date_format.to_owned()));
+                }
+            },
         }
+    }
+
+    /// An hour column beside a date column without time of day: named like an hour,
+    /// or (without header) the next column when it holds integers 0–24.
+    fn hour_after(&self, date: usize) -> Option<usize> {
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        if let Some(hour) = self.find(&["hour", "hr", "stunde", "hh"], int) {
+            return Some(hour);
+        }
+        let next = date + 1;
+        let hours = |row: &Vec<String>| {
+            row.get(next).and_then(|v| v.parse::<i64>().ok()).is_some_and(|h| (0..=24).contains(&h))
+        };
+        let fits =
+            !self.sniffed.header && self.columns.get(next).is_some_and(|c| int(&c.kind)) && self.body.iter().all(hours);
+        fits.then_some(next)
     }
 
     fn measures(&mut self) {
@@ -379,5 +417,30 @@ mod tests {
         let wide = inspect(b"station,year,Jan,Feb,Mar\nA,2020,1.5,2,3\nB,2020,1,2,3\n", true, &Schema::default());
         assert_eq!(wide.layout, "wide (months)");
         assert_eq!(value(&wide.flags, "--time"), Some("year"));
+    }
+
+    /// Three more archive styles: DWD product files (padded `;` fields, YYYYMMDDHH,
+    /// quality and end-of-record columns), Meteostat (no header, date and hour
+    /// columns) and Open-Meteo (a metadata block, a blank line, then the table).
+    #[test]
+    fn dwd_meteostat_and_open_meteo() {
+        let dwd = "STATIONS_ID;MESS_DATUM;QN_9;TT_TU;RF_TU;eor\n        3;1950040101;    5;   5.7;  83.0;eor\n\
+                   3;1950040102;    5;   5.2;  85.0;eor\n";
+        let found = flags(dwd);
+        assert_eq!(value(&found, "--time"), Some("MESS_DATUM"));
+        assert_eq!(value(&found, "--time-format"), Some("%Y%m%d%H"));
+        assert_eq!(value(&found, "--measures"), Some("TT_TU,RF_TU"));
+        let meteostat = "2020-01-01,0,7.2,4.2,81,,\n2020-01-01,1,7.0,4.4,83,,\n2020-01-01,2,6.8,4.5,85,,\n";
+        let found = flags(meteostat);
+        assert_eq!(value(&found, "--time"), Some("0,1"));
+        assert_eq!(value(&found, "--time-format"), Some("%Y-%m-%d %H"));
+        assert_eq!(value(&found, "--measures"), Some("2,3,4"));
+        assert!(found.iter().any(|(flag, _)| flag == "--station-from-file"));
+        let open_meteo = "latitude,longitude,elevation,timezone\n52.52,13.41,38.0,GMT\n\n\
+                          time,temperature_2m (C),rain (mm)\n2023-01-01T00:00,1.2,0\n2023-01-01T01:00,1.0,0.1\n";
+        let found = flags(open_meteo);
+        assert_eq!(value(&found, "--skip-lines"), Some("3"));
+        assert_eq!(value(&found, "--time"), Some("time"));
+        assert_eq!(value(&found, "--measures"), Some("temperature_2m (C),rain (mm)"));
     }
 }

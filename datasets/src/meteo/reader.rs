@@ -230,7 +230,7 @@ impl<R: Read> ObservationReader<R> {
         observation.time = source.decode_time(record, &self.clock)?;
         observation.measures.clear();
         for &index in &source.plan.measures {
-            observation.measures.push(source.measure(record, index, &self.schema.missing)?);
+            observation.measures.push(source.measure(record, index)?);
         }
         Ok(())
     }
@@ -251,7 +251,7 @@ impl<R: Read> ObservationReader<R> {
         };
         let line = source.line(record);
         for &(index, period) in &source.plan.periods {
-            let value = source.measure(record, index, &self.schema.missing)?;
+            let value = source.measure(record, index)?;
             let Some(year) = period.year.or(year) else {
                 return Err(Error::Schema("month-name columns need the year column (--time YEAR)".into()));
             };
@@ -281,7 +281,7 @@ impl<R: Read> ObservationReader<R> {
         let Some(slot) = pivot.slot(&element) else { return Ok(()) };
         source.decode_station(record, &mut scratch.station)?;
         let time = source.decode_time(record, &self.clock)?;
-        let value = source.measure(record, value, &self.schema.missing)?;
+        let value = source.measure(record, value)?;
         let row = PivotRow { station: &scratch.station, time, slot, value, line: source.line(record) };
         pivot.add(row, &mut self.made)
     }

@@ -206,6 +206,12 @@ pub struct Schema {
     pub utc_offset_seconds: i64,
     /// Text encoding.
     pub encoding: TextEncoding,
+    /// Sentinels of single value columns, beyond [`Schema::missing`].
+    pub column_sentinels: Vec<(ColumnRef, Vec<f64>)>,
+    /// Quality flags: (value column, its flag column).
+    pub flags: Vec<(ColumnRef, ColumnRef)>,
+    /// Flag values that drop the value (it counts as missing); empty: any non-empty flag.
+    pub drop_flags: Vec<String>,
 }
 
 impl Default for Schema {
@@ -224,6 +230,9 @@ impl Default for Schema {
             layout: Layout::Long,
             utc_offset_seconds: 0,
             encoding: TextEncoding::Auto,
+            column_sentinels: Vec::new(),
+            flags: Vec::new(),
+            drop_flags: Vec::new(),
         }
     }
 }

@@ -8,7 +8,8 @@
 //!   lines wins (ties in that order, so `1,5;2,3` rows are `;` with decimal commas);
 //!   with none, runs of whitespace when they split the lines alike, else `,`.
 //! - Preamble (when `Auto`): the leading lines that start with `#` or have fewer fields
-//!   than the body (station metadata above the header); `--skip-lines` when they do not.
+//!   than the body (station metadata above the header), and a metadata block ended by
+//!   a blank line; `--skip-lines` when they do not.
 //! - Header (when `Auto`): the first row after the preamble is a header when none of
 //!   its fields starts like a number, or when one of its fields is no number (nor a
 //!   missing marker) where the next row has a number (`2020_01` above `1.5`).
@@ -136,11 +137,23 @@ fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
     if body_width(&split) > 1 { Delimiter::Whitespace } else { Delimiter::Byte(b',') }
 }
 
+/// The leading lines that start with `#` or have fewer fields than the body; when a
+/// blank line among the first [`BLANK_LINE_REACH`] lines is followed by a line of the
+/// body's width and no line above it has that width, everything up to it too (a
+/// metadata block wider than the body).
 fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -> usize {
     let is_preamble = |index: usize| lines[index].starts_with(b"#") || split[index].len() < body_fields;
-    let leading = (0..lines.len()).take_while(|&index| is_preamble(index)).count();
+    let blank = (0..lines.len().min(BLANK_LINE_REACH))
+        .filter(|&index| lines[index].trim_ascii().is_empty())
+        .rfind(|&index| split.get(index + 1).is_some_and(|next| next.len() == body_fields))
+        .filter(|&index| (0..index).all(|above| split[above].len() != body_fields))
+        .map_or(0, |index| index + 1);
+    let leading = blank + (blank..lines.len()).take_while(|&index| is_preamble(index)).count();
     if leading == lines.len() { 0 } else { leading }
 }
+
+/// How far down a blank line may end a preamble.
+const BLANK_LINE_REACH: usize = 30;
 
 fn is_header(first: &[String], next: Option<&Vec<String>>, missing: &MissingValues) -> bool {
     if !first.iter().any(|field| looks_numeric(field)) {
@@ -191,5 +204,18 @@ mod tests {
         assert!(found.header);
         let found = sniffed("S1,2020-01-01,NA,4\nS1,2020-01-02,1.5,4\n");
         assert!(!found.header, "a missing marker above a number is no header");
+    }
+
+    /// A metadata block as wide as the body or wider, ended by a blank line (as
+    /// Open-Meteo writes it), is preamble.
+    #[test]
+    fn metadata_block_before_a_blank_line() {
+        let text = "latitude,longitude,elevation,timezone\n52.52,13.41,38.0,GMT\n\ntime,temp (C),rain (mm)\n\
+                    2023-01-01T00:00,1.2,0\n2023-01-01T01:00,1.0,0.1\n";
+        let found = sniffed(text);
+        assert_eq!((found.preamble_lines, found.header, found.body_fields), (3, true, 3));
+        assert_eq!(found.preamble[1][0], "52.52");
+        let found = sniffed("a,b\n1,2\n\n3,4\n");
+        assert_eq!(found.preamble_lines, 0, "a blank line between data rows ends no preamble");
     }
 }

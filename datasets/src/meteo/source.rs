@@ -38,6 +38,19 @@ pub(crate) struct Plan {
     pub(crate) periods: Vec<(usize, Period)>,
     /// Variable-column tables: the element and value columns.
     pub(crate) variable: Option<(usize, usize)>,
+    /// How each value column is read, by column index (`None`: the schema's markers).
+    pub(crate) rules: Vec<Option<ValueRule>>,
+    /// The schema's missing markers.
+    pub(crate) missing: MissingValues,
+    /// Flag values that drop a value; empty: any non-empty flag.
+    pub(crate) drop_flags: Vec<String>,
+}
+
+/// A value column's own missing markers and quality flag column.
+#[derive(Debug, Clone)]
+pub(crate) struct ValueRule {
+    pub(crate) missing: MissingValues,
+    pub(crate) flag: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -113,6 +126,9 @@ impl<R: Read> Source<R> {
                 measures: Vec::new(),
                 periods: Vec::new(),
                 variable: None,
+                rules: Vec::new(),
+                missing: schema.missing.clone(),
+                drop_flags: schema.drop_flags.clone(),
             },
             delimiter,
             decimal_comma: delimiter != b',',
@@ -227,8 +243,18 @@ impl<R: Read> Source<R> {
         Ok(if zoned { seconds } else { seconds - clock.utc_offset_seconds })
     }
 
-    /// The measure in column `index`.
-    pub(crate) fn measure(&self, record: &ByteRecord, index: usize, missing: &MissingValues) -> Result<Option<f64>> {
+    /// The measure in column `index`: missing when a marker of its own or the
+    /// schema's, or when its quality flag drops it.
+    pub(crate) fn measure(&self, record: &ByteRecord, index: usize) -> Result<Option<f64>> {
+        let rule = self.plan.rules.get(index).and_then(Option::as_ref);
+        if let Some(flag) = rule.and_then(|rule| rule.flag) {
+            let flag = String::from_utf8_lossy(record[flag].trim_ascii());
+            let drops = &self.plan.drop_flags;
+            if !flag.is_empty() && (drops.is_empty() || drops.iter().any(|drop| drop.eq_ignore_ascii_case(&flag))) {
+                return Ok(None);
+            }
+        }
+        let missing = rule.map_or(&self.plan.missing, |rule| &rule.missing);
         fields::parse_measure(&record[index], self.decimal_comma, missing)
             .map_err(|reason| self.field_error(record, index, reason))
     }
@@ -270,7 +296,7 @@ impl<R: Read> Source<R> {
             }
             TimeSpec::Joined { columns, .. } => TimePlan::Joined(resolve_all(columns)?),
         };
-        let mut plan = Plan { station, time, measures: Vec::new(), periods: Vec::new(), variable: None };
+        let mut plan = Plan { station, time, rules: self.rules(schema)?, ..self.plan.clone() };
         match &schema.layout {
             Layout::Long => plan.measures = resolve_all(&schema.measures)?,
             Layout::Wide { pattern, .. } => plan.periods = self.periods(*pattern)?,
@@ -279,6 +305,21 @@ impl<R: Read> Source<R> {
             }
         }
         Ok(plan)
+    }
+
+    /// The value rules of the schema's per-column sentinels and flags.
+    fn rules(&self, schema: &Schema) -> Result<Vec<Option<ValueRule>>> {
+        let mut rules: Vec<Option<ValueRule>> = vec![None; self.expected_fields];
+        let default = || ValueRule { missing: schema.missing.clone(), flag: None };
+        for (column, sentinels) in &schema.column_sentinels {
+            let rule = rules[self.resolve_column(column)?].get_or_insert_with(default);
+            rule.missing.sentinels.extend(sentinels);
+        }
+        for (value, flag) in &schema.flags {
+            let flag = self.resolve_column(flag)?;
+            rules[self.resolve_column(value)?].get_or_insert_with(default).flag = Some(flag);
+        }
+        Ok(rules)
     }
 
     fn periods(&self, pattern: super::period::PeriodPattern) -> Result<Vec<(usize, Period)>> {

@@ -206,3 +206,30 @@ fn iso_8601_unix_seconds_bom_and_day_of_year() {
     let times: Vec<i64> = load_samples(&["day_of_year.csv"], &schema).iter().map(|(o, _)| o.time).collect();
     assert_eq!(times, [seconds("2020-02-29"), seconds("2020-03-01T12:00")]);
 }
+
+#[test]
+fn column_sentinels_and_quality_flags_drop_values() {
+    // Proves: a sentinel of one column leaves the same number in another column alone;
+    // a value whose flag column holds a dropped flag counts as missing, other flags
+    // keep it; with no drop list any non-empty flag drops.
+    let text =
+        "station,time,temp,temp_flag,rain\nA,2020-01-01,99.9,,99.9\nA,2020-01-02,1.5,S,2\nA,2020-01-03,2.5,X,3\n";
+    let mut schema = Schema {
+        station: StationSpec::Column(name("station")),
+        time: TimeSpec::Timestamp(name("time")),
+        measures: vec![name("temp"), name("rain")],
+        column_sentinels: vec![(name("temp"), vec![99.9])],
+        flags: vec![(name("temp"), name("temp_flag"))],
+        drop_flags: vec!["X".into()],
+        ..Schema::default()
+    };
+    let measures = |schema: &Schema| {
+        let mut reader = ObservationReader::new(text.as_bytes(), schema).expect("opens");
+        let mut sink = Collect::default();
+        load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {}).expect("loads");
+        sink.rows.into_iter().map(|(o, _)| o.measures).collect::<Vec<_>>()
+    };
+    assert_eq!(measures(&schema), [vec![None, Some(99.9)], vec![Some(1.5), Some(2.0)], vec![None, Some(3.0)]]);
+    schema.drop_flags.clear();
+    assert_eq!(measures(&schema)[1], [None, Some(2.0)]);
+}
