@@ -336,7 +336,7 @@ fn agg_and_output_formats_over_a_loaded_table() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&range.stdout),
-        "{\"measures\":{\"temp\":9.1},\"record\":\"Valentia;2020-01-01T00:00;9.1\"}\n",
+        "{\"measures\":{\"temp\":9.1},\"record\":\"Valentia;2020-01-01T00:00;9,1\"}\n",
         "{}",
         text(&range)
     );

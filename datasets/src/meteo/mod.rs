@@ -4,7 +4,10 @@
 //! Data flow of a load:
 //!
 //! ```text
-//! CSV bytes ─► ObservationReader (schema.rs mapping, fields.rs parsing)
+//! files (files.rs: folders, .gz/.zst) ─► source.rs per input (sniff.rs: delimiter,
+//!   preamble, header; transform.rs: Latin-1 → UTF-8, whitespace columns)
+//!           ─► ObservationReader (schema.rs mapping, fields.rs / timefmt.rs parsing,
+//!              melt.rs for wide and variable-column tables)
 //!           ─► load() (pipeline.rs: skip-bad policy, batches, LoadSummary)
 //!           ─► dyn ObservationSink: store::IndexSink (queue + B+tree + R*-tree in one
 //!              database; store.rs has the layout) or NullSink (a dry run)
@@ -15,7 +18,8 @@
 //! `quire load-csv --db` uses.
 //!
 //! Reading back: [`query::MeteoView`] (range by station and time, window and kNN over
-//! the five measures, sizes).
+//! the five measures, sizes); [`aggregate`] (per-station period buckets of one measure,
+//! streamed over the B+tree). `quire load-csv --inspect` is [`inspect`].
 //!
 //! An [`Observation`] is one row: a station name, a time in seconds since
 //! 1970-01-01T00:00 (civil times without a zone are taken as UTC), and the measures in

@@ -25,7 +25,7 @@ use csv::ByteRecord;
 
 use super::Observation;
 use super::aggregate::RecordLayout;
-use super::melt::{Made, Pivot, PivotRow, made};
+use super::melt::{MadeQueue, Pivot, PivotRow};
 use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
@@ -52,8 +52,11 @@ pub struct ObservationReader<R: Read> {
     schema: Schema,
     clock: Clock,
     record: ByteRecord,
-    made: VecDeque<Made>,
-    current: Option<ByteRecord>,
+    made: MadeQueue,
+    /// The raw record of the current made observation.
+    out: ByteRecord,
+    /// True when the current row is a made observation (`out`), not `record`.
+    made_current: bool,
     pivot: Option<Pivot>,
     measure_names: Vec<String>,
     raw: Vec<u8>,
@@ -104,8 +107,9 @@ impl<R: Read> ObservationReader<R> {
             schema: schema.clone(),
             clock,
             record: ByteRecord::new(),
-            made: VecDeque::new(),
-            current: None,
+            made: MadeQueue::default(),
+            out: ByteRecord::new(),
+            made_current: false,
             pivot,
             measure_names,
             raw: Vec::new(),
@@ -156,21 +160,20 @@ impl<R: Read> ObservationReader<R> {
 
     /// 1-based line of the current row in its input.
     pub fn line(&self) -> u64 {
-        match &self.current {
-            Some(record) => record.position().map_or(0, |position| position.line()),
-            None => self.source.line(&self.record),
+        match self.made_current {
+            true => self.out.position().map_or(0, |position| position.line()),
+            false => self.source.line(&self.record),
         }
     }
 
     /// Reads the next row into `observation`.
     pub fn read(&mut self, observation: &mut Observation) -> Result<ReadOutcome> {
         loop {
-            if let Some(next) = self.made.pop_front() {
-                *observation = next.observation;
-                self.current = Some(next.raw);
+            if self.made.pop_into(observation, &mut self.out) {
+                self.made_current = true;
                 return Ok(ReadOutcome::Row);
             }
-            self.current = None;
+            self.made_current = false;
             if !self.next_record()? {
                 return Ok(ReadOutcome::End);
             }
@@ -190,14 +193,14 @@ impl<R: Read> ObservationReader<R> {
     /// The current row re-joined with the delimiter (fields quoted when they hold the
     /// delimiter, a quote or a line break), without line terminator.
     pub fn raw_record(&mut self) -> &[u8] {
-        let record = self.current.as_ref().unwrap_or(&self.record);
+        let record = if self.made_current { &self.out } else { &self.record };
         join(record, self.source.delimiter, &mut self.raw);
         &self.raw
     }
 
     /// The current row's raw record, joined only when asked for ([`RawRow`]).
     pub fn row(&mut self) -> RawRow<'_> {
-        let record = self.current.as_ref().unwrap_or(&self.record);
+        let record = if self.made_current { &self.out } else { &self.record };
         RawRow { record, packer: &self.packer, joined: &mut self.raw, ready: false }
     }
 
@@ -235,7 +238,7 @@ impl<R: Read> ObservationReader<R> {
         Ok(())
     }
 
-    /// One wide row: an observation per period column.
+    /// One wide row: an observation per period column (none when a cell is bad).
     fn melt_wide(&mut self, scratch: &mut Observation) -> Result<()> {
         if self.record.is_empty() {
             return Ok(());
@@ -250,19 +253,24 @@ impl<R: Read> ObservationReader<R> {
             _ => None,
         };
         let line = source.line(record);
+        self.made.start(&scratch.station, 1);
         for &(index, period) in &source.plan.periods {
-            let value = source.measure(record, index)?;
-            let Some(year) = period.year.or(year) else {
-                return Err(Error::Schema("month-name columns need the year column (--time YEAR)".into()));
-            };
-            let time = super::fields::civil_seconds(year, period.month, period.day, 0)
-                .map_err(|reason| source.field_error(record, index, reason))?;
-            let observation = Observation {
-                station: scratch.station.clone(),
-                time: time - self.clock.utc_offset_seconds,
-                measures: vec![value],
-            };
-            self.made.push_back(made(observation, line));
+            let cell = source.measure(record, index).and_then(|value| {
+                let year = period
+                    .year
+                    .or(year)
+                    .ok_or_else(|| Error::Schema("month-name columns need the year column (--time YEAR)".into()))?;
+                let time = super::fields::civil_seconds(year, period.month, period.day, 0)
+                    .map_err(|reason| source.field_error(record, index, reason))?;
+                Ok((value, time - self.clock.utc_offset_seconds))
+            });
+            match cell {
+                Ok((value, time)) => self.made.push(time, line, std::iter::once((value, record[index].trim_ascii()))),
+                Err(error) => {
+                    self.made.start("", 1);
+                    return Err(error);
+                }
+            }
         }
         Ok(())
     }
@@ -270,7 +278,7 @@ impl<R: Read> ObservationReader<R> {
     /// One variable-column row: its value goes to the pivot when its element is kept.
     fn pivot_row(&mut self, scratch: &mut Observation) -> Result<()> {
         let (source, record) = (&self.source, &self.record);
-        let (Some(pivot), Some((variable, value))) = (self.pivot.as_mut(), source.plan.variable) else {
+        let (Some(pivot), Some((variable, value_index))) = (self.pivot.as_mut(), source.plan.variable) else {
             return Ok(());
         };
         if record.is_empty() {
@@ -281,8 +289,9 @@ impl<R: Read> ObservationReader<R> {
         let Some(slot) = pivot.slot(&element) else { return Ok(()) };
         source.decode_station(record, &mut scratch.station)?;
         let time = source.decode_time(record, &self.clock)?;
-        let value = source.measure(record, value)?;
-        let row = PivotRow { station: &scratch.station, time, slot, value, line: source.line(record) };
+        let value = source.measure(record, value_index)?;
+        let text = record[value_index].trim_ascii();
+        let row = PivotRow { station: &scratch.station, time, slot, value, text, line: source.line(record) };
         pivot.add(row, &mut self.made)
     }
 

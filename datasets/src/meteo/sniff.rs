@@ -12,11 +12,13 @@
 //!   a blank line; `--skip-lines` when they do not.
 //! - Header (when `Auto`): the first row after the preamble is a header when none of
 //!   its fields starts like a number, or when one of its fields is no number (nor a
-//!   missing marker) where the next row has a number (`2020_01` above `1.5`).
+//!   missing marker) where the next row has a number (`2020_01` above `1.5`), or when
+//!   three of its fields name periods (`period.rs`); always for a wide layout.
 //!
 //! Lines are split by `\n` (a quoted field holding a line break only spoils the sample).
 
-use super::schema::{Delimiter, HeaderMode, MissingValues, Preamble, Schema};
+use super::period::PeriodPattern;
+use super::schema::{Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema};
 
 /// Lines sampled from the start of the input.
 pub const SAMPLE_LINES: usize = 200;
@@ -61,6 +63,7 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
     let header = match schema.header {
         HeaderMode::Present => true,
         HeaderMode::Absent => false,
+        HeaderMode::Auto if matches!(schema.layout, Layout::Wide { .. }) => true,
         HeaderMode::Auto => rows.first().is_some_and(|first| is_header(first, rows.get(1), &schema.missing)),
     };
     let utf8 = match std::str::from_utf8(start) {
@@ -156,7 +159,7 @@ fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -
 const BLANK_LINE_REACH: usize = 30;
 
 fn is_header(first: &[String], next: Option<&Vec<String>>, missing: &MissingValues) -> bool {
-    if !first.iter().any(|field| looks_numeric(field)) {
+    if !first.iter().any(|field| looks_numeric(field)) || PeriodPattern::detect(first).is_some() {
         return true;
     }
     let is_text = |field: &String| !is_number(field) && !missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(field));

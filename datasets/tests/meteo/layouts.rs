@@ -141,7 +141,7 @@ fn wide_tables_melt_into_one_observation_per_period() {
     assert_eq!(rows.len(), 24);
     assert_eq!((rows[1].0.time, rows[1].0.measures.clone()), (seconds("2020-02-01"), vec![Some(8.0)]));
     assert_eq!((rows[23].0.time, rows[23].0.measures.clone()), (seconds("2021-12-01"), vec![None]));
-    assert_eq!(rows[1].1, "Valentia;2020-02-01T00:00;8");
+    assert_eq!(rows[1].1, "Valentia;2020-02-01T00:00;8,0");
     let schema = Schema {
         station: StationSpec::Column(name("station")),
         layout: Layout::Wide { pattern: PeriodPattern::YearUnderscoreMonth, measure: "rain".into() },
