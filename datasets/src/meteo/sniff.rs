@@ -93,7 +93,9 @@ fn sample_lines(start: &[u8], complete: bool) -> Vec<&[u8]> {
     lines.into_iter().map(|line| line.strip_suffix(b"\r").unwrap_or(line)).collect()
 }
 
-/// The fields of one line, trimmed (lossy UTF-8).
+/// The fields of one line, trimmed (lossy UTF-8). Quotes are honoured as the `csv`
+/// crate does for one line (a quoted field may hold the delimiter; `""` is a quote);
+/// a `csv` reader per sampled line would cost more than the load of a small file.
 pub fn split_line(line: &[u8], delimiter: Delimiter) -> Vec<String> {
     let text = |field: &[u8]| String::from_utf8_lossy(field).trim().to_owned();
     let byte = match delimiter {
@@ -103,12 +105,21 @@ pub fn split_line(line: &[u8], delimiter: Delimiter) -> Vec<String> {
             return line.split(u8::is_ascii_whitespace).filter(|f| !f.is_empty()).map(text).collect();
         }
     };
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).delimiter(byte).from_reader(line);
-    let mut record = csv::ByteRecord::new();
-    match reader.read_byte_record(&mut record) {
-        Ok(true) => record.iter().map(text).collect(),
-        _ => vec![text(line)],
+    let (mut fields, mut field, mut quoted) = (Vec::new(), Vec::new(), false);
+    let mut bytes = line.iter().copied().peekable();
+    while let Some(current) = bytes.next() {
+        match current {
+            b'"' if quoted && bytes.peek() == Some(&b'"') => {
+                field.push(b'"');
+                bytes.next();
+            }
+            b'"' => quoted = !quoted,
+            _ if current == byte && !quoted => fields.push(text(&std::mem::take(&mut field))),
+            _ => field.push(current),
+        }
     }
+    fields.push(text(&field));
+    fields
 }
 
 /// The most frequent field count after the first line (ties: the larger); the first
@@ -194,6 +205,8 @@ mod tests {
         assert_eq!(found.delimiter, Delimiter::Byte(b';'));
         assert_eq!((found.preamble_lines, found.body_fields, found.header), (3, 4, true));
         assert_eq!(found.preamble[0], ["Station", "Berlin-Dahlem"]);
+        let quoted = split_line(b"724666,\"DENVER, CO\",\"a \"\"b\"\"\",", Delimiter::Byte(b','));
+        assert_eq!(quoted, ["724666", "DENVER, CO", "a \"b\"", ""]);
         assert_eq!(&text[found.preamble_bytes..found.preamble_bytes + 5], "Datum");
     }
 

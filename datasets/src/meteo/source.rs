@@ -167,6 +167,7 @@ impl<R: Read> Source<R> {
         self.offset_bytes + record.position().map_or(0, |position| position.byte())
     }
 
+    #[inline]
     pub(crate) fn check_width(&self, record: &ByteRecord) -> Result<()> {
         let width = record.len();
         if width < self.expected_fields {
@@ -183,6 +184,7 @@ impl<R: Read> Source<R> {
 
     /// Sets `station` (the previous row's, when the observation is reused) to this
     /// row's station; unchanged when it is the same.
+    #[inline]
     pub(crate) fn decode_station(&self, record: &ByteRecord, station: &mut String) -> Result<()> {
         match &self.plan.station {
             Err(constant) if station == constant => {}
@@ -204,6 +206,7 @@ impl<R: Read> Source<R> {
     }
 
     /// The row's time in seconds since the epoch (UTC), given the schema's offset.
+    #[inline]
     pub(crate) fn decode_time(&self, record: &ByteRecord, clock: &Clock) -> Result<i64> {
         let error = |index: usize| move |reason: Reason| self.field_error(record, index, reason);
         let civil = match &self.plan.time {
@@ -211,7 +214,8 @@ impl<R: Read> Source<R> {
             TimePlan::Timestamp(index) => {
                 let text = &record[*index];
                 let seconds = fields::parse_timestamp_cached(text, &clock.dates).map_err(error(*index))?;
-                return Ok(if fields::has_zone(text) { seconds } else { seconds - clock.utc_offset_seconds });
+                let local = clock.utc_offset_seconds != 0 && !fields::has_zone(text);
+                return Ok(if local { seconds - clock.utc_offset_seconds } else { seconds });
             }
             TimePlan::Parts([year, month, day], hour) => {
                 let int = |index: usize| fields::parse_int(&record[index]).map_err(error(index));
@@ -244,8 +248,20 @@ impl<R: Read> Source<R> {
     }
 
     /// The measure in column `index`: missing when a marker of its own or the
-    /// schema's, or when its quality flag drops it.
+    /// schema's, or when its quality flag drops it. Inlined: without per-column rules
+    /// a good field takes only `parse_measure`.
+    #[inline(always)]
     pub(crate) fn measure(&self, record: &ByteRecord, index: usize) -> Result<Option<f64>> {
+        if self.plan.rules.is_empty()
+            && let Ok(value) = fields::parse_measure(&record[index], self.decimal_comma, &self.plan.missing)
+        {
+            return Ok(value);
+        }
+        self.measure_with_rules(record, index)
+    }
+
+    #[inline(never)]
+    fn measure_with_rules(&self, record: &ByteRecord, index: usize) -> Result<Option<f64>> {
         let rule = self.plan.rules.get(index).and_then(Option::as_ref);
         if let Some(flag) = rule.and_then(|rule| rule.flag) {
             let flag = String::from_utf8_lossy(record[flag].trim_ascii());
@@ -307,8 +323,11 @@ impl<R: Read> Source<R> {
         Ok(plan)
     }
 
-    /// The value rules of the schema's per-column sentinels and flags.
+    /// The value rules of the schema's per-column sentinels and flags (none: empty).
     fn rules(&self, schema: &Schema) -> Result<Vec<Option<ValueRule>>> {
+        if schema.column_sentinels.is_empty() && schema.flags.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut rules: Vec<Option<ValueRule>> = vec![None; self.expected_fields];
         let default = || ValueRule { missing: schema.missing.clone(), flag: None };
         for (column, sentinels) in &schema.column_sentinels {
