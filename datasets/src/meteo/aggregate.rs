@@ -54,19 +54,24 @@ impl RecordLayout {
             .map_err(|error| Error::Schema(format!("bad record layout in meteo.meta: {error}")))
     }
 
-    /// Measure `measure` of the raw record `raw` (`None` when missing or unreadable).
-    pub fn value(&self, raw: &[u8], measure: usize) -> Option<f64> {
+    /// The missing markers, as [`RecordLayout::value`] takes them.
+    pub fn missing(&self) -> MissingValues {
+        MissingValues { tokens: self.tokens.clone(), sentinels: self.sentinels.clone() }
+    }
+
+    /// Measure `measure` of the raw record `raw` (`None` when missing or unreadable);
+    /// `missing` is [`RecordLayout::missing`].
+    pub fn value(&self, raw: &[u8], measure: usize, missing: &MissingValues) -> Option<f64> {
         let column = *self.columns.get(measure)?;
-        let missing = MissingValues { tokens: self.tokens.clone(), sentinels: self.sentinels.clone() };
-        let field = if raw.contains(&b'"') {
-            let mut reader = csv::ReaderBuilder::new().has_headers(false).delimiter(self.delimiter).from_reader(raw);
-            let mut record = csv::ByteRecord::new();
-            reader.read_byte_record(&mut record).ok()?;
-            record.get(column)?.to_vec()
-        } else {
-            raw.split(|&byte| byte == self.delimiter).nth(column)?.to_vec()
-        };
-        parse_measure(&field, self.delimiter != b',', &missing).ok().flatten()
+        let decimal_comma = self.delimiter != b',';
+        if !raw.contains(&b'"') {
+            let field = raw.split(|&byte| byte == self.delimiter).nth(column)?;
+            return parse_measure(field, decimal_comma, missing).ok().flatten();
+        }
+        let mut reader = csv::ReaderBuilder::new().has_headers(false).delimiter(self.delimiter).from_reader(raw);
+        let mut record = csv::ByteRecord::new();
+        reader.read_byte_record(&mut record).ok()?;
+        parse_measure(record.get(column)?, decimal_comma, missing).ok().flatten()
     }
 }
 
@@ -186,6 +191,7 @@ pub fn aggregate(
         Error::Argument(format!("no measure {:?}; the database has: {}", query.measure, names.join(", ")))
     })?;
     let encoding = stored_encoding(txn)?;
+    let missing = layout.missing();
     let btree = BTree::open(txn, BTREE_NAME)?;
     let (low, high) = match &query.station {
         Some(station) => {
@@ -205,7 +211,9 @@ pub fn aggregate(
             continue;
         }
         let id = decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
-        let value = read_value(txn, (&queue, encoding), id, (&mut stored, &mut raw), |raw| layout.value(raw, measure))?;
+        let value = read_value(txn, (&queue, encoding), id, (&mut stored, &mut raw), |raw| {
+            layout.value(raw, measure, &missing)
+        })?;
         if !folder.add(station, time, value, emit)? {
             return Ok(folder.emitted);
         }
@@ -292,9 +300,10 @@ mod tests {
         assert_eq!(Every::Month.start(time + 86_400 * 20), 1_362_096_000);
         assert_eq!(Every::Year.start(time), 1_356_998_400);
         let layout = RecordLayout::new(b';', vec![2, 3], &MissingValues::default());
-        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 0), Some(1.5));
-        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 1), None);
-        assert_eq!(layout.value(b"\"A;B\";2013-03-01;2;3", 1), Some(3.0));
+        let missing = layout.missing();
+        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 0, &missing), Some(1.5));
+        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 1, &missing), None);
+        assert_eq!(layout.value(b"\"A;B\";2013-03-01;2;3", 1, &missing), Some(3.0));
         assert_eq!(RecordLayout::decode(&layout.encode()).ok(), Some(layout));
     }
 }
