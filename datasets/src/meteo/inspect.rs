@@ -3,7 +3,7 @@
 //!
 //! Guesses, in order: the layout (wide when three header names are periods, variable
 //! when a text column holds few element codes beside a value column, else long); the
-//! station (a column named like a station, the first text column, a preamble field,
+//! station (a column named like a station, a first column of text, a preamble field,
 //! else the file name); the time (year/month/day[/hour] columns, an ISO or formatted
 //! timestamp, a date column plus a time column); the measures (the other numeric
 //! columns, flag columns left out); sentinels seen among the values. It never reads
@@ -113,7 +113,7 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
     if all(&number) {
         return ColumnKind::Number;
     }
-    if all(&|v| v.contains('-') && parse_timestamp(v.as_bytes()).is_ok()) {
+    if all(&|v| (v.contains('-') || v.contains('/')) && parse_timestamp(v.as_bytes()).is_ok()) {
         return ColumnKind::Timestamp;
     }
     for format in DATE_FORMATS {
@@ -224,7 +224,7 @@ impl Guess<'_> {
         let text = |kind: &ColumnKind| *kind == ColumnKind::Text;
         let station = self
             .find(&STATION_NAMES, |_| true)
-            .or_else(|| (0..self.columns.len()).find(|&i| text(&self.columns[i].kind)));
+            .or_else(|| self.columns.first().is_some_and(|first| text(&first.kind)).then_some(0));
         let station = station.filter(|&i| !wide || PeriodPattern::detect(&[self.columns[i].name.clone()]).is_none());
         if let Some(index) = station {
             let reference = self.take(index);
@@ -356,18 +356,18 @@ impl Guess<'_> {
         self.flag("--measures", Some(elements));
     }
 
+    /// `--na` for the usual sentinels that stand out in their column: every other
+    /// value of the column is less than half their magnitude (a PM2.5 of 999 among
+    /// values up to 900 is data, a temperature of 999.9 among values up to 30 is not).
     fn sentinels(&mut self, decimal_comma: bool, missing: &MissingValues) {
         let mut seen: Vec<f64> = Vec::new();
-        for row in self.body {
-            for &index in &self.used {
-                let Some(Some(value)) = row
-                    .get(index)
-                    .map(|f| super::fields::parse_measure(f.as_bytes(), decimal_comma, missing).ok().flatten())
-                else {
-                    continue;
-                };
-                if SENTINELS.contains(&value) && !seen.contains(&value) {
-                    seen.push(value);
+        for &index in &self.used {
+            let parse = |f: &String| super::fields::parse_measure(f.as_bytes(), decimal_comma, missing).ok().flatten();
+            let values: Vec<f64> = self.body.iter().filter_map(|row| row.get(index).and_then(parse)).collect();
+            for &candidate in SENTINELS.iter().filter(|s| values.contains(s)) {
+                let others = values.iter().filter(|&&v| v != candidate).fold(0.0f64, |most, v| most.max(v.abs()));
+                if others < candidate.abs() / 2.0 && !seen.contains(&candidate) {
+                    seen.push(candidate);
                 }
             }
         }
