@@ -349,3 +349,35 @@ fn agg_and_output_formats_over_a_loaded_table() {
     assert_eq!(lines.len(), 2, "{}", text(&knn));
     assert!(lines[0].ends_with(",2020,01,01,00,56,-22,10208,290,67,0,-9999,-9999"), "{}", lines[0]);
 }
+
+#[test]
+fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
+    // Proves: with seven measures no row has a 5-D point unless --index-measures picks
+    // five of them; then knn answers over those five, stats names them, and a wrong
+    // count or name is a clear error that writes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tmy.quire");
+    let base = ["--station-from-preamble", "1,2", "--time", "Date,Time", "--time-format", "%m/%d/%Y %H:%M"];
+    let measures = ["--measures", "GHI,DNI,Dry-bulb,Dew-point,RHum,Pressure,Wspd"];
+    let pick = ["--index-measures", "Dry-bulb,Dew-point,RHum,Pressure,Wspd"];
+    let out = load_csv(&db, &[&meteo_sample("tmy3_724666.csv")], &[&base[..], &measures, &pick].concat(), 4);
+    assert!(out.contains("4 points in"), "{out}");
+    let knn = quire(&["knn", path_str(&db), "--point", "-6,-11,59,822,4.5", "-k", "1"]);
+    assert!(String::from_utf8_lossy(&knn.stdout).starts_with("0.0000\t01/01/1988,24:00,"), "{}", text(&knn));
+    let stats = quire(&["stats", path_str(&db)]);
+    assert!(
+        text(&stats)
+            .contains("R*-tree dimensions:       Dry-bulb (C), Dew-point (C), RHum (%), Pressure (mbar), Wspd (m/s)"),
+        "{}",
+        text(&stats)
+    );
+    let other = dir.path().join("other.quire");
+    let mut args = vec!["load-csv", "--db", path_str(&other), "--quiet"];
+    let sample = meteo_sample("tmy3_724666.csv");
+    args.push(&sample);
+    args.extend(base.iter().chain(&measures).copied());
+    args.extend(["--index-measures", "GHI,DNI,Dry-bulb"]);
+    let wrong = quire(&args);
+    assert!(!wrong.status.success() && text(&wrong).contains("takes 5 measures"), "{}", text(&wrong));
+    assert!(!other.exists(), "a refused load creates no database");
+}

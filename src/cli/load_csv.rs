@@ -45,6 +45,10 @@ pub struct LoadArgs {
     /// it; writes nothing.
     #[arg(long, conflicts_with_all = ["db", "dry_run", "parse_only"])]
     pub inspect: bool,
+    /// The five measures that are the R*-tree's dimensions, in order (names, or numbers
+    /// from 0 among the measures); default: the measures, when there are exactly five.
+    #[arg(long, value_name = "M1,…,M5")]
+    pub index_measures: Option<String>,
     /// Skip malformed rows (listed in the skip report) instead of stopping.
     #[arg(long)]
     pub skip_bad: bool,
@@ -113,6 +117,10 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     let Inputs { files: inputs, read_bytes, total_bytes } = open_inputs(&args.files)?;
     let mut reader = ObservationReader::from_files(inputs, &schema)
         .with_context(|| format!("cannot read {}", files_label(&args)))?;
+    if let Some(list) = &args.index_measures {
+        let names: Vec<String> = list.split(',').map(|name| name.trim().to_owned()).collect();
+        reader.set_index_measures(&names)?;
+    }
     let database = open_database(&args)?;
     let report_path = skip_report_path(&args);
     let started = Instant::now();

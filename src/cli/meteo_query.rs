@@ -43,7 +43,8 @@ pub struct RangeArgs {
 pub struct WindowArgs {
     /// Database file.
     pub db: PathBuf,
-    /// Lower corner: five comma-separated values (temp,pres,dewp,rain,wspm order of the load).
+    /// Lower corner: five comma-separated values, in the order of the R*-tree's
+    /// dimensions (the load's five measures, or its --index-measures; see `quire stats`).
     #[arg(long, allow_hyphen_values = true)]
     pub min: String,
     /// Upper corner: five comma-separated values.
@@ -149,6 +150,10 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
     println!("keys (station, time):     {}", stats.keys);
     println!("points (5-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
     println!("measures:                 {}", stats.measure_names.join(", "));
+    if let Some(chosen) = stored_layout(&txn)?.and_then(|layout| layout.index_measures) {
+        let names: Vec<&str> = chosen.iter().filter_map(|&i| stats.measure_names.get(i).map(String::as_str)).collect();
+        println!("R*-tree dimensions:       {}", names.join(", "));
+    }
     let [queue, btree, rtree] = stats.pages;
     println!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}");
     println!("file:                     {} bytes", std::fs::metadata(&args.db)?.len());

@@ -35,12 +35,21 @@ pub struct RecordLayout {
     pub tokens: Vec<String>,
     /// Missing-value sentinels.
     pub sentinels: Vec<f64>,
+    /// The measures that are the R*-tree's dimensions, when chosen (`--index-measures`).
+    #[serde(default)]
+    pub index_measures: Option<Vec<usize>>,
 }
 
 impl RecordLayout {
     /// A layout of fields joined by `delimiter`, measures at `columns`.
     pub fn new(delimiter: u8, columns: Vec<usize>, missing: &MissingValues) -> Self {
-        RecordLayout { delimiter, columns, tokens: missing.tokens.clone(), sentinels: missing.sentinels.clone() }
+        RecordLayout {
+            delimiter,
+            columns,
+            tokens: missing.tokens.clone(),
+            sentinels: missing.sentinels.clone(),
+            index_measures: None,
+        }
     }
 
     /// The JSON stored in `meteo.meta`.

@@ -90,6 +90,9 @@ pub struct Observation {
     pub time: i64,
     /// Measures in schema order; `None` = missing (`NA`, empty, a sentinel).
     pub measures: Vec<Option<f64>>,
+    /// The measures that are the R*-tree's dimensions (`--index-measures`); `None`:
+    /// all of them, when there are exactly [`store::DIMENSIONS`].
+    pub index_measures: Option<[usize; store::DIMENSIONS]>,
 }
 
 impl Observation {
@@ -107,6 +110,17 @@ impl Observation {
         let mut point = [0.0; D];
         for (slot, value) in point.iter_mut().zip(&self.measures) {
             *slot = (*value)?;
+        }
+        Some(point)
+    }
+
+    /// The R*-tree's point of this row: the [`Observation::index_measures`], or
+    /// [`Observation::point`] without them; `None` when one of them is missing.
+    pub fn index_point(&self) -> Option<[f64; store::DIMENSIONS]> {
+        let Some(chosen) = self.index_measures else { return self.point() };
+        let mut point = [0.0; store::DIMENSIONS];
+        for (slot, &measure) in point.iter_mut().zip(&chosen) {
+            *slot = (*self.measures.get(measure)?)?;
         }
         Some(point)
     }

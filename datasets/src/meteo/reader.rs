@@ -29,7 +29,8 @@ use super::melt::{MadeQueue, Pivot, PivotRow};
 use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
-use super::source::{Clock, Source, TimePlan};
+use super::source::{Clock, Source, TimePlan, without_unit};
+use super::store::DIMENSIONS;
 use super::timefmt::TimeFormat;
 use crate::error::{Error, Result};
 
@@ -60,6 +61,7 @@ pub struct ObservationReader<R: Read> {
     pivot: Option<Pivot>,
     measure_names: Vec<String>,
     raw: Vec<u8>,
+    index_measures: Option<[usize; DIMENSIONS]>,
     packer: FieldPacker,
     bytes_before: u64,
 }
@@ -113,6 +115,7 @@ impl<R: Read> ObservationReader<R> {
             pivot,
             measure_names,
             raw: Vec::new(),
+            index_measures: None,
             bytes_before: 0,
         })
     }
@@ -138,10 +141,33 @@ impl<R: Read> ObservationReader<R> {
         self.measure_names.clone()
     }
 
+    /// Makes the measures named `names` (or numbered from 0 among the measures) the
+    /// R*-tree's dimensions, in that order; exactly [`DIMENSIONS`] of them.
+    pub fn set_index_measures(&mut self, names: &[String]) -> Result<()> {
+        let names_list = self.measure_names.join(", ");
+        let find = |name: &String| {
+            let named = |m: &String| m.eq_ignore_ascii_case(name) || without_unit(m).eq_ignore_ascii_case(name);
+            let by_name = self.measure_names.iter().position(named);
+            let by_number = || name.parse::<usize>().ok().filter(|&i| i < self.measure_names.len());
+            by_name.or_else(by_number).ok_or_else(|| {
+                Error::Argument(format!("--index-measures: no measure {name:?}; the measures are: {names_list}"))
+            })
+        };
+        let chosen: Vec<usize> = names.iter().map(find).collect::<Result<_>>()?;
+        let chosen = <[usize; DIMENSIONS]>::try_from(chosen).map_err(|chosen| {
+            let got = chosen.len();
+            Error::Argument(format!(
+                "--index-measures takes {DIMENSIONS} measures (the R*-tree's dimensions), got {got}"
+            ))
+        })?;
+        self.index_measures = Some(chosen);
+        Ok(())
+    }
+
     /// Where the measures are in the raw records this reader hands out (for `agg`):
     /// the measure columns of long rows, or fields 2… of made observations.
     pub fn record_layout(&self) -> RecordLayout {
-        match self.schema.layout {
+        let mut layout = match self.schema.layout {
             Layout::Long => {
                 RecordLayout::new(self.source.delimiter, self.source.plan.measures.clone(), &self.schema.missing)
             }
@@ -150,7 +176,9 @@ impl<R: Read> ObservationReader<R> {
                 (2..2 + self.measure_names.len()).collect(),
                 &MissingValues::default(),
             ),
-        }
+        };
+        layout.index_measures = self.index_measures.map(|chosen| chosen.to_vec());
+        layout
     }
 
     /// Byte offset of the current row's start in the inputs (for progress display).
@@ -169,6 +197,7 @@ impl<R: Read> ObservationReader<R> {
     /// Reads the next row into `observation`.
     pub fn read(&mut self, observation: &mut Observation) -> Result<ReadOutcome> {
         loop {
+            observation.index_measures = self.index_measures;
             if self.made.pop_into(observation, &mut self.out) {
                 self.made_current = true;
                 return Ok(ReadOutcome::Row);
