@@ -239,6 +239,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("wide_monthly_months.csv", 24),
         ("wide_stations_yyyy_mm.csv", 6),
         ("iso_and_unix.csv", 4),
+        ("wide_daily_days.csv", 58),
     ];
     for (name, rows) in samples {
         let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);

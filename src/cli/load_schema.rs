@@ -77,8 +77,8 @@ pub struct MappingArgs {
     #[arg(long)]
     pub encoding: Option<String>,
     /// A wide table: columns named by period (YYYY_MM, YYYY-MM, YYYYMM, YYYYMMDD,
-    /// YYYY-MM-DD, months) melted into one observation per cell; with months, --time
-    /// names the year column.
+    /// YYYY-MM-DD, months, days) melted into one observation per cell; with months,
+    /// --time names the year column; with days (1…31, D01…), the year and month columns.
     #[arg(long, value_name = "PATTERN")]
     pub wide: Option<String>,
     /// With --wide: the name of the measure the cells hold.

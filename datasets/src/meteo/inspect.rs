@@ -332,12 +332,12 @@ impl Guess<'_> {
 
     fn wide(&mut self, pattern: PeriodPattern) {
         self.flag("--wide", Some(pattern.name().to_owned()));
-        if !pattern.has_year() {
-            let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
-            if let Some(year) = self.find(&["year", "yr", "jahr"], int) {
-                let reference = self.take(year);
-                self.flag("--time", Some(reference));
-            }
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        let year = (!pattern.has_year()).then(|| self.find(&["year", "yr", "jahr"], int)).flatten();
+        let month = (pattern == PeriodPattern::DayNumbers).then(|| self.find(&["month", "mo", "monat"], int)).flatten();
+        let references: Vec<String> = year.into_iter().chain(month).map(|index| self.take(index)).collect();
+        if !references.is_empty() {
+            self.flag("--time", Some(references.join(",")));
         }
         self.flag("--wide-measure", Some("value".into()));
     }

@@ -1,10 +1,12 @@
 //! Period column names of wide tables (`--wide PATTERN`): which header names are
 //! periods, and the civil date each one starts on.
 //!
-//! Patterns: `YYYY_MM`, `YYYY-MM`, `YYYYMM`, `YYYYMMDD`, `YYYY-MM-DD`, and `months`
+//! Patterns: `YYYY_MM`, `YYYY-MM`, `YYYYMM`, `YYYYMMDD`, `YYYY-MM-DD`, `months`
 //! (English month names or their three-letter abbreviations, any case; the year then
-//! comes from the row's time column). A column whose name does not match is an
-//! ordinary column (station, year, an annual total, …). Read next: `melt.rs`.
+//! comes from the row's time column) and `days` (`1`…`31`, also `D01`, `Day1`, `Tag1`;
+//! one row per month, the year and month from the row's time columns). A column whose
+//! name does not match is an ordinary column (station, year, an annual total, …).
+//! Read next: `melt.rs`.
 
 use crate::error::{Error, Result};
 
@@ -23,16 +25,19 @@ pub enum PeriodPattern {
     IsoDate,
     /// `Jan` … `Dec`, `January` … `December`.
     MonthNames,
+    /// `1` … `31` (or `D01`, `Day1`, `Tag1`): days of the row's month.
+    DayNumbers,
 }
 
 /// The patterns by their command-line spelling.
-pub const PATTERN_NAMES: [(&str, PeriodPattern); 6] = [
+pub const PATTERN_NAMES: [(&str, PeriodPattern); 7] = [
     ("YYYY_MM", PeriodPattern::YearUnderscoreMonth),
     ("YYYY-MM", PeriodPattern::YearDashMonth),
     ("YYYYMM", PeriodPattern::YearMonth),
     ("YYYYMMDD", PeriodPattern::YearMonthDay),
     ("YYYY-MM-DD", PeriodPattern::IsoDate),
     ("months", PeriodPattern::MonthNames),
+    ("days", PeriodPattern::DayNumbers),
 ];
 
 const MONTHS: [&str; 12] = [
@@ -50,7 +55,8 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-/// A period column's start: the year (absent for month names), month and day.
+/// A period column's start: the year (absent for month names and days), month (0 for
+/// days: the row's month) and day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Period {
     /// The year, when the column name holds it.
@@ -78,7 +84,7 @@ impl PeriodPattern {
 
     /// True when the period names carry the year.
     pub fn has_year(self) -> bool {
-        self != PeriodPattern::MonthNames
+        !matches!(self, PeriodPattern::MonthNames | PeriodPattern::DayNumbers)
     }
 
     /// The period a column named `name` stands for, or `None` when it is no period.
@@ -105,15 +111,26 @@ impl PeriodPattern {
                 month_day(digits(&name[..4])?, digits(&name[5..7])?, digits(&name[8..])?)
             }
             PeriodPattern::MonthNames => month_number(name).map(|month| Period { year: None, month, day: 1 }),
+            PeriodPattern::DayNumbers => day_number(name).map(|day| Period { year: None, month: 0, day }),
             _ => None,
         }
     }
 
-    /// The pattern that names at least three of `header`'s columns, if one does.
+    /// The pattern that names at least three of `header`'s columns (28 days), if one
+    /// does.
     pub fn detect(header: &[String]) -> Option<Self> {
         let matches = |pattern: Self| header.iter().filter(|name| pattern.period(name).is_some()).count();
-        PATTERN_NAMES.iter().map(|(_, pattern)| *pattern).find(|&pattern| matches(pattern) >= 3)
+        let enough = |pattern: Self| if pattern == PeriodPattern::DayNumbers { 28 } else { 3 };
+        PATTERN_NAMES.iter().map(|(_, pattern)| *pattern).find(|&pattern| matches(pattern) >= enough(pattern))
     }
+}
+
+/// 1–31 for `7`, `07`, `D07`, `Day7`, `Tag7` (any case).
+fn day_number(name: &str) -> Option<i64> {
+    let lower = name.to_ascii_lowercase();
+    let digits = ["day", "tag", "d"].iter().find_map(|prefix| lower.strip_prefix(prefix)).unwrap_or(&lower);
+    let valid = !digits.is_empty() && digits.len() <= 2 && digits.bytes().all(|b| b.is_ascii_digit());
+    valid.then(|| digits.parse().ok()).flatten().filter(|day| (1..=31).contains(day))
 }
 
 /// 1–12 for an English month name or its three-letter abbreviation (any case).
@@ -142,6 +159,10 @@ mod tests {
         assert_eq!(PeriodPattern::YearMonth.period("202013"), None);
         assert_eq!(PeriodPattern::MonthNames.period("station"), None);
         assert_eq!(PeriodPattern::MonthNames.period("Ju"), None);
+        assert_eq!(PeriodPattern::DayNumbers.period("D07"), Some(Period { year: None, month: 0, day: 7 }));
+        assert_eq!(PeriodPattern::DayNumbers.period("31"), Some(Period { year: None, month: 0, day: 31 }));
+        assert_eq!(PeriodPattern::DayNumbers.period("32"), None);
+        assert_eq!(PeriodPattern::DayNumbers.period("day"), None);
         let header: Vec<String> = ["year", "Jan", "Feb", "Mar", "annual"].map(String::from).to_vec();
         assert_eq!(PeriodPattern::detect(&header), Some(PeriodPattern::MonthNames));
         assert_eq!(PeriodPattern::parse("yyyy_mm").ok(), Some(PeriodPattern::YearUnderscoreMonth));

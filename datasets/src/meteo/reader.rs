@@ -25,7 +25,9 @@ use csv::ByteRecord;
 
 use super::Observation;
 use super::aggregate::RecordLayout;
+use super::fields;
 use super::melt::{MadeQueue, Pivot, PivotRow};
+use super::period::Period;
 use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
@@ -275,26 +277,21 @@ impl<R: Read> ObservationReader<R> {
         let (source, record) = (&self.source, &self.record);
         source.check_width(record)?;
         source.decode_station(record, &mut scratch.station)?;
-        let year = match &source.plan.time {
-            TimePlan::Timestamp(index) => {
-                Some(super::fields::parse_int(&record[*index]).map_err(|r| source.field_error(record, *index, r))?)
-            }
-            _ => None,
+        let int = |index: usize| fields::parse_int(&record[index]).map_err(|r| source.field_error(record, index, r));
+        let row_date = match &source.plan.time {
+            TimePlan::Timestamp(index) => (Some(int(*index)?), None),
+            TimePlan::Joined(columns) if columns.len() == 2 => (Some(int(columns[0])?), Some(int(columns[1])?)),
+            _ => (None, None),
         };
         let line = source.line(record);
         self.made.start(&scratch.station, 1);
         for &(index, period) in &source.plan.periods {
-            let cell = source.measure(record, index).and_then(|value| {
-                let year = period
-                    .year
-                    .or(year)
-                    .ok_or_else(|| Error::Schema("month-name columns need the year column (--time YEAR)".into()))?;
-                let time = super::fields::civil_seconds(year, period.month, period.day, 0)
-                    .map_err(|reason| source.field_error(record, index, reason))?;
-                Ok((value, time - self.clock.utc_offset_seconds))
-            });
-            match cell {
-                Ok((value, time)) => self.made.push(time, line, std::iter::once((value, record[index].trim_ascii()))),
+            match wide_cell(source, record, (index, period), row_date) {
+                Ok(None) => {}
+                Ok(Some((value, time))) => {
+                    let time = time - self.clock.utc_offset_seconds;
+                    self.made.push(time, line, std::iter::once((value, record[index].trim_ascii())));
+                }
                 Err(error) => {
                     self.made.start("", 1);
                     return Err(error);
@@ -330,6 +327,28 @@ impl<R: Read> ObservationReader<R> {
             (Some(file), true) => Error::InFile { file: file.clone(), source: Box::new(error) },
             _ => error,
         }
+    }
+}
+
+/// One period cell of a wide row: its value and civil time; `None` for a missing
+/// cell of a day the month does not have (31 April). `row_date` is the row's year and
+/// month, for periods that lack them.
+fn wide_cell<R: Read>(
+    source: &Source<R>,
+    record: &ByteRecord,
+    (index, period): (usize, Period),
+    row_date: (Option<i64>, Option<i64>),
+) -> Result<Option<(Option<f64>, i64)>> {
+    let value = source.measure(record, index)?;
+    let year = period.year.or(row_date.0).ok_or_else(|| {
+        Error::Schema("month-name and day columns need the year column (--time YEAR, or YEAR,MONTH for days)".into())
+    })?;
+    let month = if period.month == 0 { row_date.1 } else { Some(period.month) };
+    let month = month.ok_or_else(|| Error::Schema("day columns need --time YEAR,MONTH".into()))?;
+    match fields::civil_seconds(year, month, period.day, 0) {
+        Ok(time) => Ok(Some((value, time))),
+        Err(_) if value.is_none() && period.month == 0 => Ok(None),
+        Err(reason) => Err(source.field_error(record, index, reason)),
     }
 }
 

@@ -156,6 +156,25 @@ fn wide_tables_melt_into_one_observation_per_period() {
 }
 
 #[test]
+fn wide_month_rows_with_day_columns_skip_days_the_month_lacks() {
+    // Proves: one row per month with D01..D31 columns takes year and month from two
+    // columns; empty cells of 29-31 February and 31 April are no observation; the
+    // total column is ignored.
+    let schema = Schema {
+        station: StationSpec::Column(name("station")),
+        time: TimeSpec::Joined { columns: vec![name("year"), name("month")], format: None },
+        layout: Layout::Wide { pattern: PeriodPattern::DayNumbers, measure: "rain".into() },
+        measures: Vec::new(),
+        ..Schema::default()
+    };
+    let rows = load_samples(&["wide_daily_days.csv"], &schema);
+    assert_eq!(rows.len(), 28 + 30);
+    assert_eq!((rows[27].0.time, rows[27].0.measures.clone()), (seconds("2021-02-28"), vec![Some(2.8)]));
+    assert_eq!(rows[57].0.time, seconds("2021-04-30"));
+    assert_eq!(rows[28].1, "Hof;2021-04-01T00:00;1,2");
+}
+
+#[test]
 fn isd_lite_folder_of_gz_and_zst_whitespace_files() {
     // Proves: a folder of compressed whitespace-aligned files without header loads as
     // one input, each file's station its name, times from four integer columns.
