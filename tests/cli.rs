@@ -382,3 +382,44 @@ fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
     assert!(!wrong.status.success() && text(&wrong).contains("takes 5 measures"), "{}", text(&wrong));
     assert!(!other.exists(), "a refused load creates no database");
 }
+
+#[test]
+fn time_zone_flag_applies_daylight_saving_to_local_times() {
+    // Proves: --time-zone turns local times into UTC with the zone's winter and summer
+    // offsets; a local time skipped by the spring change is a row error naming it; an
+    // unknown zone is refused before anything is written.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("berlin.csv");
+    std::fs::write(&csv, "time,temp\n2021-01-15 12:00,1\n2021-07-15 12:00,20\n2021-03-28 02:30,5\n").unwrap();
+    let db = dir.path().join("tz.quire");
+    let flags =
+        ["--station-from-file", "--time", "time", "--measures", "temp", "--time-zone", "Europe/Berlin", "--skip-bad"];
+    let out = load_csv(&db, &[path_str(&csv)], &flags, 2);
+    assert!(out.contains("no such local time"), "{out}");
+    let range = quire(&[
+        "range",
+        path_str(&db),
+        "--station",
+        "berlin",
+        "--from",
+        "2021-07-15T10:00Z",
+        "--to",
+        "2021-07-15T10:00Z",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&range.stdout), "2021-07-15 12:00,20\n", "{}", text(&range));
+    let range = quire(&[
+        "range",
+        path_str(&db),
+        "--station",
+        "berlin",
+        "--from",
+        "2021-01-15T11:00Z",
+        "--to",
+        "2021-01-15T11:00Z",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&range.stdout), "2021-01-15 12:00,1\n", "{}", text(&range));
+    let other = dir.path().join("other.quire");
+    let bad = quire(&["load-csv", path_str(&csv), "--db", path_str(&other), "--time-zone", "Mars/Olympus"]);
+    assert!(!bad.status.success() && text(&bad).contains("unknown time zone"), "{}", text(&bad));
+    assert!(!other.exists());
+}

@@ -78,6 +78,9 @@ fn command_line(path: &Path, found: &Inspection, mapping: &MappingArgs) -> Strin
     if let Some(offset) = &mapping.utc_offset {
         words.extend(["--utc-offset".to_owned(), quote(offset)]);
     }
+    if let Some(zone) = &mapping.time_zone {
+        words.extend(["--time-zone".to_owned(), quote(zone)]);
+    }
     words.join(" ")
 }
 

@@ -39,8 +39,12 @@ pub struct MappingArgs {
     #[arg(long)]
     pub time_format: Option<String>,
     /// UTC offset of times written without a zone, e.g. +01:00 or -7 (default: UTC).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, conflicts_with = "time_zone")]
     pub utc_offset: Option<String>,
+    /// Time zone of times written without one, with its daylight-saving rules (an IANA
+    /// name: Europe/Berlin); a repeated autumn hour is its first occurrence.
+    #[arg(long)]
+    pub time_zone: Option<String>,
     /// Measure columns, comma-separated, in order (a unit after the name in the header
     /// may be left out: TEMP finds "TEMP (C)"). With --variable-column: the elements.
     #[arg(long)]
@@ -108,6 +112,9 @@ impl MappingArgs {
         }
         if let Some(offset) = &self.utc_offset {
             schema.utc_offset_seconds = utc_offset(offset)?;
+        }
+        if let Some(name) = &self.time_zone {
+            schema.time_zone = Some(quiredb_datasets::meteo::schema::time_zone(name)?);
         }
         if let Some(delimiter) = &self.delimiter {
             schema.delimiter = delimiter_of(delimiter)?;

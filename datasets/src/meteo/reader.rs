@@ -31,9 +31,9 @@ use super::period::Period;
 use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
-use super::source::{Clock, Source, TimePlan, without_unit};
+use super::source::{Source, TimePlan, without_unit};
 use super::store::DIMENSIONS;
-use super::timefmt::TimeFormat;
+use super::timefmt::{Clock, TimeFormat};
 use crate::error::{Error, Result};
 
 /// What one call to [`ObservationReader::read`] found.
@@ -102,7 +102,8 @@ impl<R: Read> ObservationReader<R> {
             super::TimeSpec::Joined { format: Some(format), .. } => Some(TimeFormat::new(format)?),
             _ => None,
         };
-        let clock = Clock { format, utc_offset_seconds: schema.utc_offset_seconds, ..Clock::default() };
+        let clock =
+            Clock { format, utc_offset_seconds: schema.utc_offset_seconds, zone: schema.time_zone, ..Clock::default() };
         Ok(ObservationReader {
             packer: FieldPacker::new(source.delimiter),
             source,
@@ -286,10 +287,9 @@ impl<R: Read> ObservationReader<R> {
         let line = source.line(record);
         self.made.start(&scratch.station, 1);
         for &(index, period) in &source.plan.periods {
-            match wide_cell(source, record, (index, period), row_date) {
+            match wide_cell(source, record, (index, period), row_date, &self.clock) {
                 Ok(None) => {}
                 Ok(Some((value, time))) => {
-                    let time = time - self.clock.utc_offset_seconds;
                     self.made.push(time, line, std::iter::once((value, record[index].trim_ascii())));
                 }
                 Err(error) => {
@@ -330,14 +330,15 @@ impl<R: Read> ObservationReader<R> {
     }
 }
 
-/// One period cell of a wide row: its value and civil time; `None` for a missing
-/// cell of a day the month does not have (31 April). `row_date` is the row's year and
+/// One period cell of a wide row: its value and time (UTC); `None` for a missing cell
+/// of a day the month does not have (31 April). `row_date` is the row's year and
 /// month, for periods that lack them.
 fn wide_cell<R: Read>(
     source: &Source<R>,
     record: &ByteRecord,
     (index, period): (usize, Period),
     row_date: (Option<i64>, Option<i64>),
+    clock: &Clock,
 ) -> Result<Option<(Option<f64>, i64)>> {
     let value = source.measure(record, index)?;
     let year = period.year.or(row_date.0).ok_or_else(|| {
@@ -345,7 +346,7 @@ fn wide_cell<R: Read>(
     })?;
     let month = if period.month == 0 { row_date.1 } else { Some(period.month) };
     let month = month.ok_or_else(|| Error::Schema("day columns need --time YEAR,MONTH".into()))?;
-    match fields::civil_seconds(year, month, period.day, 0) {
+    match fields::civil_seconds(year, month, period.day, 0).and_then(|civil| clock.to_utc(civil)) {
         Ok(time) => Ok(Some((value, time))),
         Err(_) if value.is_none() && period.month == 0 => Ok(None),
         Err(reason) => Err(source.field_error(record, index, reason)),

@@ -117,6 +117,15 @@ pub enum TextEncoding {
     Named(&'static encoding_rs::Encoding),
 }
 
+/// The IANA time zone `name` (`Europe/Berlin`, `America/Denver`, `UTC`).
+pub fn time_zone(name: &str) -> Result<chrono_tz::Tz> {
+    name.trim().parse().map_err(|_| {
+        Error::Argument(format!(
+            "unknown time zone {name:?}; give an IANA name such as Europe/Berlin or America/Denver"
+        ))
+    })
+}
+
 impl TextEncoding {
     /// An encoding by its WHATWG label (`latin1`, `windows-1250`, `utf-8`, …).
     pub fn from_label(label: &str) -> Result<Self> {
@@ -204,6 +213,9 @@ pub struct Schema {
     pub layout: Layout,
     /// Seconds east of UTC of times written without a zone (e.g. 3600 for UTC+01:00).
     pub utc_offset_seconds: i64,
+    /// The time zone of times written without one (daylight saving included); wins
+    /// over `utc_offset_seconds`.
+    pub time_zone: Option<chrono_tz::Tz>,
     /// Text encoding.
     pub encoding: TextEncoding,
     /// Sentinels of single value columns, beyond [`Schema::missing`].
@@ -229,6 +241,7 @@ impl Default for Schema {
             preamble: Preamble::Auto,
             layout: Layout::Long,
             utc_offset_seconds: 0,
+            time_zone: None,
             encoding: TextEncoding::Auto,
             column_sentinels: Vec::new(),
             flags: Vec::new(),

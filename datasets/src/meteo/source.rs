@@ -6,16 +6,15 @@
 //! line in the file; every column index of the [`Plan`] is below `expected_fields`.
 //! Read next: `reader.rs`, which pulls rows from a sequence of sources.
 
-use std::cell::Cell;
 use std::io::{Chain, Cursor, Read};
 
 use csv::ByteRecord;
 
-use super::fields::{self, DateCache, Reason};
+use super::fields::{self, Reason};
 use super::period::Period;
 use super::schema::{ColumnRef, Delimiter, Layout, MissingValues, Schema, StationSpec, TextEncoding, TimeSpec};
 use super::sniff::{Sniffed, sniff, split_line};
-use super::timefmt::TimeFormat;
+use super::timefmt::Clock;
 use super::transform::TextInput;
 use crate::error::{ColumnLabel, Error, Result};
 
@@ -205,27 +204,30 @@ impl<R: Read> Source<R> {
         Ok(())
     }
 
-    /// The row's time in seconds since the epoch (UTC), given the schema's offset.
+    /// The row's time in seconds since the epoch (UTC), given the schema's offset or
+    /// time zone for times written without one.
     #[inline]
     pub(crate) fn decode_time(&self, record: &ByteRecord, clock: &Clock) -> Result<i64> {
         let error = |index: usize| move |reason: Reason| self.field_error(record, index, reason);
-        let civil = match &self.plan.time {
-            TimePlan::None => return Ok(0),
+        match &self.plan.time {
+            TimePlan::None => Ok(0),
             TimePlan::Timestamp(index) => {
                 let text = &record[*index];
                 let seconds = fields::parse_timestamp_cached(text, &clock.dates).map_err(error(*index))?;
-                let local = clock.utc_offset_seconds != 0 && !fields::has_zone(text);
-                return Ok(if local { seconds - clock.utc_offset_seconds } else { seconds });
+                match clock.is_utc() || fields::has_zone(text) {
+                    true => Ok(seconds),
+                    false => clock.to_utc(seconds).map_err(error(*index)),
+                }
             }
             TimePlan::Parts([year, month, day], hour) => {
                 let int = |index: usize| fields::parse_int(&record[index]).map_err(error(index));
                 let hour_value = hour.map(int).transpose()?.unwrap_or(0);
-                fields::civil_seconds(int(*year)?, int(*month)?, int(*day)?, hour_value)
-                    .map_err(error(hour.unwrap_or(*day)))?
+                let civil = fields::civil_seconds(int(*year)?, int(*month)?, int(*day)?, hour_value)
+                    .map_err(error(hour.unwrap_or(*day)))?;
+                clock.to_utc(civil).map_err(error(hour.unwrap_or(*day)))
             }
-            TimePlan::Joined(columns) => return self.joined_time(record, columns, clock),
-        };
-        Ok(civil - clock.utc_offset_seconds)
+            TimePlan::Joined(columns) => self.joined_time(record, columns, clock),
+        }
     }
 
     fn joined_time(&self, record: &ByteRecord, columns: &[usize], clock: &Clock) -> Result<i64> {
@@ -239,12 +241,13 @@ impl<R: Read> Source<R> {
             text.push_str(field.trim());
         }
         let last = columns[columns.len() - 1];
+        let error = |reason| Error::csv(self.line(record), self.label(last), reason, text.as_bytes());
         let (seconds, zoned) = match &clock.format {
             Some(format) => format.parse(&text).map(|parsed| (parsed.seconds, parsed.zoned)),
             None => fields::parse_timestamp(text.as_bytes()).map(|s| (s, fields::has_zone(text.as_bytes()))),
         }
-        .map_err(|reason| Error::csv(self.line(record), self.label(last), reason, text.as_bytes()))?;
-        Ok(if zoned { seconds } else { seconds - clock.utc_offset_seconds })
+        .map_err(error)?;
+        if zoned { Ok(seconds) } else { clock.to_utc(seconds).map_err(error) }
     }
 
     /// The measure in column `index`: missing when a marker of its own or the
@@ -409,14 +412,6 @@ impl<R: Read> Source<R> {
             .or_else(unit)
             .ok_or_else(|| Error::Schema(format!("no column {name:?}; the header has: {}", header.join(", "))))
     }
-}
-
-/// What a time is parsed with: the date cache, the `--time-format`, the UTC offset.
-#[derive(Debug, Default)]
-pub(crate) struct Clock {
-    pub(crate) dates: Cell<DateCache>,
-    pub(crate) format: Option<TimeFormat>,
-    pub(crate) utc_offset_seconds: i64,
 }
 
 /// `name` without a trailing unit: `TEMP (C)` → `TEMP`, `RR [mm]` → `RR`.

@@ -8,10 +8,12 @@
 //! as `00:00` of the next day. Read next: `reader.rs` (where a zone-less time gets the
 //! schema's UTC offset).
 
-use chrono::NaiveTime;
-use chrono::format::{Item, Parsed, StrftimeItems};
+use std::cell::Cell;
 
-use super::fields::Reason;
+use chrono::format::{Item, Parsed, StrftimeItems};
+use chrono::{LocalResult, NaiveTime, TimeZone};
+
+use super::fields::{DateCache, Reason};
 use crate::error::{Error, Result};
 
 /// A compiled `--time-format`.
@@ -74,6 +76,36 @@ impl TimeFormat {
     }
 }
 
+/// What a time is parsed with: the date cache, the `--time-format`, and how a time
+/// written without zone becomes UTC (a fixed offset, or a time zone with its
+/// daylight-saving rules, `chrono-tz`).
+#[derive(Debug, Default)]
+pub(crate) struct Clock {
+    pub(crate) dates: Cell<DateCache>,
+    pub(crate) format: Option<TimeFormat>,
+    pub(crate) utc_offset_seconds: i64,
+    pub(crate) zone: Option<chrono_tz::Tz>,
+}
+
+impl Clock {
+    /// True when zone-less times are UTC already.
+    pub(crate) fn is_utc(&self) -> bool {
+        self.utc_offset_seconds == 0 && self.zone.is_none()
+    }
+
+    /// UTC seconds of a civil time (seconds since the epoch as if it were UTC). In a
+    /// time zone, a repeated hour (autumn) is its first occurrence; a skipped one
+    /// (spring) is an error.
+    pub(crate) fn to_utc(&self, civil: i64) -> Result<i64, Reason> {
+        let Some(zone) = self.zone else { return Ok(civil - self.utc_offset_seconds) };
+        let naive = chrono::DateTime::from_timestamp(civil, 0).ok_or("time out of range")?.naive_utc();
+        match zone.from_local_datetime(&naive) {
+            LocalResult::Single(time) | LocalResult::Ambiguous(time, _) => Ok(time.timestamp()),
+            LocalResult::None => Err("no such local time (skipped by a daylight-saving change)"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +128,19 @@ mod tests {
         assert!(seconds("%m/%d/%Y", "13/01/2013").is_err());
         assert!(seconds("%m/%d/%Y %H:%M", "03/01/2013 25:00").is_err());
         assert!(TimeFormat::new("%Q").is_err());
+    }
+
+    /// Local times of a zone with daylight saving: winter and summer offsets, the
+    /// repeated autumn hour taken once (its first), the skipped spring hour refused.
+    #[test]
+    fn time_zones_with_daylight_saving() {
+        let clock = Clock { zone: Some(chrono_tz::Europe::Berlin), ..Clock::default() };
+        let civil = |text: &str| super::super::fields::parse_timestamp(text.as_bytes()).expect("test time");
+        assert_eq!(clock.to_utc(civil("2021-01-15T12:00")), Ok(civil("2021-01-15T11:00")));
+        assert_eq!(clock.to_utc(civil("2021-07-15T12:00")), Ok(civil("2021-07-15T10:00")));
+        assert_eq!(clock.to_utc(civil("2021-10-31T02:30")), Ok(civil("2021-10-31T00:30")));
+        assert!(clock.to_utc(civil("2021-03-28T02:30")).is_err());
+        let offset = Clock { utc_offset_seconds: -7 * 3600, ..Clock::default() };
+        assert_eq!(offset.to_utc(0), Ok(7 * 3600));
     }
 }
