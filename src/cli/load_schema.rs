@@ -105,6 +105,14 @@ impl MappingArgs {
             None => Schema::default(),
         };
         self.apply_station(&mut schema)?;
+        self.apply_time(&mut schema)?;
+        self.apply_text(&mut schema)?;
+        self.apply_values(&mut schema)?;
+        self.apply_layout(&mut schema)?;
+        Ok(schema)
+    }
+
+    fn apply_time(&self, schema: &mut Schema) -> Result<()> {
         if let Some(time) = &self.time {
             schema.time = time_spec(time, self.time_format.as_deref())?;
         } else if let (Some(format), TimeSpec::Timestamp(column)) = (&self.time_format, &schema.time) {
@@ -116,6 +124,11 @@ impl MappingArgs {
         if let Some(name) = &self.time_zone {
             schema.time_zone = Some(quiredb_datasets::meteo::schema::time_zone(name)?);
         }
+        Ok(())
+    }
+
+    /// Delimiter, header, preamble and encoding.
+    fn apply_text(&self, schema: &mut Schema) -> Result<()> {
         if let Some(delimiter) = &self.delimiter {
             schema.delimiter = delimiter_of(delimiter)?;
         }
@@ -127,8 +140,16 @@ impl MappingArgs {
         if let Some(lines) = self.skip_lines {
             schema.preamble = Preamble::Lines(lines);
         }
+        if let Some(label) = &self.encoding {
+            schema.encoding = TextEncoding::from_label(label)?;
+        }
+        Ok(())
+    }
+
+    /// Missing markers and quality flags.
+    fn apply_values(&self, schema: &mut Schema) -> Result<()> {
         if let Some(list) = &self.na {
-            add_missing(&mut schema, list)?;
+            add_missing(schema, list)?;
         }
         if let Some(list) = &self.flag_column {
             for pair in list.split(',') {
@@ -141,11 +162,7 @@ impl MappingArgs {
         if let Some(list) = &self.drop_flags {
             schema.drop_flags = list.split(',').map(|flag| flag.trim().to_owned()).collect();
         }
-        if let Some(label) = &self.encoding {
-            schema.encoding = TextEncoding::from_label(label)?;
-        }
-        self.apply_layout(&mut schema)?;
-        Ok(schema)
+        Ok(())
     }
 
     fn apply_station(&self, schema: &mut Schema) -> Result<()> {

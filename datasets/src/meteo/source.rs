@@ -45,6 +45,22 @@ pub(crate) struct Plan {
     pub(crate) drop_flags: Vec<String>,
 }
 
+impl Plan {
+    /// A plan that resolves nothing yet, with the schema's value markers.
+    fn empty(schema: &Schema) -> Self {
+        Plan {
+            station: Err(String::new()),
+            time: TimePlan::None,
+            measures: Vec::new(),
+            periods: Vec::new(),
+            variable: None,
+            rules: Vec::new(),
+            missing: schema.missing.clone(),
+            drop_flags: schema.drop_flags.clone(),
+        }
+    }
+}
+
 /// A value column's own missing markers and quality flag column.
 #[derive(Debug, Clone)]
 pub(crate) struct ValueRule {
@@ -81,19 +97,7 @@ impl<R: Read> Source<R> {
     /// Opens `input` (named `name` in messages and for [`StationSpec::FileName`]).
     pub(crate) fn open(name: Option<String>, input: R, schema: &Schema) -> Result<Self> {
         let (start, rest) = peek(input)?;
-        let bom = if start.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
-        let sniffed = sniff(&start[bom..], start.len() < PEEK_BYTES, schema);
-        let encoding = match schema.encoding {
-            TextEncoding::Auto => (!sniffed.utf8).then_some(encoding_rs::WINDOWS_1252),
-            TextEncoding::Named(encoding) => Some(encoding),
-        };
-        let skip = bom + sniffed.preamble_bytes;
-        let mut sniffed = sniffed;
-        if let Some(encoding) = encoding.filter(|encoding| *encoding != encoding_rs::UTF_8) {
-            let (text, _) = encoding.decode_without_bom_handling(&start[bom..skip]);
-            let lines = text.lines().map(|line| split_line(line.as_bytes(), sniffed.delimiter));
-            sniffed.preamble = lines.collect();
-        }
+        let (sniffed, encoding, skip) = sniff_start(&start, schema);
         let whitespace = sniffed.delimiter == Delimiter::Whitespace;
         let delimiter = match sniffed.delimiter {
             Delimiter::Byte(byte) => byte,
@@ -119,16 +123,7 @@ impl<R: Read> Source<R> {
         let mut source = Source {
             name,
             csv,
-            plan: Plan {
-                station: Err(String::new()),
-                time: TimePlan::None,
-                measures: Vec::new(),
-                periods: Vec::new(),
-                variable: None,
-                rules: Vec::new(),
-                missing: schema.missing.clone(),
-                drop_flags: schema.drop_flags.clone(),
-            },
+            plan: Plan::empty(schema),
             delimiter,
             decimal_comma: delimiter != b',',
             pending: (!sniffed.header).then_some(first.clone()),
@@ -421,6 +416,24 @@ pub fn without_unit(name: &str) -> &str {
         Some(at) if at > 0 && trimmed.ends_with([')', ']']) => trimmed[..at].trim_end(),
         _ => trimmed,
     }
+}
+
+/// Sniffs the peeked `start`: what was found, the encoding to transcode from (`None`:
+/// UTF-8), and the bytes before the first row (BOM and preamble). The preamble's
+/// fields are decoded with that encoding.
+fn sniff_start(start: &[u8], schema: &Schema) -> (Sniffed, Option<&'static encoding_rs::Encoding>, usize) {
+    let bom = if start.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
+    let mut sniffed = sniff(&start[bom..], start.len() < PEEK_BYTES, schema);
+    let encoding = match schema.encoding {
+        TextEncoding::Auto => (!sniffed.utf8).then_some(encoding_rs::WINDOWS_1252),
+        TextEncoding::Named(encoding) => Some(encoding),
+    };
+    let skip = bom + sniffed.preamble_bytes;
+    if let Some(encoding) = encoding.filter(|encoding| *encoding != encoding_rs::UTF_8) {
+        let (text, _) = encoding.decode_without_bom_handling(&start[bom..skip]);
+        sniffed.preamble = text.lines().map(|line| split_line(line.as_bytes(), sniffed.delimiter)).collect();
+    }
+    (sniffed, encoding, skip)
 }
 
 /// Reads up to [`PEEK_BYTES`] from the start of `input` (less only at its end).
