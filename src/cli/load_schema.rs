@@ -243,7 +243,7 @@ fn utc_offset(text: &str) -> Result<i64> {
     };
     let (hours, minutes) = match rest.split_once(':') {
         Some((hours, minutes)) => (hours, minutes),
-        None if rest.len() == 4 => rest.split_at(2),
+        None if rest.len() == 4 && rest.is_ascii() => rest.split_at(2),
         None => (rest, "0"),
     };
     let parsed = hours.parse::<i64>().ok().zip(minutes.parse::<i64>().ok());
@@ -290,6 +290,7 @@ mod tests {
         assert_eq!(utc_offset("-0700").unwrap(), -25_200);
         assert_eq!(utc_offset("-7").unwrap(), -25_200);
         assert!(utc_offset("+25:00").is_err());
+        assert!(utc_offset("+a€").is_err(), "no panic on a multi-byte character");
         assert_eq!(delimiter_of("whitespace").unwrap(), Delimiter::Whitespace);
         assert_eq!(delimiter_of(";").unwrap(), Delimiter::Byte(b';'));
         assert!(delimiter_of(";;").is_err());

@@ -90,6 +90,9 @@ impl PeriodPattern {
     /// The period a column named `name` stands for, or `None` when it is no period.
     pub fn period(self, name: &str) -> Option<Period> {
         let name = name.trim();
+        if !name.is_ascii() {
+            return None;
+        }
         let digits = |text: &str| text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse::<i64>().ok()).flatten();
         let month_day = |year: i64, month: i64, day: i64| {
             let valid = (1..=12).contains(&month) && (1..=31).contains(&day);
@@ -163,6 +166,9 @@ mod tests {
         assert_eq!(PeriodPattern::DayNumbers.period("31"), Some(Period { year: None, month: 0, day: 31 }));
         assert_eq!(PeriodPattern::DayNumbers.period("32"), None);
         assert_eq!(PeriodPattern::DayNumbers.period("day"), None);
+        for pattern in PATTERN_NAMES.map(|(_, pattern)| pattern) {
+            assert_eq!(pattern.period("20\u{fffd}01"), None, "non-ASCII names are no periods");
+        }
         let header: Vec<String> = ["year", "Jan", "Feb", "Mar", "annual"].map(String::from).to_vec();
         assert_eq!(PeriodPattern::detect(&header), Some(PeriodPattern::MonthNames));
         assert_eq!(PeriodPattern::parse("yyyy_mm").ok(), Some(PeriodPattern::YearUnderscoreMonth));

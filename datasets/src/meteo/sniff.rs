@@ -58,7 +58,8 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         Preamble::Lines(count) => count.min(lines.len()),
         Preamble::Auto => detect_preamble(&lines, &split, body_fields),
     };
-    let preamble_bytes = lines[..preamble_lines].iter().map(|line| line.len() + 1).sum::<usize>().min(start.len());
+    let mut line_ends = start.iter().enumerate().filter(|&(_, &byte)| byte == b'\n').map(|(at, _)| at + 1);
+    let preamble_bytes = preamble_lines.checked_sub(1).map_or(0, |last| line_ends.nth(last).unwrap_or(start.len()));
     let rows = split[preamble_lines..].to_vec();
     let header = match schema.header {
         HeaderMode::Present => true,
@@ -208,6 +209,9 @@ mod tests {
         let quoted = split_line(b"724666,\"DENVER, CO\",\"a \"\"b\"\"\",", Delimiter::Byte(b','));
         assert_eq!(quoted, ["724666", "DENVER, CO", "a \"b\"", ""]);
         assert_eq!(&text[found.preamble_bytes..found.preamble_bytes + 5], "Datum");
+        let crlf = text.replace('\n', "\r\n");
+        let found = sniffed(&crlf);
+        assert_eq!(&crlf[found.preamble_bytes..found.preamble_bytes + 5], "Datum", "CRLF lines are two bytes longer");
     }
 
     /// Whitespace-aligned columns without a header; a header whose names start with
