@@ -287,12 +287,12 @@ pub fn unpack(packed: &[u8], out: &mut Vec<u8>) -> Result<()> {
         return Ok(());
     }
     out.reserve(packed.len() * 2);
-    let nibble = |n: usize| if n % 2 == 0 { packed[n / 2] >> 4 } else { packed[n / 2] & 15 };
+    let nibble = |n: usize| if n.is_multiple_of(2) { packed[n / 2] >> 4 } else { packed[n / 2] & 15 };
     let total = packed.len() * 2;
     let mut n = 0;
     while n < total {
         // A whole byte of two plain nibbles: one table look-up.
-        if n % 2 == 0 && PAIRS[usize::from(packed[n / 2])][0] != 0 {
+        if n.is_multiple_of(2) && PAIRS[usize::from(packed[n / 2])][0] != 0 {
             out.extend_from_slice(&PAIRS[usize::from(packed[n / 2])]);
             n += 2;
             continue;
