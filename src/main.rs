@@ -34,6 +34,8 @@ enum Command {
     Window(cli::meteo_query::WindowArgs),
     /// The k meteorological records nearest to a point of the five measures (R*-tree).
     Knn(cli::meteo_query::KnnArgs),
+    /// Aggregates of one measure per station and hour, day, month or year (B+tree).
+    Agg(cli::meteo_agg::AggArgs),
     /// Sizes of the meteorological structures of a database.
     Stats(cli::meteo_query::StatsArgs),
     /// Generate data sets (XML collections, XPath query sets).
@@ -62,6 +64,7 @@ fn main() -> std::process::ExitCode {
         Command::Range(args) => cli::meteo_query::range(args),
         Command::Window(args) => cli::meteo_query::window(args),
         Command::Knn(args) => cli::meteo_query::knn(args),
+        Command::Agg(args) => cli::meteo_agg::run(args),
         Command::Stats(args) => cli::meteo_query::stats(args),
         Command::Gen(command) => cli::r#gen::run(command),
         Command::XpathRef(args) => cli::xpath::run(args),

@@ -169,3 +169,295 @@ fn xpath_prints_counts_values_xml_and_plans_and_names_what_it_cannot_answer() {
     let missing = quire(&["xpath", path_str(&db), "nope", "//p"]);
     assert!(!missing.status.success() && text(&missing).contains("\"nope\""), "{}", text(&missing));
 }
+
+/// A committed sample of `datasets/tests/data/meteo`.
+fn meteo_sample(name: &str) -> String {
+    format!("{}/datasets/tests/data/meteo/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `quire load-csv` on `files` into `db` with `flags`; asserts success and the row count.
+fn load_csv(db: &Path, files: &[&str], flags: &[&str], rows: u64) -> String {
+    let mut args = vec!["load-csv", "--db", path_str(db), "--quiet"];
+    args.extend(files);
+    args.extend(flags);
+    let output = quire(&args);
+    assert!(output.status.success(), "{args:?}: {}", text(&output));
+    assert!(text(&output).contains(&format!("rows loaded:   {rows}\n")), "{args:?}: {}", text(&output));
+    text(&output)
+}
+
+#[test]
+fn load_csv_takes_the_layouts_of_the_field_with_flags_only() {
+    // Proves: each layout class of issue 24 loads from the command line with flags
+    // only, and `range` finds its rows by station and time.
+    let dir = tempfile::tempdir().unwrap();
+    let tmy = dir.path().join("tmy.quire");
+    let flags = ["--station-from-preamble", "1,2", "--time", "Date,Time", "--time-format", "%m/%d/%Y %H:%M"];
+    let more = ["--utc-offset", "-07:00", "--measures", "Dry-bulb,Dew-point,Pressure,Wspd"];
+    load_csv(&tmy, &[&meteo_sample("tmy3_724666.csv")], &[&flags[..], &more].concat(), 4);
+    let range = quire(&[
+        "range",
+        path_str(&tmy),
+        "--station",
+        "DENVER CENTENNIAL",
+        "--from",
+        "1988-01-02T07:00Z",
+        "--to",
+        "1988-01-02T07:00Z",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&range.stdout),
+        "01/01/1988,24:00,0,0,-6.0,-11.0,59,822,4.5\n",
+        "{}",
+        text(&range)
+    );
+
+    let dwd = dir.path().join("dwd.quire");
+    let flags =
+        ["--station-from-preamble", "1,2", "--time", "Datum,Zeit", "--time-format", "%d.%m.%Y %H:%M", "--na", "-999.9"];
+    let out = load_csv(
+        &dwd,
+        &[&meteo_sample("dwd_muenchen_latin1.csv")],
+        &[&flags[..], &["--measures", "Lufttemperatur,Niederschlag,Luftdruck"]].concat(),
+        3,
+    );
+    assert!(out.contains("Luftdruck (hPa)          1"), "one missing pressure: {out}");
+
+    let ghcn = dir.path().join("ghcn.quire");
+    let flags = [
+        "--no-header",
+        "--station",
+        "0",
+        "--time",
+        "1",
+        "--time-format",
+        "%Y%m%d",
+        "--variable-column",
+        "2",
+        "--value-column",
+        "3",
+        "--measures",
+        "TMAX,TMIN,PRCP",
+    ];
+    load_csv(&ghcn, &[&meteo_sample("ghcn_daily_USW00094728.csv")], &flags, 3);
+    let range =
+        quire(&["range", path_str(&ghcn), "--station", "USW00094728", "--from", "2020-01-02", "--to", "2020-01-02"]);
+    assert_eq!(String::from_utf8_lossy(&range.stdout), "USW00094728,2020-01-02T00:00,72,11,5\n", "{}", text(&range));
+
+    let wide = dir.path().join("wide.quire");
+    let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
+    load_csv(&wide, &[&meteo_sample("wide_monthly_months.csv")], &flags, 24);
+    let flags = ["--station", "station", "--wide", "YYYY_MM", "--na", "-99999"];
+    load_csv(&wide, &[&meteo_sample("wide_stations_yyyy_mm.csv")], &flags, 6);
+
+    let isd = dir.path().join("isd.quire");
+    let flags = [
+        "--delimiter",
+        "whitespace",
+        "--no-header",
+        "--station-from-file",
+        "--time",
+        "0,1,2,3",
+        "--measures",
+        "4,5,6,7,8",
+    ];
+    let out = load_csv(&isd, &[&meteo_sample("isd_lite")], &flags, 5);
+    assert!(out.contains("stations:      2"), "{out}");
+}
+
+#[test]
+fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
+    // Proves: --inspect writes nothing and its printed command line loads the file as
+    // it is, for each sample layout.
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [
+        ("tmy3_724666.csv", 4),
+        ("dwd_muenchen_latin1.csv", 3),
+        ("ghcn_daily_USW00094728.csv", 3),
+        ("wide_monthly_months.csv", 24),
+        ("wide_stations_yyyy_mm.csv", 6),
+        ("iso_and_unix.csv", 4),
+        ("wide_daily_days.csv", 58),
+    ];
+    for (name, rows) in samples {
+        let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);
+        assert!(output.status.success(), "{name}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let command = stdout.lines().last().expect("a command line").trim().to_owned();
+        assert!(command.starts_with("quire load-csv "), "{name}: {stdout}");
+        let script = format!("{} {} --quiet", env!("CARGO_BIN_EXE_quire"), &command["quire ".len()..]);
+        let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
+        assert!(run.status.success(), "{name}: {script}: {}", text(&run));
+        assert!(text(&run).contains(&format!("rows loaded:   {rows}\n")), "{name}: {stdout}\n{}", text(&run));
+    }
+    assert!(std::fs::read_dir(dir.path()).unwrap().count() == samples.len(), "only the loads wrote files");
+}
+
+#[test]
+fn load_csv_bad_value_names_file_line_column_and_value_and_changes_nothing() {
+    // Proves: in a load of several files, a bad value stops the load with the file,
+    // line, column and value, leaving the database as it was; --skip-bad loads the
+    // rest and lists the row.
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("a.csv");
+    let bad = dir.path().join("b.csv");
+    std::fs::write(&good, "Station: Alpha\ndate;time;temp (C)\n01.02.2020;01:00;1,5\n").unwrap();
+    std::fs::write(&bad, "Station: Beta\ndate;time;temp (C)\n01.02.2020;01:00;1,5\n01.02.2020;02:00;x1\n").unwrap();
+    let db = dir.path().join("m.quire");
+    let flags = ["--station-from-file", "--time", "date,time", "--time-format", "%d.%m.%Y %H:%M", "--measures", "temp"];
+    load_csv(&db, &[path_str(&good)], &flags, 1);
+    let before = std::fs::read(&db).unwrap();
+    let mut args = vec!["load-csv", "--db", path_str(&db), "--quiet", path_str(&good), path_str(&bad)];
+    args.extend(flags);
+    let output = quire(&args);
+    assert!(!output.status.success());
+    let message = text(&output);
+    assert!(
+        message.contains("b.csv")
+            && message.contains("line 4")
+            && message.contains("column 3 (temp (C))")
+            && message.contains("\"x1\""),
+        "{message}"
+    );
+    assert!(message.contains("unchanged") && !message.contains("panicked"), "{message}");
+    assert!(std::fs::read(&db).unwrap() == before, "the failed load changed the database");
+    args.push("--skip-bad");
+    let output = quire(&args);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("rows skipped:  1") && text(&output).contains("skip report"), "{}", text(&output));
+}
+
+#[test]
+fn agg_and_output_formats_over_a_loaded_table() {
+    // Proves: agg streams per-station buckets of one measure (mean, min, max, count,
+    // sum; a missing cell counts nowhere) in table, csv and jsonl, honours --station,
+    // --from/--to and --limit; range and knn print csv and jsonl with measures.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wide.quire");
+    let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
+    load_csv(&db, &[&meteo_sample("wide_monthly_months.csv")], &flags, 24);
+    let agg = |extra: &[&str]| {
+        let mut args = vec!["agg", path_str(&db), "--every", "year", "--measure", "temp"];
+        args.extend(extra);
+        let output = quire(&args);
+        assert!(output.status.success(), "{args:?}: {}", text(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert_eq!(
+        agg(&["--fn", "mean,min,max,count,sum", "--format", "csv"]),
+        "station,start,mean,min,max,count,sum\nValentia,2020-01-01T00:00,11.5,8,15.8,12,138\n\
+         Valentia,2021-01-01T00:00,12.063636,7.5,16.9,11,132.7\n"
+    );
+    assert_eq!(
+        agg(&["--fn", "count", "--format", "jsonl", "--limit", "1"]),
+        "{\"count\":12,\"start\":\"2020-01-01T00:00\",\"station\":\"Valentia\"}\n"
+    );
+    let months =
+        agg(&["--station", "Valentia", "--from", "2021-11-01", "--to", "2021-12-31", "--fn", "max", "--format", "csv"]);
+    assert_eq!(months, "station,start,max\nValentia,2021-01-01T00:00,11.2\n");
+    assert!(agg(&[]).starts_with("station "), "a table with a header line");
+    let missing = quire(&["agg", path_str(&db), "--every", "day", "--measure", "rain"]);
+    assert!(!missing.status.success() && text(&missing).contains("the database has: temp"), "{}", text(&missing));
+
+    let range = quire(&[
+        "range",
+        path_str(&db),
+        "--station",
+        "Valentia",
+        "--from",
+        "2020-01-01",
+        "--to",
+        "2020-12-31",
+        "--format",
+        "jsonl",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&range.stdout),
+        "{\"measures\":{\"temp\":9.1},\"record\":\"Valentia;2020-01-01T00:00;9,1\"}\n",
+        "{}",
+        text(&range)
+    );
+    let isd = dir.path().join("isd.quire");
+    let flags = ["--station-from-file", "--time", "0,1,2,3", "--measures", "4,5,6,7,8"];
+    load_csv(&isd, &[&meteo_sample("isd_lite")], &flags, 5);
+    let knn =
+        quire(&["knn", path_str(&isd), "--point", "50,-20,10200,290,60", "-k", "3", "--format", "csv", "--limit", "2"]);
+    let lines: Vec<String> = String::from_utf8_lossy(&knn.stdout).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 2, "{}", text(&knn));
+    assert!(lines[0].ends_with(",2020,01,01,00,56,-22,10208,290,67,0,-9999,-9999"), "{}", lines[0]);
+}
+
+#[test]
+fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
+    // Proves: with seven measures no row has a 5-D point unless --index-measures picks
+    // five of them; then knn answers over those five, stats names them, and a wrong
+    // count or name is a clear error that writes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tmy.quire");
+    let base = ["--station-from-preamble", "1,2", "--time", "Date,Time", "--time-format", "%m/%d/%Y %H:%M"];
+    let measures = ["--measures", "GHI,DNI,Dry-bulb,Dew-point,RHum,Pressure,Wspd"];
+    let pick = ["--index-measures", "Dry-bulb,Dew-point,RHum,Pressure,Wspd"];
+    let out = load_csv(&db, &[&meteo_sample("tmy3_724666.csv")], &[&base[..], &measures, &pick].concat(), 4);
+    assert!(out.contains("4 points in"), "{out}");
+    let knn = quire(&["knn", path_str(&db), "--point", "-6,-11,59,822,4.5", "-k", "1"]);
+    assert!(String::from_utf8_lossy(&knn.stdout).starts_with("0.0000\t01/01/1988,24:00,"), "{}", text(&knn));
+    let stats = quire(&["stats", path_str(&db)]);
+    assert!(
+        text(&stats)
+            .contains("R*-tree dimensions:       Dry-bulb (C), Dew-point (C), RHum (%), Pressure (mbar), Wspd (m/s)"),
+        "{}",
+        text(&stats)
+    );
+    let other = dir.path().join("other.quire");
+    let mut args = vec!["load-csv", "--db", path_str(&other), "--quiet"];
+    let sample = meteo_sample("tmy3_724666.csv");
+    args.push(&sample);
+    args.extend(base.iter().chain(&measures).copied());
+    args.extend(["--index-measures", "GHI,DNI,Dry-bulb"]);
+    let wrong = quire(&args);
+    assert!(!wrong.status.success() && text(&wrong).contains("takes 5 measures"), "{}", text(&wrong));
+    assert!(!other.exists(), "a refused load creates no database");
+}
+
+#[test]
+fn time_zone_flag_applies_daylight_saving_to_local_times() {
+    // Proves: --time-zone turns local times into UTC with the zone's winter and summer
+    // offsets; a local time skipped by the spring change is a row error naming it; an
+    // unknown zone is refused before anything is written.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("berlin.csv");
+    std::fs::write(&csv, "time,temp\n2021-01-15 12:00,1\n2021-07-15 12:00,20\n2021-03-28 02:30,5\n").unwrap();
+    let db = dir.path().join("tz.quire");
+    let flags =
+        ["--station-from-file", "--time", "time", "--measures", "temp", "--time-zone", "Europe/Berlin", "--skip-bad"];
+    let out = load_csv(&db, &[path_str(&csv)], &flags, 2);
+    assert!(out.contains("no such local time"), "{out}");
+    let range = quire(&[
+        "range",
+        path_str(&db),
+        "--station",
+        "berlin",
+        "--from",
+        "2021-07-15T10:00Z",
+        "--to",
+        "2021-07-15T10:00Z",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&range.stdout), "2021-07-15 12:00,20\n", "{}", text(&range));
+    let range = quire(&[
+        "range",
+        path_str(&db),
+        "--station",
+        "berlin",
+        "--from",
+        "2021-01-15T11:00Z",
+        "--to",
+        "2021-01-15T11:00Z",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&range.stdout), "2021-01-15 12:00,1\n", "{}", text(&range));
+    let other = dir.path().join("other.quire");
+    let bad = quire(&["load-csv", path_str(&csv), "--db", path_str(&other), "--time-zone", "Mars/Olympus"]);
+    assert!(!bad.status.success() && text(&bad).contains("unknown time zone"), "{}", text(&bad));
+    assert!(!other.exists());
+}

@@ -32,6 +32,15 @@ pub enum Error {
         text: String,
     },
 
+    /// An error in one of several input files; names the file.
+    #[error("{file}: {source}")]
+    InFile {
+        /// The file's path as given.
+        file: String,
+        /// What went wrong in it.
+        source: Box<Error>,
+    },
+
     /// The mapping from CSV columns to observation fields does not fit the file (a named
     /// column that is absent, a file without a header where names were given, …).
     #[error("schema does not fit the input: {0}")]

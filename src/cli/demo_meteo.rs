@@ -19,7 +19,8 @@ pub fn tour(db: &Database) -> Result<()> {
     let generated = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let mut reader = ObservationReader::new(csv.as_slice(), &Schema::default())?;
-    let mut sink = IndexSink::new(db, Durability::Checksummed, reader.measure_names())?;
+    let mut sink =
+        IndexSink::new(db, Durability::Checksummed, reader.measure_names())?.with_record_layout(reader.record_layout());
     let options = LoadOptions { skip_bad: false, batch_rows: None, skip_report: None };
     let summary = load(&mut reader, &mut sink, options, &mut |_, _| {})?;
     println!(

@@ -19,48 +19,36 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
-use quiredb_datasets::meteo::schema::PRESET_NAMES;
 use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME};
 use quiredb_datasets::meteo::{
-    Baseline, ColumnRef, Delimiter, HeaderMode, LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig,
-    Schema, StationSpec, TimeSpec, csv_parse_only, load, load_parallel,
+    Baseline, LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig, csv_parse_only, files, load,
+    load_parallel,
 };
 use quiredb_engine::{Database, Durability};
+
+use super::load_schema::MappingArgs;
 
 /// Arguments of `quire load-csv`.
 #[derive(clap::Args)]
 pub struct LoadArgs {
-    /// CSV file to load (`.zst` is decompressed on the fly).
-    pub file: PathBuf,
+    /// CSV files or folders to load as one (`.gz` and `.zst` are decompressed on the
+    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files in name order).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
     /// Database file to load into.
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Column mapping of a known file: one of beijing, nycflights13, vega-seattle,
-    /// vega-seattle-hourly, vega-sf-hourly. Without it: the generator's layout
-    /// (station, time, five measures), changed by the flags below.
-    #[arg(long)]
-    pub preset: Option<String>,
-    /// Station column (name, or number from 0).
-    #[arg(long, conflicts_with = "station_name")]
-    pub station: Option<String>,
-    /// One station name for the whole file, when it has no station column.
-    #[arg(long)]
-    pub station_name: Option<String>,
-    /// Time column, or year,month,day[,hour] columns (comma-separated).
-    #[arg(long)]
-    pub time: Option<String>,
-    /// Measure columns, comma-separated, in order.
-    #[arg(long)]
-    pub measures: Option<String>,
-    /// Field delimiter (one character); detected from the first line by default.
-    #[arg(long)]
-    pub delimiter: Option<char>,
-    /// The first row is data, not a header (default: detected).
-    #[arg(long, conflicts_with = "header")]
-    pub no_header: bool,
-    /// The first row is a header (default: detected).
-    #[arg(long)]
-    pub header: bool,
+    /// How the columns map to observations.
+    #[command(flatten)]
+    pub mapping: Box<MappingArgs>,
+    /// Print the detected layout of the first file and the command line that loads
+    /// it; writes nothing.
+    #[arg(long, conflicts_with_all = ["db", "dry_run", "parse_only"])]
+    pub inspect: bool,
+    /// The five measures that are the R*-tree's dimensions, in order (names, or numbers
+    /// from 0 among the measures); default: the measures, when there are exactly five.
+    #[arg(long, value_name = "M1,…,M5")]
+    pub index_measures: Option<String>,
     /// Skip malformed rows (listed in the skip report) instead of stopping.
     #[arg(long)]
     pub skip_bad: bool,
@@ -117,23 +105,32 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     if args.parse_only {
         return parse_only(&args);
     }
-    let schema = schema_from(&args)?;
+    let schema = args.mapping.schema()?;
+    if args.inspect {
+        return super::inspect::run(&args.files[0], open_first(&args)?, &schema, &args.mapping);
+    }
     let baseline = match args.baseline {
-        true => Some(super::load_speed::baseline(open_input(&args.file)?.0, baseline_delimiter(&args)?)?.2),
+        true => Some(super::load_speed::baseline(open_first(&args)?, baseline_delimiter(&args)?)?.2),
         false => None,
     };
     let watch = super::load_speed::Stopwatch::start();
+    let Inputs { files: inputs, read_bytes, total_bytes } = open_inputs(&args.files)?;
+    let mut reader = ObservationReader::from_files(inputs, &schema)
+        .with_context(|| format!("cannot read {}", files_label(&args)))?;
+    if let Some(list) = &args.index_measures {
+        let names: Vec<String> = list.split(',').map(|name| name.trim().to_owned()).collect();
+        reader.set_index_measures(&names)?;
+    }
     let database = open_database(&args)?;
-    let (input, read_bytes, total_bytes) = open_input(&args.file)?;
-    let mut reader =
-        ObservationReader::new(input, &schema).with_context(|| format!("cannot read {}", args.file.display()))?;
     let report_path = skip_report_path(&args);
     let started = Instant::now();
     let progress = Progress { bar: progress_bar(total_bytes, args.quiet), read_bytes, started };
     let durability = args.durability.into();
     let (summary, stats) = match &database {
         Some(db) if args.single_thread => {
-            let mut sink = IndexSink::new(db, durability, reader.measure_names())?.with_bulk_limit(args.bulk_points);
+            let mut sink = IndexSink::new(db, durability, reader.measure_names())?
+                .with_bulk_limit(args.bulk_points)
+                .with_record_layout(reader.record_layout());
             let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
                 load(reader, &mut sink, options, update)
             })?;
@@ -146,6 +143,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
                 tmp_dir: tmp_dir(&args),
                 rtree_budget: args.rtree_budget_mib << 20,
                 db_file: args.db.clone(),
+                record_layout: Some(reader.record_layout()),
             };
             let mut stats = None;
             let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
@@ -239,7 +237,7 @@ fn run_load<'a, R: Read>(
             (false, Some(_)) => "batches committed before the error stay",
             (false, None) => "the database is unchanged",
         };
-        format!("load of {} stopped; {unchanged}", args.file.display())
+        format!("load of {} stopped; {unchanged}", files_label(args))
     };
     result.with_context(stopped)
 }
@@ -280,7 +278,7 @@ impl From<DurabilityArg> for Durability {
 
 /// `--parse-only`: the `csv` crate alone over the (decompressed) input.
 fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
-    let (input, _, _) = open_input(&args.file)?;
+    let input = open_first(args)?;
     let delimiter = baseline_delimiter(args)?;
     let baseline = if args.typed { Baseline::Typed } else { Baseline::Split };
     let started = Instant::now();
@@ -289,7 +287,7 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
     println!(
         "{}: csv crate only ({baseline:?}): {records} records, {bytes} bytes in {seconds:.2} s: \
          {:.0} records/s, {:.1} MB/s",
-        args.file.display(),
+        args.files[0].display(),
         records as f64 / seconds,
         bytes as f64 / 1e6 / seconds
     );
@@ -298,68 +296,46 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
 
 /// The delimiter of the baseline parses: `--delimiter`, else `,`.
 fn baseline_delimiter(args: &LoadArgs) -> Result<u8> {
-    args.delimiter.map_or(Ok(b','), u8::try_from).context("the delimiter must be ASCII")
-}
-
-fn schema_from(args: &LoadArgs) -> Result<Schema> {
-    let mut schema = match &args.preset {
-        Some(name) => Schema::preset(name).with_context(|| format!("known: {}", PRESET_NAMES.join(", ")))?,
-        None => Schema::default(),
-    };
-    if let Some(column) = &args.station {
-        schema.station = StationSpec::Column(ColumnRef::parse(column));
-    }
-    if let Some(name) = &args.station_name {
-        schema.station = StationSpec::Constant(name.clone());
-    }
-    if let Some(time) = &args.time {
-        schema.time = time_spec(time)?;
-    }
-    if let Some(measures) = &args.measures {
-        schema.measures = measures.split(',').map(ColumnRef::parse).collect();
-    }
-    if let Some(delimiter) = args.delimiter {
-        let byte = u8::try_from(delimiter).context("the delimiter must be one ASCII character")?;
-        schema.delimiter = Delimiter::Byte(byte);
-    }
-    if args.no_header {
-        schema.header = HeaderMode::Absent;
-    } else if args.header {
-        schema.header = HeaderMode::Present;
-    }
-    Ok(schema)
-}
-
-fn time_spec(text: &str) -> Result<TimeSpec> {
-    let columns: Vec<ColumnRef> = text.split(',').map(ColumnRef::parse).collect();
-    match <[ColumnRef; 1]>::try_from(columns) {
-        Ok([column]) => Ok(TimeSpec::Timestamp(column)),
-        Err(columns) => {
-            let mut parts = columns.into_iter();
-            let (Some(year), Some(month), Some(day), hour, None) =
-                (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                bail!("--time takes one column or year,month,day[,hour] columns, got {text:?}");
-            };
-            Ok(TimeSpec::Parts { year, month, day, hour })
-        }
+    match args.mapping.delimiter.as_deref().map(str::as_bytes) {
+        None => Ok(b','),
+        Some([byte]) if byte.is_ascii() => Ok(*byte),
+        Some(_) => bail!("the baseline parses take a one-byte ASCII --delimiter"),
     }
 }
 
-/// The input stream, a counter of bytes read from the file, and the file's size.
-fn open_input(path: &Path) -> Result<(Box<dyn Read>, Arc<AtomicU64>, u64)> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let size = file.metadata()?.len();
-    let counter = Arc::new(AtomicU64::new(0));
-    let counting = CountingReader { inner: file, count: Arc::clone(&counter) };
-    let input: Box<dyn Read> = if path.extension().is_some_and(|ext| ext == "zst") {
-        let mut decoder = zstd::Decoder::new(counting)?;
-        decoder.window_log_max(31)?;
-        Box::new(decoder)
-    } else {
-        Box::new(counting)
-    };
-    Ok((input, counter, size))
+/// The opened inputs of a load.
+struct Inputs {
+    /// Each file's name and its (decompressed) stream.
+    files: Vec<(String, Box<dyn Read>)>,
+    /// Bytes read from the files so far (for the progress bar).
+    read_bytes: Arc<AtomicU64>,
+    /// The files' total size.
+    total_bytes: u64,
+}
+
+/// Opens the files of `paths` (folders expanded).
+fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
+    let read_bytes = Arc::new(AtomicU64::new(0));
+    let mut total_bytes = 0;
+    let mut files = Vec::new();
+    for path in files::expand(paths)? {
+        let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        total_bytes += file.metadata()?.len();
+        let counting = CountingReader { inner: file, count: Arc::clone(&read_bytes) };
+        files.push((path.display().to_string(), files::decompressed(&path, counting)?));
+    }
+    Ok(Inputs { files, read_bytes, total_bytes })
+}
+
+/// The first input alone (for the baseline parses and --inspect).
+fn open_first(args: &LoadArgs) -> Result<Box<dyn Read>> {
+    Ok(open_inputs(&args.files)?.files.swap_remove(0).1)
+}
+
+/// The inputs as named in messages.
+fn files_label(args: &LoadArgs) -> String {
+    let names: Vec<String> = args.files.iter().map(|path| path.display().to_string()).collect();
+    names.join(", ")
 }
 
 fn skip_report_path(args: &LoadArgs) -> PathBuf {
@@ -369,7 +345,7 @@ fn skip_report_path(args: &LoadArgs) -> PathBuf {
     match &args.db {
         Some(db) if !args.dry_run => PathBuf::from(format!("{}.skipped.csv", db.display())),
         _ => {
-            let name = args.file.file_name().map_or("input".into(), |n| n.to_string_lossy().into_owned());
+            let name = args.files[0].file_name().map_or("input".into(), |n| n.to_string_lossy().into_owned());
             PathBuf::from(format!("{name}.skipped.csv"))
         }
     }
@@ -396,7 +372,7 @@ fn print_summary(args: &LoadArgs, summary: &LoadSummary, seconds: f64, report: &
             None => "one transaction".to_owned(),
         }
     };
-    println!("{}: {target}", args.file.display());
+    println!("{}: {target}", files_label(args));
     print!("{summary}");
     let rows = summary.rows + summary.skipped_rows;
     println!(

@@ -1,7 +1,8 @@
 //! The meteorological queries: `quire range` (one station, a time interval, via the
 //! B+tree), `quire window` (a box over the five measures, via the R*-tree), `quire knn`
 //! (nearest records to a point of the five measures) and `quire stats` (sizes of the
-//! layout). Answers are the loaded CSV lines on stdout; counts and timings on stderr.
+//! layout). Answers go to stdout in `--format` (`meteo_output.rs`); counts and timings
+//! to stderr. Aggregates are `meteo_agg.rs`.
 //! The layout is documented in `datasets/src/meteo/store.rs`.
 
 use std::io::Write;
@@ -10,10 +11,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use quiredb_datasets::meteo::aggregate::{stored_layout, stored_measure_names};
 use quiredb_datasets::meteo::fields::parse_timestamp;
 use quiredb_datasets::meteo::query::{Found, MeteoView};
 use quiredb_datasets::meteo::store::DIMENSIONS;
-use quiredb_engine::{Database, Options};
+use quiredb_engine::{Database, Options, PageRead};
+
+use super::meteo_output::{OutputArgs, RecordMeaning, write_records};
 
 /// Arguments of `quire range`.
 #[derive(clap::Args)]
@@ -29,6 +33,9 @@ pub struct RangeArgs {
     /// Last time, inclusive.
     #[arg(long)]
     pub to: String,
+    /// Output format and limit.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Arguments of `quire window`.
@@ -36,12 +43,16 @@ pub struct RangeArgs {
 pub struct WindowArgs {
     /// Database file.
     pub db: PathBuf,
-    /// Lower corner: five comma-separated values (temp,pres,dewp,rain,wspm order of the load).
+    /// Lower corner: five comma-separated values, in the order of the R*-tree's
+    /// dimensions (the load's five measures, or its --index-measures; see `quire stats`).
     #[arg(long, allow_hyphen_values = true)]
     pub min: String,
     /// Upper corner: five comma-separated values.
     #[arg(long, allow_hyphen_values = true)]
     pub max: String,
+    /// Output format and limit.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Arguments of `quire knn`.
@@ -55,6 +66,9 @@ pub struct KnnArgs {
     /// Number of neighbours.
     #[arg(short, default_value_t = 10)]
     pub k: usize,
+    /// Output format and limit.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Arguments of `quire stats`.
@@ -65,7 +79,7 @@ pub struct StatsArgs {
 }
 
 /// Queries only read: the file is opened read-only and never changed.
-fn open(path: &Path) -> Result<Database> {
+pub(super) fn open(path: &Path) -> Result<Database> {
     if !path.exists() {
         bail!("{} does not exist", path.display());
     }
@@ -80,21 +94,19 @@ fn point(text: &str) -> Result<[f64; DIMENSIONS]> {
     <[f64; DIMENSIONS]>::try_from(values).map_err(|v| anyhow::anyhow!("{DIMENSIONS} values needed, got {}", v.len()))
 }
 
-fn time(text: &str) -> Result<i64> {
+pub(super) fn time(text: &str) -> Result<i64> {
     parse_timestamp(text.as_bytes()).map_err(|reason| anyhow::anyhow!("{text:?}: {reason}"))
 }
 
-fn print(found: &[Found], started: Instant) -> Result<ExitCode> {
+fn print(txn: &impl PageRead, found: &[Found], output: OutputArgs, started: Instant) -> Result<ExitCode> {
+    let layout = stored_layout(txn)?;
+    let delimiter = layout.as_ref().map_or(b',', |layout| layout.delimiter);
+    let meaning = RecordMeaning { layout, names: stored_measure_names(txn)?, delimiter };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for answer in found {
-        if let Some(distance) = answer.distance {
-            write!(out, "{distance:.4}\t")?;
-        }
-        out.write_all(&answer.raw)?;
-        out.write_all(b"\n")?;
-    }
+    write_records(&mut out, found, output, &meaning)?;
     out.flush()?;
-    eprintln!("{} records in {:.3} ms", found.len(), started.elapsed().as_secs_f64() * 1e3);
+    let shown = found.len().min(output.limit.unwrap_or(usize::MAX));
+    eprintln!("{shown} records in {:.3} ms", started.elapsed().as_secs_f64() * 1e3);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -104,8 +116,9 @@ pub fn range(args: RangeArgs) -> Result<ExitCode> {
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let started = Instant::now();
-    let found = MeteoView::open(&txn)?.range(&args.station, from, to)?;
-    print(&found, started)
+    let limit = args.output.limit.unwrap_or(usize::MAX);
+    let found = MeteoView::open(&txn)?.range_first(&args.station, from, to, limit)?;
+    print(&txn, &found, args.output, started)
 }
 
 /// Runs `quire window`.
@@ -115,7 +128,7 @@ pub fn window(args: WindowArgs) -> Result<ExitCode> {
     let txn = db.begin_read()?;
     let started = Instant::now();
     let found = MeteoView::open(&txn)?.window(min, max)?;
-    print(&found, started)
+    print(&txn, &found, args.output, started)
 }
 
 /// Runs `quire knn`; each line starts with the distance and a tab.
@@ -125,7 +138,7 @@ pub fn knn(args: KnnArgs) -> Result<ExitCode> {
     let txn = db.begin_read()?;
     let started = Instant::now();
     let found = MeteoView::open(&txn)?.knn(query, args.k)?;
-    print(&found, started)
+    print(&txn, &found, args.output, started)
 }
 
 /// Runs `quire stats`.
@@ -137,6 +150,10 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
     println!("keys (station, time):     {}", stats.keys);
     println!("points (5-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
     println!("measures:                 {}", stats.measure_names.join(", "));
+    if let Some(chosen) = stored_layout(&txn)?.and_then(|layout| layout.index_measures) {
+        let names: Vec<&str> = chosen.iter().filter_map(|&i| stats.measure_names.get(i).map(String::as_str)).collect();
+        println!("R*-tree dimensions:       {}", names.join(", "));
+    }
     let [queue, btree, rtree] = stats.pages;
     println!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}");
     println!("file:                     {} bytes", std::fs::metadata(&args.db)?.len());

@@ -76,7 +76,7 @@ impl Chunk {
         self.keys.extend_from_slice(encoded);
         observation.time.encode_to(&mut self.keys);
         self.key_ends.push(self.keys.len());
-        self.points.push(observation.point::<DIMENSIONS>());
+        self.points.push(observation.index_point());
         self.len() >= CHUNK_ROWS
     }
 
@@ -101,7 +101,7 @@ mod tests {
         let mut chunk = Chunk::default();
         let stations = ["", "", "A", "A", "", "B\u{0}C", "B\u{0}C", "A"];
         for (time, station) in stations.iter().enumerate() {
-            let observation = Observation { station: (*station).into(), time: time as i64, measures: vec![Some(1.0)] };
+            let observation = Observation { station: (*station).into(), time: time as i64, ..Observation::default() };
             chunk.push_raw(&observation, b"1", RecordEncoding::Raw);
         }
         for (i, station) in stations.iter().enumerate() {

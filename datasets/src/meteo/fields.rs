@@ -185,11 +185,22 @@ pub fn parse_timestamp_cached(bytes: &[u8], cache: &Cell<DateCache>) -> Result<i
     Ok(date * 86_400 + seconds - offset)
 }
 
-/// Seconds since the epoch of a civil date and hour, validating each part.
+/// True when a timestamp text names its zone: `Z`, a `±HH:MM` offset after the date,
+/// or integer seconds since the epoch (UTC by definition).
+pub fn has_zone(bytes: &[u8]) -> bool {
+    let text = trim(bytes);
+    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
+    let epoch = !unsigned.is_empty() && unsigned.iter().all(u8::is_ascii_digit);
+    let offset = text.get(10..).is_some_and(|time| time.iter().any(|&byte| byte == b'+' || byte == b'-'));
+    epoch || text.ends_with(b"Z") || offset
+}
+
+/// Seconds since the epoch of a civil date and hour, validating each part; hour 24
+/// is the end of the day (midnight of the next).
 pub fn civil_seconds(year: i64, month: i64, day: i64, hour: i64) -> Result<i64, Reason> {
     let days = checked_days(year, month, day)?;
-    if !(0..24).contains(&hour) {
-        return Err("hour out of range 0-23");
+    if !(0..=24).contains(&hour) {
+        return Err("hour out of range 0-24");
     }
     Ok(days * 86_400 + hour * 3_600)
 }
@@ -246,6 +257,14 @@ pub fn format_timestamp(seconds: i64, out: &mut Vec<u8>) {
     let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
     let second_of_day = seconds.rem_euclid(86_400);
     let (hour, minute) = (second_of_day / 3_600, second_of_day % 3_600 / 60);
+    if (0..=9999).contains(&year) {
+        let two = |value: i64| [b'0' + (value / 10) as u8, b'0' + (value % 10) as u8];
+        let [y1, y2] = two(year / 100);
+        let [y3, y4] = two(year % 100);
+        let ([m1, m2], [d1, d2], [h1, h2], [n1, n2]) = (two(month), two(day), two(hour), two(minute));
+        out.extend_from_slice(&[y1, y2, y3, y4, b'-', m1, m2, b'-', d1, d2, b'T', h1, h2, b':', n1, n2]);
+        return;
+    }
     push_padded(out, year, 4);
     out.push(b'-');
     push_padded(out, month, 2);
@@ -261,9 +280,10 @@ fn push_padded(out: &mut Vec<u8>, value: i64, width: usize) {
     if value < 0 {
         out.push(b'-');
     }
-    let digits = value.unsigned_abs().to_string();
-    out.extend(std::iter::repeat_n(b'0', width.saturating_sub(digits.len())));
-    out.extend_from_slice(digits.as_bytes());
+    let magnitude = value.unsigned_abs();
+    let digits = magnitude.checked_ilog10().map_or(1, |log| log as usize + 1);
+    out.extend(std::iter::repeat_n(b'0', width.saturating_sub(digits)));
+    push_unsigned(out, magnitude);
 }
 
 /// Appends `tenths / 10` with one decimal, dropping a `.0` (`-188` → `-18.8`, `10230` →
@@ -424,5 +444,8 @@ mod tests {
         let mut text = Vec::new();
         format_timestamp(1_362_099_600, &mut text);
         assert_eq!(text, b"2013-03-01T01:00");
+        text.clear();
+        format_timestamp(days_from_civil(-44, 3, 15) * 86_400 + 59 * 60, &mut text);
+        assert_eq!(text, b"-0044-03-15T00:59");
     }
 }

@@ -4,7 +4,10 @@
 //! Data flow of a load:
 //!
 //! ```text
-//! CSV bytes ─► ObservationReader (schema.rs mapping, fields.rs parsing)
+//! files (files.rs: folders, .gz/.zst) ─► source.rs per input (sniff.rs: delimiter,
+//!   preamble, header; transform.rs: Latin-1 → UTF-8, whitespace columns)
+//!           ─► ObservationReader (schema.rs mapping, fields.rs / timefmt.rs parsing,
+//!              melt.rs for wide and variable-column tables)
 //!           ─► load() (pipeline.rs: skip-bad policy, batches, LoadSummary)
 //!           ─► dyn ObservationSink: store::IndexSink (queue + B+tree + R*-tree in one
 //!              database; store.rs has the layout) or NullSink (a dry run)
@@ -15,7 +18,8 @@
 //! `quire load-csv --db` uses.
 //!
 //! Reading back: [`query::MeteoView`] (range by station and time, window and kNN over
-//! the five measures, sizes).
+//! the five measures, sizes); [`aggregate`] (per-station period buckets of one measure,
+//! streamed over the B+tree). `quire load-csv --inspect` is [`inspect`].
 //!
 //! An [`Observation`] is one row: a station name, a time in seconds since
 //! 1970-01-01T00:00 (civil times without a zone are taken as UTC), and the measures in
@@ -34,28 +38,40 @@
 //!
 //! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`, `store.rs`.
 
+pub mod aggregate;
 pub mod calibration;
 mod chunk;
 pub mod fields;
+pub mod files;
 pub mod fit;
 pub mod generator;
+pub mod inspect;
+mod melt;
 pub mod page_cache;
 pub mod parallel;
+pub mod period;
 pub mod pipeline;
 pub mod query;
 pub mod reader;
 pub mod record;
 pub mod schema;
+pub mod sniff;
 pub mod sort_feed;
+mod source;
 pub mod store;
+pub mod timefmt;
 pub mod timing;
+mod transform;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
+pub use period::PeriodPattern;
 pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
 pub use query::MeteoView;
 pub use reader::{ObservationReader, RawRow, ReadOutcome};
-pub use schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
+pub use schema::{
+    ColumnRef, Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema, StationSpec, TextEncoding, TimeSpec,
+};
 pub use store::IndexSink;
 
 /// The number of measures of the default schema and of the paper's records (dimension 5).
@@ -74,6 +90,9 @@ pub struct Observation {
     pub time: i64,
     /// Measures in schema order; `None` = missing (`NA`, empty, a sentinel).
     pub measures: Vec<Option<f64>>,
+    /// The measures that are the R*-tree's dimensions (`--index-measures`); `None`:
+    /// all of them, when there are exactly [`store::DIMENSIONS`].
+    pub index_measures: Option<[usize; store::DIMENSIONS]>,
 }
 
 impl Observation {
@@ -91,6 +110,17 @@ impl Observation {
         let mut point = [0.0; D];
         for (slot, value) in point.iter_mut().zip(&self.measures) {
             *slot = (*value)?;
+        }
+        Some(point)
+    }
+
+    /// The R*-tree's point of this row: the [`Observation::index_measures`], or
+    /// [`Observation::point`] without them; `None` when one of them is missing.
+    pub fn index_point(&self) -> Option<[f64; store::DIMENSIONS]> {
+        let Some(chosen) = self.index_measures else { return self.point() };
+        let mut point = [0.0; store::DIMENSIONS];
+        for (slot, &measure) in point.iter_mut().zip(&chosen) {
+            *slot = (*self.measures.get(measure)?)?;
         }
         Some(point)
     }

@@ -33,6 +33,7 @@ use quiredb_engine::{Database, Durability, WriteTxn};
 use quiredb_structures::queue::{Queue, RecordId};
 
 use super::Observation;
+use super::aggregate::RecordLayout;
 use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::{ObservationReader, RawRow};
 use super::record::RecordEncoding;
@@ -61,6 +62,8 @@ pub struct ParallelConfig {
     /// The database's file, if it has one: its written pages are dropped from the page
     /// cache while the load runs (`page_cache.rs`).
     pub db_file: Option<PathBuf>,
+    /// Where the measures are in the raw records, recorded in `meteo.meta` for `agg`.
+    pub record_layout: Option<RecordLayout>,
 }
 
 /// A message to the index thread.
@@ -322,7 +325,7 @@ fn finish_meta(
 ) -> Result<Ending> {
     if !matches!(ending, Ending::Abort) {
         keys.finish(txn)?;
-        write_meta(txn, &config.measure_names, encoding)?;
+        write_meta(txn, &config.measure_names, encoding, config.record_layout.as_ref())?;
         let now = Mark::now();
         stats.finish_time += now.wall.duration_since(tail.wall);
         stats.times.tail_index_cpu += now.cpu.saturating_sub(tail.cpu);

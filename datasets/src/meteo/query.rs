@@ -68,13 +68,18 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
 
     /// Records of `station` with `from <= time <= to`, in time order.
     pub fn range(&self, station: &str, from: i64, to: i64) -> Result<Vec<Found>> {
+        self.range_first(station, from, to, usize::MAX)
+    }
+
+    /// The first `limit` records of [`MeteoView::range`] (the scan stops there).
+    pub fn range_first(&self, station: &str, from: i64, to: i64, limit: usize) -> Result<Vec<Found>> {
         let station = station.to_owned();
         let (mut low, mut high) = (Vec::new(), Vec::new());
         encode_key(&station, from, &mut low);
         encode_key(&station, to, &mut high);
         let btree = BTree::open(self.txn, BTREE_NAME)?;
         let mut found = Vec::new();
-        for entry in btree.range(Bound::Included(&low), Bound::Included(&high)) {
+        for entry in btree.range(Bound::Included(&low), Bound::Included(&high)).take(limit) {
             let (_, value) = entry?;
             let id =
                 decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;

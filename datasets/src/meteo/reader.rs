@@ -1,34 +1,40 @@
-//! Streaming CSV → [`Observation`] reader over any `Read`, built on the `csv` crate.
+//! Streaming CSV → [`Observation`] reader over one or more inputs, built on the `csv`
+//! crate.
 //!
-//! Opening: a UTF-8 BOM is dropped; the delimiter is detected from the first line when
-//! the schema says `Auto` (the most frequent of `,` `;` tab outside quotes); the first
-//! row is a header or data per [`HeaderMode`]; named columns are resolved against the
-//! header. Every row must have as many fields as the header (or, without header, as the
-//! first row): fewer is a "short row", more a "long row". Decimal commas are accepted
-//! whenever the delimiter is not `,`. CRLF and quoted fields (with delimiters, quotes,
-//! newlines inside) are the `csv` crate's job.
+//! Each input is opened by `source.rs`: a UTF-8 BOM is dropped, the layout detected on
+//! its first bytes (`sniff.rs`: delimiter, preamble, header), Latin-1 or another legacy
+//! encoding transcoded and whitespace-aligned columns split (`transform.rs`), named
+//! columns resolved against the header. Every row must have as many fields as the
+//! header (or, without header, as the first row): fewer is a "short row", more a "long
+//! row". Decimal commas are accepted whenever the delimiter is not `,`. CRLF and quoted
+//! fields are the `csv` crate's job.
+//!
+//! Long rows are one observation each; wide and variable-column rows go through
+//! `melt.rs`, whose observations carry a raw record of their own. Several inputs
+//! ([`ObservationReader::from_files`]) are read one after the other; their errors then
+//! name the file ([`Error::InFile`]).
 //!
 //! Per-row problems come back as [`ReadOutcome::Bad`] (the caller skips or stops);
 //! only I/O failures and schema/opening problems are `Err`. Only the fields the schema
 //! uses are decoded; other columns may hold anything, including non-UTF-8 bytes.
 
-use std::cell::Cell;
-use std::io::{Chain, Cursor, Read};
+use std::collections::VecDeque;
+use std::io::Read;
 
 use csv::ByteRecord;
 
 use super::Observation;
-use super::fields::{self, DateCache, Reason};
+use super::aggregate::RecordLayout;
+use super::fields;
+use super::melt::{MadeQueue, Pivot, PivotRow};
+use super::period::Period;
 use super::record::{FieldPacker, RecordEncoding};
-use super::schema::{ColumnRef, Delimiter, HeaderMode, MissingValues, Schema, StationSpec, TimeSpec};
-use crate::error::{ColumnLabel, Error, Result};
-
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-const BUFFER_BYTES: usize = 256 * 1024;
-const PEEK_BYTES: usize = 64 * 1024;
-
-/// The input as the `csv` crate reads it: the peeked start, then the rest.
-type Input<R> = Chain<Cursor<Vec<u8>>, R>;
+use super::schema::{Layout, MissingValues, Schema};
+use super::sniff::Sniffed;
+use super::source::{Source, TimePlan, without_unit};
+use super::store::DIMENSIONS;
+use super::timefmt::{Clock, TimeFormat};
+use crate::error::{Error, Result};
 
 /// What one call to [`ObservationReader::read`] found.
 #[derive(Debug)]
@@ -41,251 +47,319 @@ pub enum ReadOutcome {
     End,
 }
 
-/// Resolved column positions of a schema.
-#[derive(Debug, Clone)]
-struct Plan {
-    station: Result<usize, String>,
-    time: TimePlan,
-    measures: Vec<usize>,
-}
-
-#[derive(Debug, Clone)]
-enum TimePlan {
-    Timestamp(usize),
-    Parts([usize; 3], Option<usize>),
-}
-
 /// Reads observations one by one, reusing its buffers.
 pub struct ObservationReader<R: Read> {
-    csv: csv::Reader<Input<R>>,
-    plan: Plan,
-    missing: MissingValues,
-    delimiter: u8,
-    decimal_comma: bool,
-    header: Option<Vec<String>>,
-    expected_fields: usize,
-    pending: Option<ByteRecord>,
+    source: Source<R>,
+    inputs: VecDeque<(String, R)>,
+    named_errors: bool,
+    schema: Schema,
+    clock: Clock,
     record: ByteRecord,
+    made: MadeQueue,
+    /// The raw record of the current made observation.
+    out: ByteRecord,
+    /// True when the current row is a made observation (`out`), not `record`.
+    made_current: bool,
+    pivot: Option<Pivot>,
+    measure_names: Vec<String>,
     raw: Vec<u8>,
+    index_measures: Option<[usize; DIMENSIONS]>,
     packer: FieldPacker,
-    offset_bytes: u64,
-    date_cache: Cell<DateCache>,
+    bytes_before: u64,
 }
 
 impl<R: Read> ObservationReader<R> {
     /// Opens `input` with `schema`: reads the first row, decides on the header and
     /// resolves the columns. Errors: empty input, columns that do not exist.
     pub fn new(input: R, schema: &Schema) -> Result<Self> {
-        schema.validate()?;
-        let (start, rest) = peek(input)?;
-        let offset_bytes = if start.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
-        let delimiter = match schema.delimiter {
-            Delimiter::Byte(byte) => byte,
-            Delimiter::Auto => detect_delimiter(&start[offset_bytes..]),
-        };
-        let mut start = Cursor::new(start);
-        start.set_position(offset_bytes as u64);
-        let mut csv = csv::ReaderBuilder::new()
-            .delimiter(delimiter)
-            .has_headers(false)
-            .flexible(true)
-            .buffer_capacity(BUFFER_BYTES)
-            .from_reader(start.chain(rest));
-        let mut first = ByteRecord::new();
-        if !csv.read_byte_record(&mut first).map_err(csv_error)? {
-            return Err(Error::Empty("no rows, not even a header".into()));
-        }
-        let is_header = match schema.header {
-            HeaderMode::Present => true,
-            HeaderMode::Absent => false,
-            HeaderMode::Auto => !first.iter().any(looks_numeric),
-        };
-        let header = is_header.then(|| first.iter().map(|f| String::from_utf8_lossy(f).trim().to_owned()).collect());
-        let mut reader = ObservationReader {
-            csv,
-            plan: Plan { station: Err(String::new()), time: TimePlan::Timestamp(0), measures: Vec::new() },
-            missing: schema.missing.clone(),
-            delimiter,
-            decimal_comma: delimiter != b',',
-            header,
-            expected_fields: first.len(),
-            pending: (!is_header).then_some(first),
-            record: ByteRecord::new(),
-            raw: Vec::new(),
-            packer: FieldPacker::new(delimiter),
-            offset_bytes: offset_bytes as u64,
-            date_cache: Cell::new(DateCache::default()),
-        };
-        reader.plan = reader.resolve(schema)?;
+        Self::open(None, input, VecDeque::new(), schema)
+    }
+
+    /// Opens several named inputs, read one after the other as one load; the names
+    /// appear in errors and give the station of [`super::StationSpec::FileName`].
+    pub fn from_files(inputs: Vec<(String, R)>, schema: &Schema) -> Result<Self> {
+        let mut inputs: VecDeque<_> = inputs.into();
+        let (name, first) = inputs.pop_front().ok_or_else(|| Error::Argument("no input file".into()))?;
+        let named = !inputs.is_empty();
+        let mut reader = Self::open(Some(name), first, inputs, schema)?;
+        reader.named_errors = named;
         Ok(reader)
     }
 
-    /// The header's column names, if the file has a header.
+    fn open(name: Option<String>, input: R, inputs: VecDeque<(String, R)>, schema: &Schema) -> Result<Self> {
+        schema.validate()?;
+        let source = open_source(name, input, schema, !inputs.is_empty())?;
+        let measure_names = match &schema.layout {
+            Layout::Long => source.plan.measures.iter().map(|&index| source.column_name(index)).collect(),
+            Layout::Wide { measure, .. } => vec![measure.clone()],
+            Layout::Variable { elements, .. } => elements.clone(),
+        };
+        let pivot = match &schema.layout {
+            Layout::Variable { elements, .. } => Some(Pivot::new(elements.clone())),
+            _ => None,
+        };
+        let format = match &schema.time {
+            super::TimeSpec::Joined { format: Some(format), .. } => Some(TimeFormat::new(format)?),
+            _ => None,
+        };
+        let clock =
+            Clock { format, utc_offset_seconds: schema.utc_offset_seconds, zone: schema.time_zone, ..Clock::default() };
+        Ok(ObservationReader {
+            packer: FieldPacker::new(source.delimiter),
+            source,
+            inputs,
+            named_errors: false,
+            schema: schema.clone(),
+            clock,
+            record: ByteRecord::new(),
+            made: MadeQueue::default(),
+            out: ByteRecord::new(),
+            made_current: false,
+            pivot,
+            measure_names,
+            raw: Vec::new(),
+            index_measures: None,
+            bytes_before: 0,
+        })
+    }
+
+    /// The header's column names, if the (current) input has a header.
     pub fn header(&self) -> Option<&[String]> {
-        self.header.as_deref()
+        self.source.header.as_deref()
     }
 
-    /// The delimiter in use (detected or given).
+    /// The delimiter in use (detected or given; a tab for whitespace-aligned columns).
     pub fn delimiter(&self) -> u8 {
-        self.delimiter
+        self.source.delimiter
     }
 
-    /// Names of the measures, from the header or as `column N`.
+    /// What was detected at the start of the (current) input.
+    pub fn sniffed(&self) -> &Sniffed {
+        &self.source.sniffed
+    }
+
+    /// Names of the measures: from the header (or `column N`), the wide table's
+    /// measure, or the variable-column table's elements.
     pub fn measure_names(&self) -> Vec<String> {
-        let name = |index: usize| self.label(index).name.unwrap_or_else(|| format!("column {}", index + 1));
-        self.plan.measures.iter().map(|&index| name(index)).collect()
+        self.measure_names.clone()
     }
 
-    /// Byte offset of the current row's start in the input (for progress display).
+    /// Makes the measures named `names` (or numbered from 0 among the measures) the
+    /// R*-tree's dimensions, in that order; exactly [`DIMENSIONS`] of them.
+    pub fn set_index_measures(&mut self, names: &[String]) -> Result<()> {
+        let names_list = self.measure_names.join(", ");
+        let find = |name: &String| {
+            let named = |m: &String| m.eq_ignore_ascii_case(name) || without_unit(m).eq_ignore_ascii_case(name);
+            let by_name = self.measure_names.iter().position(named);
+            let by_number = || name.parse::<usize>().ok().filter(|&i| i < self.measure_names.len());
+            by_name.or_else(by_number).ok_or_else(|| {
+                Error::Argument(format!("--index-measures: no measure {name:?}; the measures are: {names_list}"))
+            })
+        };
+        let chosen: Vec<usize> = names.iter().map(find).collect::<Result<_>>()?;
+        let chosen = <[usize; DIMENSIONS]>::try_from(chosen).map_err(|chosen| {
+            let got = chosen.len();
+            Error::Argument(format!(
+                "--index-measures takes {DIMENSIONS} measures (the R*-tree's dimensions), got {got}"
+            ))
+        })?;
+        self.index_measures = Some(chosen);
+        Ok(())
+    }
+
+    /// Where the measures are in the raw records this reader hands out (for `agg`):
+    /// the measure columns of long rows, or fields 2… of made observations.
+    pub fn record_layout(&self) -> RecordLayout {
+        let mut layout = match self.schema.layout {
+            Layout::Long => {
+                RecordLayout::new(self.source.delimiter, self.source.plan.measures.clone(), &self.schema.missing)
+            }
+            _ => RecordLayout::new(
+                self.source.delimiter,
+                (2..2 + self.measure_names.len()).collect(),
+                &MissingValues::default(),
+            ),
+        };
+        layout.index_measures = self.index_measures.map(|chosen| chosen.to_vec());
+        layout
+    }
+
+    /// Byte offset of the current row's start in the inputs (for progress display).
     pub fn position_bytes(&self) -> u64 {
-        self.offset_bytes + self.record.position().map_or(0, |position| position.byte())
+        self.bytes_before + self.source.position_bytes(&self.record)
     }
 
-    /// 1-based line of the current row.
+    /// 1-based line of the current row in its input.
     pub fn line(&self) -> u64 {
-        self.record.position().map_or(0, |position| position.line())
+        match self.made_current {
+            true => self.out.position().map_or(0, |position| position.line()),
+            false => self.source.line(&self.record),
+        }
     }
 
     /// Reads the next row into `observation`.
     pub fn read(&mut self, observation: &mut Observation) -> Result<ReadOutcome> {
-        if let Some(first) = self.pending.take() {
-            self.record = first;
-        } else if !self.csv.read_byte_record(&mut self.record).map_err(csv_error)? {
-            return Ok(ReadOutcome::End);
+        loop {
+            observation.index_measures = self.index_measures;
+            if self.made.pop_into(observation, &mut self.out) {
+                self.made_current = true;
+                return Ok(ReadOutcome::Row);
+            }
+            self.made_current = false;
+            if !self.next_record()? {
+                return Ok(ReadOutcome::End);
+            }
+            let decoded = match self.schema.layout {
+                Layout::Long => self.decode(observation).map(|()| true),
+                Layout::Wide { .. } => self.melt_wide(observation).map(|()| false),
+                Layout::Variable { .. } => self.pivot_row(observation).map(|()| false),
+            };
+            match decoded {
+                Ok(true) => return Ok(ReadOutcome::Row),
+                Ok(false) => {}
+                Err(error) => return Ok(ReadOutcome::Bad(self.in_file(error))),
+            }
         }
-        Ok(match self.decode(observation) {
-            Ok(()) => ReadOutcome::Row,
-            Err(error) => ReadOutcome::Bad(error),
-        })
     }
 
     /// The current row re-joined with the delimiter (fields quoted when they hold the
     /// delimiter, a quote or a line break), without line terminator.
     pub fn raw_record(&mut self) -> &[u8] {
-        join(&self.record, self.delimiter, &mut self.raw);
+        let record = if self.made_current { &self.out } else { &self.record };
+        join(record, self.source.delimiter, &mut self.raw);
         &self.raw
     }
 
     /// The current row's raw record, joined only when asked for ([`RawRow`]).
     pub fn row(&mut self) -> RawRow<'_> {
-        RawRow { record: &self.record, packer: &self.packer, joined: &mut self.raw, ready: false }
+        let record = if self.made_current { &self.out } else { &self.record };
+        RawRow { record, packer: &self.packer, joined: &mut self.raw, ready: false }
+    }
+
+    /// Reads the next input row into `record`, going on to the next input at the end
+    /// of one (the pivot hands out its last station first); false after the last.
+    fn next_record(&mut self) -> Result<bool> {
+        loop {
+            if self.source.next(&mut self.record).map_err(|error| self.in_file(error))? {
+                return Ok(true);
+            }
+            if let Some(pivot) = self.pivot.as_mut() {
+                pivot.flush(&mut self.made);
+                if !self.made.is_empty() {
+                    self.record.clear();
+                    return Ok(true);
+                }
+            }
+            let Some((name, input)) = self.inputs.pop_front() else { return Ok(false) };
+            self.bytes_before += self.source.end_bytes();
+            self.source = open_source(Some(name), input, &self.schema, true)?;
+            self.packer = FieldPacker::new(self.source.delimiter);
+        }
     }
 
     fn decode(&self, observation: &mut Observation) -> Result<()> {
-        self.check_width()?;
-        self.decode_station(&mut observation.station)?;
-        observation.time = self.decode_time()?;
+        let source = &self.source;
+        let record = &self.record;
+        source.check_width(record)?;
+        source.decode_station(record, &mut observation.station)?;
+        observation.time = source.decode_time(record, &self.clock)?;
         observation.measures.clear();
-        for &index in &self.plan.measures {
-            let field = &self.record[index];
-            let value = fields::parse_measure(field, self.decimal_comma, &self.missing)
-                .map_err(|reason| self.field_error(index, reason))?;
-            observation.measures.push(value);
+        for &index in &source.plan.measures {
+            observation.measures.push(source.measure(record, index)?);
         }
         Ok(())
     }
 
-    fn check_width(&self) -> Result<()> {
-        let width = self.record.len();
-        if width < self.expected_fields {
-            let reason = format!("short row: {width} fields, expected {}", self.expected_fields);
-            return Err(Error::csv(self.line(), self.label(width), reason, self.record.as_slice()));
+    /// One wide row: an observation per period column (none when a cell is bad).
+    fn melt_wide(&mut self, scratch: &mut Observation) -> Result<()> {
+        if self.record.is_empty() {
+            return Ok(());
         }
-        if width > self.expected_fields {
-            let reason = format!("long row: {width} fields, expected {}", self.expected_fields);
-            let extra = &self.record[self.expected_fields];
-            return Err(Error::csv(self.line(), self.label(self.expected_fields), reason, extra));
-        }
-        Ok(())
-    }
-
-    /// Sets `station` (the previous row's, when the observation is reused) to this
-    /// row's station; unchanged when it is the same.
-    fn decode_station(&self, station: &mut String) -> Result<()> {
-        match &self.plan.station {
-            Err(constant) if station == constant => {}
-            Err(constant) => constant.clone_into(station),
-            Ok(index) => {
-                let field = self.record[*index].trim_ascii();
-                if field == station.as_bytes() && !field.is_empty() {
-                    return Ok(());
+        let (source, record) = (&self.source, &self.record);
+        source.check_width(record)?;
+        source.decode_station(record, &mut scratch.station)?;
+        let int = |index: usize| fields::parse_int(&record[index]).map_err(|r| source.field_error(record, index, r));
+        let row_date = match &source.plan.time {
+            TimePlan::Timestamp(index) => (Some(int(*index)?), None),
+            TimePlan::Joined(columns) if columns.len() == 2 => (Some(int(columns[0])?), Some(int(columns[1])?)),
+            _ => (None, None),
+        };
+        let line = source.line(record);
+        self.made.start(&scratch.station, 1);
+        for &(index, period) in &source.plan.periods {
+            match wide_cell(source, record, (index, period), row_date, &self.clock) {
+                Ok(None) => {}
+                Ok(Some((value, time))) => {
+                    self.made.push(time, line, std::iter::once((value, record[index].trim_ascii())));
                 }
-                station.clear();
-                let text = std::str::from_utf8(field).map_err(|_| self.field_error(*index, "not UTF-8"))?;
-                if text.is_empty() {
-                    return Err(self.field_error(*index, "empty station"));
+                Err(error) => {
+                    self.made.start("", 1);
+                    return Err(error);
                 }
-                station.push_str(text);
             }
         }
         Ok(())
     }
 
-    fn decode_time(&self) -> Result<i64> {
-        match self.plan.time {
-            TimePlan::Timestamp(index) => fields::parse_timestamp_cached(&self.record[index], &self.date_cache)
-                .map_err(|reason| self.field_error(index, reason)),
-            TimePlan::Parts([year, month, day], hour) => {
-                let int = |index: usize| fields::parse_int(&self.record[index]).map_err(|r| self.field_error(index, r));
-                let hour_value = hour.map(int).transpose()?.unwrap_or(0);
-                fields::civil_seconds(int(year)?, int(month)?, int(day)?, hour_value)
-                    .map_err(|reason| self.field_error(hour.unwrap_or(day), reason))
-            }
+    /// One variable-column row: its value goes to the pivot when its element is kept.
+    fn pivot_row(&mut self, scratch: &mut Observation) -> Result<()> {
+        let (source, record) = (&self.source, &self.record);
+        let (Some(pivot), Some((variable, value_index))) = (self.pivot.as_mut(), source.plan.variable) else {
+            return Ok(());
+        };
+        if record.is_empty() {
+            return Ok(());
+        }
+        source.check_width(record)?;
+        let element = String::from_utf8_lossy(record[variable].trim_ascii());
+        let Some(slot) = pivot.slot(&element) else { return Ok(()) };
+        source.decode_station(record, &mut scratch.station)?;
+        let time = source.decode_time(record, &self.clock)?;
+        let value = source.measure(record, value_index)?;
+        let text = record[value_index].trim_ascii();
+        let row = PivotRow { station: &scratch.station, time, slot, value, text, line: source.line(record) };
+        pivot.add(row, &mut self.made)
+    }
+
+    /// `error` naming the current file, when several are read.
+    fn in_file(&self, error: Error) -> Error {
+        match (&self.source.name, self.named_errors) {
+            (Some(file), true) => Error::InFile { file: file.clone(), source: Box::new(error) },
+            _ => error,
         }
     }
+}
 
-    fn field_error(&self, index: usize, reason: Reason) -> Error {
-        let text = self.record.get(index).unwrap_or_default();
-        Error::csv(self.line(), self.label(index), reason, text)
+/// One period cell of a wide row: its value and time (UTC); `None` for a missing cell
+/// of a day the month does not have (31 April). `row_date` is the row's year and
+/// month, for periods that lack them.
+fn wide_cell<R: Read>(
+    source: &Source<R>,
+    record: &ByteRecord,
+    (index, period): (usize, Period),
+    row_date: (Option<i64>, Option<i64>),
+    clock: &Clock,
+) -> Result<Option<(Option<f64>, i64)>> {
+    let value = source.measure(record, index)?;
+    let year = period.year.or(row_date.0).ok_or_else(|| {
+        Error::Schema("month-name and day columns need the year column (--time YEAR, or YEAR,MONTH for days)".into())
+    })?;
+    let month = if period.month == 0 { row_date.1 } else { Some(period.month) };
+    let month = month.ok_or_else(|| Error::Schema("day columns need --time YEAR,MONTH".into()))?;
+    match fields::civil_seconds(year, month, period.day, 0).and_then(|civil| clock.to_utc(civil)) {
+        Ok(time) => Ok(Some((value, time))),
+        Err(_) if value.is_none() && period.month == 0 => Ok(None),
+        Err(reason) => Err(source.field_error(record, index, reason)),
     }
+}
 
-    fn label(&self, index: usize) -> ColumnLabel {
-        let name = self.header.as_ref().and_then(|names| names.get(index)).cloned();
-        ColumnLabel { number: index + 1, name }
-    }
-
-    fn resolve(&self, schema: &Schema) -> Result<Plan> {
-        let station = match &schema.station {
-            StationSpec::Column(column) => Ok(self.resolve_column(column)?),
-            StationSpec::Constant(name) => Err(name.clone()),
-        };
-        let time = match &schema.time {
-            TimeSpec::Timestamp(column) => TimePlan::Timestamp(self.resolve_column(column)?),
-            TimeSpec::Parts { year, month, day, hour } => TimePlan::Parts(
-                [self.resolve_column(year)?, self.resolve_column(month)?, self.resolve_column(day)?],
-                hour.as_ref().map(|column| self.resolve_column(column)).transpose()?,
-            ),
-        };
-        let measures = schema.measures.iter().map(|column| self.resolve_column(column)).collect::<Result<_>>()?;
-        Ok(Plan { station, time, measures })
-    }
-
-    fn resolve_column(&self, column: &ColumnRef) -> Result<usize> {
-        let index = match column {
-            ColumnRef::Index(index) => *index,
-            ColumnRef::Name(name) => self.find_name(name)?,
-        };
-        if index >= self.expected_fields {
-            return Err(Error::Schema(format!(
-                "column index {index} is past the end: rows have {} fields (columns count from 0)",
-                self.expected_fields
-            )));
-        }
-        Ok(index)
-    }
-
-    fn find_name(&self, name: &str) -> Result<usize> {
-        let Some(header) = &self.header else {
-            return Err(Error::Schema(format!(
-                "column {name:?} is named, but the first row is not a header; give column numbers (from 0)"
-            )));
-        };
-        let exact = header.iter().position(|column| column == name);
-        let loose = || header.iter().position(|column| column.eq_ignore_ascii_case(name));
-        exact
-            .or_else(loose)
-            .ok_or_else(|| Error::Schema(format!("no column {name:?}; the header has: {}", header.join(", "))))
-    }
+/// Opens one input; with `named`, an opening error names the file.
+fn open_source<R: Read>(name: Option<String>, input: R, schema: &Schema, named: bool) -> Result<Source<R>> {
+    let file = name.clone();
+    Source::open(name, input, schema).map_err(|error| match file {
+        Some(file) if named => Error::InFile { file, source: Box::new(error) },
+        _ => error,
+    })
 }
 
 /// A row's raw record ([`ObservationReader::raw_record`]) that is joined only if
@@ -334,38 +408,6 @@ fn join(record: &ByteRecord, delimiter: u8, out: &mut Vec<u8>) {
     }
 }
 
-/// Reads up to [`PEEK_BYTES`] from the start of `input` (less only at its end).
-fn peek<R: Read>(mut input: R) -> Result<(Vec<u8>, R)> {
-    let mut start = Vec::with_capacity(PEEK_BYTES);
-    (&mut input).take(PEEK_BYTES as u64).read_to_end(&mut start)?;
-    Ok((start, input))
-}
-
-/// The most frequent of `,` `;` tab outside quotes in the first line; `,` on ties.
-fn detect_delimiter(start: &[u8]) -> u8 {
-    let mut counts = [0usize; 3];
-    let mut quoted = false;
-    for &byte in start {
-        match byte {
-            b'"' => quoted = !quoted,
-            b'\n' if !quoted => break,
-            b',' if !quoted => counts[0] += 1,
-            b';' if !quoted => counts[1] += 1,
-            b'\t' if !quoted => counts[2] += 1,
-            _ => {}
-        }
-    }
-    let candidates = [b',', b';', b'\t'];
-    let best = (0..3).max_by_key(|&i| (counts[i], std::cmp::Reverse(i))).unwrap_or(0);
-    candidates[best]
-}
-
-fn looks_numeric(field: &[u8]) -> bool {
-    let text = field.trim_ascii();
-    let unsigned = text.strip_prefix(b"-").unwrap_or(text);
-    unsigned.first().is_some_and(u8::is_ascii_digit)
-}
-
 fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
     let needs_quotes = field.iter().any(|&b| b == delimiter || b == b'"' || b == b'\n' || b == b'\r');
     if !needs_quotes {
@@ -380,17 +422,4 @@ fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
         out.push(byte);
     }
     out.push(b'"');
-}
-
-fn csv_error(error: csv::Error) -> Error {
-    let line = error.position().map_or(0, |position| position.line());
-    match error.into_kind() {
-        csv::ErrorKind::Io(io) => Error::Io(io),
-        other => Error::Csv {
-            line,
-            column: ColumnLabel { number: 0, name: None },
-            reason: format!("malformed CSV: {other:?}"),
-            text: String::new(),
-        },
-    }
 }

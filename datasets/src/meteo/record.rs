@@ -286,20 +286,53 @@ pub fn unpack(packed: &[u8], out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(raw);
         return Ok(());
     }
-    let mut nibbles = packed.iter().flat_map(|&byte| [byte >> 4, byte & 15]);
-    while let Some(nibble) = nibbles.next() {
-        out.push(match nibble {
-            0..=9 => b'0' + nibble,
-            10..=14 => SYMBOLS[usize::from(nibble - 10)],
-            _ => match (nibbles.next(), nibbles.next()) {
-                (None, _) => break,
-                (Some(high), Some(low)) => high << 4 | low,
-                (Some(_), None) => return Err(Error::Schema("a packed queue record ends inside an escape".into())),
-            },
-        });
+    out.reserve(packed.len() * 2);
+    let nibble = |n: usize| if n.is_multiple_of(2) { packed[n / 2] >> 4 } else { packed[n / 2] & 15 };
+    let total = packed.len() * 2;
+    let mut n = 0;
+    while n < total {
+        // A whole byte of two plain nibbles: one table look-up.
+        if n.is_multiple_of(2) && PAIRS[usize::from(packed[n / 2])][0] != 0 {
+            out.extend_from_slice(&PAIRS[usize::from(packed[n / 2])]);
+            n += 2;
+            continue;
+        }
+        match nibble(n) {
+            ESCAPE if n + 1 == total => break,
+            ESCAPE if n + 2 == total => {
+                return Err(Error::Schema("a packed queue record ends inside an escape".into()));
+            }
+            ESCAPE => {
+                out.push(nibble(n + 1) << 4 | nibble(n + 2));
+                n += 3;
+            }
+            plain => {
+                out.push(BYTES[usize::from(plain)]);
+                n += 1;
+            }
+        }
     }
     Ok(())
 }
+
+/// The byte of each plain nibble (0–14).
+const BYTES: [u8; 15] = [b'0', b'1', b'2', b'3', b'4', b'5', b'6', b'7', b'8', b'9', b',', b'.', b'-', b':', b'T'];
+
+/// The two bytes of each packed byte whose nibbles are both plain; `[0, 0]` for a byte
+/// with an escape or padding nibble (no plain nibble decodes to 0).
+const PAIRS: [[u8; 2]; 256] = {
+    let mut pairs = [[0u8; 2]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (high, low) = (byte >> 4, byte & 15);
+        if high < ESCAPE as usize && low < ESCAPE as usize {
+            pairs[byte] = [BYTES[high], BYTES[low]];
+        }
+        byte += 1;
+    }
+    pairs
+};
+const _: () = assert!(BYTES[10] == SYMBOLS[0] && BYTES[14] == SYMBOLS[4], "BYTES follows the nibble table");
 
 #[cfg(test)]
 mod tests {

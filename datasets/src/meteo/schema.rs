@@ -7,6 +7,8 @@
 //! resolved against the header by `reader.rs`; a name that is absent is an
 //! [`Error::Schema`] listing the columns that exist.
 
+pub use encoding_rs::Encoding;
+
 use crate::error::{Error, Result};
 
 /// A column of the input: by header name or by 0-based position.
@@ -39,6 +41,24 @@ pub enum StationSpec {
     Column(ColumnRef),
     /// One station for the whole file (files of a single site).
     Constant(String),
+    /// The file's name without its extensions (`berlin.csv.gz` → `berlin`).
+    FileName,
+    /// A field of a preamble line: 1-based line of the file, 1-based field in it.
+    Preamble {
+        /// 1-based line, counted from the file's first line.
+        line: usize,
+        /// 1-based field of that line (split by the delimiter).
+        field: usize,
+    },
+}
+
+impl StationSpec {
+    /// The station of a file named `path` ([`StationSpec::FileName`]).
+    pub fn file_stem(path: &str) -> String {
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(name);
+        name.rsplit_once('.').map_or(name, |(stem, _)| stem).to_owned()
+    }
 }
 
 /// Where the time comes from.
@@ -58,6 +78,14 @@ pub enum TimeSpec {
         /// Hour column (0–23), if any.
         hour: Option<ColumnRef>,
     },
+    /// One or more columns joined with a space, then parsed with `format` (strftime
+    /// style, see `timefmt.rs`), or as [`TimeSpec::Timestamp`] without a format.
+    Joined {
+        /// The columns, in the order they are joined.
+        columns: Vec<ColumnRef>,
+        /// The strftime-style format, if any.
+        format: Option<String>,
+    },
 }
 
 /// The field delimiter.
@@ -67,6 +95,70 @@ pub enum Delimiter {
     Auto,
     /// This byte.
     Byte(u8),
+    /// Runs of spaces and tabs (whitespace-aligned columns, as in ISD-Lite).
+    Whitespace,
+}
+
+/// Lines before the header (station metadata, units, comments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preamble {
+    /// The leading lines whose field count differs from the body's.
+    Auto,
+    /// Exactly this many lines.
+    Lines(usize),
+}
+
+/// The text encoding of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEncoding {
+    /// UTF-8 when the start of the input is valid UTF-8, else Windows-1252 (Latin-1).
+    Auto,
+    /// This encoding (UTF-8 input is passed through unchanged).
+    Named(&'static encoding_rs::Encoding),
+}
+
+/// The IANA time zone `name` (`Europe/Berlin`, `America/Denver`, `UTC`).
+pub fn time_zone(name: &str) -> Result<chrono_tz::Tz> {
+    name.trim().parse().map_err(|_| {
+        Error::Argument(format!(
+            "unknown time zone {name:?}; give an IANA name such as Europe/Berlin or America/Denver"
+        ))
+    })
+}
+
+impl TextEncoding {
+    /// An encoding by its WHATWG label (`latin1`, `windows-1250`, `utf-8`, …).
+    pub fn from_label(label: &str) -> Result<Self> {
+        encoding_rs::Encoding::for_label(label.trim().as_bytes()).map(TextEncoding::Named).ok_or_else(|| {
+            Error::Argument(format!("unknown text encoding {label:?} (try latin1, windows-1250, utf-8)"))
+        })
+    }
+}
+
+/// How rows map to observations.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Layout {
+    /// One observation per row (the measures are columns).
+    Long,
+    /// One row per station (or per year), one column per period: each period column
+    /// whose header matches `pattern` becomes one observation of the measure `measure`.
+    Wide {
+        /// How period columns are named.
+        pattern: super::period::PeriodPattern,
+        /// The name of the one measure the cells hold.
+        measure: String,
+    },
+    /// One row per (station, time, element): rows whose `variable` column holds one of
+    /// `elements` are gathered into one observation per (station, time), the `value`
+    /// column giving the measure.
+    Variable {
+        /// The column naming the element (GHCN-Daily `ELEMENT`).
+        variable: ColumnRef,
+        /// The column holding the value.
+        value: ColumnRef,
+        /// The elements kept, in measure order.
+        elements: Vec<String>,
+    },
 }
 
 /// Whether the first row is a header.
@@ -115,6 +207,23 @@ pub struct Schema {
     pub measures: Vec<ColumnRef>,
     /// Missing-value markers.
     pub missing: MissingValues,
+    /// Lines before the header.
+    pub preamble: Preamble,
+    /// Long, wide or variable-column rows.
+    pub layout: Layout,
+    /// Seconds east of UTC of times written without a zone (e.g. 3600 for UTC+01:00).
+    pub utc_offset_seconds: i64,
+    /// The time zone of times written without one (daylight saving included); wins
+    /// over `utc_offset_seconds`.
+    pub time_zone: Option<chrono_tz::Tz>,
+    /// Text encoding.
+    pub encoding: TextEncoding,
+    /// Sentinels of single value columns, beyond [`Schema::missing`].
+    pub column_sentinels: Vec<(ColumnRef, Vec<f64>)>,
+    /// Quality flags: (value column, its flag column).
+    pub flags: Vec<(ColumnRef, ColumnRef)>,
+    /// Flag values that drop the value (it counts as missing); empty: any non-empty flag.
+    pub drop_flags: Vec<String>,
 }
 
 impl Default for Schema {
@@ -129,6 +238,14 @@ impl Default for Schema {
             time: TimeSpec::Timestamp(ColumnRef::Index(1)),
             measures: (2..2 + super::DEFAULT_MEASURES).map(ColumnRef::Index).collect(),
             missing: MissingValues::default(),
+            preamble: Preamble::Auto,
+            layout: Layout::Long,
+            utc_offset_seconds: 0,
+            time_zone: None,
+            encoding: TextEncoding::Auto,
+            column_sentinels: Vec::new(),
+            flags: Vec::new(),
+            drop_flags: Vec::new(),
         }
     }
 }
@@ -199,7 +316,12 @@ impl Schema {
 
     /// Checks what can be checked without the input: at least one measure.
     pub fn validate(&self) -> Result<()> {
-        if self.measures.is_empty() {
+        if let Layout::Variable { elements, .. } = &self.layout
+            && elements.is_empty()
+        {
+            return Err(Error::Schema("the variable-column layout names no element to keep (--measures)".into()));
+        }
+        if self.measures.is_empty() && self.layout == Layout::Long {
             return Err(Error::Schema("the schema names no measure column".into()));
         }
         Ok(())
@@ -222,8 +344,12 @@ impl Schema {
                 columns.extend([year, month, day]);
                 columns.extend(hour.as_ref());
             }
+            TimeSpec::Joined { columns: joined, .. } => columns.extend(joined),
         }
         columns.extend(self.measures.iter());
+        if let Layout::Variable { variable, value, .. } = &self.layout {
+            columns.extend([variable, value]);
+        }
         columns
     }
 }

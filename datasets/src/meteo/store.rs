@@ -93,6 +93,7 @@ use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::rtree::RTree;
 
 use super::Observation;
+use super::aggregate::{LAYOUT_KEY, RecordLayout};
 pub(crate) use super::chunk::Chunk;
 use super::pipeline::ObservationSink;
 use super::reader::RawRow;
@@ -270,10 +271,18 @@ pub(crate) fn write_records(
     Ok(())
 }
 
-/// Records `measure_names` and the record encoding in `meteo.meta`.
-pub(crate) fn write_meta(txn: &WriteTxn<'_>, measure_names: &[String], encoding: RecordEncoding) -> Result<()> {
+/// Records `measure_names`, the record encoding and the record layout in `meteo.meta`.
+pub(crate) fn write_meta(
+    txn: &WriteTxn<'_>,
+    measure_names: &[String],
+    encoding: RecordEncoding,
+    layout: Option<&RecordLayout>,
+) -> Result<()> {
     let mut meta = BTree::open_or_create(txn, META_NAME)?;
     meta.insert(b"measures", measure_names.join(",").as_bytes())?;
+    if let Some(layout) = layout {
+        meta.insert(LAYOUT_KEY, &layout.encode())?;
+    }
     if encoding == RecordEncoding::Nibble {
         meta.insert(ENCODING_KEY, NIBBLE_V1)?;
     }
@@ -322,6 +331,7 @@ pub struct IndexSink<'db> {
     encoding: RecordEncoding,
     bulk: Option<(Vec<u64>, Vec<f64>)>,
     measure_names: Vec<String>,
+    record_layout: Option<RecordLayout>,
     bulk_limit: usize,
     stats: SinkStats,
 }
@@ -345,9 +355,16 @@ impl<'db> IndexSink<'db> {
             encoding,
             bulk: empty.then(|| (Vec::new(), Vec::new())),
             measure_names,
+            record_layout: None,
             bulk_limit: BULK_POINTS_LIMIT,
             stats: SinkStats::default(),
         })
+    }
+
+    /// Records `layout` in `meteo.meta` at commit (what `agg` reads measures with).
+    pub fn with_record_layout(mut self, layout: RecordLayout) -> Self {
+        self.record_layout = Some(layout);
+        self
     }
 
     /// Sets how many points are held for the R-tree's bulk load (default
@@ -411,7 +428,7 @@ impl<'db> IndexSink<'db> {
         self.flush_bulk()?;
         let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
         self.keys.finish(txn)?;
-        write_meta(txn, &self.measure_names, self.encoding)?;
+        write_meta(txn, &self.measure_names, self.encoding, self.record_layout.as_ref())?;
         self.stats.finish_time += started.elapsed();
         let started = std::time::Instant::now();
         let txn = self.txn.take().ok_or_else(|| Error::Argument("no open transaction".into()))?;

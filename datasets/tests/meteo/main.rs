@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod generator;
+mod layouts;
 mod malformed;
 mod parallel;
 mod real_files;

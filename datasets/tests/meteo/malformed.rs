@@ -4,7 +4,8 @@
 
 use quiredb_datasets::Error;
 use quiredb_datasets::meteo::{
-    ColumnRef, LoadOptions, NullSink, Observation, ObservationReader, ReadOutcome, Schema, StationSpec, TimeSpec, load,
+    ColumnRef, LoadOptions, NullSink, Observation, ObservationReader, ReadOutcome, Schema, StationSpec, TextEncoding,
+    TimeSpec, load,
 };
 
 use super::load_bytes;
@@ -111,18 +112,28 @@ fn headerless_files_and_missing_columns() {
     assert!(message.contains("the header has: station, time"), "{message}");
 }
 
-/// Empty input and non-UTF-8 stations are clear errors; non-UTF-8 elsewhere in a used
-/// number field too.
+/// Empty input is a clear error; so are non-UTF-8 stations when the input is declared
+/// UTF-8. Left to detection, a start that is not UTF-8 is read as Windows-1252.
 #[test]
 fn empty_and_non_utf8_input() {
     assert!(matches!(load_bytes(b"", &Schema::default(), false), Err(Error::Empty(_))));
     let mut input = GOOD.as_bytes().to_vec();
     input.extend_from_slice(b"\xff\xfe,2013-03-01T00:00,1,2,3,4,5\n");
-    match load_bytes(&input, &Schema::default(), false) {
+    let utf8 = Schema { encoding: TextEncoding::Named(encoding_rs_utf8()), ..Schema::default() };
+    match load_bytes(&input, &utf8, false) {
         Err(Error::Csv { line: 3, column, reason, .. }) => {
             assert_eq!((column.number, reason.as_str()), (1, "not UTF-8"))
         }
         other => panic!("expected not UTF-8, got {other:?}"),
+    }
+    let detected = load_bytes(&input, &Schema::default(), false).expect("read as Windows-1252");
+    assert_eq!((detected.rows, detected.stations), (2, 2));
+}
+
+fn encoding_rs_utf8() -> &'static quiredb_datasets::meteo::schema::Encoding {
+    match TextEncoding::from_label("utf-8") {
+        Ok(TextEncoding::Named(encoding)) => encoding,
+        other => panic!("utf-8 is a known label: {other:?}"),
     }
 }
 

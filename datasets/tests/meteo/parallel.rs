@@ -17,6 +17,7 @@ fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quire
         tmp_dir: tmp.path().to_path_buf(),
         rtree_budget: 64 << 10,
         db_file: None,
+        record_layout: None,
     };
     let mut reader = ObservationReader::new(csv, &Schema::default())?;
     let options = LoadOptions { batch_rows, ..LoadOptions::default() };

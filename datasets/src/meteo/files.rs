@@ -1,0 +1,58 @@
+//! The files of a load: folders expanded to their data files (in name order) and
+//! compressed files opened through a decoder (`.gz` with `flate2`, `.zst` with
+//! `zstd`), so `quire load-csv` takes what an archive download leaves.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Extensions of the data files taken from a folder (before `.gz` / `.zst`).
+pub const DATA_EXTENSIONS: [&str; 5] = ["csv", "txt", "dat", "tsv", "asc"];
+
+/// `paths` with each folder replaced by its data files (see [`DATA_EXTENSIONS`]), in
+/// name order; an error for a path that does not exist or a folder with no data file.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            if !path.exists() {
+                return Err(Error::Argument(format!("{} does not exist", path.display())));
+            }
+            files.push(path.clone());
+            continue;
+        }
+        let mut found: Vec<PathBuf> =
+            std::fs::read_dir(path)?.map(|entry| entry.map(|entry| entry.path())).collect::<std::io::Result<_>>()?;
+        found.retain(|file| file.is_file() && is_data_file(file));
+        if found.is_empty() {
+            return Err(Error::Argument(format!(
+                "{} holds no data file ({})",
+                path.display(),
+                DATA_EXTENSIONS.join(", ")
+            )));
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+fn is_data_file(path: &Path) -> bool {
+    let name = path.file_name().map(|name| name.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
+    DATA_EXTENSIONS.iter().any(|extension| name.ends_with(&format!(".{extension}")))
+}
+
+/// `input` (the bytes of the file `path`) decompressed by its extension.
+pub fn decompressed<'a>(path: &Path, input: impl Read + 'a) -> Result<Box<dyn Read + 'a>> {
+    match path.extension().and_then(|extension| extension.to_str()) {
+        Some("gz") => Ok(Box::new(flate2::read::MultiGzDecoder::new(input))),
+        Some("zst") => {
+            let mut decoder = zstd::Decoder::new(input)?;
+            decoder.window_log_max(31)?;
+            Ok(Box::new(decoder))
+        }
+        _ => Ok(Box::new(input)),
+    }
+}

@@ -1,0 +1,446 @@
+//! `quire load-csv --inspect`: the layout of a file's start (`sniff.rs`), a guess of
+//! each column's kind, and the `load-csv` flags that load it.
+//!
+//! Guesses, in order: the layout (wide when three header names are periods, variable
+//! when a text column holds few element codes beside a value column, else long); the
+//! station (a column named like a station, a first column of text, a preamble field,
+//! else the file name); the time (year/month/day[/hour] columns, an ISO or formatted
+//! timestamp, a date column plus a time column); the measures (the other numeric
+//! columns, flag columns left out); sentinels seen among the values. It never reads
+//! past the sample and never writes.
+
+use super::fields::parse_timestamp;
+use super::period::PeriodPattern;
+use super::schema::{Delimiter, MissingValues, Schema};
+use super::sniff::{Sniffed, sniff};
+use super::timefmt::TimeFormat;
+
+/// Formats tried on date columns, then on time-of-day columns.
+const DATE_FORMATS: [&str; 5] = ["%d.%m.%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y %H:%M"];
+const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
+/// Numbers that usually mean "missing" in weather files, beyond the defaults.
+const SENTINELS: [f64; 7] = [9999.0, 99999.0, -9900.0, 999.9, 9999.9, -99.9, 999.0];
+const STATION_NAMES: [&str; 9] = ["station", "stn", "id", "name", "origin", "site", "stations_id", "usaf", "wmo"];
+const ELEMENT_NAMES: [&str; 5] = ["element", "variable", "parameter", "param", "elem"];
+const VALUE_NAMES: [&str; 4] = ["value", "data_value", "val", "wert"];
+
+/// What a column's sampled values look like.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnKind {
+    /// Nothing but missing markers.
+    Empty,
+    /// Integers.
+    Integer,
+    /// Numbers.
+    Number,
+    /// ISO 8601 timestamps or dates.
+    Timestamp,
+    /// Dates (or date-times) in this strftime format.
+    Date(&'static str),
+    /// Times of day in this format.
+    TimeOfDay(&'static str),
+    /// Anything else.
+    Text,
+}
+
+/// One column: name (or `column N`) and kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Header name, or `column N` (1-based) without a header.
+    pub name: String,
+    /// The flag value that names it: the header name, or the 0-based number.
+    pub reference: String,
+    /// What its values look like.
+    pub kind: ColumnKind,
+}
+
+/// The result of an inspection.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    /// What the sniffer found.
+    pub sniffed: Sniffed,
+    /// The columns of the body.
+    pub columns: Vec<Column>,
+    /// "long", "wide (PATTERN)" or "variable-column".
+    pub layout: String,
+    /// The suggested `load-csv` flags, each with its value.
+    pub flags: Vec<(String, Option<String>)>,
+}
+
+/// Inspects the start of an input (BOM removed; `complete` when it is all of it).
+pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
+    let sniffed = sniff(start, complete, schema);
+    let (names, body) = match sniffed.header {
+        true => (sniffed.rows.first().cloned().unwrap_or_default(), sniffed.rows.get(1..).unwrap_or_default()),
+        false => ((0..sniffed.body_fields).map(|i| format!("column {}", i + 1)).collect(), &sniffed.rows[..]),
+    };
+    let decimal_comma = sniffed.delimiter != Delimiter::Byte(b',');
+    let columns: Vec<Column> = names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| {
+            let values: Vec<&str> = body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
+            let reference = if sniffed.header { name.clone() } else { index.to_string() };
+            Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
+        })
+        .collect();
+    let mut guess = Guess { sniffed: &sniffed, columns: &columns, body, used: Vec::new(), flags: Vec::new() };
+    let layout = guess.all(decimal_comma, &schema.missing);
+    let flags = guess.flags;
+    Inspection { sniffed, columns, layout, flags }
+}
+
+fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> ColumnKind {
+    let present: Vec<&str> =
+        values.iter().copied().filter(|v| !missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(v))).collect();
+    if present.is_empty() {
+        return ColumnKind::Empty;
+    }
+    let all = |test: &dyn Fn(&str) -> bool| present.iter().all(|value| test(value));
+    let number = |v: &str| super::fields::parse_measure(v.as_bytes(), decimal_comma, missing).is_ok();
+    for (length, format) in [(8, "%Y%m%d"), (10, "%Y%m%d%H"), (12, "%Y%m%d%H%M")] {
+        let digits = |v: &str| v.len() == length && v.bytes().all(|b| b.is_ascii_digit());
+        if all(&digits) && all(&|v| matches_format(format, v)) {
+            return ColumnKind::Date(format);
+        }
+    }
+    if all(&|v| v.len() == 10 && matches_format("%Y-%m-%d", v)) {
+        return ColumnKind::Date("%Y-%m-%d");
+    }
+    if all(&|v| v.parse::<i64>().is_ok()) {
+        return ColumnKind::Integer;
+    }
+    if all(&number) {
+        return ColumnKind::Number;
+    }
+    if all(&|v| (v.contains('-') || v.contains('/')) && parse_timestamp(v.as_bytes()).is_ok()) {
+        return ColumnKind::Timestamp;
+    }
+    for format in DATE_FORMATS {
+        if all(&|v| matches_format(format, v)) {
+            return ColumnKind::Date(format);
+        }
+    }
+    for format in TIME_FORMATS {
+        if all(&|v| matches_format(&format!("%Y-%m-%d {format}"), &format!("2000-01-01 {v}"))) {
+            return ColumnKind::TimeOfDay(format);
+        }
+    }
+    ColumnKind::Text
+}
+
+fn matches_format(format: &str, value: &str) -> bool {
+    TimeFormat::new(format).is_ok_and(|compiled| compiled.parse(value).is_ok())
+}
+
+/// The guessing state: columns taken so far and the flags chosen.
+struct Guess<'a> {
+    sniffed: &'a Sniffed,
+    columns: &'a [Column],
+    body: &'a [Vec<String>],
+    used: Vec<usize>,
+    flags: Vec<(String, Option<String>)>,
+}
+
+impl Guess<'_> {
+    fn flag(&mut self, name: &str, value: Option<String>) {
+        self.flags.push((name.to_owned(), value));
+    }
+
+    fn all(&mut self, decimal_comma: bool, missing: &MissingValues) -> String {
+        self.format_flags();
+        let header: Vec<String> = self.columns.iter().map(|c| c.name.clone()).collect();
+        let wide = self.sniffed.header.then(|| PeriodPattern::detect(&header)).flatten();
+        let variable = self.variable_columns();
+        self.station(wide.is_some());
+        let layout = match (wide, variable) {
+            (Some(pattern), _) => {
+                self.wide(pattern);
+                format!("wide ({})", pattern.name())
+            }
+            (None, Some((element, value))) => {
+                self.time();
+                self.variable(element, value);
+                "variable-column".to_owned()
+            }
+            (None, None) => {
+                self.time();
+                self.measures();
+                "long".to_owned()
+            }
+        };
+        self.sentinels(decimal_comma, missing);
+        layout
+    }
+
+    fn format_flags(&mut self) {
+        let delimiter = match self.sniffed.delimiter {
+            Delimiter::Byte(b'\t') => "tab".to_owned(),
+            Delimiter::Byte(byte) => char::from(byte).to_string(),
+            _ => "whitespace".to_owned(),
+        };
+        self.flag("--delimiter", Some(delimiter));
+        self.flag("--skip-lines", Some(self.sniffed.preamble_lines.to_string()));
+        self.flag(if self.sniffed.header { "--header" } else { "--no-header" }, None);
+        if !self.sniffed.utf8 {
+            self.flag("--encoding", Some("windows-1252".into()));
+        }
+    }
+
+    fn find(&self, names: &[&str], kind: impl Fn(&ColumnKind) -> bool) -> Option<usize> {
+        let named = |column: &Column| {
+            let name = super::source::without_unit(&column.name).to_ascii_lowercase();
+            names.iter().any(|candidate| name == *candidate)
+        };
+        (0..self.columns.len())
+            .find(|&i| !self.used.contains(&i) && named(&self.columns[i]) && kind(&self.columns[i].kind))
+    }
+
+    fn take(&mut self, index: usize) -> String {
+        self.used.push(index);
+        self.columns[index].reference.clone()
+    }
+
+    fn variable_columns(&self) -> Option<(usize, usize)> {
+        let codes = |index: usize| {
+            let values: std::collections::BTreeSet<&str> =
+                self.body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
+            let code = |v: &&str| v.len() <= 8 && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            !values.is_empty() && values.len() <= 40 && values.len() * 2 <= self.body.len() && values.iter().all(code)
+        };
+        let text = |kind: &ColumnKind| *kind == ColumnKind::Text;
+        let element = self.find(&ELEMENT_NAMES, text).or_else(|| {
+            let candidates = (0..self.columns.len()).filter(|&i| text(&self.columns[i].kind));
+            candidates.skip(1).find(|&i| codes(i))
+        })?;
+        let numeric = |kind: &ColumnKind| matches!(kind, ColumnKind::Integer | ColumnKind::Number);
+        let value = self
+            .find(&VALUE_NAMES, numeric)
+            .or_else(|| (element + 1..self.columns.len()).find(|&i| numeric(&self.columns[i].kind)))?;
+        Some((element, value))
+    }
+
+    fn station(&mut self, wide: bool) {
+        let text = |kind: &ColumnKind| *kind == ColumnKind::Text;
+        let station = self
+            .find(&STATION_NAMES, |_| true)
+            .or_else(|| self.columns.first().is_some_and(|first| text(&first.kind)).then_some(0));
+        let station = station.filter(|&i| !wide || PeriodPattern::detect(&[self.columns[i].name.clone()]).is_none());
+        if let Some(index) = station {
+            let reference = self.take(index);
+            self.flag("--station", Some(reference));
+        } else if let Some(place) = self.preamble_station() {
+            self.flag("--station-from-preamble", Some(place));
+        } else {
+            self.flag("--station-from-file", None);
+        }
+    }
+
+    /// `ROW,COL` of a station in the preamble: under a station-like label of a label
+    /// line followed by a value line (`name,lat\nBerlin,52.5`); else in the first line,
+    /// the field after a label (`Station: X`, `Station;X`) or its first field. `None`
+    /// for a label line without a station label.
+    fn preamble_station(&self) -> Option<String> {
+        let preamble = &self.sniffed.preamble;
+        let first = preamble.iter().position(|fields| fields.iter().any(|f| !f.is_empty()))?;
+        let fields = &preamble[first];
+        let is_label =
+            |field: &String| STATION_NAMES.contains(&field.trim_end_matches(':').to_ascii_lowercase().as_str());
+        if let Some(values) = preamble.get(first + 1).filter(|values| values.len() == fields.len() && fields.len() > 2)
+        {
+            let column = fields.iter().position(is_label).filter(|&c| !values[c].is_empty())?;
+            return Some(format!("{},{}", first + 2, column + 1));
+        }
+        let labelled = fields.len() > 1 && (is_label(&fields[0]) || fields[0].ends_with(':'));
+        Some(format!("{},{}", first + 1, if labelled { 2 } else { 1 }))
+    }
+
+    fn time(&mut self) {
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        let parts =
+            [&["year", "yr", "jahr"][..], &["month", "mo", "monat"], &["day", "dy", "tag"], &["hour", "hr", "stunde"]];
+        let found: Vec<Option<usize>> = parts.iter().map(|names| self.find(names, int)).collect();
+        if let [Some(_), Some(_), Some(_), _] = found[..] {
+            let references: Vec<String> = found.iter().flatten().map(|&i| self.take(i)).collect();
+            return self.flag("--time", Some(references.join(",")));
+        }
+        if !self.sniffed.header && self.columns.len() >= 5 && (0..4).all(|i| int(&self.columns[i].kind)) {
+            self.used.extend(0..4);
+            return self.flag("--time", Some("0,1,2,3".into()));
+        }
+        let free = |guess: &Self, test: &dyn Fn(&ColumnKind) -> bool| {
+            (0..guess.columns.len()).find(|&i| !guess.used.contains(&i) && test(&guess.columns[i].kind))
+        };
+        if let Some(index) = free(self, &|kind| *kind == ColumnKind::Timestamp) {
+            let reference = self.take(index);
+            return self.flag("--time", Some(reference));
+        }
+        let Some(date) = free(self, &|kind| matches!(kind, ColumnKind::Date(_))) else { return };
+        let ColumnKind::Date(date_format) = self.columns[date].kind else { return };
+        let date_reference = self.take(date);
+        match free(self, &|kind| matches!(kind, ColumnKind::TimeOfDay(_))) {
+            Some(time) => {
+                let ColumnKind::TimeOfDay(time_format) = self.columns[time].kind else { return };
+                let time_reference = self.take(time);
+                self.flag("--time", Some(format!("{date_reference},{time_reference}")));
+                self.flag("--time-format", Some(format!("{date_format} {time_format}")));
+            }
+            None => match self.hour_after(date) {
+                Some(hour) => {
+                    let hour_reference = self.take(hour);
+                    self.flag("--time", Some(format!("{date_reference},{hour_reference}")));
+                    self.flag("--time-format", Some(format!("{date_format} %H")));
+                }
+                None => {
+                    self.flag("--time", Some(date_reference));
+                    self.flag("--time-format", Some(date_format.to_owned()));
+                }
+            },
+        }
+    }
+
+    /// An hour column beside a date column without time of day: named like an hour,
+    /// or (without header) the next column when it holds integers 0–24.
+    fn hour_after(&self, date: usize) -> Option<usize> {
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        if let Some(hour) = self.find(&["hour", "hr", "stunde", "hh"], int) {
+            return Some(hour);
+        }
+        let next = date + 1;
+        let hours = |row: &Vec<String>| {
+            row.get(next).and_then(|v| v.parse::<i64>().ok()).is_some_and(|h| (0..=24).contains(&h))
+        };
+        let fits =
+            !self.sniffed.header && self.columns.get(next).is_some_and(|c| int(&c.kind)) && self.body.iter().all(hours);
+        fits.then_some(next)
+    }
+
+    fn measures(&mut self) {
+        let flag_like = |name: &str| {
+            let lower = name.to_ascii_lowercase();
+            ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word)) || lower == "no" || lower == "eor"
+        };
+        let measures: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| {
+                !self.used.contains(&i) && matches!(self.columns[i].kind, ColumnKind::Integer | ColumnKind::Number)
+            })
+            .filter(|&i| !flag_like(&self.columns[i].name))
+            .collect();
+        let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
+        self.flag("--measures", Some(references.join(",")));
+    }
+
+    fn wide(&mut self, pattern: PeriodPattern) {
+        self.flag("--wide", Some(pattern.name().to_owned()));
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        let year = (!pattern.has_year()).then(|| self.find(&["year", "yr", "jahr"], int)).flatten();
+        let month = (pattern == PeriodPattern::DayNumbers).then(|| self.find(&["month", "mo", "monat"], int)).flatten();
+        let references: Vec<String> = year.into_iter().chain(month).map(|index| self.take(index)).collect();
+        if !references.is_empty() {
+            self.flag("--time", Some(references.join(",")));
+        }
+        self.flag("--wide-measure", Some("value".into()));
+    }
+
+    fn variable(&mut self, element: usize, value: usize) {
+        let mut elements: Vec<&str> = Vec::new();
+        for row in self.body {
+            if let Some(code) = row.get(element).filter(|code| !elements.contains(&code.as_str())) {
+                elements.push(code);
+            }
+        }
+        let elements = elements.join(",");
+        let (element, value) = (self.take(element), self.take(value));
+        self.flag("--variable-column", Some(element));
+        self.flag("--value-column", Some(value));
+        self.flag("--measures", Some(elements));
+    }
+
+    /// `--na` for the usual sentinels that stand out in their column: every other
+    /// value of the column is less than half their magnitude (a PM2.5 of 999 among
+    /// values up to 900 is data, a temperature of 999.9 among values up to 30 is not).
+    fn sentinels(&mut self, decimal_comma: bool, missing: &MissingValues) {
+        let mut seen: Vec<f64> = Vec::new();
+        for &index in &self.used {
+            let parse = |f: &String| super::fields::parse_measure(f.as_bytes(), decimal_comma, missing).ok().flatten();
+            let values: Vec<f64> = self.body.iter().filter_map(|row| row.get(index).and_then(parse)).collect();
+            for &candidate in SENTINELS.iter().filter(|s| values.contains(s)) {
+                let others = values.iter().filter(|&&v| v != candidate).fold(0.0f64, |most, v| most.max(v.abs()));
+                if others < candidate.abs() / 2.0 && !seen.contains(&candidate) {
+                    seen.push(candidate);
+                }
+            }
+        }
+        if !seen.is_empty() {
+            let list: Vec<String> = seen.iter().map(f64::to_string).collect();
+            self.flag("--na", Some(list.join(",")));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(text: &str) -> Vec<(String, Option<String>)> {
+        inspect(text.as_bytes(), true, &Schema::default()).flags
+    }
+
+    fn value<'a>(flags: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
+        flags.iter().find(|(flag, _)| flag == name).and_then(|(_, value)| value.as_deref())
+    }
+
+    /// A long file with a preamble, separate date and time columns, a sentinel.
+    #[test]
+    fn long_with_preamble_and_split_time() {
+        let text = "Station;Hof\nDatum;Zeit;T (C);QN\n01.01.2020;01:00;1,5;3\n01.01.2020;02:00;9999,9;3\n01.01.2020;24:00;2;3\n";
+        let found = flags(text);
+        assert_eq!(value(&found, "--skip-lines"), Some("1"));
+        assert_eq!(value(&found, "--station-from-preamble"), Some("1,2"));
+        assert_eq!(value(&found, "--time"), Some("Datum,Zeit"));
+        assert_eq!(value(&found, "--time-format"), Some("%d.%m.%Y %H:%M"));
+        assert_eq!(value(&found, "--measures"), Some("T (C)"));
+        assert_eq!(value(&found, "--na"), Some("9999.9"));
+    }
+
+    /// GHCN-Daily rows (no header) are a variable-column table; a monthly table with
+    /// month columns is wide.
+    #[test]
+    fn variable_and_wide() {
+        let text = "USW1,20200101,TMAX,150,,,W,\nUSW1,20200101,TMIN,-20,,,W,\nUSW1,20200101,PRCP,0,,,W,\n\
+                    USW1,20200102,TMAX,160,,,W,\nUSW1,20200102,TMIN,-10,,,W,\nUSW1,20200102,PRCP,5,,,W,\n";
+        let found = flags(text);
+        assert_eq!(value(&found, "--variable-column"), Some("2"));
+        assert_eq!(value(&found, "--value-column"), Some("3"));
+        assert_eq!(value(&found, "--measures"), Some("TMAX,TMIN,PRCP"));
+        assert_eq!(value(&found, "--time-format"), Some("%Y%m%d"));
+        let wide = inspect(b"station,year,Jan,Feb,Mar\nA,2020,1.5,2,3\nB,2020,1,2,3\n", true, &Schema::default());
+        assert_eq!(wide.layout, "wide (months)");
+        assert_eq!(value(&wide.flags, "--time"), Some("year"));
+    }
+
+    /// Three more archive styles: DWD product files (padded `;` fields, YYYYMMDDHH,
+    /// quality and end-of-record columns), Meteostat (no header, date and hour
+    /// columns) and Open-Meteo (a metadata block, a blank line, then the table).
+    #[test]
+    fn dwd_meteostat_and_open_meteo() {
+        let dwd = "STATIONS_ID;MESS_DATUM;QN_9;TT_TU;RF_TU;eor\n        3;1950040101;    5;   5.7;  83.0;eor\n\
+                   3;1950040102;    5;   5.2;  85.0;eor\n";
+        let found = flags(dwd);
+        assert_eq!(value(&found, "--time"), Some("MESS_DATUM"));
+        assert_eq!(value(&found, "--time-format"), Some("%Y%m%d%H"));
+        assert_eq!(value(&found, "--measures"), Some("TT_TU,RF_TU"));
+        let meteostat = "2020-01-01,0,7.2,4.2,81,,\n2020-01-01,1,7.0,4.4,83,,\n2020-01-01,2,6.8,4.5,85,,\n";
+        let found = flags(meteostat);
+        assert_eq!(value(&found, "--time"), Some("0,1"));
+        assert_eq!(value(&found, "--time-format"), Some("%Y-%m-%d %H"));
+        assert_eq!(value(&found, "--measures"), Some("2,3,4"));
+        assert!(found.iter().any(|(flag, _)| flag == "--station-from-file"));
+        let open_meteo = "latitude,longitude,elevation,timezone\n52.52,13.41,38.0,GMT\n\n\
+                          time,temperature_2m (C),rain (mm)\n2023-01-01T00:00,1.2,0\n2023-01-01T01:00,1.0,0.1\n";
+        let found = flags(open_meteo);
+        assert_eq!(value(&found, "--skip-lines"), Some("3"));
+        assert_eq!(value(&found, "--time"), Some("time"));
+        assert_eq!(value(&found, "--measures"), Some("temperature_2m (C),rain (mm)"));
+    }
+}

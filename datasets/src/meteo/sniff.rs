@@ -1,0 +1,241 @@
+//! Layout detection on the first bytes of an input (at most `reader.rs`'s peek): the
+//! delimiter, the preamble, whether the first row after it is a header, and the text
+//! encoding. Used by `ObservationReader::new` and by `quire load-csv --inspect`.
+//!
+//! - Delimiter (when `Auto`): each of `;` tab `,` `|` splits every sampled line; the
+//!   *body width* of a candidate is its most frequent field count after the first line
+//!   (ties: the wider). The candidate whose body width is > 1 and shared by the most
+//!   lines wins (ties in that order, so `1,5;2,3` rows are `;` with decimal commas);
+//!   with none, runs of whitespace when they split the lines alike, else `,`.
+//! - Preamble (when `Auto`): the leading lines that start with `#` or have fewer fields
+//!   than the body (station metadata above the header), and a metadata block ended by
+//!   a blank line; `--skip-lines` when they do not.
+//! - Header (when `Auto`): the first row after the preamble is a header when none of
+//!   its fields starts like a number, or when one of its fields is no number (nor a
+//!   missing marker) where the next row has a number (`2020_01` above `1.5`), or when
+//!   three of its fields name periods (`period.rs`); always for a wide layout.
+//!
+//! Lines are split by `\n` (a quoted field holding a line break only spoils the sample).
+
+use super::period::PeriodPattern;
+use super::schema::{Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema};
+
+/// Lines sampled from the start of the input.
+pub const SAMPLE_LINES: usize = 200;
+
+/// What the start of an input looks like.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sniffed {
+    /// The delimiter found (or given): a byte or [`Delimiter::Whitespace`].
+    pub delimiter: Delimiter,
+    /// Lines before the header (or first data row).
+    pub preamble_lines: usize,
+    /// Bytes of those lines, terminators included.
+    pub preamble_bytes: usize,
+    /// The preamble lines' fields (trimmed).
+    pub preamble: Vec<Vec<String>>,
+    /// True when the first row after the preamble is a header.
+    pub header: bool,
+    /// Field count of most body rows.
+    pub body_fields: usize,
+    /// The first rows after the preamble (header included), split into fields.
+    pub rows: Vec<Vec<String>>,
+    /// True when the sample is valid UTF-8.
+    pub utf8: bool,
+}
+
+/// Detects the layout of `start` (the input's first bytes, BOM removed); `complete` is
+/// true when `start` holds the whole input (else its last, partial line is ignored).
+pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
+    let lines = sample_lines(start, complete);
+    let delimiter = match schema.delimiter {
+        Delimiter::Auto => detect_delimiter(&lines),
+        given => given,
+    };
+    let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, delimiter)).collect();
+    let body_fields = body_width(&split);
+    let preamble_lines = match schema.preamble {
+        Preamble::Lines(count) => count.min(lines.len()),
+        Preamble::Auto => detect_preamble(&lines, &split, body_fields),
+    };
+    let mut line_ends = start.iter().enumerate().filter(|&(_, &byte)| byte == b'\n').map(|(at, _)| at + 1);
+    let preamble_bytes = preamble_lines.checked_sub(1).map_or(0, |last| line_ends.nth(last).unwrap_or(start.len()));
+    let rows = split[preamble_lines..].to_vec();
+    let header = match schema.header {
+        HeaderMode::Present => true,
+        HeaderMode::Absent => false,
+        HeaderMode::Auto if matches!(schema.layout, Layout::Wide { .. }) => true,
+        HeaderMode::Auto => rows.first().is_some_and(|first| is_header(first, rows.get(1), &schema.missing)),
+    };
+    let utf8 = match std::str::from_utf8(start) {
+        Ok(_) => true,
+        Err(error) => error.error_len().is_none() && !complete,
+    };
+    Sniffed {
+        delimiter,
+        preamble_lines,
+        preamble_bytes,
+        preamble: split[..preamble_lines].to_vec(),
+        header,
+        body_fields,
+        rows,
+        utf8,
+    }
+}
+
+/// The complete lines of `start` (without `\r\n`), at most [`SAMPLE_LINES`].
+fn sample_lines(start: &[u8], complete: bool) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = start.split(|&byte| byte == b'\n').collect();
+    let last_is_partial = !complete || lines.last().is_some_and(|line| line.is_empty());
+    if last_is_partial && lines.len() > 1 {
+        lines.pop();
+    }
+    lines.truncate(SAMPLE_LINES);
+    lines.into_iter().map(|line| line.strip_suffix(b"\r").unwrap_or(line)).collect()
+}
+
+/// The fields of one line, trimmed (lossy UTF-8). Quotes are honoured as the `csv`
+/// crate does for one line (a quoted field may hold the delimiter; `""` is a quote);
+/// a `csv` reader per sampled line would cost more than the load of a small file.
+pub fn split_line(line: &[u8], delimiter: Delimiter) -> Vec<String> {
+    let text = |field: &[u8]| String::from_utf8_lossy(field).trim().to_owned();
+    let byte = match delimiter {
+        Delimiter::Byte(byte) => byte,
+        Delimiter::Auto => b',',
+        Delimiter::Whitespace => {
+            return line.split(u8::is_ascii_whitespace).filter(|f| !f.is_empty()).map(text).collect();
+        }
+    };
+    let (mut fields, mut field, mut quoted) = (Vec::new(), Vec::new(), false);
+    let mut bytes = line.iter().copied().peekable();
+    while let Some(current) = bytes.next() {
+        match current {
+            b'"' if quoted && bytes.peek() == Some(&b'"') => {
+                field.push(b'"');
+                bytes.next();
+            }
+            b'"' => quoted = !quoted,
+            _ if current == byte && !quoted => fields.push(text(&std::mem::take(&mut field))),
+            _ => field.push(current),
+        }
+    }
+    fields.push(text(&field));
+    fields
+}
+
+/// The most frequent field count after the first line (ties: the larger); the first
+/// line's count when it is alone.
+fn body_width(split: &[Vec<String>]) -> usize {
+    let body = if split.len() > 1 { &split[1..] } else { split };
+    let mut counts = std::collections::BTreeMap::<usize, usize>::new();
+    for fields in body {
+        *counts.entry(fields.len()).or_default() += 1;
+    }
+    counts.into_iter().max_by_key(|&(width, lines)| (lines, width)).map_or(0, |(width, _)| width)
+}
+
+fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
+    let mut best: Option<(usize, Delimiter)> = None;
+    for byte in [b';', b'\t', b',', b'|'] {
+        let delimiter = Delimiter::Byte(byte);
+        let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, delimiter)).collect();
+        let width = body_width(&split);
+        let agreeing = split.iter().filter(|fields| fields.len() == width).count();
+        if width > 1 && best.is_none_or(|(lines, _)| agreeing > lines) {
+            best = Some((agreeing, delimiter));
+        }
+    }
+    if let Some((_, delimiter)) = best {
+        return delimiter;
+    }
+    let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, Delimiter::Whitespace)).collect();
+    if body_width(&split) > 1 { Delimiter::Whitespace } else { Delimiter::Byte(b',') }
+}
+
+/// The leading lines that start with `#` or have fewer fields than the body; when a
+/// blank line among the first [`BLANK_LINE_REACH`] lines is followed by a line of the
+/// body's width and no line above it has that width, everything up to it too (a
+/// metadata block wider than the body).
+fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -> usize {
+    let is_preamble = |index: usize| lines[index].starts_with(b"#") || split[index].len() < body_fields;
+    let blank = (0..lines.len().min(BLANK_LINE_REACH))
+        .filter(|&index| lines[index].trim_ascii().is_empty())
+        .rfind(|&index| split.get(index + 1).is_some_and(|next| next.len() == body_fields))
+        .filter(|&index| (0..index).all(|above| split[above].len() != body_fields))
+        .map_or(0, |index| index + 1);
+    let leading = blank + (blank..lines.len()).take_while(|&index| is_preamble(index)).count();
+    if leading == lines.len() { 0 } else { leading }
+}
+
+/// How far down a blank line may end a preamble.
+const BLANK_LINE_REACH: usize = 30;
+
+fn is_header(first: &[String], next: Option<&Vec<String>>, missing: &MissingValues) -> bool {
+    if !first.iter().any(|field| looks_numeric(field)) || PeriodPattern::detect(first).is_some() {
+        return true;
+    }
+    let is_text = |field: &String| !is_number(field) && !missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(field));
+    next.is_some_and(|next| first.iter().zip(next).any(|(head, value)| is_text(head) && is_number(value)))
+}
+
+/// True when `field` is a number (a decimal comma allowed).
+fn is_number(field: &str) -> bool {
+    field.trim().replacen(',', ".", 1).parse::<f64>().is_ok()
+}
+
+/// True when `field` starts like a number (`-3`, `+1,5`, `2013-03-01`).
+pub fn looks_numeric(field: &str) -> bool {
+    let unsigned = field.trim().trim_start_matches(['-', '+']);
+    unsigned.bytes().next().is_some_and(|byte| byte.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sniffed(text: &str) -> Sniffed {
+        sniff(text.as_bytes(), true, &Schema::default())
+    }
+
+    /// A preamble of station metadata above a `;` header with decimal commas.
+    #[test]
+    fn preamble_semicolons_and_header() {
+        let text = "Station;Berlin-Dahlem\nLat;52,45\n\nDatum;Zeit;T2m;RR\n01.01.2020;00:00;1,5;0\n\
+                    01.01.2020;01:00;-0,5;0,2\n01.01.2020;02:00;2;0\n";
+        let found = sniffed(text);
+        assert_eq!(found.delimiter, Delimiter::Byte(b';'));
+        assert_eq!((found.preamble_lines, found.body_fields, found.header), (3, 4, true));
+        assert_eq!(found.preamble[0], ["Station", "Berlin-Dahlem"]);
+        let quoted = split_line(b"724666,\"DENVER, CO\",\"a \"\"b\"\"\",", Delimiter::Byte(b','));
+        assert_eq!(quoted, ["724666", "DENVER, CO", "a \"b\"", ""]);
+        assert_eq!(&text[found.preamble_bytes..found.preamble_bytes + 5], "Datum");
+        let crlf = text.replace('\n', "\r\n");
+        let found = sniffed(&crlf);
+        assert_eq!(&crlf[found.preamble_bytes..found.preamble_bytes + 5], "Datum", "CRLF lines are two bytes longer");
+    }
+
+    /// Whitespace-aligned columns without a header; a header whose names start with
+    /// digits is still a header.
+    #[test]
+    fn whitespace_columns_and_digit_headers() {
+        let found = sniffed("1901 01 01 06   -78 -9999\n1901 01 01 13   -72 -9999\n1901 01 01 20   -94 -9999\n");
+        assert_eq!((found.delimiter, found.header, found.body_fields), (Delimiter::Whitespace, false, 6));
+        let found = sniffed("time,2m_temp,10m_wind\n2020-01-01,1.5,3\n2020-01-02,NA,4\n");
+        assert!(found.header);
+        let found = sniffed("S1,2020-01-01,NA,4\nS1,2020-01-02,1.5,4\n");
+        assert!(!found.header, "a missing marker above a number is no header");
+    }
+
+    /// A metadata block as wide as the body or wider, ended by a blank line (as
+    /// Open-Meteo writes it), is preamble.
+    #[test]
+    fn metadata_block_before_a_blank_line() {
+        let text = "latitude,longitude,elevation,timezone\n52.52,13.41,38.0,GMT\n\ntime,temp (C),rain (mm)\n\
+                    2023-01-01T00:00,1.2,0\n2023-01-01T01:00,1.0,0.1\n";
+        let found = sniffed(text);
+        assert_eq!((found.preamble_lines, found.header, found.body_fields), (3, true, 3));
+        assert_eq!(found.preamble[1][0], "52.52");
+        let found = sniffed("a,b\n1,2\n\n3,4\n");
+        assert_eq!(found.preamble_lines, 0, "a blank line between data rows ends no preamble");
+    }
+}

@@ -1,0 +1,457 @@
+//! One input of a load: opening it (peek, BOM, `sniff.rs`, preamble skipped, the text
+//! layer of `transform.rs`, the `csv` crate), resolving the schema's columns against
+//! its header, and decoding the fields of one row.
+//!
+//! Invariants: `line_offset` is the number of preamble lines, so [`Source::line`] is the
+//! line in the file; every column index of the [`Plan`] is below `expected_fields`.
+//! Read next: `reader.rs`, which pulls rows from a sequence of sources.
+
+use std::io::{Chain, Cursor, Read};
+
+use csv::ByteRecord;
+
+use super::fields::{self, Reason};
+use super::period::Period;
+use super::schema::{ColumnRef, Delimiter, Layout, MissingValues, Schema, StationSpec, TextEncoding, TimeSpec};
+use super::sniff::{Sniffed, sniff, split_line};
+use super::timefmt::Clock;
+use super::transform::TextInput;
+use crate::error::{ColumnLabel, Error, Result};
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+const BUFFER_BYTES: usize = 256 * 1024;
+const PEEK_BYTES: usize = 64 * 1024;
+
+/// The input as the `csv` crate reads it: the peeked start, then the rest, through the
+/// text layer.
+pub(crate) type Input<R> = TextInput<Chain<Cursor<Vec<u8>>, R>>;
+
+/// Resolved column positions of a schema in one input.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// The station column, or the station of every row.
+    pub(crate) station: Result<usize, String>,
+    pub(crate) time: TimePlan,
+    pub(crate) measures: Vec<usize>,
+    /// Wide tables: the period columns.
+    pub(crate) periods: Vec<(usize, Period)>,
+    /// Variable-column tables: the element and value columns.
+    pub(crate) variable: Option<(usize, usize)>,
+    /// How each value column is read, by column index (`None`: the schema's markers).
+    pub(crate) rules: Vec<Option<ValueRule>>,
+    /// The schema's missing markers.
+    pub(crate) missing: MissingValues,
+    /// Flag values that drop a value; empty: any non-empty flag.
+    pub(crate) drop_flags: Vec<String>,
+}
+
+impl Plan {
+    /// A plan that resolves nothing yet, with the schema's value markers.
+    fn empty(schema: &Schema) -> Self {
+        Plan {
+            station: Err(String::new()),
+            time: TimePlan::None,
+            measures: Vec::new(),
+            periods: Vec::new(),
+            variable: None,
+            rules: Vec::new(),
+            missing: schema.missing.clone(),
+            drop_flags: schema.drop_flags.clone(),
+        }
+    }
+}
+
+/// A value column's own missing markers and quality flag column.
+#[derive(Debug, Clone)]
+pub(crate) struct ValueRule {
+    pub(crate) missing: MissingValues,
+    pub(crate) flag: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum TimePlan {
+    Timestamp(usize),
+    Parts([usize; 3], Option<usize>),
+    Joined(Vec<usize>),
+    /// Wide tables whose period names carry the whole date.
+    None,
+}
+
+/// One opened input.
+pub(crate) struct Source<R: Read> {
+    pub(crate) name: Option<String>,
+    pub(crate) csv: csv::Reader<Input<R>>,
+    pub(crate) plan: Plan,
+    pub(crate) delimiter: u8,
+    pub(crate) decimal_comma: bool,
+    pub(crate) header: Option<Vec<String>>,
+    pub(crate) expected_fields: usize,
+    /// The first row, when it is data.
+    pub(crate) pending: Option<ByteRecord>,
+    pub(crate) offset_bytes: u64,
+    pub(crate) line_offset: u64,
+    pub(crate) sniffed: Sniffed,
+}
+
+impl<R: Read> Source<R> {
+    /// Opens `input` (named `name` in messages and for [`StationSpec::FileName`]).
+    pub(crate) fn open(name: Option<String>, input: R, schema: &Schema) -> Result<Self> {
+        let (start, rest) = peek(input)?;
+        let (sniffed, encoding, skip) = sniff_start(&start, schema);
+        let whitespace = sniffed.delimiter == Delimiter::Whitespace;
+        let delimiter = match sniffed.delimiter {
+            Delimiter::Byte(byte) => byte,
+            Delimiter::Whitespace => b'\t',
+            Delimiter::Auto => b',',
+        };
+        let mut start = Cursor::new(start);
+        start.set_position(skip as u64);
+        let mut csv = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(false)
+            .flexible(true)
+            .quoting(!whitespace)
+            .buffer_capacity(BUFFER_BYTES)
+            .from_reader(TextInput::new(start.chain(rest), encoding, whitespace));
+        let mut first = ByteRecord::new();
+        if !csv.read_byte_record(&mut first).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))? {
+            return Err(Error::Empty("no rows, not even a header".into()));
+        }
+        let header = sniffed
+            .header
+            .then(|| first.iter().map(|field| String::from_utf8_lossy(field).trim().to_owned()).collect());
+        let mut source = Source {
+            name,
+            csv,
+            plan: Plan::empty(schema),
+            delimiter,
+            decimal_comma: delimiter != b',',
+            pending: (!sniffed.header).then_some(first.clone()),
+            expected_fields: first.len(),
+            header,
+            offset_bytes: skip as u64,
+            line_offset: sniffed.preamble_lines as u64,
+            sniffed,
+        };
+        source.plan = source.resolve(schema)?;
+        Ok(source)
+    }
+
+    /// Reads the next row into `record`; false at the end.
+    pub(crate) fn next(&mut self, record: &mut ByteRecord) -> Result<bool> {
+        if let Some(first) = self.pending.take() {
+            *record = first;
+            return Ok(true);
+        }
+        self.csv.read_byte_record(record).map_err(|error| csv_error(error, self.line_offset))
+    }
+
+    /// 1-based line in the file of `record`.
+    pub(crate) fn line(&self, record: &ByteRecord) -> u64 {
+        record.position().map_or(0, |position| position.line()) + self.line_offset
+    }
+
+    /// Bytes of the input read so far.
+    pub(crate) fn end_bytes(&self) -> u64 {
+        self.offset_bytes + self.csv.position().byte()
+    }
+
+    /// Byte offset in the input of `record`'s start.
+    pub(crate) fn position_bytes(&self, record: &ByteRecord) -> u64 {
+        self.offset_bytes + record.position().map_or(0, |position| position.byte())
+    }
+
+    #[inline]
+    pub(crate) fn check_width(&self, record: &ByteRecord) -> Result<()> {
+        let width = record.len();
+        if width < self.expected_fields {
+            let reason = format!("short row: {width} fields, expected {}", self.expected_fields);
+            return Err(Error::csv(self.line(record), self.label(width), reason, record.as_slice()));
+        }
+        if width > self.expected_fields {
+            let reason = format!("long row: {width} fields, expected {}", self.expected_fields);
+            let extra = &record[self.expected_fields];
+            return Err(Error::csv(self.line(record), self.label(self.expected_fields), reason, extra));
+        }
+        Ok(())
+    }
+
+    /// Sets `station` (the previous row's, when the observation is reused) to this
+    /// row's station; unchanged when it is the same.
+    #[inline]
+    pub(crate) fn decode_station(&self, record: &ByteRecord, station: &mut String) -> Result<()> {
+        match &self.plan.station {
+            Err(constant) if station == constant => {}
+            Err(constant) => constant.clone_into(station),
+            Ok(index) => {
+                let field = record[*index].trim_ascii();
+                if field == station.as_bytes() && !field.is_empty() {
+                    return Ok(());
+                }
+                station.clear();
+                let text = std::str::from_utf8(field).map_err(|_| self.field_error(record, *index, "not UTF-8"))?;
+                if text.is_empty() {
+                    return Err(self.field_error(record, *index, "empty station"));
+                }
+                station.push_str(text);
+            }
+        }
+        Ok(())
+    }
+
+    /// The row's time in seconds since the epoch (UTC), given the schema's offset or
+    /// time zone for times written without one.
+    #[inline]
+    pub(crate) fn decode_time(&self, record: &ByteRecord, clock: &Clock) -> Result<i64> {
+        let error = |index: usize| move |reason: Reason| self.field_error(record, index, reason);
+        match &self.plan.time {
+            TimePlan::None => Ok(0),
+            TimePlan::Timestamp(index) => {
+                let text = &record[*index];
+                let seconds = fields::parse_timestamp_cached(text, &clock.dates).map_err(error(*index))?;
+                match clock.is_utc() || fields::has_zone(text) {
+                    true => Ok(seconds),
+                    false => clock.to_utc(seconds).map_err(error(*index)),
+                }
+            }
+            TimePlan::Parts([year, month, day], hour) => {
+                let int = |index: usize| fields::parse_int(&record[index]).map_err(error(index));
+                let hour_value = hour.map(int).transpose()?.unwrap_or(0);
+                let civil = fields::civil_seconds(int(*year)?, int(*month)?, int(*day)?, hour_value)
+                    .map_err(error(hour.unwrap_or(*day)))?;
+                clock.to_utc(civil).map_err(error(hour.unwrap_or(*day)))
+            }
+            TimePlan::Joined(columns) => self.joined_time(record, columns, clock),
+        }
+    }
+
+    fn joined_time(&self, record: &ByteRecord, columns: &[usize], clock: &Clock) -> Result<i64> {
+        let mut text = String::new();
+        for (n, &index) in columns.iter().enumerate() {
+            let field =
+                std::str::from_utf8(&record[index]).map_err(|_| self.field_error(record, index, "not UTF-8"))?;
+            if n > 0 {
+                text.push(' ');
+            }
+            text.push_str(field.trim());
+        }
+        let last = columns[columns.len() - 1];
+        let error = |reason| Error::csv(self.line(record), self.label(last), reason, text.as_bytes());
+        let (seconds, zoned) = match &clock.format {
+            Some(format) => format.parse(&text).map(|parsed| (parsed.seconds, parsed.zoned)),
+            None => fields::parse_timestamp(text.as_bytes()).map(|s| (s, fields::has_zone(text.as_bytes()))),
+        }
+        .map_err(error)?;
+        if zoned { Ok(seconds) } else { clock.to_utc(seconds).map_err(error) }
+    }
+
+    /// The measure in column `index`: missing when a marker of its own or the
+    /// schema's, or when its quality flag drops it. Inlined: without per-column rules
+    /// a good field takes only `parse_measure`.
+    #[inline(always)]
+    pub(crate) fn measure(&self, record: &ByteRecord, index: usize) -> Result<Option<f64>> {
+        if self.plan.rules.is_empty()
+            && let Ok(value) = fields::parse_measure(&record[index], self.decimal_comma, &self.plan.missing)
+        {
+            return Ok(value);
+        }
+        self.measure_with_rules(record, index)
+    }
+
+    #[inline(never)]
+    fn measure_with_rules(&self, record: &ByteRecord, index: usize) -> Result<Option<f64>> {
+        let rule = self.plan.rules.get(index).and_then(Option::as_ref);
+        if let Some(flag) = rule.and_then(|rule| rule.flag) {
+            let flag = String::from_utf8_lossy(record[flag].trim_ascii());
+            let drops = &self.plan.drop_flags;
+            if !flag.is_empty() && (drops.is_empty() || drops.iter().any(|drop| drop.eq_ignore_ascii_case(&flag))) {
+                return Ok(None);
+            }
+        }
+        let missing = rule.map_or(&self.plan.missing, |rule| &rule.missing);
+        fields::parse_measure(&record[index], self.decimal_comma, missing)
+            .map_err(|reason| self.field_error(record, index, reason))
+    }
+
+    pub(crate) fn field_error(&self, record: &ByteRecord, index: usize, reason: Reason) -> Error {
+        let text = record.get(index).unwrap_or_default();
+        Error::csv(self.line(record), self.label(index), reason, text)
+    }
+
+    pub(crate) fn label(&self, index: usize) -> ColumnLabel {
+        let name = self.header.as_ref().and_then(|names| names.get(index)).cloned();
+        ColumnLabel { number: index + 1, name }
+    }
+
+    /// The name of column `index`: its header name or `column N`.
+    pub(crate) fn column_name(&self, index: usize) -> String {
+        self.label(index).name.unwrap_or_else(|| format!("column {}", index + 1))
+    }
+
+    fn resolve(&self, schema: &Schema) -> Result<Plan> {
+        let station = match &schema.station {
+            StationSpec::Column(column) => Ok(self.resolve_column(column)?),
+            StationSpec::Constant(name) => Err(name.clone()),
+            StationSpec::FileName => Err(self.file_station()?),
+            StationSpec::Preamble { line, field } => Err(self.preamble_station(*line, *field)?),
+        };
+        let resolve_all =
+            |columns: &[ColumnRef]| columns.iter().map(|c| self.resolve_column(c)).collect::<Result<Vec<_>>>();
+        let wide_with_year = matches!(&schema.layout, Layout::Wide { pattern, .. } if pattern.has_year());
+        let time = match &schema.time {
+            _ if wide_with_year => TimePlan::None,
+            TimeSpec::Timestamp(column) => TimePlan::Timestamp(self.resolve_column(column)?),
+            TimeSpec::Parts { year, month, day, hour } => TimePlan::Parts(
+                [self.resolve_column(year)?, self.resolve_column(month)?, self.resolve_column(day)?],
+                hour.as_ref().map(|column| self.resolve_column(column)).transpose()?,
+            ),
+            TimeSpec::Joined { columns, .. } if columns.is_empty() => {
+                return Err(Error::Schema("--time names no column".into()));
+            }
+            TimeSpec::Joined { columns, .. } => TimePlan::Joined(resolve_all(columns)?),
+        };
+        let mut plan = Plan { station, time, rules: self.rules(schema)?, ..self.plan.clone() };
+        match &schema.layout {
+            Layout::Long => plan.measures = resolve_all(&schema.measures)?,
+            Layout::Wide { pattern, .. } => plan.periods = self.periods(*pattern)?,
+            Layout::Variable { variable, value, .. } => {
+                plan.variable = Some((self.resolve_column(variable)?, self.resolve_column(value)?));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The value rules of the schema's per-column sentinels and flags (none: empty).
+    fn rules(&self, schema: &Schema) -> Result<Vec<Option<ValueRule>>> {
+        if schema.column_sentinels.is_empty() && schema.flags.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut rules: Vec<Option<ValueRule>> = vec![None; self.expected_fields];
+        let default = || ValueRule { missing: schema.missing.clone(), flag: None };
+        for (column, sentinels) in &schema.column_sentinels {
+            let rule = rules[self.resolve_column(column)?].get_or_insert_with(default);
+            rule.missing.sentinels.extend(sentinels);
+        }
+        for (value, flag) in &schema.flags {
+            let flag = self.resolve_column(flag)?;
+            rules[self.resolve_column(value)?].get_or_insert_with(default).flag = Some(flag);
+        }
+        Ok(rules)
+    }
+
+    fn periods(&self, pattern: super::period::PeriodPattern) -> Result<Vec<(usize, Period)>> {
+        let Some(header) = &self.header else {
+            return Err(Error::Schema("a wide table needs a header naming its period columns".into()));
+        };
+        let periods: Vec<_> =
+            header.iter().enumerate().filter_map(|(index, name)| Some((index, pattern.period(name)?))).collect();
+        if periods.is_empty() {
+            return Err(Error::Schema(format!(
+                "no column name matches the period pattern {}; the header has: {}",
+                pattern.name(),
+                header.join(", ")
+            )));
+        }
+        Ok(periods)
+    }
+
+    fn file_station(&self) -> Result<String> {
+        let name = self
+            .name
+            .as_deref()
+            .ok_or_else(|| Error::Argument("the station from the file name needs a file".into()))?;
+        Ok(StationSpec::file_stem(name))
+    }
+
+    fn preamble_station(&self, line: usize, field: usize) -> Result<String> {
+        let preamble = &self.sniffed.preamble;
+        let found = line.checked_sub(1).and_then(|l| preamble.get(l)).and_then(|f| f.get(field.checked_sub(1)?));
+        found.filter(|text| !text.is_empty()).cloned().ok_or_else(|| {
+            let lines: Vec<String> = preamble.iter().map(|fields| fields.join(" | ")).collect();
+            Error::Schema(format!(
+                "the preamble has no field {field} on line {line} (lines and fields count from 1); \
+                 the preamble has {} line(s): {}",
+                preamble.len(),
+                lines.join(" / ")
+            ))
+        })
+    }
+
+    fn resolve_column(&self, column: &ColumnRef) -> Result<usize> {
+        let index = match column {
+            ColumnRef::Index(index) => *index,
+            ColumnRef::Name(name) => self.find_name(name)?,
+        };
+        if index >= self.expected_fields {
+            return Err(Error::Schema(format!(
+                "column index {index} is past the end: rows have {} fields (columns count from 0)",
+                self.expected_fields
+            )));
+        }
+        Ok(index)
+    }
+
+    /// The column named `name`: exactly, then ignoring case, then ignoring a unit in
+    /// parentheses or brackets after the name (`TEMP` finds `TEMP (C)`).
+    fn find_name(&self, name: &str) -> Result<usize> {
+        let Some(header) = &self.header else {
+            return Err(Error::Schema(format!(
+                "column {name:?} is named, but the first row is not a header; give column numbers (from 0) or --header"
+            )));
+        };
+        let exact = header.iter().position(|column| column == name);
+        let loose = || header.iter().position(|column| column.eq_ignore_ascii_case(name));
+        let unit = || header.iter().position(|column| without_unit(column).eq_ignore_ascii_case(without_unit(name)));
+        exact
+            .or_else(loose)
+            .or_else(unit)
+            .ok_or_else(|| Error::Schema(format!("no column {name:?}; the header has: {}", header.join(", "))))
+    }
+}
+
+/// `name` without a trailing unit: `TEMP (C)` → `TEMP`, `RR [mm]` → `RR`.
+pub fn without_unit(name: &str) -> &str {
+    let trimmed = name.trim();
+    match trimmed.rfind(['(', '[']) {
+        Some(at) if at > 0 && trimmed.ends_with([')', ']']) => trimmed[..at].trim_end(),
+        _ => trimmed,
+    }
+}
+
+/// Sniffs the peeked `start`: what was found, the encoding to transcode from (`None`:
+/// UTF-8), and the bytes before the first row (BOM and preamble). The preamble's
+/// fields are decoded with that encoding.
+fn sniff_start(start: &[u8], schema: &Schema) -> (Sniffed, Option<&'static encoding_rs::Encoding>, usize) {
+    let bom = if start.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
+    let mut sniffed = sniff(&start[bom..], start.len() < PEEK_BYTES, schema);
+    let encoding = match schema.encoding {
+        TextEncoding::Auto => (!sniffed.utf8).then_some(encoding_rs::WINDOWS_1252),
+        TextEncoding::Named(encoding) => Some(encoding),
+    };
+    let skip = bom + sniffed.preamble_bytes;
+    if let Some(encoding) = encoding.filter(|encoding| *encoding != encoding_rs::UTF_8) {
+        let (text, _) = encoding.decode_without_bom_handling(&start[bom..skip]);
+        sniffed.preamble = text.lines().map(|line| split_line(line.as_bytes(), sniffed.delimiter)).collect();
+    }
+    (sniffed, encoding, skip)
+}
+
+/// Reads up to [`PEEK_BYTES`] from the start of `input` (less only at its end).
+fn peek<R: Read>(mut input: R) -> Result<(Vec<u8>, R)> {
+    let mut start = Vec::with_capacity(PEEK_BYTES);
+    (&mut input).take(PEEK_BYTES as u64).read_to_end(&mut start)?;
+    Ok((start, input))
+}
+
+fn csv_error(error: csv::Error, line_offset: u64) -> Error {
+    let line = error.position().map_or(0, |position| position.line()) + line_offset;
+    match error.into_kind() {
+        csv::ErrorKind::Io(io) => Error::Io(io),
+        other => Error::Csv {
+            line,
+            column: ColumnLabel { number: 0, name: None },
+            reason: format!("malformed CSV: {other:?}"),
+            text: String::new(),
+        },
+    }
+}

@@ -1,0 +1,146 @@
+//! Times written in a strftime-style format (`--time-format`), parsed with `chrono`.
+//!
+//! The format is compiled once; each field is parsed into chrono's `Parsed` and turned
+//! into seconds since the epoch: `%s` (Unix seconds) as it is, otherwise the date
+//! (`%Y %m %d`, or `%Y %j` day-of-year, …) plus the time of day when the format has
+//! one (midnight otherwise), minus the offset when it has `%z`/`%:z`. The hour
+//! `24:00`, which typical meteorological year files use for the end of the day, is read
+//! as `00:00` of the next day. Read next: `reader.rs` (where a zone-less time gets the
+//! schema's UTC offset).
+
+use std::cell::Cell;
+
+use chrono::format::{Item, Parsed, StrftimeItems};
+use chrono::{LocalResult, NaiveTime, TimeZone};
+
+use super::fields::{DateCache, Reason};
+use crate::error::{Error, Result};
+
+/// A compiled `--time-format`.
+#[derive(Debug, Clone)]
+pub struct TimeFormat {
+    items: Vec<Item<'static>>,
+}
+
+/// A parsed time: seconds since the epoch and whether the text named its zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedTime {
+    /// Seconds since 1970-01-01T00:00:00 (UTC when `zoned`, else civil time).
+    pub seconds: i64,
+    /// True when the text gave an offset or was Unix seconds.
+    pub zoned: bool,
+}
+
+impl TimeFormat {
+    /// Compiles `format`; an error names what chrono refused.
+    pub fn new(format: &str) -> Result<Self> {
+        let items = StrftimeItems::new(format)
+            .parse_to_owned()
+            .map_err(|error| Error::Argument(format!("bad --time-format {format:?}: {error}")))?;
+        Ok(TimeFormat { items })
+    }
+
+    /// Parses `text` (spaces around it are ignored).
+    pub fn parse(&self, text: &str) -> Result<ParsedTime, Reason> {
+        let text = text.trim();
+        match self.parse_exact(text) {
+            Ok(parsed) => Ok(parsed),
+            Err(reason) => match text.find("24:00") {
+                Some(at) => {
+                    let next_day = format!("{}00:00{}", &text[..at], &text[at + 5..]);
+                    let parsed = self.parse_exact(&next_day).map_err(|_| reason)?;
+                    Ok(ParsedTime { seconds: parsed.seconds + 86_400, ..parsed })
+                }
+                None => Err(reason),
+            },
+        }
+    }
+
+    fn parse_exact(&self, text: &str) -> Result<ParsedTime, Reason> {
+        let mut parsed = Parsed::new();
+        chrono::format::parse(&mut parsed, text, self.items.iter()).map_err(|_| "does not match the --time-format")?;
+        if let Some(seconds) = parsed.timestamp() {
+            return Ok(ParsedTime { seconds, zoned: true });
+        }
+        let date = parsed.to_naive_date().map_err(|_| "no complete date in the --time-format")?;
+        if parsed.hour_div_12().is_some() && parsed.minute().is_none() {
+            parsed.set_minute(0).map_err(|_| "bad time of day")?;
+        }
+        let time = match parsed.hour_div_12() {
+            Some(_) => parsed.to_naive_time().map_err(|_| "bad time of day")?,
+            None => NaiveTime::MIN,
+        };
+        let local = date.and_time(time).and_utc().timestamp();
+        let offset = parsed.offset().map(i64::from);
+        Ok(ParsedTime { seconds: local - offset.unwrap_or(0), zoned: offset.is_some() })
+    }
+}
+
+/// What a time is parsed with: the date cache, the `--time-format`, and how a time
+/// written without zone becomes UTC (a fixed offset, or a time zone with its
+/// daylight-saving rules, `chrono-tz`).
+#[derive(Debug, Default)]
+pub(crate) struct Clock {
+    pub(crate) dates: Cell<DateCache>,
+    pub(crate) format: Option<TimeFormat>,
+    pub(crate) utc_offset_seconds: i64,
+    pub(crate) zone: Option<chrono_tz::Tz>,
+}
+
+impl Clock {
+    /// True when zone-less times are UTC already.
+    pub(crate) fn is_utc(&self) -> bool {
+        self.utc_offset_seconds == 0 && self.zone.is_none()
+    }
+
+    /// UTC seconds of a civil time (seconds since the epoch as if it were UTC). In a
+    /// time zone, a repeated hour (autumn) is its first occurrence; a skipped one
+    /// (spring) is an error.
+    pub(crate) fn to_utc(&self, civil: i64) -> Result<i64, Reason> {
+        let Some(zone) = self.zone else { return Ok(civil - self.utc_offset_seconds) };
+        let naive = chrono::DateTime::from_timestamp(civil, 0).ok_or("time out of range")?.naive_utc();
+        match zone.from_local_datetime(&naive) {
+            LocalResult::Single(time) | LocalResult::Ambiguous(time, _) => Ok(time.timestamp()),
+            LocalResult::None => Err("no such local time (skipped by a daylight-saving change)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seconds(format: &str, text: &str) -> Result<i64, Reason> {
+        TimeFormat::new(format).expect("valid format").parse(text).map(|parsed| parsed.seconds)
+    }
+
+    /// US dates, day-of-year, Unix seconds, offsets, 24:00 and date-only formats.
+    #[test]
+    fn formats_of_the_field() {
+        assert_eq!(seconds("%m/%d/%Y %H:%M", "03/01/2013 01:00"), Ok(1_362_099_600));
+        assert_eq!(seconds("%m/%d/%Y %H:%M", "02/28/2013 24:00"), Ok(1_362_096_000));
+        assert_eq!(seconds("%Y %j", "2013 060"), Ok(1_362_096_000));
+        assert_eq!(seconds("%s", "1362096000"), Ok(1_362_096_000));
+        assert_eq!(seconds("%Y%m%d", "20130301"), Ok(1_362_096_000));
+        assert_eq!(seconds("%Y-%m-%dT%H:%M%:z", "2013-03-01T02:00+01:00"), Ok(1_362_099_600));
+        let zoned = TimeFormat::new("%Y-%m-%d %H:%M %z").unwrap().parse("2013-03-01 01:00 +0000");
+        assert_eq!(zoned, Ok(ParsedTime { seconds: 1_362_099_600, zoned: true }));
+        assert!(seconds("%m/%d/%Y", "13/01/2013").is_err());
+        assert!(seconds("%m/%d/%Y %H:%M", "03/01/2013 25:00").is_err());
+        assert!(TimeFormat::new("%Q").is_err());
+    }
+
+    /// Local times of a zone with daylight saving: winter and summer offsets, the
+    /// repeated autumn hour taken once (its first), the skipped spring hour refused.
+    #[test]
+    fn time_zones_with_daylight_saving() {
+        let clock = Clock { zone: Some(chrono_tz::Europe::Berlin), ..Clock::default() };
+        let civil = |text: &str| super::super::fields::parse_timestamp(text.as_bytes()).expect("test time");
+        assert_eq!(clock.to_utc(civil("2021-01-15T12:00")), Ok(civil("2021-01-15T11:00")));
+        assert_eq!(clock.to_utc(civil("2021-07-15T12:00")), Ok(civil("2021-07-15T10:00")));
+        assert_eq!(clock.to_utc(civil("2021-10-31T02:30")), Ok(civil("2021-10-31T00:30")));
+        assert!(clock.to_utc(civil("2021-03-28T02:30")).is_err());
+        let offset = Clock { utc_offset_seconds: -7 * 3600, ..Clock::default() };
+        assert_eq!(offset.to_utc(0), Ok(7 * 3600));
+    }
+}

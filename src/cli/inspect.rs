@@ -1,0 +1,91 @@
+//! `quire load-csv FILE --inspect`: prints what [`quiredb_datasets::meteo::inspect`]
+//! finds at the start of the file (delimiter, decimal mark, encoding, preamble, header,
+//! column kinds, layout) and the exact `quire load-csv` command line that loads it,
+//! then checks that command's mapping on the same start. Never writes.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use quiredb_datasets::meteo::inspect::{ColumnKind, Inspection, inspect};
+use quiredb_datasets::meteo::{Delimiter, Schema};
+
+use super::load_schema::MappingArgs;
+
+/// Bytes of the file looked at.
+const INSPECT_BYTES: u64 = 64 * 1024;
+
+/// Runs the inspection of `input` (the file `path`, decompressed).
+pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &MappingArgs) -> Result<ExitCode> {
+    let mut start = Vec::new();
+    input.take(INSPECT_BYTES + 1).read_to_end(&mut start)?;
+    let complete = start.len() as u64 <= INSPECT_BYTES;
+    let bom = start.starts_with(b"\xEF\xBB\xBF");
+    let found = inspect(&start[if bom { 3 } else { 0 }..], complete, schema);
+    print_layout(&found, bom);
+    let command = command_line(path, &found, mapping);
+    println!("\nload it with:\n  {command}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_layout(found: &Inspection, bom: bool) {
+    let sniffed = &found.sniffed;
+    let delimiter = match sniffed.delimiter {
+        Delimiter::Byte(b'\t') => "tab".to_owned(),
+        Delimiter::Byte(byte) => format!("{:?}", char::from(byte)),
+        _ => "runs of whitespace (aligned columns)".to_owned(),
+    };
+    let decimal = if sniffed.delimiter == Delimiter::Byte(b',') { "point" } else { "point or comma" };
+    println!("delimiter:     {delimiter}; decimal mark: {decimal}");
+    let encoding = if sniffed.utf8 { "UTF-8" } else { "not UTF-8: read as Windows-1252 (Latin-1)" };
+    println!("encoding:      {encoding}{}", if bom { ", with a BOM" } else { "" });
+    println!("preamble:      {} line(s)", sniffed.preamble_lines);
+    for (number, fields) in sniffed.preamble.iter().enumerate() {
+        println!("  {}: {}", number + 1, fields.join(" | "));
+    }
+    let header = if sniffed.header { "yes (line {})" } else { "no (line {} is data)" };
+    println!("header:        {}", header.replace("{}", &(sniffed.preamble_lines + 1).to_string()));
+    println!("body:          {} fields a row; layout {}", sniffed.body_fields, found.layout);
+    println!("columns:");
+    for (index, column) in found.columns.iter().enumerate() {
+        println!("  {index:>3}  {:<28} {}", column.name, kind_name(&column.kind));
+    }
+}
+
+fn kind_name(kind: &ColumnKind) -> String {
+    match kind {
+        ColumnKind::Empty => "empty".into(),
+        ColumnKind::Integer => "integer".into(),
+        ColumnKind::Number => "number".into(),
+        ColumnKind::Timestamp => "timestamp (ISO 8601)".into(),
+        ColumnKind::Date(format) => format!("date {format}"),
+        ColumnKind::TimeOfDay(format) => format!("time of day {format}"),
+        ColumnKind::Text => "text".into(),
+    }
+}
+
+/// `quire load-csv PATH --db STEM.quire FLAGS…`, each argument shell-quoted; flags the
+/// user gave that the guess lacks are kept.
+fn command_line(path: &Path, found: &Inspection, mapping: &MappingArgs) -> String {
+    let db = format!("{}.quire", quiredb_datasets::meteo::StationSpec::file_stem(&path.display().to_string()));
+    let mut words =
+        vec!["quire".to_owned(), "load-csv".into(), quote(&path.display().to_string()), "--db".into(), quote(&db)];
+    for (flag, value) in &found.flags {
+        words.push(flag.clone());
+        words.extend(value.as_deref().map(quote));
+    }
+    if let Some(offset) = &mapping.utc_offset {
+        words.extend(["--utc-offset".to_owned(), quote(offset)]);
+    }
+    if let Some(zone) = &mapping.time_zone {
+        words.extend(["--time-zone".to_owned(), quote(zone)]);
+    }
+    words.join(" ")
+}
+
+/// `text` as one shell word.
+fn quote(text: &str) -> String {
+    let plain = !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.,/:+=@".contains(&b));
+    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', "'\\''")) }
+}

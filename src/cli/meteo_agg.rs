@@ -1,0 +1,210 @@
+//! `quire agg DB [--station S] --every hour|day|month|year --measure M --fn
+//! mean,min,max,count,sum [--from T --to T] [--format table|csv|jsonl] [--limit N]`:
+//! aggregates of one measure per station and period, streamed over the B+tree by
+//! [`quiredb_datasets::meteo::aggregate`] and printed as each bucket completes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use quiredb_datasets::meteo::aggregate::{AggregateQuery, Bucket, Every, aggregate};
+use quiredb_datasets::meteo::fields::format_timestamp;
+
+use super::meteo_output::{Format, OutputArgs, csv_line};
+use super::meteo_query::{open, time};
+
+/// Arguments of `quire agg`.
+#[derive(clap::Args)]
+pub struct AggArgs {
+    /// Database file.
+    pub db: PathBuf,
+    /// One station (default: every station).
+    #[arg(long)]
+    pub station: Option<String>,
+    /// The bucket period.
+    #[arg(long, value_enum)]
+    pub every: EveryArg,
+    /// The measure (a name recorded at load time, see `quire stats`).
+    #[arg(long)]
+    pub measure: String,
+    /// Functions, comma-separated: mean, min, max, count, sum.
+    #[arg(long = "fn", default_value = "mean,min,max,count")]
+    pub functions: String,
+    /// First time (inclusive; default: the beginning).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Last time (inclusive; default: the end).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Output format and limit (of buckets).
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `--every`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum EveryArg {
+    /// Clock hours.
+    Hour,
+    /// Days (UTC).
+    Day,
+    /// Calendar months.
+    Month,
+    /// Calendar years.
+    Year,
+}
+
+/// One aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Function {
+    Mean,
+    Min,
+    Max,
+    Count,
+    Sum,
+}
+
+impl Function {
+    fn parse(list: &str) -> Result<Vec<Function>> {
+        let one = |name: &str| match name.trim() {
+            "mean" | "avg" => Ok(Function::Mean),
+            "min" => Ok(Function::Min),
+            "max" => Ok(Function::Max),
+            "count" => Ok(Function::Count),
+            "sum" => Ok(Function::Sum),
+            other => bail!("unknown function {other:?} in --fn; known: mean, min, max, count, sum"),
+        };
+        list.split(',').map(one).collect()
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Function::Mean => "mean",
+            Function::Min => "min",
+            Function::Max => "max",
+            Function::Count => "count",
+            Function::Sum => "sum",
+        }
+    }
+
+    /// The value for `bucket`; `None` without values (count is then 0).
+    fn value(self, bucket: &Bucket) -> Option<f64> {
+        match self {
+            Function::Count => Some(bucket.count as f64),
+            _ if bucket.count == 0 => None,
+            Function::Mean => bucket.mean(),
+            Function::Min => Some(bucket.min),
+            Function::Max => Some(bucket.max),
+            Function::Sum => Some(bucket.sum),
+        }
+    }
+}
+
+/// Runs `quire agg`.
+pub fn run(args: AggArgs) -> Result<ExitCode> {
+    let functions = Function::parse(&args.functions)?;
+    let query = AggregateQuery {
+        station: args.station.clone(),
+        from: args.from.as_deref().map(time).transpose()?.unwrap_or(i64::MIN),
+        to: args.to.as_deref().map(time).transpose()?.unwrap_or(i64::MAX),
+        every: match args.every {
+            EveryArg::Hour => Every::Hour,
+            EveryArg::Day => Every::Day,
+            EveryArg::Month => Every::Month,
+            EveryArg::Year => Every::Year,
+        },
+        measure: args.measure.clone(),
+    };
+    let db = open(&args.db)?;
+    let txn = db.begin_read()?;
+    let started = Instant::now();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut printer =
+        Printer { format: args.output.format, functions, limit: args.output.limit.unwrap_or(usize::MAX), printed: 0 };
+    printer.header(&mut out)?;
+    let mut failed = None;
+    let buckets = aggregate(&txn, &query, &mut |bucket| match printer.bucket(&mut out, bucket) {
+        Ok(more) => Ok(more),
+        Err(error) => {
+            failed = Some(error);
+            Ok(false)
+        }
+    })?;
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    out.flush()?;
+    eprintln!(
+        "{} buckets of {} in {:.3} ms",
+        buckets.min(printer.printed as u64),
+        args.measure,
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints buckets as they come.
+struct Printer {
+    format: Format,
+    functions: Vec<Function>,
+    limit: usize,
+    printed: usize,
+}
+
+impl Printer {
+    fn header(&self, out: &mut impl Write) -> Result<()> {
+        let names: Vec<&str> = self.functions.iter().map(|f| f.name()).collect();
+        match self.format {
+            Format::Table => writeln!(
+                out,
+                "{:<20} {:<16} {}",
+                "station",
+                "start",
+                names.iter().map(|n| format!("{n:>12}")).collect::<String>()
+            )?,
+            Format::Csv => writeln!(out, "station,start,{}", names.join(","))?,
+            Format::Jsonl => {}
+        }
+        Ok(())
+    }
+
+    /// Prints one bucket; false once the limit is reached.
+    fn bucket(&mut self, out: &mut impl Write, bucket: &Bucket) -> Result<bool> {
+        if self.printed >= self.limit {
+            return Ok(false);
+        }
+        self.printed += 1;
+        let mut start = Vec::new();
+        format_timestamp(bucket.start, &mut start);
+        let start = String::from_utf8_lossy(&start);
+        let values: Vec<Option<f64>> = self.functions.iter().map(|f| f.value(bucket)).collect();
+        let text = |value: &Option<f64>| value.map_or(String::new(), |v| format!("{}", (v * 1e6).round() / 1e6));
+        match self.format {
+            Format::Table => {
+                let cells: String = values.iter().map(|v| format!("{:>12}", text(v))).collect();
+                writeln!(out, "{:<20} {start:<16} {cells}", bucket.station)?;
+            }
+            Format::Csv => {
+                let mut record = vec![bucket.station.clone(), start.into_owned()];
+                record.extend(values.iter().map(text));
+                out.write_all(&csv_line(&record)?)?;
+            }
+            Format::Jsonl => {
+                let mut object = serde_json::Map::new();
+                object.insert("station".into(), bucket.station.clone().into());
+                object.insert("start".into(), start.into_owned().into());
+                for (function, value) in self.functions.iter().zip(&values) {
+                    let value = match function {
+                        Function::Count => bucket.count.into(),
+                        _ => (*value).into(),
+                    };
+                    object.insert(function.name().into(), value);
+                }
+                writeln!(out, "{}", serde_json::Value::Object(object))?;
+            }
+        }
+        Ok(self.printed < self.limit)
+    }
+}
