@@ -21,6 +21,7 @@
 //! Read next: `plan.rs`, then `exec.rs`.
 
 mod exec;
+mod explain;
 mod join;
 mod parallel;
 mod paths;
