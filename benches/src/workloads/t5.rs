@@ -175,6 +175,26 @@ impl PerQuery {
         self.rows.push((query.to_owned(), engine.to_owned(), median));
     }
 
+    /// The queries on which `engine` is slower than the fastest engine of the other
+    /// side, with the ratio, worst first.
+    fn losses(&self, engine: &str) -> Vec<(f64, &String)> {
+        let ours = |id: &str| id.starts_with("quiredb");
+        let mut slower = Vec::new();
+        for (q, _, s) in self.rows.iter().filter(|r| r.1 == engine) {
+            let best_other = self
+                .rows
+                .iter()
+                .filter(|r| r.0 == *q && ours(&r.1) != ours(engine))
+                .map(|r| r.2)
+                .fold(f64::INFINITY, f64::min);
+            if best_other.is_finite() && *s > best_other {
+                slower.push((s / best_other, q));
+            }
+        }
+        slower.sort_by(|a, b| b.0.total_cmp(&a.0));
+        slower
+    }
+
     /// Writes `results/T5-per-query-<run>.tsv` and prints, per engine, the queries on
     /// which it is slower than the fastest engine of the other side (QuireDB's
     /// variants against the peers, a peer against QuireDB's variants).
@@ -197,16 +217,7 @@ impl PerQuery {
             v
         };
         for engine in &engines {
-            let mut slower = Vec::new();
-            let mine = self.rows.iter().filter(|r| r.1 == *engine);
-            for (q, _, s) in mine {
-                let best_other =
-                    self.rows.iter().filter(|r| r.0 == *q && r.1 != *engine).map(|r| r.2).fold(f64::INFINITY, f64::min);
-                if best_other.is_finite() && *s > best_other {
-                    slower.push((s / best_other, q));
-                }
-            }
-            slower.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let slower = self.losses(engine);
             let total = self.rows.iter().filter(|r| r.1 == *engine).count();
             println!(
                 "T5 per query: {engine} slower than the other side's fastest on {} of {total} queries",
@@ -218,5 +229,27 @@ impl PerQuery {
         }
         println!("T5 per-query medians: {}", path.display());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PerQuery;
+
+    #[test]
+    fn a_variant_is_compared_with_the_peers_not_with_the_other_variant() {
+        let rows = [
+            ("q1", "quiredb", 2.0),
+            ("q1", "quiredb-2t", 1.0),
+            ("q1", "basex", 3.0),
+            ("q2", "quiredb", 4.0),
+            ("q2", "basex", 3.0),
+        ];
+        let per_query = PerQuery { rows: rows.iter().map(|(q, e, s)| (q.to_string(), e.to_string(), *s)).collect() };
+        let losses = per_query.losses("quiredb");
+        assert_eq!(losses.len(), 1, "only q2 is lost to a peer");
+        assert_eq!(losses[0].1, "q2");
+        assert!(per_query.losses("quiredb-2t").is_empty());
+        assert_eq!(per_query.losses("basex").len(), 1, "basex loses q1 to QuireDB's fastest variant");
     }
 }
