@@ -118,9 +118,9 @@ fn document(dir: &Path, scratch: &Path, collection: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// Writes `synthetic.xml` (items with i % 3 keywords, a location when i is even, and
-/// items / 2 people) and returns its query set with counts known by construction.
-fn synthetic(dir: &Path, items: usize) -> Result<QuerySet> {
+/// The synthetic collection: `items` items with i % 3 keywords, a location when i is
+/// even and an `id`, and items / 2 people (T8 queries it too).
+pub fn synthetic_xml(items: usize) -> String {
     let mut xml = String::from("<site><regions>");
     for i in 0..items {
         xml.push_str(&format!("<item id=\"i{i}\"><name>item {i}</name>"));
@@ -137,8 +137,14 @@ fn synthetic(dir: &Path, items: usize) -> Result<QuerySet> {
         xml.push_str(&format!("<person id=\"p{p}\"><name>person {p}</name></person>"));
     }
     xml.push_str("</people></site>\n");
+    xml
+}
+
+/// Writes `synthetic.xml` ([`synthetic_xml`]) and returns its query set with counts
+/// known by construction.
+fn synthetic(dir: &Path, items: usize) -> Result<QuerySet> {
     let path = dir.join("synthetic.xml");
-    std::fs::write(&path, xml).map_err(|e| BenchError::io(&path, e))?;
+    std::fs::write(&path, synthetic_xml(items)).map_err(|e| BenchError::io(&path, e))?;
     let keywords: usize = (0..items).map(|i| i % 3).sum();
     let located = items.div_ceil(2);
     let located_with_keyword = (0..items).filter(|i| i % 2 == 0 && i % 3 != 0).count();

@@ -3,8 +3,8 @@
 //! `ResultSet` reused, so a run after the first must allocate nothing) and off
 //! (`quiredb-detached`: `prepare` and a detached `ResultSet` per run).
 //!
-//! The collection is generated here: `items` items, each with a name, `i % 3`
-//! keywords, a location on even items and an `id` attribute. Two queries: a structural
+//! The collection is T5's synthetic one (`t5::synthetic_xml`): `items` items, each
+//! with a name, `i % 3` keywords, a location on even items and an `id` attribute. Two queries: a structural
 //! one (a join and two semi-joins) and one comparing values.
 
 use super::Config;
@@ -29,18 +29,7 @@ const QUERIES: [(&str, &str); 2] = [
 
 /// Loads the generated collection into `db`.
 pub fn build(db: &Database, dir: &Path, items: usize) -> Result<()> {
-    let mut xml = String::from("<site><regions>");
-    for i in 0..items {
-        xml.push_str(&format!("<item id=\"i{i}\"><name>item {i}</name>"));
-        for k in 0..i % 3 {
-            xml.push_str(&format!("<keyword>k{k}</keyword>"));
-        }
-        if i % 2 == 0 {
-            xml.push_str("<location>here</location>");
-        }
-        xml.push_str("</item>");
-    }
-    xml.push_str("</regions></site>\n");
+    let xml = super::t5::synthetic_xml(items);
     let path = dir.join("t8.xml");
     std::fs::write(&path, xml).map_err(|e| BenchError::io(&path, e))?;
     let txn = db.begin_write().or_engine(ID)?;

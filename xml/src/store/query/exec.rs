@@ -161,7 +161,7 @@ impl Exec {
         }
         let paths = &store.dictionary.paths;
         let is_attribute = |l: &Label| paths[l.path as usize].kind == Kind::Attribute;
-        let limit = context.iter().map(|c| c.pre + c.size).max().unwrap_or(0);
+        let limit = join::reach(context);
         let mut stream = SourceStream::open(store, &step.source, &mut self.streams).limit(limit);
         join::join(context, step.axis, &mut stream, &is_attribute, &mut out, &mut self.stack)?;
         Ok(out)
@@ -247,7 +247,7 @@ impl Exec {
         if rest.is_empty() && compare.is_none() && step.predicates.is_empty() && probe {
             let mut out = self.take();
             if !step.source.parts.is_empty() {
-                let limit = context.iter().map(|c| c.pre + c.size).max().unwrap_or(0);
+                let limit = join::reach(context);
                 let mut stream = SourceStream::open(store, &step.source, &mut self.streams).limit(limit);
                 join::having(context, step.axis, &mut stream, &mut out)?;
             }

@@ -88,6 +88,12 @@ pub fn join<T: PageRead>(
     Ok(())
 }
 
+/// The last pre inside any subtree of `context` (0 for none): a stream joined with
+/// it needs nothing beyond.
+pub fn reach(context: &[Label]) -> u64 {
+    context.iter().map(end).max().unwrap_or(0)
+}
+
 /// True when some label of `context` lies inside the subtree of an earlier one.
 pub fn nested(context: &[Label]) -> bool {
     context.windows(2).any(|w| w[1].pre <= end(&w[0]))
