@@ -119,7 +119,7 @@ impl CompareOp {
         }
     }
 
-    fn symbol(self) -> &'static str {
+    pub fn symbol(self) -> &'static str {
         match self {
             CompareOp::Eq => "=",
             CompareOp::Ne => "!=",

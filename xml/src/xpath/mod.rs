@@ -4,8 +4,13 @@
 //! `ast.rs` for the tree and its canonical printing.
 
 pub mod ast;
+pub mod eval;
+pub mod expr;
+pub mod functions;
+pub mod grammar;
 pub mod lexer;
 pub mod parser;
 
 pub use ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
+pub use grammar::parse_expr;
 pub use parser::parse;

@@ -18,6 +18,10 @@
 //!
 //! Read next: `xpath/ast.rs` for the tree evaluated here; `collection.rs` for loading.
 
+mod expr;
+
+pub use expr::{evaluate_expr, value_string};
+
 use roxmltree::{Document, Node, NodeType};
 
 use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Step};
@@ -33,7 +37,7 @@ type OrderKey = (usize, usize, usize);
 
 impl<'a, 'input> Item<'a, 'input> {
     /// Position in collection document order.
-    fn key(&self) -> OrderKey {
+    pub(crate) fn key(&self) -> OrderKey {
         match *self {
             Item::Node { doc, node } => (doc, node.id().get_usize(), 0),
             Item::Attribute { doc, owner, index } => (doc, owner.id().get_usize(), index + 1),
@@ -340,3 +344,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod expr_tests;

@@ -1,0 +1,184 @@
+//! The reference [`Tree`] for full XPath 1.0: axes walked on `roxmltree` DOMs, the
+//! oracle of the store's general evaluator and of the BaseX cross-check.
+//!
+//! Every axis is spelled out from the recommendation (§2.2) on the DOM's own links —
+//! children, parents, siblings, node ids in document order — without any index, so
+//! that it is obviously right. Attributes are [`Item::Attribute`]s: their parent is the
+//! owner element, they are nobody's child, and the following and preceding axes never
+//! hold them.
+//!
+//! Read next: `../xpath/eval.rs` (the semantics shared with the store).
+
+use roxmltree::{Document, Node, NodeType};
+
+use super::Item;
+use crate::error::Result;
+use crate::xpath::eval::{self, Tree, Value};
+use crate::xpath::expr::{Axis, Expr, Test};
+
+/// Evaluates a full XPath 1.0 expression over a collection of documents.
+pub fn evaluate_expr<'a, 'input>(expr: &Expr, docs: &'a [Document<'input>]) -> Value<Item<'a, 'input>> {
+    let mut tree = DomTree { docs };
+    // The DOM tree never fails: every method below returns Ok.
+    eval::evaluate(&mut tree, expr).unwrap_or(Value::Nodes(Vec::new()))
+}
+
+/// The string form of a value (a node-set: the first node's string value).
+pub fn value_string(value: &Value<Item<'_, '_>>) -> String {
+    match value {
+        Value::Nodes(nodes) => nodes.first().map(Item::string_value).unwrap_or_default(),
+        Value::Number(n) => crate::xpath::functions::number_to_string(*n),
+        Value::String(s) => s.clone(),
+        Value::Boolean(b) => b.to_string(),
+    }
+}
+
+struct DomTree<'a, 'input> {
+    docs: &'a [Document<'input>],
+}
+
+impl<'a, 'input> Tree for DomTree<'a, 'input> {
+    type Node = Item<'a, 'input>;
+    type Key = (usize, usize, usize);
+
+    fn key(&self, node: Self::Node) -> Self::Key {
+        node.key()
+    }
+
+    fn roots(&mut self) -> Result<Vec<Self::Node>> {
+        Ok(self.docs.iter().enumerate().map(|(doc, d)| Item::Node { doc, node: d.root() }).collect())
+    }
+
+    fn root_of(&mut self, node: Self::Node) -> Result<Self::Node> {
+        Ok(Item::Node { doc: node.document(), node: node.node().document().root() })
+    }
+
+    fn axis(&mut self, axis: Axis, test: &Test, item: Self::Node, out: &mut Vec<Self::Node>) -> Result<()> {
+        match item {
+            Item::Node { doc, node } => node_axis(axis, test, doc, node, out),
+            Item::Attribute { doc, owner, index } => attribute_axis(axis, test, doc, owner, index, out),
+        }
+        Ok(())
+    }
+
+    fn string_value(&mut self, node: Self::Node, out: &mut String) -> Result<()> {
+        out.push_str(&node.string_value());
+        Ok(())
+    }
+
+    fn name(&mut self, item: Self::Node, local: bool) -> Result<String> {
+        let (prefix, name) = match item {
+            Item::Node { node, .. } => match node.node_type() {
+                NodeType::Element => (prefix_of(node, node.tag_name().namespace()), node.tag_name().name()),
+                NodeType::PI => (None, node.pi().map(|pi| pi.target).unwrap_or("")),
+                _ => (None, ""),
+            },
+            Item::Attribute { owner, index, .. } => match owner.attributes().nth(index) {
+                Some(a) => (prefix_of(owner, a.namespace()), a.name()),
+                None => (None, ""),
+            },
+        };
+        Ok(match prefix {
+            Some(p) if !local && !p.is_empty() => format!("{p}:{name}"),
+            _ => name.to_string(),
+        })
+    }
+}
+
+/// The prefix bound to `namespace` where `node` is (none for no or the default namespace).
+fn prefix_of<'i>(node: Node<'_, 'i>, namespace: Option<&str>) -> Option<&'i str> {
+    namespace.and_then(|uri| node.lookup_prefix(uri))
+}
+
+/// Whether a node passes `test` on an axis whose principal node type is element.
+fn passes(test: &Test, node: Node<'_, '_>) -> bool {
+    match test {
+        Test::Name(name) => node.is_element() && node.tag_name().name() == name,
+        Test::Any => node.is_element(),
+        Test::Text => node.is_text(),
+        Test::Comment => node.is_comment(),
+        Test::Pi(target) => node.is_pi() && target.as_ref().is_none_or(|t| node.pi().is_some_and(|pi| pi.target == t)),
+        Test::Node => true,
+    }
+}
+
+/// Whether attribute `index` of `owner` passes `test` (principal type attribute).
+fn attribute_passes(test: &Test, owner: Node<'_, '_>, index: usize) -> bool {
+    match test {
+        Test::Name(name) => owner.attributes().nth(index).is_some_and(|a| a.name() == name),
+        Test::Any | Test::Node => true,
+        Test::Text | Test::Comment | Test::Pi(_) => false,
+    }
+}
+
+fn node_axis<'a, 'i>(axis: Axis, test: &Test, doc: usize, node: Node<'a, 'i>, out: &mut Vec<Item<'a, 'i>>) {
+    let mut push = |nodes: &mut dyn Iterator<Item = Node<'a, 'i>>| {
+        out.extend(nodes.filter(|n| passes(test, *n)).map(|n| Item::Node { doc, node: n }))
+    };
+    match axis {
+        Axis::Child => push(&mut node.children()),
+        Axis::Descendant => push(&mut node.descendants().skip(1)),
+        Axis::DescendantOrSelf => push(&mut node.descendants()),
+        Axis::Parent => push(&mut node.parent().into_iter()),
+        Axis::Ancestor => push(&mut ancestors(node).into_iter().skip(1).rev()),
+        Axis::AncestorOrSelf => push(&mut ancestors(node).into_iter().rev()),
+        Axis::FollowingSibling => push(&mut node.next_siblings().skip(1)),
+        Axis::PrecedingSibling => push(&mut node.prev_siblings().skip(1).collect::<Vec<_>>().into_iter().rev()),
+        Axis::Following => {
+            let last = node.descendants().last().unwrap_or(node).id();
+            push(&mut node.document().descendants().filter(|n| n.id().get_usize() > last.get_usize()))
+        }
+        Axis::Preceding => push(&mut preceding(node)),
+        Axis::SelfAxis => push(&mut std::iter::once(node)),
+        Axis::Attribute if node.is_element() => out.extend(
+            (0..node.attributes().len())
+                .filter(|&index| attribute_passes(test, node, index))
+                .map(|index| Item::Attribute { doc, owner: node, index }),
+        ),
+        Axis::Attribute => {}
+    }
+}
+
+fn attribute_axis<'a, 'i>(
+    axis: Axis,
+    test: &Test,
+    doc: usize,
+    owner: Node<'a, 'i>,
+    index: usize,
+    out: &mut Vec<Item<'a, 'i>>,
+) {
+    let this = Item::Attribute { doc, owner, index };
+    let mut push = |nodes: &mut dyn Iterator<Item = Node<'a, 'i>>| {
+        out.extend(nodes.filter(|n| passes(test, *n)).map(|n| Item::Node { doc, node: n }))
+    };
+    match axis {
+        Axis::Parent => push(&mut std::iter::once(owner)),
+        Axis::Ancestor | Axis::AncestorOrSelf => {
+            push(&mut ancestors(owner).into_iter().rev());
+            if axis == Axis::AncestorOrSelf && attribute_passes(test, owner, index) {
+                out.push(this);
+            }
+        }
+        // Everything after the owner's start tag that is not an attribute.
+        Axis::Following => {
+            push(&mut owner.document().descendants().filter(|n| n.id().get_usize() > owner.id().get_usize()))
+        }
+        Axis::Preceding => push(&mut preceding(owner)),
+        Axis::SelfAxis | Axis::DescendantOrSelf if attribute_passes(test, owner, index) => out.push(this),
+        _ => {}
+    }
+}
+
+/// The node and its ancestors, nearest first.
+fn ancestors<'a, 'i>(node: Node<'a, 'i>) -> Vec<Node<'a, 'i>> {
+    node.ancestors().collect()
+}
+
+/// Nodes before `node` in document order that are not its ancestors.
+fn preceding<'a, 'i>(node: Node<'a, 'i>) -> impl Iterator<Item = Node<'a, 'i>> {
+    let ancestors: Vec<_> = node.ancestors().map(|a| a.id()).collect();
+    node.document()
+        .descendants()
+        .take_while(move |n| n.id().get_usize() < node.id().get_usize())
+        .filter(move |n| !ancestors.contains(&n.id()))
+}

@@ -1,0 +1,564 @@
+//! The XPath 1.0 evaluator, over any node model that implements [`Tree`].
+//!
+//! The semantics live here once: contexts with position and size, predicates that
+//! number their nodes along the axis (reverse axes from the nearest node), filter
+//! expressions numbered in document order, the four value types and their conversions,
+//! comparisons between node-sets and values (§3.4), and the function library. Where the
+//! nodes live — a DOM (`reference/expr.rs`) or the store's labels
+//! (`store/query/general.rs`) — is the [`Tree`]'s business: axes, string values, names,
+//! document order, and optional shortcuts a store takes through its indexes (a path the
+//! structural engine answers, a count the path summary knows).
+//!
+//! A whole collection is the context of a top-level expression: `/` is every document
+//! node at once and a relative path starts there too (the subset's rule); functions of
+//! the context node take the first document node.
+//!
+//! Two rewrites keep `//` from visiting every node: `//x`, `//@x` and `//text()` take
+//! the descendants the next step wants straight from the tree
+//! ([`Tree::fused_descendants`]), grouping them by parent when a predicate counts
+//! positions; and `[n]` with a number literal picks the n-th node without evaluating
+//! anything per node.
+//!
+//! Read next: `functions.rs`, then the two trees.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use super::ast::CompareOp;
+use super::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
+use super::functions::{self as f, Function};
+use crate::error::Result;
+
+/// A node model the evaluator can walk.
+pub trait Tree {
+    type Node: Copy;
+    /// Identity and document order of a node.
+    type Key: Ord + Hash + Copy;
+
+    fn key(&self, node: Self::Node) -> Self::Key;
+    /// The document nodes of the collection, in document order.
+    fn roots(&mut self) -> Result<Vec<Self::Node>>;
+    /// The document node of `node`'s document.
+    fn root_of(&mut self, node: Self::Node) -> Result<Self::Node>;
+    /// Appends the nodes on `axis` from `node` that pass `test`, in document order.
+    fn axis(&mut self, axis: Axis, test: &Test, node: Self::Node, out: &mut Vec<Self::Node>) -> Result<()>;
+    /// Appends `descendant-or-self::node()/axis::test` from `node` (`axis` is child or
+    /// attribute), in any order.
+    fn fused_descendants(
+        &mut self,
+        axis: Axis,
+        test: &Test,
+        node: Self::Node,
+        out: &mut Vec<Self::Node>,
+    ) -> Result<()> {
+        let mut all = Vec::new();
+        self.axis(Axis::DescendantOrSelf, &Test::Node, node, &mut all)?;
+        for n in all {
+            self.axis(axis, test, n, out)?;
+        }
+        Ok(())
+    }
+    /// Appends the string value of `node`.
+    fn string_value(&mut self, node: Self::Node, out: &mut String) -> Result<()>;
+    /// The qualified name (`local`: the local part) of an element, attribute or PI;
+    /// empty for other nodes.
+    fn name(&mut self, node: Self::Node, local: bool) -> Result<String>;
+    /// The nodes of an absolute path from every document node, when the tree can find
+    /// some leading steps faster than the evaluator: the nodes after them and how many
+    /// steps that was.
+    fn structural(&mut self, _path: &Path) -> Result<Option<(Vec<Self::Node>, usize)>> {
+        Ok(None)
+    }
+    /// The number of nodes of an absolute path, when the tree knows it without listing.
+    fn count(&mut self, _path: &Path) -> Result<Option<u64>> {
+        Ok(None)
+    }
+}
+
+/// The value of an expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<N> {
+    /// Nodes in document order, without duplicates.
+    Nodes(Vec<N>),
+    Number(f64),
+    String(String),
+    Boolean(bool),
+}
+
+/// Evaluates `expr` with the whole collection as its context.
+pub fn evaluate<T: Tree>(tree: &mut T, expr: &Expr) -> Result<Value<T::Node>> {
+    Eval { tree }.expr(expr, &Ctx { node: None, position: 1, size: 1 })
+}
+
+/// The string form of a value (a node-set: its first node's string value).
+pub fn value_to_string<T: Tree>(tree: &mut T, value: &Value<T::Node>) -> Result<String> {
+    Eval { tree }.string(value)
+}
+
+struct Ctx<N> {
+    /// `None`: the whole collection (every document node).
+    node: Option<N>,
+    position: usize,
+    size: usize,
+}
+
+struct Eval<'a, T: Tree> {
+    tree: &'a mut T,
+}
+
+impl<T: Tree> Eval<'_, T> {
+    fn expr(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<Value<T::Node>> {
+        Ok(match expr {
+            Expr::Or(a, b) => Value::Boolean(self.boolean_of(a, ctx)? || self.boolean_of(b, ctx)?),
+            Expr::And(a, b) => Value::Boolean(self.boolean_of(a, ctx)? && self.boolean_of(b, ctx)?),
+            Expr::Compare(op, a, b) => {
+                let (a, b) = (self.expr(a, ctx)?, self.expr(b, ctx)?);
+                Value::Boolean(self.compare(*op, &a, &b)?)
+            }
+            Expr::Arith(op, a, b) => {
+                let (a, b) = (self.number_of(a, ctx)?, self.number_of(b, ctx)?);
+                Value::Number(arith(*op, a, b))
+            }
+            Expr::Negate(a) => Value::Number(-self.number_of(a, ctx)?),
+            Expr::Union(a, b) => {
+                let mut nodes = self.nodes_of(a, ctx)?;
+                nodes.extend(self.nodes_of(b, ctx)?);
+                self.sort_unique(&mut nodes);
+                Value::Nodes(nodes)
+            }
+            Expr::Path(path) => Value::Nodes(self.path(path, ctx)?),
+            Expr::String(s) => Value::String(s.clone()),
+            Expr::Number(n, _) => Value::Number(*n),
+            Expr::Call(call) => self.call(call, ctx)?,
+        })
+    }
+
+    fn nodes_of(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<Vec<T::Node>> {
+        match self.expr(expr, ctx)? {
+            Value::Nodes(nodes) => Ok(nodes),
+            // The parser checks node-set operands statically.
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn boolean_of(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<bool> {
+        if let Expr::Path(path) = expr {
+            return self.exists(path, ctx);
+        }
+        let value = self.expr(expr, ctx)?;
+        Ok(boolean(&value))
+    }
+
+    fn number_of(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<f64> {
+        let value = self.expr(expr, ctx)?;
+        self.number(&value)
+    }
+
+    fn string_of(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<String> {
+        let value = self.expr(expr, ctx)?;
+        self.string(&value)
+    }
+
+    fn string(&mut self, value: &Value<T::Node>) -> Result<String> {
+        Ok(match value {
+            Value::Nodes(nodes) => match nodes.first() {
+                Some(&node) => self.node_string(node)?,
+                None => String::new(),
+            },
+            Value::Number(n) => f::number_to_string(*n),
+            Value::String(s) => s.clone(),
+            Value::Boolean(b) => b.to_string(),
+        })
+    }
+
+    fn number(&mut self, value: &Value<T::Node>) -> Result<f64> {
+        Ok(match value {
+            Value::Number(n) => *n,
+            Value::Boolean(b) => f64::from(u8::from(*b)),
+            other => f::string_to_number(&self.string(other)?),
+        })
+    }
+
+    fn node_string(&mut self, node: T::Node) -> Result<String> {
+        let mut out = String::new();
+        self.tree.string_value(node, &mut out)?;
+        Ok(out)
+    }
+
+    fn sort_unique(&self, nodes: &mut Vec<T::Node>) {
+        nodes.sort_by_key(|&n| self.tree.key(n));
+        nodes.dedup_by_key(|n| self.tree.key(*n));
+    }
+
+    /// The context as a node-set: its node, or every document node.
+    fn context_nodes(&mut self, ctx: &Ctx<T::Node>) -> Result<Vec<T::Node>> {
+        match ctx.node {
+            Some(node) => Ok(vec![node]),
+            None => self.tree.roots(),
+        }
+    }
+
+    fn path(&mut self, path: &Path, ctx: &Ctx<T::Node>) -> Result<Vec<T::Node>> {
+        let from_roots = matches!(path.start, Start::Root) || (ctx.node.is_none() && path.start == Start::Context);
+        let (mut nodes, done) = match &path.start {
+            _ if from_roots && ctx.node.is_none() => match self.tree.structural(path)? {
+                Some(found) => found,
+                None => (self.tree.roots()?, 0),
+            },
+            Start::Root => (vec![self.tree.root_of(ctx.node.expect("from_roots without a node is handled"))?], 0),
+            Start::Context => (self.context_nodes(ctx)?, 0),
+            Start::Filter(primary, predicates) => {
+                let mut nodes = self.nodes_of(primary, ctx)?;
+                for predicate in predicates {
+                    self.filter(&mut nodes, predicate)?;
+                }
+                (nodes, 0)
+            }
+        };
+        let mut at = done;
+        while at < path.steps.len() {
+            let step = &path.steps[at];
+            match path.steps.get(at + 1) {
+                Some(next) if step.is_descendant_or_self() && matches!(next.axis, Axis::Child | Axis::Attribute) => {
+                    nodes = self.fused(&nodes, next)?;
+                    at += 2;
+                }
+                _ => {
+                    nodes = self.step(&nodes, step)?;
+                    at += 1;
+                }
+            }
+        }
+        Ok(nodes)
+    }
+
+    /// One step from every context node, predicates numbered per context node.
+    fn step(&mut self, contexts: &[T::Node], step: &AxisStep) -> Result<Vec<T::Node>> {
+        let mut out = Vec::new();
+        let mut found = Vec::new();
+        for &context in contexts {
+            found.clear();
+            self.tree.axis(step.axis, &step.test, context, &mut found)?;
+            self.apply_predicates(&mut found, step)?;
+            out.extend_from_slice(&found);
+        }
+        if contexts.len() > 1 {
+            self.sort_unique(&mut out);
+        }
+        Ok(out)
+    }
+
+    /// Predicates of `step` over the nodes one context node reached (document order).
+    fn apply_predicates(&mut self, nodes: &mut Vec<T::Node>, step: &AxisStep) -> Result<()> {
+        if step.predicates.is_empty() {
+            return Ok(());
+        }
+        let reverse = step.axis.is_reverse();
+        if reverse {
+            nodes.reverse();
+        }
+        for predicate in &step.predicates {
+            self.filter(nodes, predicate)?;
+        }
+        if reverse {
+            nodes.reverse();
+        }
+        Ok(())
+    }
+
+    /// `descendant-or-self::node()/next` from every context node: the tree lists the
+    /// candidates; positional predicates count among the children of one parent.
+    fn fused(&mut self, contexts: &[T::Node], next: &AxisStep) -> Result<Vec<T::Node>> {
+        let mut out = Vec::new();
+        for &context in contexts {
+            self.tree.fused_descendants(next.axis, &next.test, context, &mut out)?;
+        }
+        self.sort_unique(&mut out);
+        if next.predicates.iter().any(Expr::is_positional_predicate) {
+            return self.by_parent(out, next);
+        }
+        for predicate in &next.predicates {
+            self.filter(&mut out, predicate)?;
+        }
+        Ok(out)
+    }
+
+    fn by_parent(&mut self, nodes: Vec<T::Node>, step: &AxisStep) -> Result<Vec<T::Node>> {
+        let mut groups: HashMap<T::Key, Vec<T::Node>> = HashMap::new();
+        let mut order = Vec::new();
+        let mut parent = Vec::new();
+        for node in nodes {
+            parent.clear();
+            self.tree.axis(Axis::Parent, &Test::Node, node, &mut parent)?;
+            let Some(&p) = parent.first() else { continue };
+            let key = self.tree.key(p);
+            groups.entry(key).or_insert_with(|| {
+                order.push(key);
+                Vec::new()
+            });
+            groups.get_mut(&key).map(|g| g.push(node));
+        }
+        let mut out = Vec::new();
+        for key in order {
+            let mut group = groups.remove(&key).unwrap_or_default();
+            self.apply_predicates(&mut group, step)?;
+            out.extend(group);
+        }
+        self.sort_unique(&mut out);
+        Ok(out)
+    }
+
+    /// Keeps the nodes for which `predicate` holds, numbering them 1.. in the order
+    /// given.
+    fn filter(&mut self, nodes: &mut Vec<T::Node>, predicate: &Expr) -> Result<()> {
+        if let Expr::Number(n, _) = predicate {
+            let keep = (n.fract() == 0.0 && *n >= 1.0).then(|| *n as usize).and_then(|i| nodes.get(i - 1).copied());
+            nodes.clear();
+            nodes.extend(keep);
+            return Ok(());
+        }
+        let size = nodes.len();
+        let mut kept = Vec::with_capacity(size);
+        for (i, &node) in nodes.iter().enumerate() {
+            let ctx = Ctx { node: Some(node), position: i + 1, size };
+            let holds = match predicate.result_type() {
+                Type::Number => self.number_of(predicate, &ctx)? == (i + 1) as f64,
+                _ => self.boolean_of(predicate, &ctx)?,
+            };
+            if holds {
+                kept.push(node);
+            }
+        }
+        *nodes = kept;
+        Ok(())
+    }
+
+    /// Whether `path` selects anything, stopping at the first node found.
+    fn exists(&mut self, path: &Path, ctx: &Ctx<T::Node>) -> Result<bool> {
+        if path.steps.is_empty() || matches!(path.start, Start::Filter(..)) || ctx.node.is_none() {
+            return Ok(!self.path(path, ctx)?.is_empty());
+        }
+        let start = match path.start {
+            Start::Root => self.tree.root_of(ctx.node.expect("checked above"))?,
+            _ => ctx.node.expect("checked above"),
+        };
+        self.any(&path.steps, start)
+    }
+
+    fn any(&mut self, steps: &[AxisStep], node: T::Node) -> Result<bool> {
+        let Some((step, rest)) = steps.split_first() else { return Ok(true) };
+        let mut found = Vec::new();
+        let rest = match rest.split_first() {
+            Some((next, after))
+                if step.is_descendant_or_self()
+                    && matches!(next.axis, Axis::Child | Axis::Attribute)
+                    && !next.predicates.iter().any(Expr::is_positional_predicate) =>
+            {
+                self.tree.fused_descendants(next.axis, &next.test, node, &mut found)?;
+                for predicate in &next.predicates {
+                    self.filter(&mut found, predicate)?;
+                }
+                after
+            }
+            _ => {
+                self.tree.axis(step.axis, &step.test, node, &mut found)?;
+                self.apply_predicates(&mut found, step)?;
+                rest
+            }
+        };
+        for n in found {
+            if self.any(rest, n)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn compare(&mut self, op: CompareOp, a: &Value<T::Node>, b: &Value<T::Node>) -> Result<bool> {
+        match (a, b) {
+            (Value::Nodes(x), Value::Nodes(y)) => {
+                let ys = y.iter().map(|&n| self.node_string(n)).collect::<Result<Vec<_>>>()?;
+                for &n in x {
+                    let s = self.node_string(n)?;
+                    if ys.iter().any(|t| compare_strings(op, &s, t)) {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            (Value::Nodes(x), other) => self.compare_nodes(op, x, other),
+            (other, Value::Nodes(y)) => self.compare_nodes(op.flipped(), y, other),
+            _ => self.compare_atoms(op, a, b),
+        }
+    }
+
+    /// Some node of `nodes` compares true with the atomic `value` (§3.4).
+    fn compare_nodes(&mut self, op: CompareOp, nodes: &[T::Node], value: &Value<T::Node>) -> Result<bool> {
+        if let Value::Boolean(b) = value {
+            return self.compare_atoms(op, &Value::Boolean(!nodes.is_empty()), &Value::Boolean(*b));
+        }
+        for &n in nodes {
+            let s = Value::String(self.node_string(n)?);
+            if self.compare_atoms(op, &s, value)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn compare_atoms(&mut self, op: CompareOp, a: &Value<T::Node>, b: &Value<T::Node>) -> Result<bool> {
+        let equality = matches!(op, CompareOp::Eq | CompareOp::Ne);
+        if equality && (matches!(a, Value::Boolean(_)) || matches!(b, Value::Boolean(_))) {
+            let (x, y) = (boolean(a), boolean(b));
+            return Ok(if op == CompareOp::Eq { x == y } else { x != y });
+        }
+        if !equality || matches!(a, Value::Number(_)) || matches!(b, Value::Number(_)) {
+            return Ok(compare_numbers(op, self.number(a)?, self.number(b)?));
+        }
+        let (x, y) = (self.string(a)?, self.string(b)?);
+        Ok(compare_strings(op, &x, &y))
+    }
+
+    fn call(&mut self, call: &Call, ctx: &Ctx<T::Node>) -> Result<Value<T::Node>> {
+        let args = &call.args;
+        Ok(match call.function {
+            Function::Last => Value::Number(ctx.size as f64),
+            Function::Position => Value::Number(ctx.position as f64),
+            Function::Count => Value::Number(self.count(&args[0], ctx)?),
+            Function::Name | Function::LocalName => {
+                let nodes = match args.first() {
+                    Some(arg) => self.nodes_of(arg, ctx)?,
+                    None => self.context_nodes(ctx)?,
+                };
+                Value::String(match nodes.first() {
+                    Some(&n) => self.tree.name(n, call.function == Function::LocalName)?,
+                    None => String::new(),
+                })
+            }
+            Function::String => Value::String(self.string_arg(args, ctx)?),
+            Function::Concat => {
+                let mut out = String::new();
+                for arg in args {
+                    out.push_str(&self.string_of(arg, ctx)?);
+                }
+                Value::String(out)
+            }
+            Function::StartsWith => {
+                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
+                Value::Boolean(a.starts_with(&b))
+            }
+            Function::Contains => {
+                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
+                Value::Boolean(a.contains(&b))
+            }
+            Function::SubstringBefore => {
+                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
+                Value::String(f::substring_before(&a, &b))
+            }
+            Function::SubstringAfter => {
+                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
+                Value::String(f::substring_after(&a, &b))
+            }
+            Function::Substring => {
+                let s = self.string_of(&args[0], ctx)?;
+                let start = self.number_of(&args[1], ctx)?;
+                let length = match args.get(2) {
+                    Some(arg) => Some(self.number_of(arg, ctx)?),
+                    None => None,
+                };
+                Value::String(f::substring(&s, start, length))
+            }
+            Function::StringLength => Value::Number(f::string_length(&self.string_arg(args, ctx)?)),
+            Function::NormalizeSpace => Value::String(f::normalize_space(&self.string_arg(args, ctx)?)),
+            Function::Translate => {
+                let s = self.string_of(&args[0], ctx)?;
+                let (from, to) = (self.string_of(&args[1], ctx)?, self.string_of(&args[2], ctx)?);
+                Value::String(f::translate(&s, &from, &to))
+            }
+            Function::Not => Value::Boolean(!self.boolean_of(&args[0], ctx)?),
+            Function::True => Value::Boolean(true),
+            Function::False => Value::Boolean(false),
+            Function::Boolean => Value::Boolean(self.boolean_of(&args[0], ctx)?),
+            Function::Number => {
+                let value = match args.first() {
+                    Some(arg) => self.expr(arg, ctx)?,
+                    None => Value::Nodes(self.context_nodes(ctx)?),
+                };
+                Value::Number(self.number(&value)?)
+            }
+            Function::Sum => {
+                let mut total = 0.0;
+                for n in self.nodes_of(&args[0], ctx)? {
+                    total += f::string_to_number(&self.node_string(n)?);
+                }
+                Value::Number(total)
+            }
+            Function::Floor => Value::Number(self.number_of(&args[0], ctx)?.floor()),
+            Function::Ceiling => Value::Number(self.number_of(&args[0], ctx)?.ceil()),
+            Function::Round => Value::Number(f::round(self.number_of(&args[0], ctx)?)),
+        })
+    }
+
+    /// `count(arg)`, from the tree's summary when it knows the path's count.
+    fn count(&mut self, arg: &Expr, ctx: &Ctx<T::Node>) -> Result<f64> {
+        if let Expr::Path(path) = arg
+            && (path.start == Start::Root || (path.start == Start::Context && ctx.node.is_none()))
+            && ctx.node.is_none()
+            && let Some(n) = self.tree.count(path)?
+        {
+            return Ok(n as f64);
+        }
+        Ok(self.nodes_of(arg, ctx)?.len() as f64)
+    }
+
+    /// The string of the only argument, or of the context node when there is none.
+    fn string_arg(&mut self, args: &[Expr], ctx: &Ctx<T::Node>) -> Result<String> {
+        match args.first() {
+            Some(arg) => self.string_of(arg, ctx),
+            None => {
+                let nodes = self.context_nodes(ctx)?;
+                self.string(&Value::Nodes(nodes))
+            }
+        }
+    }
+}
+
+/// XPath 1.0 `boolean()` of a value.
+pub fn boolean<N>(value: &Value<N>) -> bool {
+    match value {
+        Value::Nodes(nodes) => !nodes.is_empty(),
+        Value::Number(n) => f::number_to_boolean(*n),
+        Value::String(s) => !s.is_empty(),
+        Value::Boolean(b) => *b,
+    }
+}
+
+fn arith(op: ArithOp, a: f64, b: f64) -> f64 {
+    match op {
+        ArithOp::Add => a + b,
+        ArithOp::Sub => a - b,
+        ArithOp::Mul => a * b,
+        ArithOp::Div => a / b,
+        // Truncating remainder, like Java's `%` and Rust's on floats.
+        ArithOp::Mod => a % b,
+    }
+}
+
+fn compare_strings(op: CompareOp, a: &str, b: &str) -> bool {
+    match op {
+        CompareOp::Eq => a == b,
+        CompareOp::Ne => a != b,
+        _ => compare_numbers(op, f::string_to_number(a), f::string_to_number(b)),
+    }
+}
+
+fn compare_numbers(a_op: CompareOp, a: f64, b: f64) -> bool {
+    match a_op {
+        CompareOp::Eq => a == b,
+        CompareOp::Ne => a != b,
+        CompareOp::Lt => a < b,
+        CompareOp::Le => a <= b,
+        CompareOp::Gt => a > b,
+        CompareOp::Ge => a >= b,
+    }
+}

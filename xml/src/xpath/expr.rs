@@ -1,0 +1,307 @@
+//! The syntax tree of full XPath 1.0 expressions, with spans, and its canonical printing.
+//!
+//! An [`Expr`] is what `grammar.rs` parses: operators, literals, function calls and
+//! [`Path`]s. A path starts at the root, at the context node or at a filter expression
+//! (`(//a)[1]/b`), then takes [`AxisStep`]s; `//` is spelled out as the step
+//! `descendant-or-self::node()` and `..`, `.`, `@` as `parent::node()`, `self::node()`
+//! and `attribute::`. [`Expr::to_subset`] recognises the expressions the structural
+//! engine answers (the older [`super::Query`] tree) so that those keep their joins.
+//!
+//! Invariants: `Display` prints an expression that parses back to the same tree (spans
+//! aside): binary operators are printed fully parenthesised, steps with explicit axes.
+//!
+//! Read next: `grammar.rs` (builds it), `functions.rs` (the function library),
+//! `../reference/expr.rs` (evaluates it over DOMs), `../store/query/general/` (over the
+//! store).
+
+use std::fmt;
+
+use super::ast::{CompareOp, Span};
+use super::functions::Function;
+
+/// Arithmetic operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+/// An XPath 1.0 expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Or(Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Compare(CompareOp, Box<Expr>, Box<Expr>),
+    Arith(ArithOp, Box<Expr>, Box<Expr>),
+    Negate(Box<Expr>),
+    Union(Box<Expr>, Box<Expr>),
+    Path(Path),
+    String(String),
+    /// The value and its source text (kept for faithful printing).
+    Number(f64, String),
+    Call(Call),
+}
+
+/// A function call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub function: Function,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+/// Where a path starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// `/…`: the document node(s).
+    Root,
+    /// A relative path: the context node.
+    Context,
+    /// A filter expression: a primary expression (which must give a node-set) and
+    /// predicates over it, positions counted in document order.
+    Filter(Box<Expr>, Vec<Expr>),
+}
+
+/// A location path or a filter expression followed by steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path {
+    pub start: Start,
+    pub steps: Vec<AxisStep>,
+    pub span: Span,
+}
+
+/// The thirteen axes of XPath 1.0 but `namespace` (refused by the parser).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    Child,
+    Descendant,
+    DescendantOrSelf,
+    Parent,
+    Ancestor,
+    AncestorOrSelf,
+    Following,
+    FollowingSibling,
+    Preceding,
+    PrecedingSibling,
+    Attribute,
+    SelfAxis,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 12] = [
+        Axis::Child,
+        Axis::Descendant,
+        Axis::DescendantOrSelf,
+        Axis::Parent,
+        Axis::Ancestor,
+        Axis::AncestorOrSelf,
+        Axis::Following,
+        Axis::FollowingSibling,
+        Axis::Preceding,
+        Axis::PrecedingSibling,
+        Axis::Attribute,
+        Axis::SelfAxis,
+    ];
+
+    /// The axis's name in XPath syntax.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Child => "child",
+            Axis::Descendant => "descendant",
+            Axis::DescendantOrSelf => "descendant-or-self",
+            Axis::Parent => "parent",
+            Axis::Ancestor => "ancestor",
+            Axis::AncestorOrSelf => "ancestor-or-self",
+            Axis::Following => "following",
+            Axis::FollowingSibling => "following-sibling",
+            Axis::Preceding => "preceding",
+            Axis::PrecedingSibling => "preceding-sibling",
+            Axis::Attribute => "attribute",
+            Axis::SelfAxis => "self",
+        }
+    }
+
+    /// The axis with this name.
+    pub fn from_name(name: &str) -> Option<Axis> {
+        Axis::ALL.into_iter().find(|axis| axis.name() == name)
+    }
+
+    /// Reverse axes number their nodes in reverse document order (XPath 1.0 §2.4).
+    pub fn is_reverse(self) -> bool {
+        matches!(self, Axis::Parent | Axis::Ancestor | Axis::AncestorOrSelf | Axis::Preceding | Axis::PrecedingSibling)
+    }
+}
+
+/// A node test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Test {
+    /// A name: of elements, or of attributes on the attribute axis (matched by local
+    /// name, as the subset does).
+    Name(String),
+    /// `*`: every node of the axis's principal kind.
+    Any,
+    Text,
+    Comment,
+    /// `processing-instruction()`, or with a target literal.
+    Pi(Option<String>),
+    Node,
+}
+
+/// One step: an axis, a node test and predicates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxisStep {
+    pub axis: Axis,
+    pub test: Test,
+    pub predicates: Vec<Expr>,
+    pub span: Span,
+}
+
+impl AxisStep {
+    /// `descendant-or-self::node()`, what `//` stands for.
+    pub fn descendant_or_self(span: Span) -> AxisStep {
+        AxisStep { axis: Axis::DescendantOrSelf, test: Test::Node, predicates: Vec::new(), span }
+    }
+
+    /// Whether this is a bare `descendant-or-self::node()` (the `//` step).
+    pub fn is_descendant_or_self(&self) -> bool {
+        self.axis == Axis::DescendantOrSelf && self.test == Test::Node && self.predicates.is_empty()
+    }
+}
+
+/// The static type of an expression's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    Nodes,
+    Number,
+    String,
+    Boolean,
+}
+
+impl Expr {
+    /// The type every evaluation of this expression returns (XPath 1.0 is statically
+    /// typed but for variables, which are refused).
+    pub fn result_type(&self) -> Type {
+        match self {
+            Expr::Or(..) | Expr::And(..) | Expr::Compare(..) => Type::Boolean,
+            Expr::Arith(..) | Expr::Negate(_) | Expr::Number(..) => Type::Number,
+            Expr::Union(..) | Expr::Path(_) => Type::Nodes,
+            Expr::String(_) => Type::String,
+            Expr::Call(call) => call.function.result_type(),
+        }
+    }
+
+    /// Whether the value depends on the context position or size (`position()`,
+    /// `last()` outside nested predicates, or a number used as a predicate).
+    pub fn uses_position(&self) -> bool {
+        match self {
+            Expr::Or(a, b) | Expr::And(a, b) | Expr::Compare(_, a, b) | Expr::Arith(_, a, b) | Expr::Union(a, b) => {
+                a.uses_position() || b.uses_position()
+            }
+            Expr::Negate(a) => a.uses_position(),
+            Expr::Path(path) => match &path.start {
+                Start::Filter(primary, _) => primary.uses_position(),
+                _ => false,
+            },
+            Expr::String(_) | Expr::Number(..) => false,
+            Expr::Call(call) => {
+                matches!(call.function, Function::Position | Function::Last)
+                    || call.args.iter().any(Expr::uses_position)
+            }
+        }
+    }
+
+    /// Whether a predicate `[self]` depends on the position: a numeric predicate is a
+    /// position test.
+    pub fn is_positional_predicate(&self) -> bool {
+        self.result_type() == Type::Number || self.uses_position()
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Or(a, b) => write!(f, "({a} or {b})"),
+            Expr::And(a, b) => write!(f, "({a} and {b})"),
+            Expr::Compare(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
+            Expr::Arith(op, a, b) => {
+                let symbol = match op {
+                    ArithOp::Add => "+",
+                    ArithOp::Sub => "-",
+                    ArithOp::Mul => "*",
+                    ArithOp::Div => "div",
+                    ArithOp::Mod => "mod",
+                };
+                write!(f, "({a} {symbol} {b})")
+            }
+            Expr::Negate(a) => write!(f, "-({a})"),
+            Expr::Union(a, b) => write!(f, "({a} | {b})"),
+            Expr::Path(path) => write!(f, "{path}"),
+            Expr::String(s) if s.contains('"') => write!(f, "'{s}'"),
+            Expr::String(s) => write!(f, "\"{s}\""),
+            Expr::Number(_, text) => f.write_str(text),
+            Expr::Call(call) => {
+                write!(f, "{}(", call.function.name())?;
+                for (i, arg) in call.args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{arg}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.start {
+            Start::Root if self.steps.is_empty() => return f.write_str("/"),
+            Start::Root => f.write_str("/")?,
+            Start::Context => {}
+            Start::Filter(primary, predicates) => {
+                write!(f, "({primary})")?;
+                for predicate in predicates {
+                    write!(f, "[{predicate}]")?;
+                }
+                if !self.steps.is_empty() {
+                    f.write_str("/")?;
+                }
+            }
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            if i > 0 {
+                f.write_str("/")?;
+            }
+            write!(f, "{step}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for AxisStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}::{}", self.axis.name(), self.test)?;
+        for predicate in &self.predicates {
+            write!(f, "[{predicate}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Test {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Test::Name(name) => f.write_str(name),
+            Test::Any => f.write_str("*"),
+            Test::Text => f.write_str("text()"),
+            Test::Comment => f.write_str("comment()"),
+            Test::Pi(None) => f.write_str("processing-instruction()"),
+            Test::Pi(Some(target)) => write!(f, "processing-instruction(\"{target}\")"),
+            Test::Node => f.write_str("node()"),
+        }
+    }
+}

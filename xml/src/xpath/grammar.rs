@@ -1,0 +1,550 @@
+//! Recursive-descent parser for full XPath 1.0 expressions (the grammar of the
+//! recommendation, §3), building [`Expr`] trees with spans.
+//!
+//! ```text
+//! or         := and ('or' and)*
+//! and        := equality ('and' equality)*
+//! equality   := relational (('=' | '!=') relational)*
+//! relational := additive (('<' | '<=' | '>' | '>=') additive)*
+//! additive   := multiply (('+' | '-') multiply)*
+//! multiply   := unary (('*' | 'div' | 'mod') unary)*
+//! unary      := '-' unary | union
+//! union      := pathexpr ('|' pathexpr)*
+//! pathexpr   := '/' relative? | '//' relative | relative
+//!             | primary pred* (('/' | '//') relative)?
+//! relative   := step (('/' | '//') step)*
+//! step       := '.' | '..' | (axis '::' | '@')? test pred*
+//! primary    := '(' or ')' | literal | number | function '(' (or (',' or)*)? ')'
+//! ```
+//! After an operand, `*` and the names `and`, `or`, `div`, `mod` are operators (§3.7);
+//! a name before `(` is a function unless it is a node type. Refused with
+//! [`Error::XPathUnsupported`] naming the construct and its column: variables, the
+//! `namespace` axis, namespace prefixes, `lang()`, `id()` and the namespace functions.
+//! Type errors XPath 1.0 can see statically (a predicate or a step after a number, a
+//! union of strings, `count("a")`) and wrong arities are [`Error::XPathSyntax`]. The
+//! parser never panics on any input.
+//!
+//! Read next: `expr.rs`, `eval.rs`.
+
+use crate::error::{Error, Result};
+use crate::xpath::ast::{CompareOp, Span};
+use crate::xpath::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
+use crate::xpath::functions::{Function, REFUSED};
+use crate::xpath::lexer::{Tok, Token, column, tokenize};
+
+/// Deepest nesting of predicates, parentheses, calls and unary minus accepted.
+const MAX_NESTING: usize = 64;
+
+/// Parses a full XPath 1.0 expression.
+pub fn parse_expr(src: &str) -> Result<Expr> {
+    let tokens = tokenize(src)?;
+    let mut parser = Parser { src, tokens, at: 0, depth: 0 };
+    let expr = parser.or()?;
+    match parser.peek() {
+        Tok::End => Ok(expr),
+        _ => Err(parser.unexpected("an operator or the end of the query")),
+    }
+}
+
+struct Parser<'s> {
+    src: &'s str,
+    tokens: Vec<Token>,
+    at: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Tok {
+        &self.token(0).tok
+    }
+
+    fn token(&self, ahead: usize) -> &Token {
+        let last = self.tokens.len() - 1; // the End token is always present
+        &self.tokens[(self.at + ahead).min(last)]
+    }
+
+    fn advance(&mut self) -> Token {
+        let token = self.token(0).clone();
+        if self.at < self.tokens.len() - 1 {
+            self.at += 1;
+        }
+        token
+    }
+
+    fn here(&self) -> usize {
+        self.token(0).span.start
+    }
+
+    fn prev_end(&self) -> usize {
+        self.tokens[self.at.saturating_sub(1)].span.end
+    }
+
+    fn unexpected(&self, expected: &str) -> Error {
+        let token = self.token(0);
+        let found = match &token.tok {
+            Tok::End => "the end of the query".to_string(),
+            _ => format!("`{}`", &self.src[token.span.start..token.span.end]),
+        };
+        Error::XPathSyntax { column: column(self.src, token.span.start), expected: expected.into(), found }
+    }
+
+    fn unsupported_at(&self, at: usize, construct: impl Into<String>) -> Error {
+        Error::XPathUnsupported { column: column(self.src, at), construct: construct.into() }
+    }
+
+    fn type_error(&self, at: usize, expected: &str, found: &str) -> Error {
+        Error::XPathSyntax { column: column(self.src, at), expected: expected.into(), found: found.into() }
+    }
+
+    fn expect(&mut self, tok: Tok, what: &str) -> Result<()> {
+        if *self.peek() == tok {
+            self.advance();
+            Ok(())
+        } else {
+            Err(self.unexpected(what))
+        }
+    }
+
+    fn keyword(&self, word: &str) -> bool {
+        matches!(self.peek(), Tok::Name(name) if name == word)
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.unsupported_at(self.here(), format!("nesting deeper than {MAX_NESTING} levels")));
+        }
+        Ok(())
+    }
+
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.enter()?;
+        let out = f(self);
+        self.depth -= 1;
+        out
+    }
+
+    fn or(&mut self) -> Result<Expr> {
+        let mut left = self.and()?;
+        while self.keyword("or") {
+            self.advance();
+            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Expr> {
+        let mut left = self.equality()?;
+        while self.keyword("and") {
+            self.advance();
+            left = Expr::And(Box::new(left), Box::new(self.equality()?));
+        }
+        Ok(left)
+    }
+
+    fn equality(&mut self) -> Result<Expr> {
+        let mut left = self.relational()?;
+        while let Some(op @ (CompareOp::Eq | CompareOp::Ne)) = self.compare_op() {
+            self.advance();
+            left = Expr::Compare(op, Box::new(left), Box::new(self.relational()?));
+        }
+        Ok(left)
+    }
+
+    fn relational(&mut self) -> Result<Expr> {
+        let mut left = self.additive()?;
+        while let Some(op @ (CompareOp::Lt | CompareOp::Le | CompareOp::Gt | CompareOp::Ge)) = self.compare_op() {
+            self.advance();
+            left = Expr::Compare(op, Box::new(left), Box::new(self.additive()?));
+        }
+        Ok(left)
+    }
+
+    fn compare_op(&self) -> Option<CompareOp> {
+        Some(match self.peek() {
+            Tok::Eq => CompareOp::Eq,
+            Tok::Ne => CompareOp::Ne,
+            Tok::Lt => CompareOp::Lt,
+            Tok::Le => CompareOp::Le,
+            Tok::Gt => CompareOp::Gt,
+            Tok::Ge => CompareOp::Ge,
+            _ => return None,
+        })
+    }
+
+    fn additive(&mut self) -> Result<Expr> {
+        let mut left = self.multiplicative()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Plus => ArithOp::Add,
+                Tok::Minus => ArithOp::Sub,
+                _ => return Ok(left),
+            };
+            self.advance();
+            left = Expr::Arith(op, Box::new(left), Box::new(self.multiplicative()?));
+        }
+    }
+
+    fn multiplicative(&mut self) -> Result<Expr> {
+        let mut left = self.unary()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Star => ArithOp::Mul,
+                Tok::Name(n) if n == "div" => ArithOp::Div,
+                Tok::Name(n) if n == "mod" => ArithOp::Mod,
+                _ => return Ok(left),
+            };
+            self.advance();
+            left = Expr::Arith(op, Box::new(left), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr> {
+        if *self.peek() == Tok::Minus {
+            self.advance();
+            return self.nested(|p| Ok(Expr::Negate(Box::new(p.unary()?))));
+        }
+        self.union()
+    }
+
+    fn union(&mut self) -> Result<Expr> {
+        let start = self.here();
+        let mut left = self.path_expr()?;
+        while *self.peek() == Tok::Pipe {
+            if left.result_type() != Type::Nodes {
+                return Err(self.type_error(start, "node-sets on both sides of `|`", "another value"));
+            }
+            self.advance();
+            let right_start = self.here();
+            let right = self.path_expr()?;
+            if right.result_type() != Type::Nodes {
+                return Err(self.type_error(right_start, "node-sets on both sides of `|`", "another value"));
+            }
+            left = Expr::Union(Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn path_expr(&mut self) -> Result<Expr> {
+        let start = self.here();
+        match self.peek() {
+            Tok::Slash => {
+                self.advance();
+                let steps = if self.starts_step() { self.relative()? } else { Vec::new() };
+                Ok(self.path(Start::Root, steps, start))
+            }
+            Tok::DoubleSlash => {
+                let span = self.advance().span;
+                let mut steps = vec![AxisStep::descendant_or_self(span)];
+                steps.extend(self.relative()?);
+                Ok(self.path(Start::Root, steps, start))
+            }
+            _ if self.starts_step() => {
+                let steps = self.relative()?;
+                Ok(self.path(Start::Context, steps, start))
+            }
+            _ => self.filter_expr(),
+        }
+    }
+
+    fn path(&self, start: Start, steps: Vec<AxisStep>, at: usize) -> Expr {
+        Expr::Path(Path { start, steps, span: Span { start: at, end: self.prev_end() } })
+    }
+
+    fn filter_expr(&mut self) -> Result<Expr> {
+        let start = self.here();
+        let primary = self.primary()?;
+        let mut predicates = Vec::new();
+        while *self.peek() == Tok::LBracket {
+            if primary.result_type() != Type::Nodes {
+                return Err(self.type_error(self.here(), "a node-set before a predicate", "another value"));
+            }
+            predicates.push(self.predicate()?);
+        }
+        let steps = match self.peek() {
+            Tok::Slash | Tok::DoubleSlash if primary.result_type() != Type::Nodes => {
+                return Err(self.type_error(self.here(), "a node-set before `/`", "another value"));
+            }
+            Tok::Slash => {
+                self.advance();
+                self.relative()?
+            }
+            Tok::DoubleSlash => {
+                let span = self.advance().span;
+                let mut steps = vec![AxisStep::descendant_or_self(span)];
+                steps.extend(self.relative()?);
+                steps
+            }
+            _ if predicates.is_empty() => return Ok(primary),
+            _ => Vec::new(),
+        };
+        Ok(self.path(Start::Filter(Box::new(primary), predicates), steps, start))
+    }
+
+    fn primary(&mut self) -> Result<Expr> {
+        match self.peek().clone() {
+            Tok::Dollar => Err(self.unsupported_at(self.here(), "variable reference")),
+            Tok::LParen => {
+                self.advance();
+                let inner = self.nested(|p| p.or())?;
+                self.expect(Tok::RParen, "`)` or an operator")?;
+                Ok(inner)
+            }
+            Tok::Str(s) => {
+                self.advance();
+                Ok(Expr::String(s))
+            }
+            Tok::Num(value, text) => {
+                self.advance();
+                Ok(Expr::Number(value, text))
+            }
+            Tok::Name(name) if self.token(1).tok == Tok::LParen => self.call(&name),
+            _ => Err(self.unexpected("an expression")),
+        }
+    }
+
+    fn call(&mut self, name: &str) -> Result<Expr> {
+        let start = self.here();
+        if let Some((_, why)) = REFUSED.iter().find(|(refused, _)| *refused == name) {
+            return Err(self.unsupported_at(start, format!("function {why}")));
+        }
+        let Some(function) = Function::from_name(name) else {
+            return Err(self.unsupported_at(start, format!("unknown function `{name}()`")));
+        };
+        self.advance();
+        self.advance();
+        let mut args = Vec::new();
+        if *self.peek() != Tok::RParen {
+            loop {
+                let arg_start = self.here();
+                let arg = self.nested(|p| p.or())?;
+                if function.wants_nodes(args.len()) && arg.result_type() != Type::Nodes {
+                    return Err(self.type_error(
+                        arg_start,
+                        &format!("a node-set argument to `{name}()`"),
+                        "another value",
+                    ));
+                }
+                args.push(arg);
+                if *self.peek() != Tok::Comma {
+                    break;
+                }
+                self.advance();
+            }
+        }
+        self.expect(Tok::RParen, "`,` or `)`")?;
+        if !function.accepts(args.len()) {
+            return Err(self.type_error(
+                start,
+                &format!("{} arguments to `{name}()`", function.arity_text()),
+                &args.len().to_string(),
+            ));
+        }
+        Ok(Expr::Call(Call { function, args, span: Span { start, end: self.prev_end() } }))
+    }
+
+    fn predicate(&mut self) -> Result<Expr> {
+        self.expect(Tok::LBracket, "`[`")?;
+        let predicate = self.nested(|p| p.or())?;
+        self.expect(Tok::RBracket, "`]` or an operator")?;
+        Ok(predicate)
+    }
+
+    fn starts_step(&self) -> bool {
+        match self.peek() {
+            Tok::Star | Tok::At | Tok::Dot | Tok::DotDot => true,
+            Tok::Name(name) => self.token(1).tok != Tok::LParen || is_node_type(name),
+            _ => false,
+        }
+    }
+
+    fn relative(&mut self) -> Result<Vec<AxisStep>> {
+        let mut steps = vec![self.step()?];
+        loop {
+            match self.peek() {
+                Tok::Slash => {
+                    self.advance();
+                }
+                Tok::DoubleSlash => {
+                    let span = self.advance().span;
+                    steps.push(AxisStep::descendant_or_self(span));
+                }
+                _ => return Ok(steps),
+            }
+            steps.push(self.step()?);
+        }
+    }
+
+    fn step(&mut self) -> Result<AxisStep> {
+        let start = self.here();
+        let abbreviated = match self.peek() {
+            Tok::Dot => Some(Axis::SelfAxis),
+            Tok::DotDot => Some(Axis::Parent),
+            _ => None,
+        };
+        if let Some(axis) = abbreviated {
+            self.advance();
+            if *self.peek() == Tok::LBracket {
+                return Err(self.unexpected("a step after `.` or `..` (they take no predicates)"));
+            }
+            return Ok(AxisStep { axis, test: Test::Node, predicates: Vec::new(), span: self.span_from(start) });
+        }
+        let axis = self.axis()?;
+        let test = self.node_test()?;
+        let mut predicates = Vec::new();
+        while *self.peek() == Tok::LBracket {
+            predicates.push(self.predicate()?);
+        }
+        Ok(AxisStep { axis, test, predicates, span: self.span_from(start) })
+    }
+
+    fn span_from(&self, start: usize) -> Span {
+        Span { start, end: self.prev_end() }
+    }
+
+    fn axis(&mut self) -> Result<Axis> {
+        if *self.peek() == Tok::At {
+            self.advance();
+            return Ok(Axis::Attribute);
+        }
+        let Tok::Name(name) = self.peek().clone() else { return Ok(Axis::Child) };
+        if self.token(1).tok != Tok::DoubleColon {
+            return Ok(Axis::Child);
+        }
+        if name == "namespace" {
+            return Err(self.unsupported_at(self.here(), "axis `namespace::`"));
+        }
+        let axis = Axis::from_name(&name).ok_or_else(|| self.unexpected("an axis name before `::`"))?;
+        self.advance();
+        self.advance();
+        Ok(axis)
+    }
+
+    fn node_test(&mut self) -> Result<Test> {
+        match self.peek().clone() {
+            Tok::Star => {
+                self.advance();
+                Ok(Test::Any)
+            }
+            Tok::Name(name) if self.token(1).tok == Tok::LParen && is_node_type(&name) => self.node_type(&name),
+            Tok::Name(_) if self.token(1).tok == Tok::LParen => {
+                Err(self.unexpected("a node test (a function call cannot follow an axis)"))
+            }
+            Tok::Name(name) => {
+                if name.contains(':') {
+                    return Err(self.unsupported_at(self.here(), format!("namespace prefix in `{name}`")));
+                }
+                self.advance();
+                Ok(Test::Name(name))
+            }
+            _ => Err(self.unexpected("a node test")),
+        }
+    }
+
+    fn node_type(&mut self, name: &str) -> Result<Test> {
+        self.advance();
+        self.advance();
+        let test = match (name, self.peek().clone()) {
+            ("processing-instruction", Tok::Str(target)) => {
+                self.advance();
+                Test::Pi(Some(target))
+            }
+            ("processing-instruction", _) => Test::Pi(None),
+            ("text", _) => Test::Text,
+            ("comment", _) => Test::Comment,
+            _ => Test::Node,
+        };
+        self.expect(Tok::RParen, "`)`")?;
+        Ok(test)
+    }
+}
+
+fn is_node_type(name: &str) -> bool {
+    matches!(name, "text" | "node" | "comment" | "processing-instruction")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn printed(q: &str) -> String {
+        parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e}")).to_string()
+    }
+
+    #[test]
+    fn parses_and_prints_every_construct() {
+        for q in [
+            "/",
+            "//item[1]",
+            "//person[not(@income)]",
+            "//text()[contains(., \"gold\")]",
+            "count(//open_auction)",
+            "../name",
+            "following-sibling::*[last()]",
+            "(//a)[position() < 3]/b",
+            "//a[. = 'x' or -@n >= 2 * 3 div 4 mod 5 - 1]",
+            "ancestor-or-self::node()/preceding::comment()",
+            "processing-instruction('t') | //processing-instruction()",
+            "concat(name(), local-name(..), substring('abc', 2, 1))",
+            "sum(//b) + round(floor(1.5) + ceiling(-0.5))",
+            "boolean(1) = true() and false() != not(0)",
+            "-(-3)",
+            "div div div",
+            "*[* * *]",
+        ] {
+            let once = printed(q);
+            assert_eq!(printed(&once), once, "{q}");
+        }
+        assert_eq!(printed("//a"), "/descendant-or-self::node()/child::a");
+        assert_eq!(printed("@*/.."), "attribute::*/parent::node()");
+        assert_eq!(printed("1 + 2 * 3"), "(1 + (2 * 3))");
+        assert_eq!(printed("div div div"), "(child::div div child::div)");
+    }
+
+    #[test]
+    fn refuses_with_the_construct_and_its_column() {
+        let cases = [
+            ("//a[$x]", 5, "variable reference"),
+            ("/a/namespace::b", 4, "axis `namespace::`"),
+            ("//a[lang('en')]", 5, "function `lang()` (xml:lang inheritance is not indexed)"),
+            ("//p:a", 3, "namespace prefix in `p:a`"),
+            ("frobnicate(1)", 1, "unknown function `frobnicate()`"),
+        ];
+        for (q, want_column, want) in cases {
+            match parse_expr(q) {
+                Err(Error::XPathUnsupported { column, construct }) => {
+                    assert_eq!((column, construct.as_str()), (want_column, want), "{q}")
+                }
+                other => panic!("{q}: expected unsupported, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn static_type_and_arity_errors_have_positions() {
+        for (q, want_column) in [
+            ("count('a')", 7),
+            ("1 | //a", 1),
+            ("(1)[1]", 4),
+            ("substring('a')", 1),
+            ("true(1)", 1),
+            ("(1)/a", 4),
+            ("", 1),
+            ("//a[", 5),
+            ("a/..[1]", 5),
+            ("foo::a", 1),
+        ] {
+            match parse_expr(q) {
+                Err(Error::XPathSyntax { column, .. }) => assert_eq!(column, want_column, "{q}"),
+                other => panic!("{q}: expected a syntax error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        for q in [format!("//a{}", "[b".repeat(10_000)), "-".repeat(10_000) + "1", "(".repeat(10_000)] {
+            assert!(matches!(parse_expr(&q), Err(Error::XPathUnsupported { .. })));
+        }
+    }
+}
