@@ -34,6 +34,13 @@ pub enum Error {
         /// The construct, named as a user would look it up (e.g. "axis `ancestor::`").
         construct: String,
     },
+    /// Nodes were asked of an XPath expression whose value is a number, a string or a
+    /// boolean (`count(//a)`): read it with `Prepared::value`.
+    #[error("the XPath expression gives a {found}, not nodes")]
+    XPathNotNodes {
+        /// "number", "string" or "boolean".
+        found: &'static str,
+    },
     /// A document is not well-formed XML.
     #[error("malformed XML in {file} at line {line}, column {column}: {reason}")]
     Xml {

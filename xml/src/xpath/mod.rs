@@ -10,6 +10,7 @@ pub mod functions;
 pub mod grammar;
 pub mod lexer;
 pub mod parser;
+pub mod subset;
 
 pub use ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
 pub use grammar::parse_expr;

@@ -22,6 +22,7 @@
 
 mod exec;
 mod explain;
+mod general;
 mod join;
 mod parallel;
 mod paths;
@@ -34,30 +35,41 @@ mod random_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::XmlStore;
 use crate::store::record::Label;
-use crate::xpath::{self, Query};
+use crate::xpath::eval::{self, Value};
+use crate::xpath::expr::{Expr, Type};
+use crate::xpath::{self, subset};
 use exec::Exec;
+use general::StoreTree;
 use plan::Plan;
 use quiredb_engine::{PageRead, ResultSet};
 
 /// A compiled query over one collection, with its buffers (see the module docs).
 pub struct Prepared<'s, 't, T: PageRead> {
     store: &'s XmlStore<'t, T>,
-    query: Query,
-    plan: Plan,
+    expr: Expr,
+    /// The join plan when the whole expression is structural.
+    plan: Option<Plan>,
     exec: Exec,
+    /// The store as the general evaluator sees it, with its caches.
+    tree: StoreTree<'s, 't, T>,
     result: Vec<Label>,
 }
 
+/// The value of an XPath expression over the store: labels, or an atomic value.
+pub type XPathValue = Value<Label>;
+
 impl<'t, T: PageRead> XmlStore<'t, T> {
-    /// Parses and compiles `xpath` for this collection. Errors name the construct and
-    /// its column when the query is malformed or outside the supported subset.
+    /// Parses and compiles `xpath` (any XPath 1.0 expression but variables, the
+    /// namespace axis and `lang()`/`id()`) for this collection. Errors name the
+    /// construct and its column when the query is malformed or refused.
     pub fn prepare(&self, xpath: &str) -> Result<Prepared<'_, 't, T>> {
-        let query = xpath::parse(xpath)?;
-        let plan = Plan::compile(self, &query);
-        Ok(Prepared { store: self, query, plan, exec: Exec::default(), result: Vec::new() })
+        let expr = xpath::parse_expr(xpath)?;
+        let plan = subset::lower(&expr).map(|query| Plan::compile(self, &query));
+        let tree = StoreTree::new(self);
+        Ok(Prepared { store: self, expr, plan, exec: Exec::default(), tree, result: Vec::new() })
     }
 
     /// Runs `xpath` once, the pres of its result into `out` (cleared first).
@@ -67,16 +79,43 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
 }
 
 impl<T: PageRead> Prepared<'_, '_, T> {
-    /// Runs the query; its nodes' labels in document order without duplicates.
+    /// Runs the query; its nodes' labels in document order without duplicates. An
+    /// expression that gives a number, a string or a boolean is
+    /// [`Error::XPathNotNodes`]: see [`Prepared::value`].
     pub fn run(&mut self) -> Result<&[Label]> {
-        self.exec.run(self.store, &self.plan, &mut self.result)?;
+        match &self.plan {
+            Some(plan) => self.exec.run(self.store, plan, &mut self.result)?,
+            None => match eval::evaluate(&mut self.tree, &self.expr)? {
+                Value::Nodes(nodes) => self.result = nodes,
+                other => return Err(Error::XPathNotNodes { found: type_name(&other) }),
+            },
+        }
         Ok(&self.result)
+    }
+
+    /// Evaluates the expression, whatever its type.
+    pub fn value(&mut self) -> Result<XPathValue> {
+        if self.plan.is_some() || self.expr.result_type() == Type::Nodes {
+            return Ok(Value::Nodes(self.run()?.to_vec()));
+        }
+        eval::evaluate(&mut self.tree, &self.expr)
+    }
+
+    /// The string form of a value (nodes: the first node's string value), as XPath's
+    /// `string()` gives it.
+    pub fn value_string(&mut self, value: &XPathValue) -> Result<String> {
+        eval::value_to_string(&mut self.tree, value)
+    }
+
+    /// The static type of the expression's value.
+    pub fn result_type(&self) -> Type {
+        self.expr.result_type()
     }
 
     /// Runs the query into `out` (cleared first): one row per node, its id the node's
     /// pre.
     pub fn run_into(&mut self, out: &mut ResultSet) -> Result<()> {
-        self.exec.run(self.store, &self.plan, &mut self.result)?;
+        self.run()?;
         out.clear();
         for label in &self.result {
             out.push(label.pre, 0.0);
@@ -93,14 +132,20 @@ impl<T: PageRead> Prepared<'_, '_, T> {
         threads: usize,
         begin: impl Fn() -> Result<U> + Sync,
     ) -> Result<&[Label]> {
-        parallel::run(&mut self.exec, self.store, &self.plan, threads, &begin, &mut self.result)?;
+        match &self.plan {
+            Some(plan) => parallel::run(&mut self.exec, self.store, plan, threads, &begin, &mut self.result)?,
+            None => return self.run(),
+        }
         Ok(&self.result)
     }
 
     /// Number of nodes the query selects, without listing them when the path summary
     /// knows it.
     pub fn count(&mut self) -> Result<u64> {
-        self.exec.count(self.store, &self.plan)
+        match &self.plan {
+            Some(plan) => self.exec.count(self.store, plan),
+            None => Ok(self.run()?.len() as u64),
+        }
     }
 
     /// Appends the XPath string value of node `pre` to `out`, with the query's reused
@@ -111,11 +156,23 @@ impl<T: PageRead> Prepared<'_, '_, T> {
 
     /// The plan, one operator a line, with rows and time of the runs so far.
     pub fn explain(&self) -> String {
-        self.plan.explain(&self.store.dictionary().names)
+        match &self.plan {
+            Some(plan) => plan.explain(&self.store.dictionary().names),
+            None => self.tree.explain(&self.expr),
+        }
     }
 
-    /// The parsed query.
-    pub fn query(&self) -> &Query {
-        &self.query
+    /// The parsed expression.
+    pub fn expr(&self) -> &Expr {
+        &self.expr
+    }
+}
+
+fn type_name(value: &XPathValue) -> &'static str {
+    match value {
+        Value::Nodes(_) => "node-set",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Boolean(_) => "boolean",
     }
 }

@@ -1,0 +1,460 @@
+//! The store as a [`Tree`] for the full XPath 1.0 evaluator (`xpath/eval.rs`): every
+//! axis as label arithmetic over the partition index and the document index, and the
+//! structural engine behind the shortcuts.
+//!
+//! A node is its [`Label`] (pre, size, level, path). From a node `n`:
+//! - **child / descendant / attribute**: the labels of the test's partitions in
+//!   `n.pre+1 ..= n.pre+n.size` (one more level for child and attribute), read with a
+//!   seek; a test without a name (`*`, `node()`, `comment()`) reads the document index
+//!   instead, skipping the subtrees of big children on the child axis. The path
+//!   summary refuses a child step no child path of `n` passes before anything is read;
+//!   a partition mostly made of other paths' labels is read through the document index
+//!   the same way.
+//! - **parent / ancestor**: the parent pre of the document index's record, up the chain.
+//! - **siblings**: the parent's child range before or after `n`'s subtree, at `n`'s level.
+//! - **following / preceding**: the partitions or the document index over the rest of
+//!   `n`'s document before or after `n`, ancestors and attributes left out.
+//! - `//x`, `//@x`: the descendants of the context in the test's partitions, in one read
+//!   ([`Tree::fused_descendants`]).
+//!
+//! Absolute paths hand their longest structural prefix to the join engine
+//! (`subset::lower_prefix`), and `count()` of a structural path reads the summary when
+//! the plan allows: the structural part of a query is still answered by joins.
+//!
+//! Read next: `../../xpath/eval.rs`, `../../xpath/subset.rs`.
+
+use std::collections::HashMap;
+
+use super::exec::Exec;
+use super::paths::local_name;
+use super::plan::Plan;
+use crate::error::Result;
+use crate::store::XmlStore;
+use crate::store::format::Kind;
+use crate::store::record::{Label, NodeRecord};
+use crate::xpath::ast::{Query, Span};
+use crate::xpath::eval::Tree;
+use crate::xpath::expr::{Axis, Path, Test};
+use crate::xpath::subset;
+use quiredb_engine::PageRead;
+
+/// A child bigger than this many nodes is skipped by a new seek, not read through.
+const SKIP_SUBTREE: u64 = 48;
+/// A partition holding this many times more labels than the child paths wanted is
+/// read through the document index instead.
+const PARTITION_DILUTION: u64 = 16;
+
+/// The store seen by the evaluator, with what it caches across the evaluation.
+pub struct StoreTree<'s, 't, T: PageRead> {
+    store: &'s XmlStore<'t, T>,
+    documents: Vec<Label>,
+    /// Name ids by local name.
+    names: HashMap<String, Vec<u32>>,
+    /// Structural plans by query text, with their buffers.
+    plans: HashMap<String, Plan>,
+    exec: Exec,
+    bytes: Vec<u8>,
+}
+
+impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
+    pub fn new(store: &'s XmlStore<'t, T>) -> Self {
+        StoreTree {
+            store,
+            documents: Vec::new(),
+            names: HashMap::new(),
+            plans: HashMap::new(),
+            exec: Exec::default(),
+            bytes: Vec::new(),
+        }
+    }
+
+    fn kind(&self, label: &Label) -> Kind {
+        self.store.dictionary().paths.get(label.path as usize).map_or(Kind::Document, |p| p.kind)
+    }
+
+    fn label(&self, pre: u64) -> Result<Label> {
+        Ok(to_label(&self.store.node(pre)?))
+    }
+
+    fn parent(&self, label: &Label) -> Result<Option<Label>> {
+        if label.level == 0 {
+            return Ok(None);
+        }
+        let record = self.store.node(label.pre)?;
+        Ok(Some(self.label(record.parent)?))
+    }
+
+    fn ids(&mut self, name: &str) -> &[u32] {
+        let dict = self.store.dictionary();
+        self.names.entry(name.to_string()).or_insert_with(|| {
+            (1..dict.names.len() as u32).filter(|&id| local_name(&dict.names[id as usize]) == name).collect()
+        })
+    }
+
+    /// Whether a node passes `test`, `attribute` saying the axis's principal kind.
+    fn passes(&self, test: &Test, label: &Label, attribute: bool) -> bool {
+        let kind = self.kind(label);
+        let dict = self.store.dictionary();
+        let name = || dict.paths.get(label.path as usize).and_then(|p| dict.names.get(p.name as usize));
+        let principal = if attribute { Kind::Attribute } else { Kind::Element };
+        match test {
+            Test::Name(want) => kind == principal && name().is_some_and(|n| local_name(n) == want),
+            Test::Any => kind == principal,
+            Test::Node => attribute == (kind == Kind::Attribute),
+            Test::Text => kind == Kind::Text,
+            Test::Comment => kind == Kind::Comment,
+            Test::Pi(target) => kind == Kind::Pi && target.as_ref().is_none_or(|t| name().is_some_and(|n| n == t)),
+        }
+    }
+
+    /// The partitions holding every node that passes `test`, or `None` when the test
+    /// has no name and the document index must be read.
+    fn partitions(&mut self, test: &Test, attribute: bool) -> Option<Vec<(Kind, u32)>> {
+        let principal = if attribute { Kind::Attribute } else { Kind::Element };
+        match test {
+            Test::Name(name) => Some(self.ids(name).iter().map(|&id| (principal, id)).collect()),
+            Test::Text if !attribute => Some(vec![(Kind::Text, 0)]),
+            Test::Comment if !attribute => Some(vec![(Kind::Comment, 0)]),
+            Test::Pi(Some(target)) if !attribute => {
+                Some(self.store.dictionary().ids.get(target.as_str()).map(|&id| (Kind::Pi, id)).into_iter().collect())
+            }
+            Test::Any | Test::Node => None,
+            Test::Pi(None) if !attribute => None,
+            Test::Text | Test::Comment | Test::Pi(_) => Some(Vec::new()),
+        }
+    }
+
+    /// Appends the nodes in `first..=last` that pass `test` (at `level` when given),
+    /// in document order.
+    /// `parent` is the node whose children are wanted when `level` is given.
+    fn range(
+        &mut self,
+        test: &Test,
+        attribute: bool,
+        span: (u64, u64),
+        level: Option<(u32, &Label)>,
+        out: &mut Vec<Label>,
+    ) -> Result<()> {
+        let (first, last) = span;
+        if first > last {
+            return Ok(());
+        }
+        let start = out.len();
+        let parent = level.map(|(_, p)| p);
+        let level = level.map(|(l, _)| l);
+        match self.partitions(test, attribute) {
+            Some(parts) if parent.is_none_or(|p| !self.diluted(&parts, p)) => {
+                for (kind, name) in &parts {
+                    let mut cursor = self.store.partition(*kind, *name, first)?;
+                    while let Some(label) = cursor.next_label()? {
+                        if label.pre > last {
+                            break;
+                        }
+                        if level.is_none_or(|l| l == label.level) && self.passes(test, &label, attribute) {
+                            out.push(label);
+                        }
+                    }
+                }
+                if parts.len() > 1 {
+                    out[start..].sort_unstable_by_key(|l| l.pre);
+                }
+            }
+            _ => self.scan(test, attribute, first, last, level, out)?,
+        }
+        Ok(())
+    }
+
+    /// Whether the partitions are expected to hold many more labels inside `node`'s
+    /// subtree than `node` has children: the child step then reads the document index.
+    fn diluted(&self, parts: &[(Kind, u32)], node: &Label) -> bool {
+        let dict = self.store.dictionary();
+        let count = |path: u32| dict.paths.get(path as usize).map_or(0, |p| p.count);
+        let total: u64 = parts.iter().map(|key| dict.counts.get(key).copied().unwrap_or(0)).sum();
+        let in_subtree = total as f64 * (node.size + 1) as f64 / self.store.len().max(1) as f64;
+        let children: u64 = dict.children(node.path).map(count).sum();
+        let per_node = children as f64 / count(node.path).max(1) as f64;
+        in_subtree > PARTITION_DILUTION as f64 * (per_node + 1.0)
+    }
+
+    /// The document index read over `first..=last`, skipping big subtrees when only
+    /// one level is wanted.
+    fn scan(
+        &mut self,
+        test: &Test,
+        attribute: bool,
+        first: u64,
+        last: u64,
+        level: Option<u32>,
+        out: &mut Vec<Label>,
+    ) -> Result<()> {
+        let mut from = first;
+        'seek: while from <= last {
+            let mut cursor = self.store.nodes(from, last)?;
+            while let Some(record) = cursor.next_node()? {
+                let label = to_label(&record);
+                if level.is_none_or(|l| l == label.level) && self.passes(test, &label, attribute) {
+                    out.push(label);
+                }
+                if level.is_some_and(|l| l == label.level) && label.size > SKIP_SUBTREE {
+                    from = label.pre + label.size + 1;
+                    continue 'seek;
+                }
+            }
+            break;
+        }
+        Ok(())
+    }
+
+    /// The document node whose document holds `label`.
+    fn document_of(&mut self, label: &Label) -> Result<Label> {
+        self.load_documents()?;
+        let at = self.documents.partition_point(|d| d.pre <= label.pre);
+        Ok(self.documents[at.saturating_sub(1)])
+    }
+
+    fn load_documents(&mut self) -> Result<()> {
+        if self.documents.is_empty() {
+            for document in self.store.documents()? {
+                let label = self.label(document.pre)?;
+                self.documents.push(label);
+            }
+        }
+        Ok(())
+    }
+
+    fn siblings(&mut self, test: &Test, node: &Label, following: bool, out: &mut Vec<Label>) -> Result<()> {
+        if self.kind(node) == Kind::Attribute {
+            return Ok(());
+        }
+        let Some(parent) = self.parent(node)? else { return Ok(()) };
+        let (first, last) = if following {
+            (node.pre + node.size + 1, parent.pre + parent.size)
+        } else {
+            (parent.pre + 1, node.pre.saturating_sub(1))
+        };
+        let start = out.len();
+        self.range(test, false, (first, last), Some((node.level, &parent)), out)?;
+        self.drop_attributes(out, start);
+        Ok(())
+    }
+
+    fn drop_attributes(&self, out: &mut Vec<Label>, start: usize) {
+        let dict = self.store.dictionary();
+        retain_from(out, start, |l| dict.paths.get(l.path as usize).is_none_or(|p| p.kind != Kind::Attribute));
+    }
+
+    fn ancestors(&mut self, test: &Test, node: &Label, with_self: bool, out: &mut Vec<Label>) -> Result<()> {
+        let start = out.len();
+        if with_self && self.passes(test, node, self.kind(node) == Kind::Attribute) {
+            out.push(*node);
+        }
+        let mut at = *node;
+        while let Some(parent) = self.parent(&at)? {
+            if self.passes(test, &parent, false) {
+                out.push(parent);
+            }
+            at = parent;
+        }
+        out[start..].reverse();
+        Ok(())
+    }
+
+    /// The expression and the join plans of its structural parts, with their rows and
+    /// times so far.
+    pub fn explain(&self, expr: &crate::xpath::expr::Expr) -> String {
+        let mut out = format!("general evaluator (XPath 1.0): {expr}\n");
+        for (text, plan) in &self.plans {
+            out.push_str(&format!("structural part {text}:\n"));
+            for line in plan.explain(&self.store.dictionary().names).lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
+        out
+    }
+
+    /// The structural plan for a subset query, compiled once per text.
+    fn plan(&mut self, query: &Query) -> &Plan {
+        let text = query.to_string();
+        let store = self.store;
+        self.plans.entry(text).or_insert_with(|| Plan::compile(store, query))
+    }
+}
+
+/// Keeps `out[..start]` and the later labels `keep` accepts, in order.
+fn retain_from(out: &mut Vec<Label>, start: usize, keep: impl Fn(&Label) -> bool) {
+    let mut kept = start;
+    for i in start..out.len() {
+        if keep(&out[i]) {
+            out[kept] = out[i];
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
+}
+
+fn to_label(record: &NodeRecord) -> Label {
+    Label { pre: record.pre, size: record.size, level: record.level, path: record.path }
+}
+
+impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
+    type Node = Label;
+    type Key = u64;
+
+    fn key(&self, node: Label) -> u64 {
+        node.pre
+    }
+
+    fn roots(&mut self) -> Result<Vec<Label>> {
+        self.load_documents()?;
+        Ok(self.documents.clone())
+    }
+
+    fn root_of(&mut self, node: Label) -> Result<Label> {
+        self.document_of(&node)
+    }
+
+    fn axis(&mut self, axis: Axis, test: &Test, node: Label, out: &mut Vec<Label>) -> Result<()> {
+        let is_attribute = self.kind(&node) == Kind::Attribute;
+        let (first, last) = (node.pre + 1, node.pre + node.size);
+        match axis {
+            Axis::SelfAxis => {
+                if self.passes(test, &node, is_attribute) {
+                    out.push(node);
+                }
+            }
+            Axis::Child | Axis::Descendant | Axis::DescendantOrSelf if is_attribute => {
+                if axis == Axis::DescendantOrSelf && self.passes(test, &node, true) {
+                    out.push(node);
+                }
+            }
+            Axis::Child => {
+                if self.child_paths_pass(test, &node) {
+                    let start = out.len();
+                    self.range(test, false, (first, last), Some((node.level + 1, &node)), out)?;
+                    self.drop_attributes(out, start);
+                }
+            }
+            Axis::Descendant | Axis::DescendantOrSelf => {
+                if axis == Axis::DescendantOrSelf && self.passes(test, &node, false) {
+                    out.push(node);
+                }
+                let start = out.len();
+                self.range(test, false, (first, last), None, out)?;
+                self.drop_attributes(out, start);
+            }
+            Axis::Attribute if !is_attribute => self.attributes(test, &node, out)?,
+            Axis::Attribute => {}
+            Axis::Parent => {
+                if let Some(parent) = self.parent(&node)?
+                    && self.passes(test, &parent, false)
+                {
+                    out.push(parent);
+                }
+            }
+            Axis::Ancestor | Axis::AncestorOrSelf => self.ancestors(test, &node, axis == Axis::AncestorOrSelf, out)?,
+            Axis::FollowingSibling | Axis::PrecedingSibling => {
+                self.siblings(test, &node, axis == Axis::FollowingSibling, out)?
+            }
+            Axis::Following => {
+                let document = self.document_of(&node)?;
+                let start = out.len();
+                self.range(test, false, (node.pre + node.size + 1, document.pre + document.size), None, out)?;
+                self.drop_attributes(out, start);
+            }
+            Axis::Preceding => {
+                let document = self.document_of(&node)?;
+                let start = out.len();
+                self.range(test, false, (document.pre + 1, node.pre.saturating_sub(1)), None, out)?;
+                // Ancestors end at or after the node; attributes are on no such axis.
+                retain_from(out, start, |l| l.pre + l.size < node.pre);
+                self.drop_attributes(out, start);
+            }
+        }
+        Ok(())
+    }
+
+    fn fused_descendants(&mut self, axis: Axis, test: &Test, node: Label, out: &mut Vec<Label>) -> Result<()> {
+        if self.kind(&node) == Kind::Attribute {
+            return Ok(());
+        }
+        let attribute = axis == Axis::Attribute;
+        let start = out.len();
+        self.range(test, attribute, (node.pre + 1, node.pre + node.size), None, out)?;
+        if !attribute {
+            self.drop_attributes(out, start);
+        }
+        Ok(())
+    }
+
+    fn string_value(&mut self, node: Label, out: &mut String) -> Result<()> {
+        self.bytes.clear();
+        self.store.string_value(node.pre, &mut self.bytes)?;
+        out.push_str(&String::from_utf8_lossy(&self.bytes));
+        Ok(())
+    }
+
+    fn name(&mut self, node: Label, local: bool) -> Result<String> {
+        let dict = self.store.dictionary();
+        let info = dict.paths.get(node.path as usize);
+        let name = match info {
+            Some(p) if matches!(p.kind, Kind::Element | Kind::Attribute | Kind::Pi) => {
+                dict.names.get(p.name as usize).map_or("", String::as_str)
+            }
+            _ => "",
+        };
+        Ok(if local { local_name(name) } else { name }.to_string())
+    }
+
+    fn structural(&mut self, path: &Path) -> Result<Option<(Vec<Label>, usize)>> {
+        let Some((prefix, steps)) = subset::lower_prefix(path) else { return Ok(None) };
+        let query = Query { paths: vec![prefix], span: Span::default() };
+        let store = self.store;
+        self.plan(&query);
+        let plan = &self.plans[&query.to_string()];
+        let mut out = Vec::new();
+        self.exec.run(store, plan, &mut out)?;
+        Ok(Some((out, steps)))
+    }
+
+    fn count(&mut self, path: &Path) -> Result<Option<u64>> {
+        let Some((prefix, steps)) = subset::lower_prefix(path) else { return Ok(None) };
+        if steps != path.steps.len() {
+            return Ok(None);
+        }
+        let query = Query { paths: vec![prefix], span: Span::default() };
+        let store = self.store;
+        self.plan(&query);
+        let plan = &self.plans[&query.to_string()];
+        Ok(Some(self.exec.count(store, plan)?))
+    }
+}
+
+impl<T: PageRead> StoreTree<'_, '_, T> {
+    /// Whether some child path of `node`'s path passes `test` (the summary says no
+    /// child can otherwise).
+    fn child_paths_pass(&self, test: &Test, node: &Label) -> bool {
+        let dict = self.store.dictionary();
+        dict.children(node.path).any(|path| {
+            let label = Label { pre: 0, size: 0, level: 0, path };
+            dict.paths.get(path as usize).is_some_and(|p| p.kind != Kind::Attribute) && self.passes(test, &label, false)
+        })
+    }
+
+    /// The attributes of element `node` that pass `test`: they follow it directly.
+    fn attributes(&mut self, test: &Test, node: &Label, out: &mut Vec<Label>) -> Result<()> {
+        if node.size == 0 {
+            return Ok(());
+        }
+        let mut cursor = self.store.nodes(node.pre + 1, node.pre + node.size)?;
+        while let Some(record) = cursor.next_node()? {
+            if record.kind != Kind::Attribute || record.parent != node.pre {
+                break;
+            }
+            let label = to_label(&record);
+            if self.passes(test, &label, true) {
+                out.push(label);
+            }
+        }
+        Ok(())
+    }
+}
