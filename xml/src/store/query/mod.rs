@@ -31,6 +31,8 @@ mod stream;
 mod value;
 
 #[cfg(test)]
+mod full_tests;
+#[cfg(test)]
 mod random_tests;
 #[cfg(test)]
 mod tests;

@@ -46,19 +46,19 @@ const OPERATORS: [CompareOp; 6] =
     [CompareOp::Eq, CompareOp::Ne, CompareOp::Lt, CompareOp::Le, CompareOp::Gt, CompareOp::Ge];
 
 /// An element nested in itself at several depths, with text at every level.
-const RECURSIVE: &str = r#"<r><a id="1"><a id="2"><b>1</b><a id="3" k="x"><b> 2 </b><a/></a></a><b>3</b></a><c><a><b>4</b><a k="y">5</a></a><c><c>6</c></c></c></r>"#;
+pub(super) const RECURSIVE: &str = r#"<r><a id="1"><a id="2"><b>1</b><a id="3" k="x"><b> 2 </b><a/></a></a><b>3</b></a><c><a><b>4</b><a k="y">5</a></a><c><c>6</c></c></c></r>"#;
 
 /// Text between elements, whitespace-only text, an entity and a CDATA section.
-const MIXED: &str = "<doc>\n  intro <p>one <em>two</em> three<em>4<em>5</em></em></p> tail &amp; more\n  <p/>\n  <p><![CDATA[<raw>]]> 6 </p>\n</doc>";
+pub(super) const MIXED: &str = "<doc>\n  intro <p>one <em>two</em> three<em>4<em>5</em></em></p> tail &amp; more\n  <p/>\n  <p><![CDATA[<raw>]]> 6 </p>\n</doc>";
 
 /// Prefixed and default namespaces on elements and attributes.
-const NAMESPACES: &str = r#"<root xmlns="urn:d" xmlns:x="urn:x" xmlns:y="urn:y"><x:item x:id="1" id="2" price=" 10.5 "><x:name>A</x:name><name>B</name></x:item><item id="3" y:price="-3"><y:name>C</y:name></item><y:item><x:item id="4"/></y:item></root>"#;
+pub(super) const NAMESPACES: &str = r#"<root xmlns="urn:d" xmlns:x="urn:x" xmlns:y="urn:y"><x:item x:id="1" id="2" price=" 10.5 "><x:name>A</x:name><name>B</name></x:item><item id="3" y:price="-3"><y:name>C</y:name></item><y:item><x:item id="4"/></y:item></root>"#;
 
 /// Comments and processing instructions inside and outside the root element.
-const COMMENTS: &str = "<?xml version=\"1.0\"?>\n<!--before--><?top first?>\n<r><!--c1--><a><?p1 v1?>x<!--c2-->y<?p2?></a><a>z</a><!-- 3 --></r>\n<!--after--><?end 7?>";
+pub(super) const COMMENTS: &str = "<?xml version=\"1.0\"?>\n<!--before--><?top first?>\n<r><!--c1--><a><?p1 v1?>x<!--c2-->y<?p2?></a><a>z</a><!-- 3 --></r>\n<!--after--><?end 7?>";
 
 /// Numbers with whitespace and strings that are almost numbers.
-const NUMBERS: &str = "<n><v> 12 </v><v>12.0</v><v>-.5</v><v>3.</v><v>1e3</v><v>+1</v><v/><v>NaN</v><v>\n\t7\r\n</v><v>007</v><v>-0</v><v>1 2</v><v a=' 4 ' b='4.50'>4.5</v><w><v>100</v>99</w></n>";
+pub(super) const NUMBERS: &str = "<n><v> 12 </v><v>12.0</v><v>-.5</v><v>3.</v><v>1e3</v><v>+1</v><v/><v>NaN</v><v>\n\t7\r\n</v><v>007</v><v>-0</v><v>1 2</v><v a=' 4 ' b='4.50'>4.5</v><w><v>100</v>99</w></n>";
 
 /// Element names, attribute names and texts of the random documents.
 const NAMES: [&str; 5] = ["a", "b", "c", "d", "x:a"];
@@ -67,7 +67,7 @@ const ATTRIBUTES: [&str; 3] = ["id", "k", "x:k"];
 /// the first [`INDEXED_TEXTS`] are short and not blank, so the value index holds every
 /// value of a document made of them alone.
 const INDEXED_TEXTS: usize = 7;
-const TEXTS: [&str; 12] = [
+pub(super) const TEXTS: [&str; 12] = [
     "1",
     " 2 ",
     "-1.5",
@@ -125,7 +125,7 @@ fn the_xmark_sample_answers_as_the_reference_does() {
 }
 
 /// The seed to run with: `QUIRE_SEED`, else a random one; printed for replay.
-fn seed(test: &str) -> u64 {
+pub(super) fn seed(test: &str) -> u64 {
     let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
     println!("{test}: QUIRE_SEED={seed}");
     seed
@@ -646,7 +646,7 @@ fn short_string_value(node: Node<'_, '_>) -> Option<String> {
 /// A random document of `elements` elements under `<r>`: names that nest in
 /// themselves, a prefixed name with the same local name, attributes (two with local
 /// name `k`), `texts` as text and attribute values, comments and PIs.
-fn random_document(rng: &mut StdRng, elements: usize, texts: &[&str]) -> Vec<u8> {
+pub(super) fn random_document(rng: &mut StdRng, elements: usize, texts: &[&str]) -> Vec<u8> {
     let mut out = String::from("<r xmlns:x=\"urn:x\">");
     let mut left = elements;
     while left > 0 {
