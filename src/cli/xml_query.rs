@@ -7,12 +7,15 @@
 //! inside a value printed as they are); `--xml` the node serialised; `--count` only the
 //! number of results. `--explain` runs the query and prints the plan with each
 //! operator's rows and time instead of the results. A closed pipe (`| head`) ends
-//! output quietly.
+//! output quietly. An expression whose value is a number, a string or a boolean
+//! (`count(//item)`, `name(/*)`, `//a = 3`) prints that value, XPath's string form.
 //!
 //! Read next: `xml/src/store/query/mod.rs` (the engine).
 
 use anyhow::Result;
-use quiredb_xml::store::XmlStore;
+use quiredb_engine::PageRead;
+use quiredb_xml::store::{Prepared, XmlStore};
+use quiredb_xml::xpath::expr::Type;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +54,26 @@ pub struct Args {
     threads: usize,
 }
 
+/// Prints the number, string or boolean an expression gives (`count(//a)`), with
+/// `--explain` its plan and time too.
+fn print_value<T: PageRead>(prepared: &mut Prepared<'_, '_, T>, args: &Args, out: &mut impl Write) -> Result<ExitCode> {
+    let started = Instant::now();
+    for _ in 1..args.repeat {
+        prepared.value()?;
+    }
+    let value = prepared.value()?;
+    let elapsed = started.elapsed() / args.repeat.max(1) as u32;
+    let text = prepared.value_string(&value)?;
+    if args.explain {
+        write!(out, "{}", prepared.explain())?;
+        writeln!(out, "value {text} in {:.3} ms a run", elapsed.as_secs_f64() * 1e3)?;
+    } else {
+        writeln!(out, "{text}")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs the query and prints what was asked.
 pub fn run(args: Args) -> Result<ExitCode> {
     let db = super::xml_store::open_read_only(&args.db)?;
@@ -58,6 +81,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let store = XmlStore::open(&txn, &args.name)?;
     let mut prepared = store.prepare(&args.query)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
+    if prepared.result_type() != Type::Nodes {
+        return print_value(&mut prepared, &args, &mut out);
+    }
     if args.count && !args.explain {
         writeln!(out, "{}", prepared.count()?)?;
         out.flush()?;

@@ -327,21 +327,29 @@ impl<T: PageRead> PartitionCursor<'_, '_, T> {
                 }
                 continue;
             }
-            let Some(blocks) = &mut self.blocks else { return Ok(None) };
-            let Some(entry) = blocks.next() else { return Ok(None) };
-            let (key, block) = entry?;
-            let Some((kind, name, first)) = split_part_key(&key) else {
-                return Err(corrupted(&self.store.name, 0, "partition key is not 13 bytes"));
-            };
-            if (kind, name) != (self.kind, self.name) {
-                self.blocks = None;
+            if !self.next_block()? {
                 return Ok(None);
             }
-            self.labels.clear();
-            self.at = 0;
-            decode_part_block(kind, first, &block, self.store.dictionary.paths(), &mut self.labels)
-                .map_err(|reason| corrupted(&self.store.name, first, format!("partition block {first}: {reason}")))?;
         }
+    }
+
+    /// Loads the next block of the partition; false at its end.
+    fn next_block(&mut self) -> Result<bool> {
+        let Some(blocks) = &mut self.blocks else { return Ok(false) };
+        let Some(entry) = blocks.next() else { return Ok(false) };
+        let (key, block) = entry?;
+        let Some((kind, name, first)) = split_part_key(&key) else {
+            return Err(corrupted(&self.store.name, 0, "partition key is not 13 bytes"));
+        };
+        if (kind, name) != (self.kind, self.name) {
+            self.blocks = None;
+            return Ok(false);
+        }
+        self.labels.clear();
+        self.at = 0;
+        decode_part_block(kind, first, &block, self.store.dictionary.paths(), &mut self.labels)
+            .map_err(|reason| corrupted(&self.store.name, first, format!("partition block {first}: {reason}")))?;
+        Ok(true)
     }
 
     /// Skips to the first label with pre ≥ `pre` (forward or backward).
@@ -353,6 +361,14 @@ impl<T: PageRead> PartitionCursor<'_, '_, T> {
         {
             self.at = self.labels.partition_point(|l| l.pre < pre);
             return Ok(());
+        }
+        // Just past the loaded block (a forward walk over nearby contexts): the next
+        // block is read as a scan would, without a descent, when it holds the target.
+        if self.labels.last().is_some_and(|last| last.pre < pre) && self.blocks.is_some() && self.next_block()? {
+            if self.labels.last().is_some_and(|last| last.pre >= pre) {
+                self.at = self.labels.partition_point(|l| l.pre < pre);
+                return Ok(());
+            }
         }
         let target = part_key(self.kind, self.name, pre);
         let start = match self.store.part.floor(&target)? {

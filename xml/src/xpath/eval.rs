@@ -21,6 +21,7 @@
 //!
 //! Read next: `functions.rs`, then the two trees.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -55,6 +56,17 @@ pub trait Tree {
         self.axis(Axis::DescendantOrSelf, &Test::Node, node, &mut all)?;
         for n in all {
             self.axis(axis, test, n, out)?;
+        }
+        Ok(())
+    }
+    /// The parent of each node of `nodes` (sorted, unique), by key: `None` for a
+    /// document node.
+    fn parents(&mut self, nodes: &[Self::Node], out: &mut Vec<Option<Self::Key>>) -> Result<()> {
+        let mut parent = Vec::new();
+        for &node in nodes {
+            parent.clear();
+            self.axis(Axis::Parent, &Test::Node, node, &mut parent)?;
+            out.push(parent.first().map(|&p| self.key(p)));
         }
         Ok(())
     }
@@ -155,8 +167,22 @@ impl<T: Tree> Eval<'_, T> {
     }
 
     fn string_of(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<String> {
+        Ok(self.text_of(expr, ctx)?.into_owned())
+    }
+
+    /// The string of `expr`, borrowed when it is a literal; `.` reads the context
+    /// node's string value without building a node-set.
+    fn text_of<'e>(&mut self, expr: &'e Expr, ctx: &Ctx<T::Node>) -> Result<Cow<'e, str>> {
+        if let Expr::String(s) = expr {
+            return Ok(Cow::Borrowed(s));
+        }
+        if let Some(node) = ctx.node
+            && is_context_node(expr)
+        {
+            return Ok(Cow::Owned(self.node_string(node)?));
+        }
         let value = self.expr(expr, ctx)?;
-        self.string(&value)
+        Ok(Cow::Owned(self.string(&value)?))
     }
 
     fn string(&mut self, value: &Value<T::Node>) -> Result<String> {
@@ -199,6 +225,11 @@ impl<T: Tree> Eval<'_, T> {
     }
 
     fn path(&mut self, path: &Path, ctx: &Ctx<T::Node>) -> Result<Vec<T::Node>> {
+        if let Some(node) = ctx.node
+            && is_self_path(path)
+        {
+            return Ok(vec![node]);
+        }
         let from_roots = matches!(path.start, Start::Root) || (ctx.node.is_none() && path.start == Start::Context);
         let (mut nodes, done) = match &path.start {
             _ if from_roots && ctx.node.is_none() => match self.tree.structural(path)? {
@@ -286,12 +317,10 @@ impl<T: Tree> Eval<'_, T> {
     fn by_parent(&mut self, nodes: Vec<T::Node>, step: &AxisStep) -> Result<Vec<T::Node>> {
         let mut groups: HashMap<T::Key, Vec<T::Node>> = HashMap::new();
         let mut order = Vec::new();
-        let mut parent = Vec::new();
-        for node in nodes {
-            parent.clear();
-            self.tree.axis(Axis::Parent, &Test::Node, node, &mut parent)?;
-            let Some(&p) = parent.first() else { continue };
-            let key = self.tree.key(p);
+        let mut parents = Vec::with_capacity(nodes.len());
+        self.tree.parents(&nodes, &mut parents)?;
+        for (node, parent) in nodes.into_iter().zip(parents) {
+            let Some(key) = parent else { continue };
             groups.entry(key).or_insert_with(|| {
                 order.push(key);
                 Vec::new()
@@ -439,24 +468,24 @@ impl<T: Tree> Eval<'_, T> {
             Function::Concat => {
                 let mut out = String::new();
                 for arg in args {
-                    out.push_str(&self.string_of(arg, ctx)?);
+                    out.push_str(&self.text_of(arg, ctx)?);
                 }
                 Value::String(out)
             }
             Function::StartsWith => {
-                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
-                Value::Boolean(a.starts_with(&b))
+                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
+                Value::Boolean(a.starts_with(b.as_ref()))
             }
             Function::Contains => {
-                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
-                Value::Boolean(a.contains(&b))
+                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
+                Value::Boolean(a.contains(b.as_ref()))
             }
             Function::SubstringBefore => {
-                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
+                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
                 Value::String(f::substring_before(&a, &b))
             }
             Function::SubstringAfter => {
-                let (a, b) = (self.string_of(&args[0], ctx)?, self.string_of(&args[1], ctx)?);
+                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
                 Value::String(f::substring_after(&a, &b))
             }
             Function::Substring => {
@@ -471,8 +500,8 @@ impl<T: Tree> Eval<'_, T> {
             Function::StringLength => Value::Number(f::string_length(&self.string_arg(args, ctx)?)),
             Function::NormalizeSpace => Value::String(f::normalize_space(&self.string_arg(args, ctx)?)),
             Function::Translate => {
-                let s = self.string_of(&args[0], ctx)?;
-                let (from, to) = (self.string_of(&args[1], ctx)?, self.string_of(&args[2], ctx)?);
+                let s = self.text_of(&args[0], ctx)?;
+                let (from, to) = (self.text_of(&args[1], ctx)?, self.text_of(&args[2], ctx)?);
                 Value::String(f::translate(&s, &from, &to))
             }
             Function::Not => Value::Boolean(!self.boolean_of(&args[0], ctx)?),
@@ -515,12 +544,23 @@ impl<T: Tree> Eval<'_, T> {
     fn string_arg(&mut self, args: &[Expr], ctx: &Ctx<T::Node>) -> Result<String> {
         match args.first() {
             Some(arg) => self.string_of(arg, ctx),
+            None if ctx.node.is_some() => self.node_string(ctx.node.expect("checked")),
             None => {
                 let nodes = self.context_nodes(ctx)?;
                 self.string(&Value::Nodes(nodes))
             }
         }
     }
+}
+
+/// Whether `expr` is `.` (`self::node()`).
+fn is_context_node(expr: &Expr) -> bool {
+    matches!(expr, Expr::Path(path) if is_self_path(path))
+}
+
+fn is_self_path(path: &Path) -> bool {
+    path.start == Start::Context
+        && matches!(path.steps.as_slice(), [step] if step.axis == Axis::SelfAxis && step.test == Test::Node && step.predicates.is_empty())
 }
 
 /// XPath 1.0 `boolean()` of a value.

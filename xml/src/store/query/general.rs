@@ -6,7 +6,7 @@
 //! - **child / descendant / attribute**: the labels of the test's partitions in
 //!   `n.pre+1 ..= n.pre+n.size` (one more level for child and attribute), read with a
 //!   seek; a test without a name (`*`, `node()`, `comment()`) reads the document index
-//!   instead, skipping the subtrees of big children on the child axis. The path
+//!   instead, stepping over the children's subtrees on the child axis. The path
 //!   summary refuses a child step no child path of `n` passes before anything is read;
 //!   a partition mostly made of other paths' labels is read through the document index
 //!   the same way.
@@ -28,18 +28,17 @@ use std::collections::HashMap;
 use super::exec::Exec;
 use super::paths::local_name;
 use super::plan::Plan;
+use super::value::ValueReader;
 use crate::error::Result;
-use crate::store::XmlStore;
 use crate::store::format::Kind;
 use crate::store::record::{Label, NodeRecord};
+use crate::store::{PartitionCursor, XmlStore};
 use crate::xpath::ast::{Query, Span};
 use crate::xpath::eval::Tree;
 use crate::xpath::expr::{Axis, Path, Test};
 use crate::xpath::subset;
 use quiredb_engine::PageRead;
 
-/// A child bigger than this many nodes is skipped by a new seek, not read through.
-const SKIP_SUBTREE: u64 = 48;
 /// A partition holding this many times more labels than the child paths wanted is
 /// read through the document index instead.
 const PARTITION_DILUTION: u64 = 16;
@@ -53,6 +52,10 @@ pub struct StoreTree<'s, 't, T: PageRead> {
     /// Structural plans by query text, with their buffers.
     plans: HashMap<String, Plan>,
     exec: Exec,
+    /// Node records and string values, one document block cached.
+    values: ValueReader,
+    /// One cursor per partition read so far, moved by seeks.
+    cursors: HashMap<(Kind, u32), PartitionCursor<'s, 't, T>>,
     bytes: Vec<u8>,
 }
 
@@ -64,6 +67,8 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
             names: HashMap::new(),
             plans: HashMap::new(),
             exec: Exec::default(),
+            values: ValueReader::default(),
+            cursors: HashMap::new(),
             bytes: Vec::new(),
         }
     }
@@ -72,16 +77,54 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         self.store.dictionary().paths.get(label.path as usize).map_or(Kind::Document, |p| p.kind)
     }
 
-    fn label(&self, pre: u64) -> Result<Label> {
-        Ok(to_label(&self.store.node(pre)?))
+    fn label(&mut self, pre: u64) -> Result<Label> {
+        if pre >= self.store.len() {
+            return self.store.node(pre).map(|r| to_label(&r));
+        }
+        Ok(to_label(&self.values.record(self.store, pre)?))
     }
 
-    fn parent(&self, label: &Label) -> Result<Option<Label>> {
+    fn parent(&mut self, label: &Label) -> Result<Option<Label>> {
         if label.level == 0 {
             return Ok(None);
         }
-        let record = self.store.node(label.pre)?;
+        let record = self.values.record(self.store, label.pre)?;
         Ok(Some(self.label(record.parent)?))
+    }
+
+    /// The labels of the nodes on `paths` up to pre `last`, in document order, when
+    /// reading their partitions costs less than `budget` labels.
+    fn path_labels(&mut self, paths: &[u32], last: u64, budget: u64) -> Result<Option<Vec<Label>>> {
+        let dict = self.store.dictionary();
+        let mut parts: Vec<(Kind, u32)> = paths
+            .iter()
+            .filter(|&&p| p != 0)
+            .map(|&p| (dict.paths[p as usize].kind, dict.paths[p as usize].name))
+            .collect();
+        parts.sort_unstable_by_key(|&(kind, name)| (kind as u8, name));
+        parts.dedup();
+        let cost: u64 = parts.iter().map(|key| dict.counts.get(key).copied().unwrap_or(0)).sum();
+        if cost > budget {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        if paths.contains(&0) {
+            self.load_documents()?;
+            out.extend(self.documents.iter().filter(|d| d.pre <= last));
+        }
+        for (kind, name) in parts {
+            let mut cursor = self.store.partition(kind, name, 0)?;
+            while let Some(label) = cursor.next_label()? {
+                if label.pre > last {
+                    break;
+                }
+                if paths.binary_search(&label.path).is_ok() {
+                    out.push(label);
+                }
+            }
+        }
+        out.sort_unstable_by_key(|l| l.pre);
+        Ok(Some(out))
     }
 
     fn ids(&mut self, name: &str) -> &[u32] {
@@ -144,8 +187,14 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         let level = level.map(|(l, _)| l);
         match self.partitions(test, attribute) {
             Some(parts) if parent.is_none_or(|p| !self.diluted(&parts, p)) => {
-                for (kind, name) in &parts {
-                    let mut cursor = self.store.partition(*kind, *name, first)?;
+                for &(kind, name) in &parts {
+                    let mut cursor = match self.cursors.remove(&(kind, name)) {
+                        Some(mut cursor) => {
+                            cursor.seek(first)?;
+                            cursor
+                        }
+                        None => self.store.partition(kind, name, first)?,
+                    };
                     while let Some(label) = cursor.next_label()? {
                         if label.pre > last {
                             break;
@@ -154,12 +203,13 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
                             out.push(label);
                         }
                     }
+                    self.cursors.insert((kind, name), cursor);
                 }
                 if parts.len() > 1 {
                     out[start..].sort_unstable_by_key(|l| l.pre);
                 }
             }
-            _ => self.scan(test, attribute, first, last, level, out)?,
+            _ => self.scan(test, attribute, (first, last), level, out)?,
         }
         Ok(())
     }
@@ -176,31 +226,23 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         in_subtree > PARTITION_DILUTION as f64 * (per_node + 1.0)
     }
 
-    /// The document index read over `first..=last`, skipping big subtrees when only
-    /// one level is wanted.
+    /// The document index read over `first..=last`, node by node through the cached
+    /// block, skipping the subtrees below `level` when one level is wanted.
     fn scan(
         &mut self,
         test: &Test,
         attribute: bool,
-        first: u64,
-        last: u64,
+        span: (u64, u64),
         level: Option<u32>,
         out: &mut Vec<Label>,
     ) -> Result<()> {
-        let mut from = first;
-        'seek: while from <= last {
-            let mut cursor = self.store.nodes(from, last)?;
-            while let Some(record) = cursor.next_node()? {
-                let label = to_label(&record);
-                if level.is_none_or(|l| l == label.level) && self.passes(test, &label, attribute) {
-                    out.push(label);
-                }
-                if level.is_some_and(|l| l == label.level) && label.size > SKIP_SUBTREE {
-                    from = label.pre + label.size + 1;
-                    continue 'seek;
-                }
+        let (mut pre, last) = span;
+        while pre <= last {
+            let label = to_label(&self.values.record(self.store, pre)?);
+            if level.is_none_or(|l| l == label.level) && self.passes(test, &label, attribute) {
+                out.push(label);
             }
-            break;
+            pre += if level.is_some_and(|l| l == label.level) { label.size + 1 } else { 1 };
         }
         Ok(())
     }
@@ -386,10 +428,48 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         Ok(())
     }
 
+    fn parents(&mut self, nodes: &[Label], out: &mut Vec<Option<u64>>) -> Result<()> {
+        let dict = self.store.dictionary();
+        let mut paths: Vec<u32> = nodes
+            .iter()
+            .filter(|l| l.level > 0)
+            .map(|l| dict.paths.get(l.path as usize).map_or(0, |p| p.parent))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let last = nodes.last().map_or(0, |l| l.pre);
+        let budget = 4 * nodes.len() as u64 + 1024;
+        let Some(candidates) = self.path_labels(&paths, last, budget)? else {
+            for node in nodes {
+                out.push(self.parent(node)?.map(|p| p.pre));
+            }
+            return Ok(());
+        };
+        // A stack of the candidate parents that contain the current node.
+        let (mut stack, mut next) = (Vec::<Label>::new(), 0);
+        for node in nodes {
+            while let Some(parent) = candidates.get(next).filter(|p| p.pre < node.pre) {
+                while stack.last().is_some_and(|top| !top.contains(parent)) {
+                    stack.pop();
+                }
+                stack.push(*parent);
+                next += 1;
+            }
+            while stack.last().is_some_and(|top| !top.contains(node)) {
+                stack.pop();
+            }
+            out.push(stack.iter().rev().find(|p| p.level + 1 == node.level).map(|p| p.pre));
+        }
+        Ok(())
+    }
+
     fn string_value(&mut self, node: Label, out: &mut String) -> Result<()> {
         self.bytes.clear();
-        self.store.string_value(node.pre, &mut self.bytes)?;
-        out.push_str(&String::from_utf8_lossy(&self.bytes));
+        self.values.string_value(self.store, node.pre, &mut self.bytes)?;
+        match std::str::from_utf8(&self.bytes) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&String::from_utf8_lossy(&self.bytes)),
+        }
         Ok(())
     }
 
@@ -442,11 +522,8 @@ impl<T: PageRead> StoreTree<'_, '_, T> {
 
     /// The attributes of element `node` that pass `test`: they follow it directly.
     fn attributes(&mut self, test: &Test, node: &Label, out: &mut Vec<Label>) -> Result<()> {
-        if node.size == 0 {
-            return Ok(());
-        }
-        let mut cursor = self.store.nodes(node.pre + 1, node.pre + node.size)?;
-        while let Some(record) = cursor.next_node()? {
+        for pre in node.pre + 1..=node.pre + node.size {
+            let record = self.values.record(self.store, pre)?;
             if record.kind != Kind::Attribute || record.parent != node.pre {
                 break;
             }

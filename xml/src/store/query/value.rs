@@ -185,6 +185,12 @@ impl ValueReader {
         }
     }
 
+    /// The document-index record of node `pre` (its block stays loaded for the next).
+    pub fn record<T: PageRead>(&mut self, store: &XmlStore<'_, T>, pre: u64) -> Result<NodeRecord> {
+        let i = self.locate(store, pre)?;
+        Ok(self.nodes[i])
+    }
+
     /// Index into `self.nodes` of node `pre`, loading its block when needed.
     fn locate<T: PageRead>(&mut self, store: &XmlStore<'_, T>, pre: u64) -> Result<usize> {
         if let Some(first) = self.nodes.first().map(|n| n.pre)
