@@ -20,6 +20,7 @@
 
 mod store;
 mod support;
+mod xpath1;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

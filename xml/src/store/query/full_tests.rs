@@ -364,3 +364,21 @@ pub(super) const XMARK_QUERIES: [&str; 24] = [
     "concat(//person[1]/name, ' / ', local-name(//person[1]/@id))",
     "//mail[position() = last()]/from",
 ];
+
+#[test]
+fn the_committed_cross_check_set_answers_as_the_reference_does() {
+    // The queries and document the reference is checked on against lxml and BaseX.
+    let doc = include_str!("../../../tests/xpath1/doc.xml");
+    let queries = include_str!("../../../tests/xpath1/queries.txt");
+    let loaded = load_docs(&[doc.as_bytes().to_vec()]);
+    let doms: Vec<Document<'_>> = loaded
+        .texts
+        .iter()
+        .map(|t| crate::collection::parse_document(t, Path::new("doc.xml")).expect("well-formed"))
+        .collect();
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    for query in queries.lines().filter(|q| !q.trim().is_empty()) {
+        assert_eq!(store_answer(&store, query), reference_answer(&doms, query), "{query}");
+    }
+}
