@@ -70,6 +70,11 @@ pub trait Tree {
         }
         Ok(())
     }
+    /// Whether `axis::test` from `node` selects anything, when the tree knows it
+    /// without listing the nodes (`None`: list them).
+    fn axis_nonempty(&mut self, _axis: Axis, _test: &Test, _node: Self::Node) -> Result<Option<bool>> {
+        Ok(None)
+    }
     /// Appends the string value of `node`.
     fn string_value(&mut self, node: Self::Node, out: &mut String) -> Result<()>;
     /// The qualified name (`local`: the local part) of an element, attribute or PI;
@@ -390,6 +395,12 @@ impl<T: Tree> Eval<'_, T> {
                 after
             }
             _ => {
+                if rest.is_empty()
+                    && step.predicates.is_empty()
+                    && let Some(known) = self.tree.axis_nonempty(step.axis, &step.test, node)?
+                {
+                    return Ok(known);
+                }
                 self.tree.axis(step.axis, &step.test, node, &mut found)?;
                 self.apply_predicates(&mut found, step)?;
                 rest

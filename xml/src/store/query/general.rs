@@ -415,6 +415,28 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         Ok(())
     }
 
+    fn axis_nonempty(&mut self, axis: Axis, test: &Test, node: Label) -> Result<Option<bool>> {
+        // Every node of a path has the ancestors of the path: the summary decides.
+        let dict = self.store.dictionary();
+        let on_path = |path: u32| Label { pre: 0, size: 0, level: 0, path };
+        let parent = |path: u32| dict.paths.get(path as usize).map_or(0, |p| p.parent);
+        Ok(match axis {
+            Axis::Parent => Some(node.level > 0 && self.passes(test, &on_path(parent(node.path)), false)),
+            Axis::Ancestor | Axis::AncestorOrSelf => {
+                let is_attribute = self.kind(&node) == Kind::Attribute;
+                let mut found = axis == Axis::AncestorOrSelf && self.passes(test, &node, is_attribute);
+                let mut path = node.path;
+                while !found && path != 0 {
+                    path = parent(path);
+                    found = self.passes(test, &on_path(path), false);
+                }
+                Some(found)
+            }
+            Axis::Child if !self.child_paths_pass(test, &node) => Some(false),
+            _ => None,
+        })
+    }
+
     fn fused_descendants(&mut self, axis: Axis, test: &Test, node: Label, out: &mut Vec<Label>) -> Result<()> {
         if self.kind(&node) == Kind::Attribute {
             return Ok(());

@@ -25,6 +25,15 @@ use crate::xpath::{CompareOp, Literal};
 use quiredb_engine::PageRead;
 use std::ops::Bound;
 
+/// Decoded document blocks [`ValueReader::record`] keeps besides the current one.
+const RECENT_BLOCKS: usize = 8;
+
+/// Node `pre` in a decoded block, if the block holds it.
+fn record_in(nodes: &[NodeRecord], pre: u64) -> Option<NodeRecord> {
+    let first = nodes.first()?.pre;
+    nodes.get(usize::try_from(pre.checked_sub(first)?).ok()?).copied()
+}
+
 /// Candidates below this many are compared by reading their values.
 const INDEX_AT: usize = 32;
 
@@ -33,6 +42,9 @@ const INDEX_AT: usize = 32;
 pub struct ValueReader {
     block: Vec<u8>,
     nodes: Vec<NodeRecord>,
+    /// The records of blocks loaded before `nodes`, for [`ValueReader::record`].
+    recent: Vec<Vec<NodeRecord>>,
+    next_recent: usize,
     chunk: Chunk,
     chunk_bytes: Vec<u8>,
     value: Vec<u8>,
@@ -185,8 +197,23 @@ impl ValueReader {
         }
     }
 
-    /// The document-index record of node `pre` (its block stays loaded for the next).
+    /// The document-index record of node `pre`. The records of the last
+    /// [`RECENT_BLOCKS`] blocks stay decoded: a walk up to the ancestors and back down
+    /// to the next node does not decode its blocks again.
     pub fn record<T: PageRead>(&mut self, store: &XmlStore<'_, T>, pre: u64) -> Result<NodeRecord> {
+        if let Some(node) = std::iter::once(&self.nodes).chain(&self.recent).find_map(|nodes| record_in(nodes, pre)) {
+            return Ok(node);
+        }
+        if !self.nodes.is_empty() {
+            let spare = if self.recent.len() < RECENT_BLOCKS {
+                self.recent.push(Vec::new());
+                self.recent.len() - 1
+            } else {
+                self.next_recent = (self.next_recent + 1) % RECENT_BLOCKS;
+                self.next_recent
+            };
+            std::mem::swap(&mut self.recent[spare], &mut self.nodes);
+        }
         let i = self.locate(store, pre)?;
         Ok(self.nodes[i])
     }
