@@ -159,7 +159,10 @@ fn xpath_prints_counts_values_xml_and_plans_and_names_what_it_cannot_answer() {
     assert!(text(&listed).contains("/r/p"), "{}", text(&listed));
     let explain = run(&["//r[p/@n > 2]/p", "--explain"]);
     assert!(text(&explain).contains("semi-join") && text(&explain).contains("rows out"), "{}", text(&explain));
-    let unsupported = run(&["//p[last()]"]);
+    assert_eq!(String::from_utf8_lossy(&run(&["//p[last()]/@n", "--values"]).stdout), "2\n3\n");
+    assert_eq!(String::from_utf8_lossy(&run(&["count(//p)"]).stdout), "3\n");
+    assert_eq!(String::from_utf8_lossy(&run(&["name(//p[2]/..) = 'r'"]).stdout), "true\n");
+    let unsupported = run(&["//p[$v]"]);
     assert!(!unsupported.status.success());
     assert!(
         text(&unsupported).contains("column 5") && !text(&unsupported).contains("panicked"),

@@ -3,15 +3,17 @@
 //! PATH is one XML file or a folder whose `.xml` files, in name order, form one
 //! collection. Prints each result's string value on its own line (`\` and line breaks
 //! escaped as `\\`, `\n`, `\r` so that one line is one result), or with `--count` only
-//! the number of results. A closed pipe (`| head`) ends output quietly.
+//! the number of results. An expression whose value is a number, a string or a boolean
+//! (`count(//a)`) prints that value. A closed pipe (`| head`) ends output quietly.
 //!
-//! Read next: `xml/src/reference.rs` (the semantics), `xml/src/collection.rs` (loading).
+//! Read next: `xml/src/xpath/eval.rs` (the semantics), `xml/src/reference/` (the DOM), `xml/src/collection.rs` (loading).
 
 use std::io::{BufWriter, ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use quiredb_xml::xpath::eval::Value;
 use quiredb_xml::{collection, reference, xpath};
 
 /// Arguments of `quire xpath-ref`.
@@ -19,7 +21,7 @@ use quiredb_xml::{collection, reference, xpath};
 pub struct Args {
     /// An XML file, or a folder whose .xml files (in name order) form one collection.
     path: PathBuf,
-    /// The XPath query (the subset QuireDB answers).
+    /// The XPath 1.0 expression.
     query: String,
     /// Print only the number of results.
     #[arg(long)]
@@ -28,15 +30,15 @@ pub struct Args {
 
 /// Runs the reference evaluator and prints the results.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let query = xpath::parse(&args.query)?;
+    let expr = xpath::parse_expr(&args.query)?;
     let sources = collection::load(&args.path)?;
     let docs = collection::parse_all(&sources)?;
-    let items = reference::evaluate(&query, &docs);
+    let value = reference::evaluate_expr(&expr, &docs);
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let written = if args.count {
-        writeln!(out, "{}", items.len())
-    } else {
-        items.iter().try_for_each(|item| writeln!(out, "{}", escape(&item.string_value())))
+    let written = match &value {
+        Value::Nodes(items) if args.count => writeln!(out, "{}", items.len()),
+        Value::Nodes(items) => items.iter().try_for_each(|item| writeln!(out, "{}", escape(&item.string_value()))),
+        other => writeln!(out, "{}", escape(&reference::value_string(other))),
     };
     match written.and_then(|()| out.flush()) {
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),

@@ -6,12 +6,15 @@
 //!   file; loading, node values, serialisation, the checker.
 //! - [`parse`]: the streaming XML parser the store loads with (roxmltree's data model,
 //!   memory bounded by the largest token).
-//! - [`xpath`]: the XPath subset parser; [`reference`](mod@reference): the evaluator over
-//!   a `roxmltree` DOM, the oracle of the store's tests and of the T5 benchmark;
-//!   [`collection`]: loading documents for it.
+//! - [`xpath`]: XPath 1.0 — the parser of full expressions (`grammar.rs`, `expr.rs`),
+//!   the structural subset the join engine answers (`ast.rs`, `parser.rs`,
+//!   `subset.rs`), the function library and the one evaluator (`eval.rs`) every node
+//!   model shares; [`reference`](mod@reference): that evaluator over a `roxmltree` DOM
+//!   (and the subset's own walk), the oracle of the store's tests and of the T5
+//!   benchmark, checked against lxml and BaseX; [`collection`]: loading documents for it.
 //!
-//! The query engine over the store (structural joins) comes next and will sit beside
-//! these modules.
+//! The query engine over the store is `store/query/`: structural joins for the subset,
+//! the shared evaluator over labels for the rest.
 #![forbid(unsafe_code)]
 
 pub mod collection;

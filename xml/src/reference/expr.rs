@@ -125,7 +125,7 @@ fn node_axis<'a, 'i>(axis: Axis, test: &Test, doc: usize, node: Node<'a, 'i>, ou
         Axis::FollowingSibling => push(&mut node.next_siblings().skip(1)),
         Axis::PrecedingSibling => push(&mut node.prev_siblings().skip(1).collect::<Vec<_>>().into_iter().rev()),
         Axis::Following => {
-            let last = node.descendants().last().unwrap_or(node).id();
+            let last = node.descendants().next_back().unwrap_or(node).id();
             push(&mut node.document().descendants().filter(|n| n.id().get_usize() > last.get_usize()))
         }
         Axis::Preceding => push(&mut preceding(node)),

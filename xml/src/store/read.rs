@@ -364,11 +364,13 @@ impl<T: PageRead> PartitionCursor<'_, '_, T> {
         }
         // Just past the loaded block (a forward walk over nearby contexts): the next
         // block is read as a scan would, without a descent, when it holds the target.
-        if self.labels.last().is_some_and(|last| last.pre < pre) && self.blocks.is_some() && self.next_block()? {
-            if self.labels.last().is_some_and(|last| last.pre >= pre) {
-                self.at = self.labels.partition_point(|l| l.pre < pre);
-                return Ok(());
-            }
+        if self.labels.last().is_some_and(|last| last.pre < pre)
+            && self.blocks.is_some()
+            && self.next_block()?
+            && self.labels.last().is_some_and(|last| last.pre >= pre)
+        {
+            self.at = self.labels.partition_point(|l| l.pre < pre);
+            return Ok(());
         }
         let target = part_key(self.kind, self.name, pre);
         let start = match self.store.part.floor(&target)? {

@@ -326,11 +326,13 @@ impl<T: Tree> Eval<'_, T> {
         self.tree.parents(&nodes, &mut parents)?;
         for (node, parent) in nodes.into_iter().zip(parents) {
             let Some(key) = parent else { continue };
-            groups.entry(key).or_insert_with(|| {
-                order.push(key);
-                Vec::new()
-            });
-            groups.get_mut(&key).map(|g| g.push(node));
+            groups
+                .entry(key)
+                .or_insert_with(|| {
+                    order.push(key);
+                    Vec::new()
+                })
+                .push(node);
         }
         let mut out = Vec::new();
         for key in order {
@@ -346,7 +348,7 @@ impl<T: Tree> Eval<'_, T> {
     /// given.
     fn filter(&mut self, nodes: &mut Vec<T::Node>, predicate: &Expr) -> Result<()> {
         if let Expr::Number(n, _) = predicate {
-            let keep = (n.fract() == 0.0 && *n >= 1.0).then(|| *n as usize).and_then(|i| nodes.get(i - 1).copied());
+            let keep = (n.fract() == 0.0 && *n >= 1.0).then_some(*n as usize).and_then(|i| nodes.get(i - 1).copied());
             nodes.clear();
             nodes.extend(keep);
             return Ok(());

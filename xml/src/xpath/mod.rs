@@ -1,7 +1,10 @@
-//! The XPath subset QuireDB answers: tokenizer → parser → AST with spans.
+//! XPath 1.0: tokenizer → parser → trees with spans → evaluator.
 //!
-//! Entry point: [`parse`]. Read `parser.rs` for the grammar and what is rejected,
-//! `ast.rs` for the tree and its canonical printing.
+//! Entry points: [`parse_expr`] for any XPath 1.0 expression (`grammar.rs`, `expr.rs`;
+//! refused: variables, the `namespace` axis, `lang()`, `id()`, namespace prefixes),
+//! evaluated by `eval.rs` over any node model; [`parse`] for the structural subset
+//! the store answers with joins alone (`parser.rs`, `ast.rs`), which
+//! [`subset::lower`] recognises inside full expressions.
 
 pub mod ast;
 pub mod eval;
