@@ -1,11 +1,12 @@
-//! Fuzz target `xpath`: the XPath subset parser of `quiredb-xml` and its reference
-//! evaluator.
+//! Fuzz target `xpath`: the XPath parsers of `quiredb-xml` (the structural subset and
+//! full XPath 1.0) and the reference evaluators.
 //!
 //! The input is query text (invalid UTF-8 is replaced, so any bytes are a query).
 //! Properties checked — a violation panics, which the driver records as a finding:
-//! the parser never panics; a query that parses prints (`Display`) to a text that
-//! parses again and prints the same; and the reference evaluator gives both parses
-//! the same answer on a small fixed document ([`DOCUMENT`]).
+//! neither parser panics; a query that parses prints (`Display`) to a text that parses
+//! again and prints the same; the reference evaluator gives both parses the same
+//! answer on a small fixed document ([`DOCUMENT`]); and a subset query gives the same
+//! nodes through the full XPath 1.0 evaluator.
 //!
 //! Structure-aware mutation works on tokens of the grammar ([`mutate`]) and
 //! [`generate`] draws well-formed queries of the subset from the grammar in
@@ -18,6 +19,7 @@ use quiredb_datasets::queryset::{GeneratorOptions, generate_sets};
 use quiredb_xml::collection::parse_document;
 use quiredb_xml::reference;
 use quiredb_xml::xpath;
+use quiredb_xml::xpath::eval::Value;
 use roxmltree::Document;
 
 use crate::rng::Rng;
@@ -73,6 +75,14 @@ pub const DICTIONARY: &[&[u8]] = &[
     b" div ",
     b" mod ",
     b"count(",
+    b"last()",
+    b"position()",
+    b"following::",
+    b"ancestor::",
+    b"preceding-sibling::",
+    b"comment()",
+    b"substring(",
+    b"concat(",
     b"\xC3\xA9",
     b"\xE2\x80\xA8",
     b"\xF0\x9F\xA6\x86",
@@ -83,6 +93,7 @@ pub const DICTIONARY: &[&[u8]] = &[
 /// Runs one input (see the module docs for what is checked).
 pub fn run(input: &[u8]) {
     let text = String::from_utf8_lossy(input);
+    run_full(&text);
     let Ok(query) = xpath::parse(&text) else { return };
     let printed = query.to_string();
     let again = match xpath::parse(&printed) {
@@ -97,6 +108,33 @@ pub fn run(input: &[u8]) {
         }
         let reparsed = reference::count(&again, documents);
         assert_eq!(items.len(), reparsed, "query {text:?} and its printed form {printed:?} select different nodes");
+    });
+}
+
+/// The full XPath 1.0 parser and evaluator: printing round-trips, the printed form
+/// answers the same, and a subset query selects the subset evaluator's nodes.
+fn run_full(text: &str) {
+    let Ok(expr) = xpath::parse_expr(text) else { return };
+    let printed = expr.to_string();
+    let again = match xpath::parse_expr(&printed) {
+        Ok(again) => again,
+        Err(error) => panic!("expression {text:?} prints as {printed:?}, which does not parse: {error}"),
+    };
+    assert_eq!(again.to_string(), printed, "printing is not stable for expression {text:?}");
+    DOCUMENTS.with(|documents| {
+        let answer = |value: &Value<reference::Item<'_, '_>>| match value {
+            Value::Nodes(items) => {
+                format!("{} {:?}", items.len(), items.iter().map(|i| i.string_value()).collect::<Vec<_>>())
+            }
+            other => reference::value_string(other),
+        };
+        let first = answer(&reference::evaluate_expr(&expr, documents));
+        assert_eq!(first, answer(&reference::evaluate_expr(&again, documents)), "{text:?} and {printed:?} differ");
+        if let Some(query) = xpath::subset::lower(&expr) {
+            let subset = reference::evaluate(&query, documents);
+            let values: Vec<String> = subset.iter().map(|i| i.string_value()).collect();
+            assert_eq!(first, format!("{} {values:?}", subset.len()), "{text:?}: the subset evaluator differs");
+        }
     });
 }
 
@@ -131,6 +169,13 @@ pub fn seeds() -> Vec<Vec<u8>> {
         "//a[",
         "a b",
         "",
+        "//item[last()]/preceding-sibling::*[1]/@id",
+        "count(//item[price > 5]) + sum(//price) div 2",
+        "(//name | //text())[position() mod 2 = 1]",
+        "concat(name(/*), substring('abc', 2), translate('ab', 'a', 'A'))",
+        "//bold/ancestor-or-self::node()[2]/following::*",
+        "//comment()/preceding::processing-instruction() | //@*[starts-with(., 'op')]/..",
+        "-(1) mod 3 = string-length(normalize-space(' a  b '))",
     ];
     let mut seeds: Vec<Vec<u8>> = queries.iter().map(|query| query.as_bytes().to_vec()).collect();
     seeds.extend(generated_queries().into_iter().map(String::into_bytes));

@@ -8,7 +8,8 @@
 //! engine answers (the older [`super::Query`] tree) so that those keep their joins.
 //!
 //! Invariants: `Display` prints an expression that parses back to the same tree (spans
-//! aside): binary operators are printed fully parenthesised, steps with explicit axes.
+//! aside), with steps' axes spelled out and only the parentheses the grammar's
+//! precedence needs (so the printed form never nests deeper than the source).
 //!
 //! Read next: `grammar.rs` (builds it), `functions.rs` (the function library),
 //! `../reference/expr.rs` (evaluates it over DOMs), `../store/query/general/` (over the
@@ -220,12 +221,42 @@ impl Expr {
     }
 }
 
+impl Expr {
+    /// Binding strength in the grammar (`or` binds loosest); operands of lower
+    /// strength than their operator print in parentheses.
+    fn precedence(&self) -> u8 {
+        match self {
+            Expr::Or(..) => 1,
+            Expr::And(..) => 2,
+            Expr::Compare(CompareOp::Eq | CompareOp::Ne, ..) => 3,
+            Expr::Compare(..) => 4,
+            Expr::Arith(ArithOp::Add | ArithOp::Sub, ..) => 5,
+            Expr::Arith(..) => 6,
+            Expr::Negate(_) => 7,
+            Expr::Union(..) => 8,
+            _ => 9,
+        }
+    }
+
+    /// `a op b`, left-associative: the right operand needs parentheses at equal strength.
+    fn write_binary(&self, f: &mut fmt::Formatter<'_>, a: &Expr, symbol: &str, b: &Expr) -> fmt::Result {
+        let own = self.precedence();
+        write_operand(f, a, a.precedence() < own)?;
+        write!(f, " {symbol} ")?;
+        write_operand(f, b, b.precedence() <= own)
+    }
+}
+
+fn write_operand(f: &mut fmt::Formatter<'_>, e: &Expr, parenthesised: bool) -> fmt::Result {
+    if parenthesised { write!(f, "({e})") } else { write!(f, "{e}") }
+}
+
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Expr::Or(a, b) => write!(f, "({a} or {b})"),
-            Expr::And(a, b) => write!(f, "({a} and {b})"),
-            Expr::Compare(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
+            Expr::Or(a, b) => self.write_binary(f, a, "or", b),
+            Expr::And(a, b) => self.write_binary(f, a, "and", b),
+            Expr::Compare(op, a, b) => self.write_binary(f, a, op.symbol(), b),
             Expr::Arith(op, a, b) => {
                 let symbol = match op {
                     ArithOp::Add => "+",
@@ -234,10 +265,13 @@ impl fmt::Display for Expr {
                     ArithOp::Div => "div",
                     ArithOp::Mod => "mod",
                 };
-                write!(f, "({a} {symbol} {b})")
+                self.write_binary(f, a, symbol, b)
             }
-            Expr::Negate(a) => write!(f, "-({a})"),
-            Expr::Union(a, b) => write!(f, "({a} | {b})"),
+            Expr::Negate(a) => {
+                f.write_str("-")?;
+                write_operand(f, a, a.precedence() < self.precedence())
+            }
+            Expr::Union(a, b) => self.write_binary(f, a, "|", b),
             Expr::Path(path) => write!(f, "{path}"),
             Expr::String(s) if s.contains('"') => write!(f, "'{s}'"),
             Expr::String(s) => write!(f, "\"{s}\""),

@@ -497,8 +497,11 @@ mod tests {
         }
         assert_eq!(printed("//a"), "/descendant-or-self::node()/child::a");
         assert_eq!(printed("@*/.."), "attribute::*/parent::node()");
-        assert_eq!(printed("1 + 2 * 3"), "(1 + (2 * 3))");
-        assert_eq!(printed("div div div"), "(child::div div child::div)");
+        assert_eq!(printed("1 + 2 * 3"), "1 + 2 * 3");
+        assert_eq!(printed("(1 + 2) * 3 - (4 - 5)"), "(1 + 2) * 3 - (4 - 5)");
+        assert_eq!(printed("(a or b) and c = (d < e)"), "(child::a or child::b) and child::c = child::d < child::e");
+        assert_eq!(printed("- -1"), "--1");
+        assert_eq!(printed("div div div"), "child::div div child::div");
     }
 
     #[test]
