@@ -43,6 +43,21 @@ pub trait Tree {
     fn root_of(&mut self, node: Self::Node) -> Result<Self::Node>;
     /// Appends the nodes on `axis` from `node` that pass `test`, in document order.
     fn axis(&mut self, axis: Axis, test: &Test, node: Self::Node, out: &mut Vec<Self::Node>) -> Result<()>;
+    /// [`Tree::axis`] when only the first `n` nodes (in document order) are wanted: a
+    /// tree may stop reading after them.
+    fn axis_first(
+        &mut self,
+        axis: Axis,
+        test: &Test,
+        node: Self::Node,
+        n: usize,
+        out: &mut Vec<Self::Node>,
+    ) -> Result<()> {
+        let start = out.len();
+        self.axis(axis, test, node, out)?;
+        out.truncate(start.saturating_add(n));
+        Ok(())
+    }
     /// Appends `descendant-or-self::node()/axis::test` from `node` (`axis` is child or
     /// attribute), in any order.
     fn fused_descendants(
@@ -272,9 +287,17 @@ impl<T: Tree> Eval<'_, T> {
     fn step(&mut self, contexts: &[T::Node], step: &AxisStep) -> Result<Vec<T::Node>> {
         let mut out = Vec::new();
         let mut found = Vec::new();
+        // `[1]`, `[position() < 4]` first on a forward axis: only that many are needed.
+        let limit = match step.predicates.first() {
+            Some(first) if !step.axis.is_reverse() => positions(first, None).map(|(_, last)| last),
+            _ => None,
+        };
         for &context in contexts {
             found.clear();
-            self.tree.axis(step.axis, &step.test, context, &mut found)?;
+            match limit {
+                Some(n) => self.tree.axis_first(step.axis, &step.test, context, n, &mut found)?,
+                None => self.tree.axis(step.axis, &step.test, context, &mut found)?,
+            }
             self.apply_predicates(&mut found, step)?;
             out.extend_from_slice(&found);
         }
@@ -347,10 +370,14 @@ impl<T: Tree> Eval<'_, T> {
     /// Keeps the nodes for which `predicate` holds, numbering them 1.. in the order
     /// given.
     fn filter(&mut self, nodes: &mut Vec<T::Node>, predicate: &Expr) -> Result<()> {
-        if let Expr::Number(n, _) = predicate {
-            let keep = (n.fract() == 0.0 && *n >= 1.0).then_some(*n as usize).and_then(|i| nodes.get(i - 1).copied());
-            nodes.clear();
-            nodes.extend(keep);
+        if let Some((first, last)) = positions(predicate, Some(nodes.len())) {
+            let last = last.min(nodes.len());
+            if first > last {
+                nodes.clear();
+            } else {
+                nodes.truncate(last);
+                nodes.drain(..first - 1);
+            }
             return Ok(());
         }
         let size = nodes.len();
@@ -564,6 +591,58 @@ impl<T: Tree> Eval<'_, T> {
             }
         }
     }
+}
+
+/// The positions `first..=last` (from 1) a predicate keeps when it depends on the
+/// position alone (`[3]`, `[last()]`, `[position() <= 3]`, `[position() = last() - 1]`,
+/// `and`s of them); `size` is the context size, `None` when unknown (then `last()`
+/// makes the answer unknown too).
+fn positions(predicate: &Expr, size: Option<usize>) -> Option<(usize, usize)> {
+    let is_position = |e: &Expr| matches!(e, Expr::Call(c) if c.function == Function::Position);
+    let (op, value) = match predicate {
+        Expr::Compare(op, a, b) if is_position(a) => (*op, constant(b, size)?),
+        Expr::Compare(op, a, b) if is_position(b) => (op.flipped(), constant(a, size)?),
+        Expr::And(a, b) => {
+            let ((f1, l1), (f2, l2)) = (positions(a, size)?, positions(b, size)?);
+            return Some((f1.max(f2), l1.min(l2)));
+        }
+        other if other.result_type() == Type::Number => (CompareOp::Eq, constant(other, size)?),
+        _ => return None,
+    };
+    const EMPTY: (usize, usize) = (1, 0);
+    if value.is_nan() {
+        return (op != CompareOp::Ne).then_some(EMPTY);
+    }
+    let index = |v: f64| {
+        if v < 1.0 {
+            0
+        } else if v >= usize::MAX as f64 {
+            usize::MAX
+        } else {
+            v as usize
+        }
+    };
+    Some(match op {
+        CompareOp::Eq if value.fract() == 0.0 && value >= 1.0 => (index(value), index(value)),
+        CompareOp::Eq => EMPTY,
+        CompareOp::Lt => (1, index(value.ceil() - 1.0)),
+        CompareOp::Le => (1, index(value.floor())),
+        CompareOp::Gt => (index(value.floor() + 1.0).max(1), usize::MAX),
+        CompareOp::Ge => (index(value.ceil()).max(1), usize::MAX),
+        CompareOp::Ne => return None,
+    })
+}
+
+/// The value of a number expression made of literals, `last()` (when the size is
+/// known) and arithmetic.
+fn constant(expr: &Expr, size: Option<usize>) -> Option<f64> {
+    Some(match expr {
+        Expr::Number(n, _) => *n,
+        Expr::Call(call) if call.function == Function::Last => size? as f64,
+        Expr::Arith(op, a, b) => arith(*op, constant(a, size)?, constant(b, size)?),
+        Expr::Negate(a) => -constant(a, size)?,
+        _ => return None,
+    })
 }
 
 /// Whether `expr` is `.` (`self::node()`).

@@ -56,6 +56,8 @@ pub struct StoreTree<'s, 't, T: PageRead> {
     values: ValueReader,
     /// One cursor per partition read so far, moved by seeks.
     cursors: HashMap<(Kind, u32), PartitionCursor<'s, 't, T>>,
+    /// Most nodes a read of one range needs (see [`Tree::axis_first`]).
+    limit: usize,
     bytes: Vec<u8>,
 }
 
@@ -69,6 +71,7 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
             exec: Exec::default(),
             values: ValueReader::default(),
             cursors: HashMap::new(),
+            limit: usize::MAX,
             bytes: Vec::new(),
         }
     }
@@ -195,8 +198,9 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
                         }
                         None => self.store.partition(kind, name, first)?,
                     };
+                    let limit = if parts.len() == 1 { self.limit } else { usize::MAX };
                     while let Some(label) = cursor.next_label()? {
-                        if label.pre > last {
+                        if label.pre > last || out.len() - start >= limit {
                             break;
                         }
                         if level.is_none_or(|l| l == label.level) && self.passes(test, &label, attribute) {
@@ -237,7 +241,8 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         out: &mut Vec<Label>,
     ) -> Result<()> {
         let (mut pre, last) = span;
-        while pre <= last {
+        let start = out.len();
+        while pre <= last && out.len() - start < self.limit {
             let label = to_label(&self.values.record(self.store, pre)?);
             if level.is_none_or(|l| l == label.level) && self.passes(test, &label, attribute) {
                 out.push(label);
@@ -412,6 +417,22 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
                 self.drop_attributes(out, start);
             }
         }
+        Ok(())
+    }
+
+    fn axis_first(&mut self, axis: Axis, test: &Test, node: Label, n: usize, out: &mut Vec<Label>) -> Result<()> {
+        let start = out.len();
+        // Ranges stop after `n` candidates; filters after the read only drop attributes,
+        // which no forward axis but `attribute` holds.
+        self.limit = if matches!(axis, Axis::Following | Axis::FollowingSibling | Axis::Child | Axis::Descendant) {
+            n
+        } else {
+            usize::MAX
+        };
+        let result = self.axis(axis, test, node, out);
+        self.limit = usize::MAX;
+        result?;
+        out.truncate(start.saturating_add(n));
         Ok(())
     }
 
