@@ -52,6 +52,9 @@ pub struct Args {
     /// Split the query across this many threads where its plan allows.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Buffer pool size in MiB.
+    #[arg(long, default_value_t = 256)]
+    cache_mib: usize,
 }
 
 /// Prints the number, string or boolean an expression gives (`count(//a)`), with
@@ -76,7 +79,7 @@ fn print_value<T: PageRead>(prepared: &mut Prepared<'_, '_, T>, args: &Args, out
 
 /// Runs the query and prints what was asked.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let db = super::xml_store::open_read_only(&args.db)?;
+    let db = super::xml_store::open_read_only_cached(&args.db, args.cache_mib)?;
     let txn = db.begin_read()?;
     let store = XmlStore::open(&txn, &args.name)?;
     let mut prepared = store.prepare(&args.query)?;

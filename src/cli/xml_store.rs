@@ -71,7 +71,18 @@ fn open_or_create(path: &PathBuf, cache_mib: usize) -> Result<Database> {
 }
 
 pub(crate) fn open_read_only(path: &PathBuf) -> Result<Database> {
-    Database::open_read_only(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
+    open_read_only_with(path, Options::default())
+}
+
+/// [`open_read_only`] with a buffer pool of `cache_mib` MiB.
+pub(crate) fn open_read_only_cached(path: &PathBuf, cache_mib: usize) -> Result<Database> {
+    let mut options = Options::default();
+    options.cache_bytes = cache_mib << 20;
+    open_read_only_with(path, options)
+}
+
+fn open_read_only_with(path: &PathBuf, options: Options) -> Result<Database> {
+    Database::open_read_only(path, options).with_context(|| format!("cannot open {}", path.display()))
 }
 
 /// Loads documents into a collection and prints a summary.
