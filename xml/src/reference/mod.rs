@@ -264,14 +264,7 @@ pub fn compare(value: &str, op: CompareOp, literal: &Literal) -> bool {
 }
 
 fn compare_numbers(a: f64, op: CompareOp, b: f64) -> bool {
-    match op {
-        CompareOp::Eq => a == b,
-        CompareOp::Ne => a != b,
-        CompareOp::Lt => a < b,
-        CompareOp::Le => a <= b,
-        CompareOp::Gt => a > b,
-        CompareOp::Ge => a >= b,
-    }
+    crate::xpath::eval::compare_numbers(op, a, b)
 }
 
 /// XPath 1.0 `number()` of a string: optional whitespace, optional `-`, digits with an

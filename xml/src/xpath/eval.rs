@@ -684,8 +684,9 @@ fn compare_strings(op: CompareOp, a: &str, b: &str) -> bool {
     }
 }
 
-fn compare_numbers(a_op: CompareOp, a: f64, b: f64) -> bool {
-    match a_op {
+/// `a op b` on numbers (IEEE: NaN compares false but with `!=`).
+pub(crate) fn compare_numbers(op: CompareOp, a: f64, b: f64) -> bool {
+    match op {
         CompareOp::Eq => a == b,
         CompareOp::Ne => a != b,
         CompareOp::Lt => a < b,

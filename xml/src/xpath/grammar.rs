@@ -26,19 +26,18 @@
 //!
 //! Read next: `expr.rs`, `eval.rs`.
 
+use std::ops::{Deref, DerefMut};
+
 use crate::error::{Error, Result};
 use crate::xpath::ast::{CompareOp, Span};
+use crate::xpath::cursor::Cursor;
 use crate::xpath::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
 use crate::xpath::functions::{Function, REFUSED};
-use crate::xpath::lexer::{Tok, Token, column, tokenize};
-
-/// Deepest nesting of predicates, parentheses, calls and unary minus accepted.
-const MAX_NESTING: usize = 64;
+use crate::xpath::lexer::{Tok, column};
 
 /// Parses a full XPath 1.0 expression.
 pub fn parse_expr(src: &str) -> Result<Expr> {
-    let tokens = tokenize(src)?;
-    let mut parser = Parser { src, tokens, at: 0, depth: 0 };
+    let mut parser = Parser(Cursor::new(src)?);
     let expr = parser.or()?;
     match parser.peek() {
         Tok::End => Ok(expr),
@@ -46,81 +45,30 @@ pub fn parse_expr(src: &str) -> Result<Expr> {
     }
 }
 
-struct Parser<'s> {
-    src: &'s str,
-    tokens: Vec<Token>,
-    at: usize,
-    depth: usize,
+struct Parser<'s>(Cursor<'s>);
+
+impl<'s> Deref for Parser<'s> {
+    type Target = Cursor<'s>;
+    fn deref(&self) -> &Cursor<'s> {
+        &self.0
+    }
+}
+
+impl DerefMut for Parser<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Parser<'_> {
-    fn peek(&self) -> &Tok {
-        &self.token(0).tok
-    }
-
-    fn token(&self, ahead: usize) -> &Token {
-        let last = self.tokens.len() - 1; // the End token is always present
-        &self.tokens[(self.at + ahead).min(last)]
-    }
-
-    fn advance(&mut self) -> Token {
-        let token = self.token(0).clone();
-        if self.at < self.tokens.len() - 1 {
-            self.at += 1;
-        }
-        token
-    }
-
-    fn here(&self) -> usize {
-        self.token(0).span.start
-    }
-
-    fn prev_end(&self) -> usize {
-        self.tokens[self.at.saturating_sub(1)].span.end
-    }
-
-    fn unexpected(&self, expected: &str) -> Error {
-        let token = self.token(0);
-        let found = match &token.tok {
-            Tok::End => "the end of the query".to_string(),
-            _ => format!("`{}`", &self.src[token.span.start..token.span.end]),
-        };
-        Error::XPathSyntax { column: column(self.src, token.span.start), expected: expected.into(), found }
-    }
-
-    fn unsupported_at(&self, at: usize, construct: impl Into<String>) -> Error {
-        Error::XPathUnsupported { column: column(self.src, at), construct: construct.into() }
-    }
-
     fn type_error(&self, at: usize, expected: &str, found: &str) -> Error {
         Error::XPathSyntax { column: column(self.src, at), expected: expected.into(), found: found.into() }
-    }
-
-    fn expect(&mut self, tok: Tok, what: &str) -> Result<()> {
-        if *self.peek() == tok {
-            self.advance();
-            Ok(())
-        } else {
-            Err(self.unexpected(what))
-        }
-    }
-
-    fn keyword(&self, word: &str) -> bool {
-        matches!(self.peek(), Tok::Name(name) if name == word)
-    }
-
-    fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            return Err(self.unsupported_at(self.here(), format!("nesting deeper than {MAX_NESTING} levels")));
-        }
-        Ok(())
     }
 
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.enter()?;
         let out = f(self);
-        self.depth -= 1;
+        self.leave();
         out
     }
 
@@ -396,10 +344,6 @@ impl Parser<'_> {
             predicates.push(self.predicate()?);
         }
         Ok(AxisStep { axis, test, predicates, span: self.span_from(start) })
-    }
-
-    fn span_from(&self, start: usize) -> Span {
-        Span { start, end: self.prev_end() }
     }
 
     fn axis(&mut self) -> Result<Axis> {

@@ -7,6 +7,7 @@
 //! [`subset::lower`] recognises inside full expressions.
 
 pub mod ast;
+mod cursor;
 pub mod eval;
 pub mod expr;
 pub mod functions;

@@ -18,17 +18,16 @@
 //!
 //! Read next: `ast.rs`, `../reference.rs`.
 
+use std::ops::{Deref, DerefMut};
+
 use crate::error::{Error, Result};
 use crate::xpath::ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
-use crate::xpath::lexer::{Tok, Token, column, tokenize};
-
-/// Deepest nesting of predicates and parentheses accepted (guards the stack).
-const MAX_NESTING: usize = 64;
+use crate::xpath::cursor::Cursor;
+use crate::xpath::lexer::{Tok, column};
 
 /// Parses a query of the subset.
 pub fn parse(src: &str) -> Result<Query> {
-    let tokens = tokenize(src)?;
-    let mut parser = Parser { src, tokens, at: 0, depth: 0 };
+    let mut parser = Parser(Cursor::new(src)?);
     let query = parser.query()?;
     match parser.peek() {
         Tok::End => Ok(query),
@@ -36,54 +35,24 @@ pub fn parse(src: &str) -> Result<Query> {
     }
 }
 
-struct Parser<'s> {
-    src: &'s str,
-    tokens: Vec<Token>,
-    at: usize,
-    depth: usize,
+struct Parser<'s>(Cursor<'s>);
+
+impl<'s> Deref for Parser<'s> {
+    type Target = Cursor<'s>;
+    fn deref(&self) -> &Cursor<'s> {
+        &self.0
+    }
+}
+
+impl DerefMut for Parser<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Parser<'_> {
-    fn peek(&self) -> &Tok {
-        &self.token(0).tok
-    }
-
-    fn token(&self, ahead: usize) -> &Token {
-        let last = self.tokens.len() - 1; // the End token is always present
-        &self.tokens[(self.at + ahead).min(last)]
-    }
-
-    fn advance(&mut self) -> Token {
-        let token = self.token(0).clone();
-        if self.at < self.tokens.len() - 1 {
-            self.at += 1;
-        }
-        token
-    }
-
-    fn column_here(&self) -> usize {
-        column(self.src, self.token(0).span.start)
-    }
-
-    fn unexpected(&self, expected: &str) -> Error {
-        let token = self.token(0);
-        let found = match &token.tok {
-            Tok::End => "the end of the query".to_string(),
-            _ => format!("`{}`", &self.src[token.span.start..token.span.end]),
-        };
-        Error::XPathSyntax { column: self.column_here(), expected: expected.into(), found }
-    }
-
     fn unsupported(&self, construct: impl Into<String>) -> Error {
-        Error::XPathUnsupported { column: self.column_here(), construct: construct.into() }
-    }
-
-    fn expect(&mut self, tok: Tok, what: &str) -> Result<Span> {
-        if *self.peek() == tok { Ok(self.advance().span) } else { Err(self.unexpected(what)) }
-    }
-
-    fn prev_end(&self) -> usize {
-        self.tokens[self.at.saturating_sub(1)].span.end
+        self.unsupported_at(self.here(), construct)
     }
 
     fn query(&mut self) -> Result<Query> {
@@ -210,21 +179,9 @@ impl Parser<'_> {
         self.expect(Tok::LBracket, "`[`")?;
         self.enter()?;
         let predicate = self.or()?;
-        self.depth -= 1;
+        self.leave();
         self.expect(Tok::RBracket, "`]` or an operator")?;
         Ok(predicate)
-    }
-
-    fn enter(&mut self) -> Result<()> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            return Err(self.unsupported(format!("nesting deeper than {MAX_NESTING} levels")));
-        }
-        Ok(())
-    }
-
-    fn keyword(&self, word: &str) -> bool {
-        matches!(self.peek(), Tok::Name(name) if name == word)
     }
 
     fn or(&mut self) -> Result<Predicate> {
@@ -260,7 +217,7 @@ impl Parser<'_> {
         self.expect(Tok::LParen, "`(`")?;
         self.enter()?;
         let inner = self.or()?;
-        self.depth -= 1;
+        self.leave();
         self.expect(Tok::RParen, "`)` or an operator")?;
         Ok(inner)
     }
@@ -303,10 +260,6 @@ impl Parser<'_> {
             _ => return Ok(()),
         };
         Err(self.unsupported(format!("arithmetic operator `{op}`")))
-    }
-
-    fn unsupported_at(&self, at: usize, construct: &str) -> Error {
-        Error::XPathUnsupported { column: column(self.src, at), construct: construct.into() }
     }
 
     fn compare_op(&self) -> Option<CompareOp> {

@@ -27,7 +27,6 @@ use rand::{Rng, SeedableRng};
 use roxmltree::{Document, Node, NodeType};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
 
 /// Nesting budget of a top-level step's predicates: a boolean operator and a predicate
 /// path's own predicates each spend one level.
@@ -141,11 +140,7 @@ fn check_collection(label: &str, docs: &[Vec<u8>], queries: usize, seed: u64) {
 /// `start_depth` or deeper (0: at the document nodes).
 fn check_collection_from(label: &str, docs: &[Vec<u8>], queries: usize, seed: u64, start_depth: u32) {
     let loaded = load_docs(docs);
-    let doms: Vec<Document<'_>> = loaded
-        .texts
-        .iter()
-        .map(|t| crate::collection::parse_document(t, Path::new("t.xml")).expect("well-formed"))
-        .collect();
+    let doms = loaded.doms();
     let txn = loaded.db.begin_read().expect("read");
     let store = XmlStore::open(&txn, "c").expect("open");
     let values = Values::collect(&doms);

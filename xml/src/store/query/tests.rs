@@ -18,6 +18,16 @@ pub(super) struct Loaded {
     pub texts: Vec<String>,
 }
 
+impl Loaded {
+    /// The documents as DOMs, for the reference evaluator.
+    pub fn doms(&self) -> Vec<roxmltree::Document<'_>> {
+        self.texts
+            .iter()
+            .map(|t| crate::collection::parse_document(t, Path::new("t.xml")).expect("well-formed"))
+            .collect()
+    }
+}
+
 /// Loads `docs` (one file each) as collection `c`.
 pub(super) fn load_docs(docs: &[Vec<u8>]) -> Loaded {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -82,11 +92,7 @@ pub(super) fn store_answer<T: PageRead>(store: &XmlStore<'_, T>, query: &str) ->
 /// Asserts that every query gives the reference's answer on `docs`.
 pub(super) fn assert_same(docs: &[Vec<u8>], queries: &[&str]) {
     let loaded = load_docs(docs);
-    let doms: Vec<_> = loaded
-        .texts
-        .iter()
-        .map(|t| crate::collection::parse_document(t, Path::new("t.xml")).expect("well-formed"))
-        .collect();
+    let doms = loaded.doms();
     let txn = loaded.db.begin_read().expect("read");
     let store = XmlStore::open(&txn, "c").expect("open");
     for query in queries {
