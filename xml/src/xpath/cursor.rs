@@ -3,6 +3,9 @@
 //!
 //! Read next: `grammar.rs` (full XPath 1.0), `parser.rs` (the structural subset).
 
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
 use crate::error::{Error, Result};
 use crate::xpath::ast::Span;
 use crate::xpath::lexer::{Tok, Token, column, tokenize};
@@ -93,5 +96,37 @@ impl<'s> Cursor<'s> {
 
     pub fn leave(&mut self) {
         self.depth -= 1;
+    }
+}
+
+/// A parser of the grammar `G` (a marker type): a cursor, plus the methods the grammar's
+/// own module implements on `Parser<'_, G>`.
+pub struct Parser<'s, G>(Cursor<'s>, PhantomData<G>);
+
+impl<'s, G> Parser<'s, G> {
+    /// Tokenizes `src`.
+    pub fn new(src: &'s str) -> Result<Self> {
+        Ok(Parser(Cursor::new(src)?, PhantomData))
+    }
+
+    /// `value` when the whole query was read, else a syntax error expecting `expected`.
+    pub fn finish<T>(&self, value: T, expected: &str) -> Result<T> {
+        match self.peek() {
+            Tok::End => Ok(value),
+            _ => Err(self.unexpected(expected)),
+        }
+    }
+}
+
+impl<'s, G> Deref for Parser<'s, G> {
+    type Target = Cursor<'s>;
+    fn deref(&self) -> &Cursor<'s> {
+        &self.0
+    }
+}
+
+impl<G> DerefMut for Parser<'_, G> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
     }
 }

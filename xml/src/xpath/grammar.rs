@@ -26,41 +26,24 @@
 //!
 //! Read next: `expr.rs`, `eval.rs`.
 
-use std::ops::{Deref, DerefMut};
-
 use crate::error::{Error, Result};
 use crate::xpath::ast::{CompareOp, Span};
-use crate::xpath::cursor::Cursor;
+use crate::xpath::cursor::Parser;
 use crate::xpath::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
 use crate::xpath::functions::{Function, REFUSED};
 use crate::xpath::lexer::{Tok, column};
 
 /// Parses a full XPath 1.0 expression.
 pub fn parse_expr(src: &str) -> Result<Expr> {
-    let mut parser = Parser(Cursor::new(src)?);
+    let mut parser = Parser::<Full>::new(src)?;
     let expr = parser.or()?;
-    match parser.peek() {
-        Tok::End => Ok(expr),
-        _ => Err(parser.unexpected("an operator or the end of the query")),
-    }
+    parser.finish(expr, "an operator or the end of the query")
 }
 
-struct Parser<'s>(Cursor<'s>);
+/// The grammar of this module (see [`Parser`]).
+pub struct Full;
 
-impl<'s> Deref for Parser<'s> {
-    type Target = Cursor<'s>;
-    fn deref(&self) -> &Cursor<'s> {
-        &self.0
-    }
-}
-
-impl DerefMut for Parser<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl Parser<'_> {
+impl Parser<'_, Full> {
     fn type_error(&self, at: usize, expected: &str, found: &str) -> Error {
         Error::XPathSyntax { column: column(self.src, at), expected: expected.into(), found: found.into() }
     }

@@ -18,39 +18,22 @@
 //!
 //! Read next: `ast.rs`, `../reference.rs`.
 
-use std::ops::{Deref, DerefMut};
-
 use crate::error::{Error, Result};
 use crate::xpath::ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
-use crate::xpath::cursor::Cursor;
+use crate::xpath::cursor::Parser;
 use crate::xpath::lexer::{Tok, column};
 
 /// Parses a query of the subset.
 pub fn parse(src: &str) -> Result<Query> {
-    let mut parser = Parser(Cursor::new(src)?);
+    let mut parser = Parser::<Subset>::new(src)?;
     let query = parser.query()?;
-    match parser.peek() {
-        Tok::End => Ok(query),
-        _ => Err(parser.unexpected("`|` or the end of the query")),
-    }
+    parser.finish(query, "`|` or the end of the query")
 }
 
-struct Parser<'s>(Cursor<'s>);
+/// The grammar of this module (see [`Parser`]).
+pub struct Subset;
 
-impl<'s> Deref for Parser<'s> {
-    type Target = Cursor<'s>;
-    fn deref(&self) -> &Cursor<'s> {
-        &self.0
-    }
-}
-
-impl DerefMut for Parser<'_> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl Parser<'_> {
+impl Parser<'_, Subset> {
     fn unsupported(&self, construct: impl Into<String>) -> Error {
         self.unsupported_at(self.here(), construct)
     }
