@@ -13,12 +13,16 @@
 //!   (and the subset's own walk), the oracle of the store's tests and of the T5
 //!   benchmark, checked against lxml and BaseX; [`collection`]: loading documents for it.
 //!
+//! [`mix`]: a seeded XPath 1.0 query mix and comparable answers, for the tests that
+//! hold the store to the reference.
+//!
 //! The query engine over the store is `store/query/`: structural joins for the subset,
 //! the shared evaluator over labels for the rest.
 #![forbid(unsafe_code)]
 
 pub mod collection;
 pub mod error;
+pub mod mix;
 pub mod parse;
 pub mod reference;
 pub mod store;

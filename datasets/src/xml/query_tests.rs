@@ -4,6 +4,9 @@
 //! the same count, and the same string values in the same order (compared through a
 //! hash of them joined by newlines).
 //!
+//! A second test runs a seeded mix of full XPath 1.0 (every axis, positional
+//! predicate and function; `quiredb_xml::mix`) on the same kinds.
+//!
 //! `QUIRE_SEED` replays a run: it seeds the documents and the query sets, and is
 //! printed first and in every failure.
 //!
@@ -14,6 +17,7 @@
 use super::{Kind, generate};
 use crate::queryset::{GeneratorOptions, generate_sets};
 use quiredb_engine::{Database, Durability, Options, PageRead};
+use quiredb_xml::mix::{self, QueryMix, reference_answer};
 use quiredb_xml::store::{self, LoadOptions, XmlStore};
 use quiredb_xml::{collection, reference, xpath};
 
@@ -38,16 +42,52 @@ fn every_generated_kind_answers_its_query_sets_as_the_reference_does() {
     assert!(failures.is_empty(), "QUIRE_SEED={seed}: {} queries differ:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// Full XPath 1.0 queries per generated kind (`quiredb_xml::mix`), over a smaller
+/// document (about 35 KB): the reference walks the whole DOM for every context node of
+/// a following or preceding step.
+const MIX_QUERIES: usize = 100;
+const MIX_FACTOR: f64 = 0.0003;
+
+#[test]
+fn every_generated_kind_answers_a_full_xpath_mix_as_the_reference_does() {
+    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
+    println!("full XPath 1.0 mix on generated collections: QUIRE_SEED={seed}");
+    let mut failures = Vec::new();
+    for kind in Kind::ALL {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (db, path) = load_kind(kind, MIX_FACTOR, seed, dir.path());
+        let sources = collection::load(&path).expect("reads");
+        let docs = collection::parse_all(&sources).expect("parses");
+        let txn = db.begin_read().expect("read");
+        let collection_store = XmlStore::open(&txn, "c").expect("open");
+        let mut queries = QueryMix::new(&docs, seed);
+        for _ in 0..MIX_QUERIES {
+            let text = queries.query();
+            let (expected, got) = (reference_answer(&docs, &text), mix::store_answer(&collection_store, &text));
+            if expected != got {
+                failures.push(format!("  {}: {text}: reference {expected:?}, store {got:?}", kind.name()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "QUIRE_SEED={seed}: {} queries differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Generates one document of `kind` in `dir` and loads it as collection `c`.
+fn load_kind(kind: Kind, factor: f64, seed: u64, dir: &std::path::Path) -> (Database, std::path::PathBuf) {
+    let path = dir.join(format!("{}.xml", kind.name()));
+    generate(kind, factor, seed, std::fs::File::create(&path).expect("create")).expect("generates");
+    let db = Database::create(dir.join("t.quire"), Options::default()).expect("create db");
+    let txn = db.begin_write().expect("write");
+    store::load(&txn, "c", std::slice::from_ref(&path), LoadOptions::default(), &mut |_| {}).expect("loads");
+    txn.commit(Durability::Checksummed).expect("commit");
+    (db, path)
+}
+
 /// Generates and loads one document of `kind`, draws its query sets and appends every
 /// query the store answers differently to `failures`; returns the number of queries.
 fn check_kind(kind: Kind, seed: u64, failures: &mut Vec<String>) -> usize {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join(format!("{}.xml", kind.name()));
-    generate(kind, FACTOR, seed, std::fs::File::create(&path).expect("create")).expect("generates");
-    let db = Database::create(dir.path().join("t.quire"), Options::default()).expect("create db");
-    let txn = db.begin_write().expect("write");
-    store::load(&txn, "c", std::slice::from_ref(&path), LoadOptions::default(), &mut |_| {}).expect("loads");
-    txn.commit(Durability::Checksummed).expect("commit");
+    let (db, path) = load_kind(kind, FACTOR, seed, dir.path());
     let sources = collection::load(&path).expect("reads");
     let docs = collection::parse_all(&sources).expect("parses");
     // The BaseX bug's shapes are kept: the store has no reason to miss them.

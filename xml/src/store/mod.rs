@@ -65,7 +65,7 @@ pub use check::check;
 pub use dict::{Dictionary, Document, PathInfo};
 pub use format::{Kind, ValueRef};
 pub use load::{LoadOptions, LoadSummary, load};
-pub use query::{Prepared, XPathValue};
+pub use query::{Prepared, XPathValue, local_name};
 
 pub use read::{NodeCursor, PartitionCursor};
 pub use record::{Label, NodeRecord};

@@ -43,6 +43,8 @@ use crate::store::record::Label;
 use crate::xpath::eval::{self, Value};
 use crate::xpath::expr::{Expr, Type};
 use crate::xpath::{self, subset};
+pub use paths::local_name;
+
 use exec::Exec;
 use general::StoreTree;
 use plan::Plan;

@@ -1,0 +1,279 @@
+//! A seeded mix of XPath 1.0 queries over a collection, and answers comparable across
+//! evaluators — for the tests that hold the store to the reference evaluator (here and
+//! in quiredb-datasets, over every generated collection kind) and for fuzzing.
+//!
+//! [`QueryMix`] draws from the collection's own element names, attribute names and
+//! short values: every axis, every node test, positional predicates (`[k]`, `[last()]`,
+//! `position()`), filter expressions, arithmetic, comparisons between node-sets, and
+//! every function of the core library; at most one document-wide axis (following,
+//! preceding, descendant) per query, so that a query stays near linear in the document
+//! on a DOM walk. [`reference_answer`] and [`store_answer`] give an [`Answer`]: for
+//! node-sets the count and a hash of each node's local name and string value in
+//! document order, otherwise XPath's string form of the value.
+//!
+//! Read next: `store/query/full_tests.rs` (where it is used), `xpath/eval.rs`.
+
+use crate::reference::{self, Item};
+use crate::store::{Kind, XmlStore};
+use crate::xpath::eval::Value;
+use crate::xpath::expr::Axis;
+use crate::xpath::parse_expr;
+use quiredb_engine::PageRead;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use roxmltree::{Document, NodeType};
+
+/// What a query gave, comparable across the two evaluators.
+#[derive(Debug, PartialEq)]
+pub enum Answer {
+    Nodes { count: usize, hash: u64, first: String },
+    Atom(String),
+}
+
+fn fnv(hash: &mut u64, bytes: &[u8]) {
+    for &b in bytes {
+        *hash = (*hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+pub fn reference_answer(docs: &[Document<'_>], query: &str) -> Answer {
+    let expr = parse_expr(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+    match reference::evaluate_expr(&expr, docs) {
+        Value::Nodes(items) => {
+            let mut hash = 0xcbf2_9ce4_8422_2325u64;
+            for item in &items {
+                fnv(&mut hash, item_name(item).as_bytes());
+                fnv(&mut hash, b"\x01");
+                fnv(&mut hash, item.string_value().as_bytes());
+                fnv(&mut hash, b"\x02");
+            }
+            let first = items.first().map(Item::string_value).unwrap_or_default();
+            Answer::Nodes { count: items.len(), hash, first }
+        }
+        other => Answer::Atom(reference::value_string(&other)),
+    }
+}
+
+fn item_name(item: &Item<'_, '_>) -> String {
+    match *item {
+        Item::Node { node, .. } if node.node_type() == NodeType::Element => node.tag_name().name().to_string(),
+        Item::Attribute { owner, index, .. } => {
+            owner.attributes().nth(index).map(|a| a.name().to_string()).unwrap_or_default()
+        }
+        Item::Node { .. } => String::new(),
+    }
+}
+
+pub fn store_answer<T: PageRead>(store: &XmlStore<'_, T>, query: &str) -> Answer {
+    let mut prepared = store.prepare(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+    match prepared.value().unwrap_or_else(|e| panic!("{query}: {e}")) {
+        Value::Nodes(labels) => {
+            assert_eq!(prepared.count().expect("count"), labels.len() as u64, "{query}: count() and value() differ");
+            assert!(labels.windows(2).all(|w| w[0].pre < w[1].pre), "{query}: not in document order");
+            let dict = store.dictionary();
+            let mut hash = 0xcbf2_9ce4_8422_2325u64;
+            let mut first = String::new();
+            for (i, label) in labels.iter().enumerate() {
+                let info = dict.paths[label.path as usize];
+                let name = match info.kind {
+                    Kind::Element | Kind::Attribute => crate::store::local_name(&dict.names[info.name as usize]),
+                    _ => "",
+                };
+                let mut value = Vec::new();
+                prepared.string_value(label.pre, &mut value).expect("string value");
+                fnv(&mut hash, name.as_bytes());
+                fnv(&mut hash, b"\x01");
+                fnv(&mut hash, &value);
+                fnv(&mut hash, b"\x02");
+                if i == 0 {
+                    first = String::from_utf8_lossy(&value).into_owned();
+                }
+            }
+            Answer::Nodes { count: labels.len(), hash, first }
+        }
+        other => Answer::Atom(prepared.value_string(&other).expect("string")),
+    }
+}
+
+/// Draws queries from the names and values of one collection.
+pub struct QueryMix {
+    rng: StdRng,
+    /// Axes that reach most of the document (following, preceding, descendant…) left
+    /// for the query being drawn: one, so that a query stays near linear in the
+    /// document on both evaluators.
+    wide_axes: u32,
+    elements: Vec<String>,
+    attributes: Vec<String>,
+    literals: Vec<String>,
+}
+
+impl QueryMix {
+    /// A mix over the names and values of `docs`, seeded.
+    pub fn new(docs: &[Document<'_>], seed: u64) -> QueryMix {
+        let (mut elements, mut attributes, mut literals) = (Vec::new(), Vec::new(), Vec::new());
+        for doc in docs {
+            for node in doc.descendants() {
+                if node.is_element() {
+                    elements.push(node.tag_name().name().to_string());
+                    for a in node.attributes() {
+                        attributes.push(a.name().to_string());
+                        literals.push(a.value().to_string());
+                    }
+                }
+                if let Some(t) = node.text().filter(|t| node.is_text() && t.len() < 20) {
+                    literals.push(t.to_string());
+                }
+            }
+        }
+        for list in [&mut elements, &mut attributes, &mut literals] {
+            list.sort();
+            list.dedup();
+        }
+        literals.retain(|l| !l.contains(['"', '\'']));
+        literals.extend(["x", "1", "2", ""].map(String::from));
+        attributes.push("id".into());
+        QueryMix { rng: StdRng::seed_from_u64(seed), wide_axes: 1, elements, attributes, literals }
+    }
+
+    fn pick<'a>(&mut self, list: &'a [String]) -> &'a str {
+        list.choose(&mut self.rng).map_or("a", String::as_str)
+    }
+
+    fn element(&mut self) -> String {
+        let list = self.elements.clone();
+        self.pick(&list).to_string()
+    }
+
+    fn attribute(&mut self) -> String {
+        let list = self.attributes.clone();
+        self.pick(&list).to_string()
+    }
+
+    fn literal(&mut self) -> String {
+        let list = self.literals.clone();
+        format!("'{}'", self.pick(&list))
+    }
+
+    fn test(&mut self, axis: Axis) -> String {
+        if axis == Axis::Attribute {
+            return match self.rng.random_range(0..3) {
+                0 => "*".into(),
+                1 => "node()".into(),
+                _ => self.attribute(),
+            };
+        }
+        match self.rng.random_range(0..10) {
+            0 => "*".into(),
+            1 => "node()".into(),
+            2 => "text()".into(),
+            3 => "comment()".into(),
+            4 => "processing-instruction()".into(),
+            _ => self.element(),
+        }
+    }
+
+    fn step(&mut self, depth: u32) -> String {
+        let mut step = match self.rng.random_range(0..8) {
+            0 => return "..".into(),
+            1 => return ".".into(),
+            2 => format!("@{}", self.test(Axis::Attribute)),
+            3 | 4 => self.test(Axis::Child),
+            _ => {
+                let mut axis = *Axis::ALL.choose(&mut self.rng).unwrap_or(&Axis::Child);
+                if is_wide(axis) {
+                    if self.wide_axes == 0 {
+                        axis = Axis::Child;
+                    } else {
+                        self.wide_axes -= 1;
+                    }
+                }
+                format!("{}::{}", axis.name(), self.test(axis))
+            }
+        };
+        if depth > 0 {
+            for _ in 0..self.rng.random_range(0..=2) {
+                step.push_str(&format!("[{}]", self.predicate(depth - 1)));
+            }
+        }
+        step
+    }
+
+    fn relative(&mut self, depth: u32) -> String {
+        let steps: Vec<String> = (0..self.rng.random_range(1..=2)).map(|_| self.step(depth)).collect();
+        let separator = if self.rng.random_bool(0.3) { "//" } else { "/" };
+        steps.join(separator)
+    }
+
+    fn path(&mut self, depth: u32) -> String {
+        let start = *["/", "//", "//", "//", "/*/"].choose(&mut self.rng).unwrap_or(&"//");
+        let mut path = format!("{start}{}", self.relative(depth));
+        if self.rng.random_bool(0.15) {
+            let k = self.rng.random_range(1..=3);
+            path = format!("({path})[{k}]");
+        }
+        path
+    }
+
+    fn predicate(&mut self, depth: u32) -> String {
+        let k = self.rng.random_range(1..=3);
+        match self.rng.random_range(0..20) {
+            0 | 1 => k.to_string(),
+            2 => "last()".into(),
+            3 => format!("position() < {k}"),
+            4 => "position() = last() - 1".into(),
+            5 => format!("position() mod 2 = {}", k % 2),
+            6 | 7 => self.relative(depth),
+            8 => format!("not({})", self.relative(depth)),
+            9 => format!("{} = {}", self.relative(depth), self.literal()),
+            10 => format!("count({}) > {}", self.relative(depth), k - 1),
+            11 => format!("contains(., {})", self.literal()),
+            12 => format!("starts-with(name(), '{}')", self.element().chars().next().unwrap_or('a')),
+            13 => format!("string-length(normalize-space()) > {k}"),
+            14 => format!("number(.) > {}", self.rng.random_range(-2..20)),
+            15 => format!("@{}", self.attribute()),
+            16 => format!(". = {}", self.literal()),
+            17 => {
+                format!("{} and {}", self.predicate(depth.saturating_sub(1)), self.predicate(depth.saturating_sub(1)))
+            }
+            18 => format!("{} or {}", self.predicate(depth.saturating_sub(1)), self.predicate(depth.saturating_sub(1))),
+            _ => format!("local-name() = '{}'", self.element()),
+        }
+    }
+
+    /// The next query.
+    pub fn query(&mut self) -> String {
+        self.wide_axes = 1;
+        let p = self.path(2);
+        let q = self.path(1);
+        let lit = self.literal();
+        match self.rng.random_range(0..30) {
+            0 => format!("count({p})"),
+            1 => format!("sum({p})"),
+            2 => format!("string({p})"),
+            3 => format!("name({p})"),
+            4 => format!("local-name({p})"),
+            5 => format!("boolean({p})"),
+            6 => format!("concat(string({p}), '|', count({q}))"),
+            7 => format!("{p} = {q}"),
+            8 => format!("{p} != {lit}"),
+            9 => format!("count({p}) * 2 + 1 - count({q}) div 4"),
+            10 => format!("round(sum({p}) div 3) + floor(-1.5) + ceiling(count({q}) div 2)"),
+            11 => format!("substring(string({p}), 2, 3)"),
+            12 => format!("substring-before(string({p}), ' ')"),
+            13 => format!("translate(normalize-space({p}), 'abc ', 'AB_')"),
+            14 => format!("string-length(substring-after(string({p}), {lit}))"),
+            15 => format!("not({p}) or {p} < {q}"),
+            16 => format!("{p} | {q}"),
+            17 => format!("number({p}) mod 3"),
+            18 => format!("{p}/.."),
+            19 => format!("starts-with(string({p}), {lit})"),
+            _ => p,
+        }
+    }
+}
+
+/// Axes whose node-sets grow with the document rather than with the context.
+fn is_wide(axis: Axis) -> bool {
+    matches!(axis, Axis::Following | Axis::Preceding | Axis::Descendant | Axis::DescendantOrSelf)
+}
