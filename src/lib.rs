@@ -16,4 +16,5 @@ pub use quiredb_datasets as datasets;
 pub use quiredb_engine as engine;
 pub use quiredb_engine::{Database, DatabaseBuilder, Durability, Options, OwnedReadTxn, ReadTxn, WriteTxn};
 pub use quiredb_structures as structures;
+pub use quiredb_structures::table::{TableDef, Tables, TablesMut};
 pub use quiredb_xml as xml;

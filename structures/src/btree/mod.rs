@@ -65,30 +65,31 @@
 //! Files: `node.rs` (reading, search) · `node_write.rs` (building, in-place edits) ·
 //! `write.rs` (insert, split) · `shift.rs` (evening out a full leaf with a sibling) · `remove.rs` (remove, merge) · `cursor.rs` (cursors,
 //! ranges, floor/ceiling) · `bulk.rs` (bulk load) · `check.rs` (invariants) ·
-//! `keys.rs` + `typed.rs` (order-preserving encodings, typed wrapper).
+//! `pinned.rs` (values read in place) · `range.rs` (ranges both ways). Typed keys
+//! and values: `crate::table`.
 
 mod bulk;
 mod check;
 mod cursor;
-pub mod keys;
 mod node;
 mod node_write;
+mod pinned;
+mod range;
 mod remove;
 #[cfg(test)]
 mod search_tests;
 mod shift;
-mod typed;
 mod write;
 
 pub use bulk::BulkAppender;
 pub use check::{Stats, check, check_entry, stats};
-pub use cursor::{Cursor, Range};
-pub use keys::Key;
+pub use cursor::Cursor;
 pub use node::Value;
-pub use typed::Typed;
+pub use pinned::Pinned;
+pub use range::{Entries, Range};
 
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageMut, PageRead, StructureKind, WriteTxn};
+use quiredb_engine::{CatalogEntry, PageId, PageKind, PageMut, PageRead, StructureKind, WriteTxn};
 use std::borrow::Cow;
 use std::cell::Cell;
 
@@ -151,6 +152,18 @@ pub struct BTree<'t, T: PageRead> {
     head: Cell<Head>,
 }
 
+/// `WrongKind` unless `entry` is a B+tree.
+pub(crate) fn check_kind(entry: &CatalogEntry) -> Result<()> {
+    if entry.kind != StructureKind::BTREE {
+        return Err(Error::WrongKind {
+            name: entry.name.clone(),
+            found: entry.kind.name().to_owned(),
+            expected: "btree".to_owned(),
+        });
+    }
+    Ok(())
+}
+
 fn corrupted(name: &str, page: u64, reason: impl Into<String>) -> Error {
     Error::Corrupted { structure: name.to_owned(), page, reason: reason.into() }
 }
@@ -161,15 +174,14 @@ impl<'t, T: PageRead> BTree<'t, T> {
         let entry = txn
             .catalog_entry(name)?
             .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.to_owned())))?;
-        if entry.kind != StructureKind::BTREE {
-            return Err(Error::WrongKind {
-                name: name.to_owned(),
-                found: entry.kind.name().to_owned(),
-                expected: "btree".to_owned(),
-            });
-        }
-        let head = read_head(txn, name, entry.root)?;
-        Ok(BTree { txn, name: Cow::Owned(name.to_owned()), head_page: entry.root, head: Cell::new(head) })
+        Self::open_entry(txn, &entry)
+    }
+
+    /// Opens the tree of a catalog entry.
+    pub(crate) fn open_entry(txn: &'t T, entry: &CatalogEntry) -> Result<Self> {
+        check_kind(entry)?;
+        let head = read_head(txn, &entry.name, entry.root)?;
+        Ok(BTree { txn, name: Cow::Owned(entry.name.clone()), head_page: entry.root, head: Cell::new(head) })
     }
 
     /// Opens a tree by its head page (see [`BTree::head_page`]), skipping the catalog
@@ -322,6 +334,12 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
 
     /// Creates an empty tree named `name` (the name must be new).
     pub fn create(txn: &'t WriteTxn<'db>, name: &str) -> Result<Self> {
+        Self::create_with_params(txn, name, &[])
+    }
+
+    /// Creates an empty tree whose catalog entry records `params` (a typed table's
+    /// types, see `table/def.rs`).
+    pub(crate) fn create_with_params(txn: &'t WriteTxn<'db>, name: &str, params: &[u8]) -> Result<Self> {
         let root = {
             let mut leaf = txn.alloc_page(PageKind::BTREE_LEAF)?;
             node_write::build(&mut leaf, 0, (0, 0), &[], &[]);
@@ -335,7 +353,7 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
             head: Cell::new(Head { root, height: 1, len: 0 }),
         };
         tree.store_head()?;
-        txn.create_structure(name, StructureKind::BTREE, &[], head_page)?;
+        txn.create_structure(name, StructureKind::BTREE, params, head_page)?;
         Ok(tree)
     }
 
