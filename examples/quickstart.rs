@@ -1,7 +1,7 @@
 //! The README's example: a typed table in a database file, written in one transaction
 //! and read from a snapshot. `cargo run --example quickstart`.
 
-use quiredb::{Database, Durability, TableDef, Tables};
+use quiredb::{Database, Durability, Structures, TableDef};
 
 /// (station, unix time) → temperature in °C; the types are checked on every open.
 const TEMPERATURES: TableDef<(&str, i64), f32> = TableDef::new("temperatures");

@@ -5,9 +5,10 @@
 
 use anyhow::{Result, ensure};
 use quiredb_engine::{Database, Durability};
+use quiredb_structures::Structures;
 use quiredb_structures::blob;
 use quiredb_structures::btree;
-use quiredb_structures::table::{TableDef, Tables};
+use quiredb_structures::table::TableDef;
 use std::time::Instant;
 
 const STATIONS: u64 = 200;

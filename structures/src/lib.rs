@@ -9,8 +9,10 @@ pub mod btree;
 pub mod check;
 pub mod error;
 mod handles;
+mod open;
 pub mod queue;
 pub mod rtree;
 pub mod table;
 
 pub use error::{Error, Result};
+pub use open::{Structures, StructuresMut};

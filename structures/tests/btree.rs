@@ -7,8 +7,9 @@
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
 use quiredb_engine::{Database, Durability, Options, PageRead};
 use quiredb_structures::Error;
+use quiredb_structures::Structures;
 use quiredb_structures::btree::{self, BTree};
-use quiredb_structures::table::{TableDef, Tables};
+use quiredb_structures::table::TableDef;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;

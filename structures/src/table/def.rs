@@ -29,7 +29,7 @@ pub const VALUE_ENCODING: u8 = 1;
 const MAGIC: &[u8; 4] = b"QTD1";
 
 /// A table: its catalog name and the types of its keys and values, usable as a
-/// constant and opened from a transaction (see [`Tables::open_table`](super::Tables)).
+/// constant and opened from a transaction (see [`Structures::open_table`](crate::Structures)).
 ///
 /// ```
 /// use quiredb_structures::table::TableDef;
@@ -54,12 +54,7 @@ impl<K: Key + 'static, V: Value + 'static> TableDef<K, V> {
 
     /// The types as stored in the catalog.
     pub(crate) fn types() -> StoredTypes {
-        StoredTypes {
-            key_encoding: KEY_ENCODING,
-            value_encoding: VALUE_ENCODING,
-            key: K::type_name(),
-            value: V::type_name(),
-        }
+        StoredTypes::new(K::type_name(), V::type_name())
     }
 }
 
@@ -94,6 +89,11 @@ impl fmt::Display for StoredTypes {
 }
 
 impl StoredTypes {
+    /// Key and value type names, in this build's encodings.
+    pub(crate) fn new(key: String, value: String) -> StoredTypes {
+        StoredTypes { key_encoding: KEY_ENCODING, value_encoding: VALUE_ENCODING, key, value }
+    }
+
     /// What an untyped tree (empty parameters) holds.
     fn untyped() -> StoredTypes {
         TableDef::<&'static [u8], &'static [u8]>::types()

@@ -1,6 +1,6 @@
 //! Typed tables: a B+tree whose keys and values have Rust types, declared once as a
 //! constant [`TableDef`] and opened from a transaction (`txn.open_table(DEF)?`, trait
-//! [`Tables`]). The types are stored in the catalog and checked on every open
+//! [`crate::Structures`]). The types are stored in the catalog and checked on every open
 //! ([`crate::Error::TypeMismatch`]); reads return guards over the pinned leaf
 //! ([`ValueGuard`], [`KeyGuard`]), so a read copies nothing; ranges take any
 //! `RangeBounds` of the key type and run in both directions.
@@ -10,7 +10,7 @@
 //!
 //! ```compile_fail
 //! # use quiredb_engine::{Database, Durability, storage::MemStorage};
-//! # use quiredb_structures::table::{TableDef, Tables};
+//! # use quiredb_structures::{Structures, table::TableDef};
 //! # let db = Database::builder().with_storage(std::sync::Arc::new(MemStorage::new()), "m").unwrap();
 //! const T: TableDef<u64, u64> = TableDef::new("t");
 //! let txn = db.begin_write().unwrap();
@@ -29,15 +29,16 @@
 mod def;
 mod guard;
 mod iter;
-mod open;
+pub(crate) mod open;
 mod types;
 mod write;
 
+pub(crate) use def::StoredTypes;
 pub use def::{KEY_ENCODING, TableDef, VALUE_ENCODING};
 pub use guard::{KeyGuard, ValueGuard};
 pub use iter::Range;
-pub use open::{Tables, TablesMut};
 pub use types::{Key, Value};
+pub use write::Removed;
 
 use crate::btree::BTree;
 use crate::error::{Error, Result};
@@ -55,7 +56,7 @@ use std::ops::{Bound, RangeBounds};
 ///
 /// ```
 /// use quiredb_engine::{Database, Durability, storage::MemStorage};
-/// use quiredb_structures::table::{TableDef, Tables};
+/// use quiredb_structures::{Structures, table::TableDef};
 /// use std::sync::Arc;
 ///
 /// const TEMPERATURES: TableDef<(&str, i64), f64> = TableDef::new("temperatures");

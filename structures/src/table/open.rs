@@ -1,5 +1,6 @@
-//! Opening and deleting typed tables from a transaction: [`Tables::open_table`] on
-//! every kind of transaction, [`TablesMut::delete_table`] on a write transaction.
+//! Opening and deleting typed tables (called by `crate::open`'s traits): opening
+//! checks the stored types, and in a write transaction creates an absent table and
+//! claims the one handle.
 
 use super::Table;
 use super::def::{StoredTypes, TableDef};
@@ -7,23 +8,7 @@ use super::types::{Key, Value};
 use crate::btree::BTree;
 use crate::error::{Error, Result};
 use crate::handles::OpenMark;
-use quiredb_engine::{CatalogEntry, OwnedReadTxn, PageRead, ReadTxn, WriteTxn};
-
-/// Opening typed tables (`use` it to call `txn.open_table(DEF)`).
-pub trait Tables: PageRead + Sized {
-    /// Opens the table `def` names, checking its stored types against `def`'s
-    /// ([`Error::TypeMismatch`] naming both). In a write transaction an absent table
-    /// is created, and a second handle to one table is [`Error::AlreadyOpen`]; in a
-    /// read transaction an absent table is an error.
-    fn open_table<K: Key + 'static, V: Value + 'static>(&self, def: TableDef<K, V>) -> Result<Table<'_, Self, K, V>>;
-}
-
-/// Deleting typed tables (`use` it to call `txn.delete_table(DEF)`).
-pub trait TablesMut {
-    /// Removes the table `def` names and frees its pages; false when it did not
-    /// exist. Refused while a handle to it is open, or when its types are not `def`'s.
-    fn delete_table<K: Key + 'static, V: Value + 'static>(&self, def: TableDef<K, V>) -> Result<bool>;
-}
+use quiredb_engine::{CatalogEntry, PageRead, WriteTxn};
 
 /// The catalog entry of `def`'s table when it exists with `def`'s types.
 fn checked_entry<K: Key + 'static, V: Value + 'static>(
@@ -37,7 +22,7 @@ fn checked_entry<K: Key + 'static, V: Value + 'static>(
 }
 
 /// Opens an existing table in a read transaction.
-fn open_existing<T: PageRead, K: Key + 'static, V: Value + 'static>(
+pub(crate) fn open_read<T: PageRead, K: Key + 'static, V: Value + 'static>(
     txn: &T,
     def: TableDef<K, V>,
 ) -> Result<Table<'_, T, K, V>> {
@@ -46,38 +31,27 @@ fn open_existing<T: PageRead, K: Key + 'static, V: Value + 'static>(
     Ok(Table::new(BTree::open_entry(txn, &entry)?, None))
 }
 
-impl Tables for ReadTxn<'_> {
-    fn open_table<K: Key + 'static, V: Value + 'static>(&self, def: TableDef<K, V>) -> Result<Table<'_, Self, K, V>> {
-        open_existing(self, def)
-    }
+/// Opens (creating when absent) a table in a write transaction.
+pub(crate) fn open_write<'t, 'db, K: Key + 'static, V: Value + 'static>(
+    txn: &'t WriteTxn<'db>,
+    def: TableDef<K, V>,
+) -> Result<Table<'t, WriteTxn<'db>, K, V>> {
+    let mark = OpenMark::claim(txn, def.name())?;
+    let tree = match checked_entry(txn, def)? {
+        Some(entry) => BTree::open_entry(txn, &entry)?,
+        None => BTree::create_with_params(txn, def.name(), &TableDef::<K, V>::types().to_params())?,
+    };
+    Ok(Table::new(tree, Some(mark)))
 }
 
-impl Tables for OwnedReadTxn {
-    fn open_table<K: Key + 'static, V: Value + 'static>(&self, def: TableDef<K, V>) -> Result<Table<'_, Self, K, V>> {
-        open_existing(self, def)
+/// Deletes `def`'s table; false when absent.
+pub(crate) fn delete<K: Key + 'static, V: Value + 'static>(txn: &WriteTxn<'_>, def: TableDef<K, V>) -> Result<bool> {
+    if OpenMark::is_open(txn, def.name()) {
+        return Err(Error::AlreadyOpen { name: def.name().to_owned() });
     }
-}
-
-impl Tables for WriteTxn<'_> {
-    fn open_table<K: Key + 'static, V: Value + 'static>(&self, def: TableDef<K, V>) -> Result<Table<'_, Self, K, V>> {
-        let mark = OpenMark::claim(self, def.name())?;
-        let tree = match checked_entry(self, def)? {
-            Some(entry) => BTree::open_entry(self, &entry)?,
-            None => BTree::create_with_params(self, def.name(), &TableDef::<K, V>::types().to_params())?,
-        };
-        Ok(Table::new(tree, Some(mark)))
+    if checked_entry(txn, def)?.is_none() {
+        return Ok(false);
     }
-}
-
-impl TablesMut for WriteTxn<'_> {
-    fn delete_table<K: Key + 'static, V: Value + 'static>(&self, def: TableDef<K, V>) -> Result<bool> {
-        if OpenMark::is_open(self, def.name()) {
-            return Err(Error::AlreadyOpen { name: def.name().to_owned() });
-        }
-        if checked_entry(self, def)?.is_none() {
-            return Ok(false);
-        }
-        BTree::drop_tree(self, def.name())?;
-        Ok(true)
-    }
+    BTree::drop_tree(txn, def.name())?;
+    Ok(true)
 }

@@ -9,10 +9,11 @@ use crate::error::Result;
 use quiredb_engine::WriteTxn;
 use std::borrow::Borrow;
 
-/// An entry taken out of a table: owned copies of its key and value.
-pub type Removed<'t, K, V> = (KeyGuard<'t, K>, ValueGuard<'t, V>);
+/// An entry taken out of a table: owned copies of its key and value (they outlive
+/// the transaction).
+pub type Removed<K, V> = (KeyGuard<'static, K>, ValueGuard<'static, V>);
 
-impl<'t, K: Key + 'static, V: Value + 'static> Table<'t, WriteTxn<'_>, K, V> {
+impl<K: Key + 'static, V: Value + 'static> Table<'_, WriteTxn<'_>, K, V> {
     /// Stores `value` under `key`; true when it replaced a value.
     pub fn insert<'k, 'v>(
         &mut self,
@@ -40,18 +41,18 @@ impl<'t, K: Key + 'static, V: Value + 'static> Table<'t, WriteTxn<'_>, K, V> {
     }
 
     /// Removes and returns the entry with the least key.
-    pub fn pop_first(&mut self) -> Result<Option<Removed<'t, K, V>>> {
+    pub fn pop_first(&mut self) -> Result<Option<Removed<K, V>>> {
         let first = self.tree.first()?;
         self.take(first)
     }
 
     /// Removes and returns the entry with the greatest key.
-    pub fn pop_last(&mut self) -> Result<Option<Removed<'t, K, V>>> {
+    pub fn pop_last(&mut self) -> Result<Option<Removed<K, V>>> {
         let last = self.tree.last()?;
         self.take(last)
     }
 
-    fn take(&mut self, entry: Option<(Vec<u8>, Vec<u8>)>) -> Result<Option<Removed<'t, K, V>>> {
+    fn take(&mut self, entry: Option<(Vec<u8>, Vec<u8>)>) -> Result<Option<Removed<K, V>>> {
         let Some((key, value)) = entry else { return Ok(None) };
         self.tree.remove(&key)?;
         let name = self.tree.name();
@@ -74,7 +75,7 @@ impl<'t, K: Key + 'static, V: Value + 'static> Table<'t, WriteTxn<'_>, K, V> {
     }
 }
 
-impl<'t, K: Key + 'static, V: Value + 'static> Table<'t, WriteTxn<'_>, K, V> {
+impl<K: Key + 'static, V: Value + 'static> Table<'_, WriteTxn<'_>, K, V> {
     /// Loads `entries`, in strictly ascending key order, into the empty table (see
     /// [`BTree::bulk_load`](crate::btree::BTree::bulk_load)); returns how many.
     pub fn bulk_load<'k, 'v, KB, VB>(&mut self, entries: impl IntoIterator<Item = (KB, VB)>) -> Result<u64>

@@ -1,15 +1,18 @@
-//! Typed tables (`quiredb_structures::table`): stored types checked on open, one
-//! handle per table per write transaction, the std-named reads and writes, ranges from
-//! both ends, and a property test of every key type's order against a `BTreeMap`.
+//! Typed structures opened from a transaction (`Structures`): tables, queues and
+//! R*-trees have their stored types checked on open and one handle per structure per
+//! write transaction; tables' std-named reads and writes and ranges from both ends;
+//! a property test of every key type's order against a `BTreeMap`.
 //! `QUIRE_SEED` replays the property test (it prints its seed).
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability};
-use quiredb_structures::Error;
 use quiredb_structures::btree::BTree;
-use quiredb_structures::table::{Key, TableDef, Tables, TablesMut};
+use quiredb_structures::queue::{Queue, QueueDef};
+use quiredb_structures::rtree::{RTreeDef, Rect, WindowMode};
+use quiredb_structures::table::{Key, TableDef};
+use quiredb_structures::{Error, Structures, StructuresMut};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -95,6 +98,77 @@ fn nul_in_borrowed_member_is_refused() {
     assert!(matches!(table.insert(("a\0b", "c"), ()), Err(Error::KeyEncoding { .. })));
     table.insert(("ab", "c\0d"), ()).expect("NUL in the last member");
     assert_eq!(table.first_key_value().expect("first").map(|(k, _)| k.key().1.to_owned()), Some("c\0d".to_owned()));
+}
+
+/// A typed queue keeps its record type: records round-trip, another type is refused,
+/// the raw queue still reads it, one handle per write transaction.
+#[test]
+fn typed_queues() {
+    const EVENTS: QueueDef<(&str, u32)> = QueueDef::new("events");
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut queue = txn.open_queue(EVENTS).expect("create");
+    let first = queue.push_back(("up", 1)).expect("push");
+    queue.push_back(("down", 2)).expect("push");
+    assert!(matches!(txn.open_queue(EVENTS), Err(Error::AlreadyOpen { .. })));
+    assert!(matches!(txn.delete_queue(EVENTS), Err(Error::AlreadyOpen { .. })));
+    assert_eq!(queue.get(first).expect("get").map(|r| r.value().0.to_owned()), Some("up".to_owned()));
+    let popped = queue.pop_front().expect("pop").expect("a record");
+    assert_eq!((popped.0, popped.1.value()), (first, ("up", 1)));
+    drop(queue);
+    txn.commit(Durability::Checksummed).expect("commit");
+    let snapshot = db.begin_read().expect("reader");
+    assert_eq!(txn_len(&snapshot), 1);
+    const AS_NUMBERS: QueueDef<u64> = QueueDef::new("events");
+    match snapshot.open_queue(AS_NUMBERS) {
+        Err(Error::TypeMismatch { stored, requested, .. }) => {
+            assert!(stored.contains("(str, u32)") && requested.contains("u64"), "{stored} / {requested}");
+        }
+        other => panic!("expected TypeMismatch, got {:?}", other.map(|_| ())),
+    }
+    let txn = db.begin_write().expect("writer");
+    assert!(txn.delete_queue(EVENTS).expect("delete"));
+    Queue::create(&txn, "raw").expect("untyped queue").append(&txn, b"bytes").expect("append");
+    const RAW: QueueDef<&[u8]> = QueueDef::new("raw");
+    let raw = txn.open_queue(RAW).expect("an untyped queue holds bytes");
+    assert_eq!(raw.len().expect("len"), 1);
+}
+
+fn txn_len(snapshot: &quiredb_engine::ReadTxn<'_>) -> u64 {
+    Queue::open(snapshot, "events").expect("the raw queue opens a typed one").len(snapshot).expect("len")
+}
+
+/// A typed R*-tree keeps its dimensions and coordinate type, and one handle per write
+/// transaction.
+#[test]
+fn typed_rtrees() {
+    const PLACES: RTreeDef<2, f32> = RTreeDef::points("places");
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut tree = txn.open_rtree(PLACES).expect("create");
+    for i in 0..100u64 {
+        tree.insert_point([i as f64, (i % 10) as f64], i).expect("insert");
+    }
+    assert!(matches!(txn.open_rtree(PLACES), Err(Error::AlreadyOpen { .. })));
+    let mut hits: Vec<u64> = tree
+        .window(&Rect::new([10.0, 0.0], [20.0, 3.0]), WindowMode::Intersects)
+        .expect("window")
+        .map(|hit| hit.map(|(_, id)| id))
+        .collect::<Result<_, _>>()
+        .expect("hits");
+    hits.sort_unstable();
+    assert_eq!(hits, [10, 11, 12, 13, 20]);
+    let nearest = tree.nearest([50.2, 0.1], None).expect("nearest").next().transpose().expect("first");
+    assert_eq!(nearest.map(|(_, id)| id), Some(50));
+    drop(tree);
+    txn.commit(Durability::Checksummed).expect("commit");
+    let snapshot = db.begin_read().expect("reader");
+    assert_eq!(snapshot.open_rtree(PLACES).expect("open").len().expect("len"), 100);
+    const WRONG: RTreeDef<3, f32> = RTreeDef::points("places");
+    assert!(matches!(snapshot.open_rtree(WRONG), Err(Error::TypeMismatch { .. })));
+    let txn = db.begin_write().expect("writer");
+    assert!(txn.delete_rtree(PLACES).expect("delete"));
+    assert!(!txn.delete_rtree(PLACES).expect("gone"));
 }
 
 /// std-named reads and writes agree with a BTreeMap on a table of many leaves;
