@@ -12,7 +12,7 @@
 //! cheapest lookup.
 
 use crate::error::{Error, Result};
-use quiredb_engine::WriteTxn;
+use quiredb_engine::{PageRead, WriteTxn};
 use std::sync::Mutex;
 
 /// (transaction address, structure name) of every open write handle.
@@ -36,8 +36,9 @@ fn listed(open: &[(usize, String)], address: usize, name: &str) -> bool {
 }
 
 impl OpenMark {
-    /// Marks `name` open in `txn`; `AlreadyOpen` when another handle has it.
-    pub(crate) fn claim(txn: &WriteTxn<'_>, name: &str) -> Result<OpenMark> {
+    /// Marks `name` open in `txn` (a write transaction); `AlreadyOpen` when another
+    /// handle has it.
+    pub(crate) fn claim(txn: &impl PageRead, name: &str) -> Result<OpenMark> {
         let address = std::ptr::from_ref(txn).addr();
         let mut open = open_list();
         if listed(&open, address, name) {
@@ -49,7 +50,7 @@ impl OpenMark {
     }
 
     /// True when `name` has a handle open in `txn`.
-    pub(crate) fn is_open(txn: &WriteTxn<'_>, name: &str) -> bool {
+    pub(crate) fn is_open(txn: &impl PageRead, name: &str) -> bool {
         listed(&open_list(), std::ptr::from_ref(txn).addr(), name)
     }
 
@@ -65,4 +66,13 @@ impl Drop for OpenMark {
             open.swap_remove(at);
         }
     }
+}
+
+/// Whether structure `name` can be deleted in `txn`: false when it does not exist,
+/// `AlreadyOpen` while a handle to it is open.
+pub(crate) fn deletable(txn: &WriteTxn<'_>, name: &str) -> Result<bool> {
+    if OpenMark::is_open(txn, name) {
+        return Err(Error::AlreadyOpen { name: name.to_owned() });
+    }
+    Ok(txn.catalog_entry(name)?.is_some())
 }

@@ -6,6 +6,19 @@
 //! [`Error::AlreadyOpen`](crate::Error::AlreadyOpen); in a read transaction an absent
 //! structure is an error. Stored types are checked on every open
 //! ([`Error::TypeMismatch`](crate::Error::TypeMismatch)).
+//!
+//! A handle kept past its transaction's commit does not compile:
+//!
+//! ```compile_fail,E0505
+//! # use quiredb_engine::{Database, Durability, storage::MemStorage};
+//! # use quiredb_structures::{Structures, queue::QueueDef};
+//! # let db = Database::builder().with_storage(std::sync::Arc::new(MemStorage::new()), "m").unwrap();
+//! const EVENTS: QueueDef<u64> = QueueDef::new("events");
+//! let txn = db.begin_write().unwrap();
+//! let mut events = txn.open_queue(EVENTS).unwrap();
+//! txn.commit(Durability::Checksummed).unwrap(); // error: `txn` is borrowed by `events`
+//! events.push_back(1).unwrap();
+//! ```
 
 use crate::error::Result;
 use crate::queue::{QueueDef, QueueHandle, handle as queue};

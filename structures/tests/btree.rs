@@ -576,3 +576,24 @@ fn an_owned_snapshot_in_another_thread_keeps_its_version_across_commits() {
     let now = db.begin_read().expect("reader");
     assert!(BTree::open(&now, "t").is_err(), "the tree is gone in the newest snapshot");
 }
+
+/// In a write transaction a handle's first write claims the tree: opening another
+/// handle then, or writing through a second one, is `AlreadyOpen` (not stale roots);
+/// read-only handles may be several, and dropping the writer frees the tree.
+#[test]
+fn a_writing_handle_claims_its_tree() {
+    let (_storage, db) = memdb(Options::default());
+    let txn = db.begin_write().expect("writer");
+    let mut first = BTree::create(&txn, "t").expect("create");
+    let reader = BTree::open(&txn, "t");
+    assert!(matches!(reader, Err(quiredb_structures::Error::AlreadyOpen { .. })), "the creator has claimed it");
+    drop(first);
+    let (mut one, mut two) = (BTree::open(&txn, "t").expect("one"), BTree::open(&txn, "t").expect("two"));
+    one.insert(b"a", b"1").expect("the first writer claims the tree");
+    assert!(matches!(two.insert(b"b", b"2"), Err(quiredb_structures::Error::AlreadyOpen { .. })));
+    assert!(matches!(BTree::open(&txn, "t"), Err(quiredb_structures::Error::AlreadyOpen { .. })));
+    drop((one, two));
+    first = BTree::open(&txn, "t").expect("free again");
+    first.insert(b"b", b"2").expect("insert");
+    assert_eq!(first.len(), 2);
+}

@@ -39,52 +39,55 @@ fn within(key: &[u8], bound: &Bound<Vec<u8>>, low: bool) -> bool {
     }
 }
 
-impl<'b, 't, T: PageRead> Entries<'b, 't, T> {
-    /// Moves the front cursor onto its next entry; false when the range is used up.
-    fn step_front(&mut self) -> Result<bool> {
-        if !self.front_started {
-            self.front_started = true;
-            match &self.low {
-                Bound::Unbounded => self.front.seek_first()?,
-                Bound::Included(key) | Bound::Excluded(key) => self.front.seek(key)?,
-            }
-            if let (Bound::Excluded(key), Some(at)) = (&self.low, self.front.key())
-                && at == key.as_slice()
-            {
-                self.front.move_next()?;
-            }
-        } else {
-            self.front.move_next()?;
-        }
-        let Some(key) = self.front.key() else { return Ok(false) };
-        let before_back = !self.back_started || self.back.key().is_some_and(|back| key < back);
-        Ok(within(key, &self.high, false) && before_back)
+/// Moves `cursor` one entry onward: forward from the front, backward from the back.
+fn advance<T: PageRead>(cursor: &mut Cursor<'_, '_, T>, front: bool) -> Result<()> {
+    if front {
+        cursor.move_next()?;
+    } else {
+        cursor.move_prev()?;
     }
+    Ok(())
+}
 
-    /// Moves the back cursor onto its previous entry; false when the range is used up.
-    fn step_back(&mut self) -> Result<bool> {
-        if !self.back_started {
-            self.back_started = true;
-            match &self.high {
-                Bound::Unbounded => self.back.seek_last()?,
-                Bound::Included(key) | Bound::Excluded(key) => self.back.seek_floor(key)?,
-            }
-            if let (Bound::Excluded(key), Some(at)) = (&self.high, self.back.key())
-                && at == key.as_slice()
-            {
-                self.back.move_prev()?;
-            }
+/// Puts `cursor` on the first entry inside `bound` seen from its end.
+fn position<T: PageRead>(cursor: &mut Cursor<'_, '_, T>, bound: &Bound<Vec<u8>>, front: bool) -> Result<()> {
+    match (bound, front) {
+        (Bound::Unbounded, true) => cursor.seek_first()?,
+        (Bound::Unbounded, false) => cursor.seek_last()?,
+        (Bound::Included(key) | Bound::Excluded(key), true) => cursor.seek(key)?,
+        (Bound::Included(key) | Bound::Excluded(key), false) => cursor.seek_floor(key)?,
+    }
+    if let (Bound::Excluded(key), Some(at)) = (bound, cursor.key())
+        && at == key.as_slice()
+    {
+        advance(cursor, front)?;
+    }
+    Ok(())
+}
+
+impl<'b, 't, T: PageRead> Entries<'b, 't, T> {
+    /// Moves the cursor of one end (`front`, else the back) onto its next entry; false
+    /// when the range is used up (out of the bounds, or met by the other end).
+    fn step(&mut self, front: bool) -> Result<bool> {
+        let (cursor, started, other, other_started, start, end) = if front {
+            (&mut self.front, &mut self.front_started, &self.back, self.back_started, &self.low, &self.high)
         } else {
-            self.back.move_prev()?;
+            (&mut self.back, &mut self.back_started, &self.front, self.front_started, &self.high, &self.low)
+        };
+        if *started {
+            advance(cursor, front)?;
+        } else {
+            *started = true;
+            position(cursor, start, front)?;
         }
-        let Some(key) = self.back.key() else { return Ok(false) };
-        let after_front = !self.front_started || self.front.key().is_some_and(|front| key > front);
-        Ok(within(key, &self.low, true) && after_front)
+        let Some(key) = cursor.key() else { return Ok(false) };
+        let short_of_other = !other_started || other.key().is_some_and(|at| if front { key < at } else { key > at });
+        Ok(within(key, end, !front) && short_of_other)
     }
 
     /// The entry `step` moved onto, or the end (after which the iterator is fused).
     fn yield_from(&mut self, stepped: Result<bool>, front: bool) -> Option<Result<(Pinned<'t>, Pinned<'t>)>> {
-        let cursor = if front { &self.front } else { &self.back };
+        let cursor = if front { &mut self.front } else { &mut self.back };
         match stepped.and_then(|inside| if inside { cursor.pinned() } else { Ok(None) }) {
             Ok(Some(entry)) => Some(Ok(entry)),
             Ok(None) => {
@@ -106,7 +109,7 @@ impl<'t, T: PageRead> Iterator for Entries<'_, 't, T> {
         if self.done {
             return None;
         }
-        let stepped = self.step_front();
+        let stepped = self.step(true);
         self.yield_from(stepped, true)
     }
 }
@@ -116,7 +119,7 @@ impl<T: PageRead> DoubleEndedIterator for Entries<'_, '_, T> {
         if self.done {
             return None;
         }
-        let stepped = self.step_back();
+        let stepped = self.step(false);
         self.yield_from(stepped, false)
     }
 }

@@ -2,14 +2,14 @@
 //! declared as a constant and opened from a transaction (`txn.open_queue(DEF)?`, trait
 //! [`crate::Structures`]). The handle borrows its transaction, like a
 //! [`crate::table::Table`]; a second handle to one queue in one write transaction is
-//! [`Error::AlreadyOpen`] (two appenders would lock the same pages). The record type
+//! [`crate::Error::AlreadyOpen`] (two appenders would lock the same pages). The record type
 //! is stored in the catalog after the queue's version byte and checked on open
-//! ([`Error::TypeMismatch`]); a queue made untyped holds `&[u8]` records.
+//! ([`crate::Error::TypeMismatch`]); a queue made untyped holds `&[u8]` records.
 
 use super::{Queue, RecordId};
 use crate::btree::Pinned;
-use crate::error::{Error, Result};
-use crate::handles::OpenMark;
+use crate::error::Result;
+use crate::handles::{OpenMark, deletable};
 use crate::table::{StoredTypes, Value, ValueGuard};
 use quiredb_engine::{PageRead, WriteTxn};
 use std::borrow::Borrow;
@@ -94,10 +94,7 @@ pub(crate) fn open_write<'t, 'db, Rec: Value + 'static>(
 
 /// Deletes `def`'s queue; false when absent.
 pub(crate) fn delete<Rec: Value + 'static>(txn: &WriteTxn<'_>, def: QueueDef<Rec>) -> Result<bool> {
-    if OpenMark::is_open(txn, def.name) {
-        return Err(Error::AlreadyOpen { name: def.name.to_owned() });
-    }
-    if txn.catalog_entry(def.name)?.is_none() {
+    if !deletable(txn, def.name)? {
         return Ok(false);
     }
     open_checked(txn, def)?;

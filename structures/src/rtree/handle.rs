@@ -7,7 +7,7 @@
 
 use super::{Coord, Nearest, RTree, RTreeOptions, Rect, WindowIter, WindowMode};
 use crate::error::{Error, Result};
-use crate::handles::OpenMark;
+use crate::handles::{OpenMark, deletable};
 use quiredb_engine::{PageRead, ResultSet, StructureKind, WriteTxn};
 use std::marker::PhantomData;
 
@@ -90,10 +90,7 @@ pub(crate) fn open_write<'t, 'db, const D: usize, C: Coord>(
 
 /// Deletes `def`'s tree; false when absent.
 pub(crate) fn delete<const D: usize, C: Coord>(txn: &WriteTxn<'_>, def: RTreeDef<D, C>) -> Result<bool> {
-    if OpenMark::is_open(txn, def.name) {
-        return Err(Error::AlreadyOpen { name: def.name.to_owned() });
-    }
-    if txn.catalog_entry(def.name)?.is_none() {
+    if !deletable(txn, def.name)? {
         return Ok(false);
     }
     open_checked(txn, def)?.drop_tree(txn)?;

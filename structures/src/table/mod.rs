@@ -8,7 +8,7 @@
 //! A handle borrows its transaction, so it cannot outlive it, and a write transaction
 //! holds at most one handle per table ([`crate::Error::AlreadyOpen`]):
 //!
-//! ```compile_fail
+//! ```compile_fail,E0505
 //! # use quiredb_engine::{Database, Durability, storage::MemStorage};
 //! # use quiredb_structures::{Structures, table::TableDef};
 //! # let db = Database::builder().with_storage(std::sync::Arc::new(MemStorage::new()), "m").unwrap();
@@ -42,7 +42,6 @@ pub use write::Removed;
 
 use crate::btree::BTree;
 use crate::error::{Error, Result};
-use crate::handles::OpenMark;
 use quiredb_engine::PageRead;
 use std::borrow::Borrow;
 use std::cell::RefCell;
@@ -86,14 +85,13 @@ pub struct Table<'t, T: PageRead, K: Key + 'static, V: Value + 'static> {
     tree: BTree<'t, T>,
     /// Scratch for encoding a key (reused: no allocation per call).
     key: RefCell<Vec<u8>>,
-    /// Present in a write transaction: this handle is the table's only one there.
-    _mark: Option<OpenMark>,
     types: PhantomData<fn() -> (K, V)>,
 }
 
 impl<'t, T: PageRead, K: Key + 'static, V: Value + 'static> Table<'t, T, K, V> {
-    pub(crate) fn new(tree: BTree<'t, T>, mark: Option<OpenMark>) -> Self {
-        Table { tree, key: RefCell::new(Vec::new()), _mark: mark, types: PhantomData }
+    /// A typed view of `tree` (which, in a write transaction, holds the one handle).
+    pub(crate) fn new(tree: BTree<'t, T>) -> Self {
+        Table { tree, key: RefCell::new(Vec::new()), types: PhantomData }
     }
 
     /// Catalog name.

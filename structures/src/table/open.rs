@@ -7,7 +7,7 @@ use super::def::{StoredTypes, TableDef};
 use super::types::{Key, Value};
 use crate::btree::BTree;
 use crate::error::{Error, Result};
-use crate::handles::OpenMark;
+use crate::handles::{OpenMark, deletable};
 use quiredb_engine::{CatalogEntry, PageRead, WriteTxn};
 
 /// The catalog entry of `def`'s table when it exists with `def`'s types.
@@ -28,7 +28,7 @@ pub(crate) fn open_read<T: PageRead, K: Key + 'static, V: Value + 'static>(
 ) -> Result<Table<'_, T, K, V>> {
     let entry = checked_entry(txn, def)?
         .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(def.name().to_owned())))?;
-    Ok(Table::new(BTree::open_entry(txn, &entry)?, None))
+    Ok(Table::new(BTree::open_entry(txn, &entry)?))
 }
 
 /// Opens (creating when absent) a table in a write transaction.
@@ -36,22 +36,23 @@ pub(crate) fn open_write<'t, 'db, K: Key + 'static, V: Value + 'static>(
     txn: &'t WriteTxn<'db>,
     def: TableDef<K, V>,
 ) -> Result<Table<'t, WriteTxn<'db>, K, V>> {
-    let mark = OpenMark::claim(txn, def.name())?;
+    if OpenMark::is_open(txn, def.name()) {
+        return Err(Error::AlreadyOpen { name: def.name().to_owned() });
+    }
     let tree = match checked_entry(txn, def)? {
         Some(entry) => BTree::open_entry(txn, &entry)?,
         None => BTree::create_with_params(txn, def.name(), &TableDef::<K, V>::types().to_params())?,
     };
-    Ok(Table::new(tree, Some(mark)))
+    tree.claim_write()?; // a table handle claims its table when opened, not when first written
+    Ok(Table::new(tree))
 }
 
 /// Deletes `def`'s table; false when absent.
 pub(crate) fn delete<K: Key + 'static, V: Value + 'static>(txn: &WriteTxn<'_>, def: TableDef<K, V>) -> Result<bool> {
-    if OpenMark::is_open(txn, def.name()) {
-        return Err(Error::AlreadyOpen { name: def.name().to_owned() });
-    }
-    if checked_entry(txn, def)?.is_none() {
+    if !deletable(txn, def.name())? {
         return Ok(false);
     }
+    checked_entry(txn, def)?;
     BTree::drop_tree(txn, def.name())?;
     Ok(true)
 }
