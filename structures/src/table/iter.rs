@@ -9,7 +9,8 @@ use quiredb_engine::PageRead;
 use std::marker::PhantomData;
 
 /// Entries of a typed table in a key range: ascending from the front, descending
-/// from the back (`.rev()`).
+/// from the back (`.rev()`). The guards borrow the table, so it cannot change while
+/// they pin its leaves.
 pub struct Range<'b, 't, T: PageRead, K: Key + 'static, V: Value + 'static> {
     entries: Entries<'b, 't, T>,
     table: &'b str,
@@ -21,14 +22,14 @@ impl<'b, 't, T: PageRead, K: Key + 'static, V: Value + 'static> Range<'b, 't, T,
         Range { entries, table, types: PhantomData }
     }
 
-    fn guards(&self, entry: Result<(Pinned<'t>, Pinned<'t>)>) -> Result<(KeyGuard<'t, K>, ValueGuard<'t, V>)> {
+    fn guards(&self, entry: Result<(Pinned<'t>, Pinned<'t>)>) -> Result<(KeyGuard<'b, K>, ValueGuard<'b, V>)> {
         let (key, value) = entry?;
         Ok((KeyGuard::new(key, self.table)?, ValueGuard::new(value, self.table)?))
     }
 }
 
-impl<'t, T: PageRead, K: Key + 'static, V: Value + 'static> Iterator for Range<'_, 't, T, K, V> {
-    type Item = Result<(KeyGuard<'t, K>, ValueGuard<'t, V>)>;
+impl<'b, T: PageRead, K: Key + 'static, V: Value + 'static> Iterator for Range<'b, '_, T, K, V> {
+    type Item = Result<(KeyGuard<'b, K>, ValueGuard<'b, V>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let entry = self.entries.next()?;

@@ -19,6 +19,21 @@
 //! table.insert(1, 2).unwrap();
 //! ```
 //!
+//! A guard pins its leaf and borrows the table, so the table cannot change while one
+//! lives:
+//!
+//! ```compile_fail,E0502
+//! # use quiredb_engine::{Database, storage::MemStorage};
+//! # use quiredb_structures::{Structures, table::TableDef};
+//! # let db = Database::builder().with_storage(std::sync::Arc::new(MemStorage::new()), "m").unwrap();
+//! const T: TableDef<u64, u64> = TableDef::new("t");
+//! let txn = db.begin_write().unwrap();
+//! let mut table = txn.open_table(T).unwrap();
+//! let value = table.get(1).unwrap();
+//! table.insert(2, 3).unwrap(); // error: `table` is borrowed by `value`
+//! drop(value);
+//! ```
+//!
 //! An untyped B+tree ([`crate::btree::BTree`]) stays available for byte keys and
 //! values; it opens as a `TableDef<&[u8], &[u8]>` too.
 //!
@@ -125,8 +140,9 @@ impl<'t, T: PageRead, K: Key + 'static, V: Value + 'static> Table<'t, T, K, V> {
         Error::KeyEncoding { table: self.name().to_owned(), reason: reason.to_owned() }
     }
 
-    /// The value stored under `key`, read in place.
-    pub fn get<'k>(&self, key: impl Borrow<K::SelfType<'k>>) -> Result<Option<ValueGuard<'t, V>>> {
+    /// The value stored under `key`, read in place. The guard borrows the table, so
+    /// the table cannot change while it pins the leaf.
+    pub fn get<'k>(&self, key: impl Borrow<K::SelfType<'k>>) -> Result<Option<ValueGuard<'_, V>>> {
         let bytes = self.with_key(key.borrow(), |key| self.tree.get_pinned(key))?;
         bytes.map(|bytes| ValueGuard::new(bytes, self.name())).transpose()
     }
@@ -164,12 +180,12 @@ impl<'t, T: PageRead, K: Key + 'static, V: Value + 'static> Table<'t, T, K, V> {
     }
 
     /// The entry with the least key (`None` when empty).
-    pub fn first_key_value(&self) -> Result<Option<(KeyGuard<'t, K>, ValueGuard<'t, V>)>> {
+    pub fn first_key_value(&self) -> Result<Option<(KeyGuard<'_, K>, ValueGuard<'_, V>)>> {
         self.iter()?.next().transpose()
     }
 
     /// The entry with the greatest key.
-    pub fn last_key_value(&self) -> Result<Option<(KeyGuard<'t, K>, ValueGuard<'t, V>)>> {
+    pub fn last_key_value(&self) -> Result<Option<(KeyGuard<'_, K>, ValueGuard<'_, V>)>> {
         self.iter()?.next_back().transpose()
     }
 }
