@@ -16,28 +16,13 @@ use crate::error::Result;
 use quiredb_engine::{PageRead, PageRef};
 use std::rc::Rc;
 
-/// The pinned leaf of a cursor: its own until an entry read in place shares it (so a
-/// cursor that hands out no [`Pinned`] allocates nothing).
-enum Leaf<'t> {
-    Own(PageRef<'t>),
-    Shared(Rc<PageRef<'t>>),
-}
-
-impl<'t> std::ops::Deref for Leaf<'t> {
-    type Target = PageRef<'t>;
-    fn deref(&self) -> &PageRef<'t> {
-        match self {
-            Leaf::Own(page) => page,
-            Leaf::Shared(page) => page,
-        }
-    }
-}
-
 /// A position in a tree: on an entry, or past either end ("invalid").
 pub struct Cursor<'b, 't, T: PageRead> {
     tree: &'b BTree<'t, T>,
-    /// Shared with the [`Pinned`] entries handed out, once there are some.
-    leaf: Option<Leaf<'t>>,
+    leaf: Option<PageRef<'t>>,
+    /// A second pin of a leaf, shared by the [`Pinned`] entries handed out from it
+    /// (made once per leaf, and only for them: plain cursor steps stay as cheap).
+    shared: Option<Rc<PageRef<'t>>>,
     index: usize,
     /// The current entry's cell and key as checked by `check_entry`.
     cell: std::ops::Range<usize>,
@@ -63,7 +48,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
     /// The current key and value read in place (the leaf stays pinned while either
     /// lives; a blob value is read into an owned copy); `None` when invalid.
     pub fn pinned(&mut self) -> Result<Option<(Pinned<'t>, Pinned<'t>)>> {
-        let Some(leaf) = self.shared_leaf() else { return Ok(None) };
+        let Some(leaf) = self.shared_leaf()? else { return Ok(None) };
         let key = Pinned::shared(&leaf, self.key.clone());
         let value = match value_range(self.cell.start, &leaf[self.cell.clone()]) {
             Ok(range) => Pinned::shared(&leaf, range),
@@ -72,14 +57,16 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         Ok(Some((key, value)))
     }
 
-    /// The current leaf, shared from now on (one allocation per leaf); `None` when invalid.
-    fn shared_leaf(&mut self) -> Option<Rc<PageRef<'t>>> {
-        let shared = match self.leaf.take()? {
-            Leaf::Own(page) => Rc::new(page),
-            Leaf::Shared(page) => page,
-        };
-        self.leaf = Some(Leaf::Shared(Rc::clone(&shared)));
-        Some(shared)
+    /// A shared pin of the current leaf (one page access and allocation per leaf);
+    /// `None` when invalid.
+    fn shared_leaf(&mut self) -> Result<Option<Rc<PageRef<'t>>>> {
+        let Some(id) = self.leaf.as_ref().map(PageRef::id) else { return Ok(None) };
+        if let Some(shared) = self.shared.as_ref().filter(|shared| shared.id() == id) {
+            return Ok(Some(Rc::clone(shared)));
+        }
+        let shared = Rc::new(self.tree.txn.page(id)?);
+        self.shared = Some(Rc::clone(&shared));
+        Ok(Some(shared))
     }
 
     /// Reads the current value into `out`; false when invalid.
@@ -113,7 +100,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         self.index = match node::search(&leaf, key).map_err(self.tree.at(leaf.id().0))? {
             Ok(i) | Err(i) => i,
         };
-        self.leaf = Some(Leaf::Own(leaf));
+        self.leaf = Some(leaf);
         self.settle_forward()?;
         self.check_entry()
     }
@@ -122,7 +109,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
     pub fn seek_floor(&mut self, key: &[u8]) -> Result<()> {
         let leaf = self.tree.descend(key)?;
         let found = node::search(&leaf, key).map_err(self.tree.at(leaf.id().0))?;
-        self.leaf = Some(Leaf::Own(leaf));
+        self.leaf = Some(leaf);
         match found {
             Ok(i) => self.index = i,
             Err(i) => {
@@ -148,7 +135,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         }
         let leaf = self.tree.node(id, true)?;
         self.index = node::count(&leaf);
-        self.leaf = Some(Leaf::Own(leaf));
+        self.leaf = Some(leaf);
         self.move_prev()?;
         self.check_entry()
     }
@@ -177,7 +164,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
             let before = self.tree.node(prev, true)?;
             self.check_step(&leaf, &before, false)?;
             self.index = node::count(&before) - 1;
-            self.leaf = Some(Leaf::Own(before));
+            self.leaf = Some(before);
             return self.check_entry().map(|()| true);
         }
         self.leaf = Some(leaf);
@@ -196,7 +183,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         if next != 0 {
             let page = self.tree.node(next, true)?;
             self.check_step(&leaf, &page, true)?;
-            self.leaf = Some(Leaf::Own(page));
+            self.leaf = Some(page);
         }
         Ok(())
     }
@@ -244,7 +231,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
 impl<'t, T: PageRead> BTree<'t, T> {
     /// An unpositioned cursor (call a `seek` first).
     pub fn cursor(&self) -> Cursor<'_, 't, T> {
-        Cursor { tree: self, leaf: None, index: 0, cell: 0..0, key: 0..0 }
+        Cursor { tree: self, leaf: None, shared: None, index: 0, cell: 0..0, key: 0..0 }
     }
 
     /// The entry with the greatest key ≤ `key`.
