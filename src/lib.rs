@@ -16,4 +16,8 @@ pub use quiredb_datasets as datasets;
 pub use quiredb_engine as engine;
 pub use quiredb_engine::{Database, DatabaseBuilder, Durability, Options, OwnedReadTxn, ReadTxn, WriteTxn};
 pub use quiredb_structures as structures;
+pub use quiredb_structures::queue::QueueDef;
+pub use quiredb_structures::rtree::RTreeDef;
+pub use quiredb_structures::table::TableDef;
+pub use quiredb_structures::{Structures, StructuresMut};
 pub use quiredb_xml as xml;

@@ -9,23 +9,30 @@
 //!    through `translations`, a lock-free table of recent translations shared by all
 //!    snapshots and kept right by every commit.
 //! 5. [`txn`] — snapshot readers and the single writer (shadow paging, commit).
-//! 6. [`catalog`], [`resultset`], [`check`](mod@check) — named structures, recycled query
+//! 6. `catalog`, [`resultset`], [`check`](mod@check) — named structures, recycled query
 //!    buffers, integrity check.
 //!
-//! Structures use only logical pages: [`PageRead::page`] to read, and
-//! [`WriteTxn::page_mut`], [`WriteTxn::alloc_page`], [`WriteTxn::free_page`] to write.
-//! Each page has `page_size − 32` bytes of payload.
+//! An application needs [`Database`], its transactions and [`Durability`]. A structure
+//! author needs [`raw`]: structures use only logical pages — [`PageRead::page`] to
+//! read, and [`WriteTxn::page_mut`], [`WriteTxn::alloc_page`], [`WriteTxn::free_page`]
+//! to write — and the catalog. Each page has `page_size − 32` bytes of payload. The
+//! modules `catalog`, `freespace`, `meta` and `pool` are internals, hidden from the
+//! docs (public only for the engine's own tests and benches).
 
+#[doc(hidden)]
 pub mod catalog;
 pub mod check;
 mod core;
 pub mod db;
 pub mod error;
+#[doc(hidden)]
 pub mod freespace;
+#[doc(hidden)]
 pub mod meta;
 mod open;
 mod options;
 pub mod page;
+#[doc(hidden)]
 pub mod pool;
 mod readers;
 pub mod resultset;
@@ -40,10 +47,23 @@ pub use catalog::{CatalogEntry, StructureKind};
 pub use check::{CheckReport, check};
 pub use db::Database;
 pub use error::{Error, Result};
-pub use meta::Durability;
+pub use meta::{Durability, Meta};
 pub use open::Rollback;
 pub use options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
 pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
 pub use txn::{OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};
+
+/// What a structure author builds on, and all of it: logical pages read through a
+/// transaction ([`PageRead`], [`PageRef`]) and written in
+/// the write transaction ([`PageMut`] borrows it), the catalog's entries
+/// and kinds, little-endian field helpers, and the result-set buffers queries fill.
+pub mod raw {
+    pub use crate::catalog::{CatalogEntry, StructureKind};
+    pub use crate::page::{
+        HEADER_SIZE, PageId, PageKind, read_u16, read_u32, read_u64, write_u16, write_u32, write_u64,
+    };
+    pub use crate::resultset::ResultSet;
+    pub use crate::txn::{PageMut, PageRead, PageRef, SnapshotToken, WriteTxn};
+}

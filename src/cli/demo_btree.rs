@@ -1,16 +1,20 @@
 //! `quire demo`, B+tree and blob part: bulk-loads 200,000 station/time keys, inserts
 //! and removes in durable transactions, answers point, floor/ceiling and range
-//! queries through the typed wrapper, stores a 5 MB blob and reads a slice of it, and
+//! queries through a typed table, stores a 5 MB blob and reads a slice of it, and
 //! prints timings, tree shape and leaf fill.
 
 use anyhow::{Result, ensure};
 use quiredb_engine::{Database, Durability};
+use quiredb_structures::Structures;
 use quiredb_structures::blob;
-use quiredb_structures::btree::{self, BTree, Key, Typed};
+use quiredb_structures::btree;
+use quiredb_structures::table::TableDef;
 use std::time::Instant;
 
 const STATIONS: u64 = 200;
 const HOURS: u64 = 1000;
+/// (station, hour) → temperature in °C.
+const TEMPERATURES: TableDef<(u64, u64), f64> = TableDef::new("demo_temperatures");
 
 fn reading(station: u64, hour: u64) -> f64 {
     ((station * 31 + hour * 7) % 400) as f64 / 10.0 - 10.0
@@ -28,11 +32,11 @@ pub fn tour(db: &Database) -> Result<()> {
 fn bulk(db: &Database) -> Result<()> {
     let start = Instant::now();
     let txn = db.begin_write()?;
-    let mut tree = BTree::create(&txn, "demo_temperatures")?;
-    let entries = (0..STATIONS)
-        .flat_map(|station| (0..HOURS).map(move |hour| ((station, hour).encode(), reading(station, hour).encode())));
+    let mut tree = txn.open_table(TEMPERATURES)?;
+    let entries =
+        (0..STATIONS).flat_map(|station| (0..HOURS).map(move |hour| ((station, hour), reading(station, hour))));
     let loaded = tree.bulk_load(entries)?;
-    let stats = btree::stats(&tree)?;
+    let stats = btree::stats(tree.untyped())?;
     drop(tree);
     txn.commit(Durability::Full)?;
     println!(
@@ -51,18 +55,18 @@ fn edits(db: &Database) -> Result<()> {
     let start = Instant::now();
     for hour in HOURS..HOURS + 100 {
         let txn = db.begin_write()?;
-        let mut tree: Typed<'_, _, (u64, u64), f64> = Typed::open_or_create(&txn, "demo_temperatures")?;
-        tree.insert(&(7, hour), &reading(7, hour))?;
+        let mut tree = txn.open_table(TEMPERATURES)?;
+        tree.insert((7, hour), reading(7, hour))?;
         drop(tree);
         txn.commit(Durability::Checksummed)?;
     }
     let per_commit = start.elapsed().as_secs_f64() * 1e6 / 100.0;
     let txn = db.begin_write()?;
-    let mut tree: Typed<'_, _, (u64, u64), f64> = Typed::open_or_create(&txn, "demo_temperatures")?;
+    let mut tree = txn.open_table(TEMPERATURES)?;
     for hour in 0..HOURS / 2 {
-        tree.remove(&(199, hour))?;
+        tree.remove((199, hour))?;
     }
-    let problems = btree::check(tree.raw())?;
+    let problems = btree::check(tree.untyped())?;
     ensure!(problems.is_empty(), "B+tree check: {problems:?}");
     let len = tree.len();
     drop(tree);
@@ -73,26 +77,27 @@ fn edits(db: &Database) -> Result<()> {
     Ok(())
 }
 
-/// Point, floor/ceiling and range queries through the typed wrapper.
+/// Point, floor/ceiling and range queries through a typed table.
 fn queries(db: &Database) -> Result<()> {
     let txn = db.begin_read()?;
-    let tree: Typed<'_, _, (u64, u64), f64> = Typed::open(&txn, "demo_temperatures")?;
+    let tree = txn.open_table(TEMPERATURES)?;
     let start = Instant::now();
     let mut sum = 0.0;
     for i in 0..100_000u64 {
         let key = ((i * 7919) % STATIONS, (i * 104_729) % HOURS);
-        sum += tree.get(&key)?.unwrap_or(0.0);
+        sum += tree.get(key)?.map_or(0.0, |value| value.value());
     }
     let lookup_ns = start.elapsed().as_secs_f64() * 1e9 / 100_000.0;
-    let floor = tree.floor(&(199, 0))?;
-    let ceiling = tree.ceiling(&(199, 0))?;
-    let day = tree.range((42, 24)..(42, 48), false)?;
-    let mean = day.iter().map(|(_, t)| t).sum::<f64>() / day.len() as f64;
+    let floor = tree.range(..=(199, 0))?.next_back().transpose()?.map(|(key, _)| key.key());
+    let ceiling = tree.range((199, 0)..)?.next().transpose()?.map(|(key, _)| key.key());
+    let day: Vec<f64> =
+        tree.range((42, 24)..(42, 48))?.map(|entry| entry.map(|(_, t)| t.value())).collect::<Result<_, _>>()?;
+    let mean = day.iter().sum::<f64>() / day.len() as f64;
     println!("btree: 100,000 random lookups at {lookup_ns:.0} ns each (checksum {sum:.1})");
     println!(
         "btree: floor(199, 0) = {:?}, ceiling(199, 0) = {:?}; station 42, day 2: {} readings, mean {mean:.2} °C",
-        floor.map(|e| e.0),
-        ceiling.map(|e| e.0),
+        floor,
+        ceiling,
         day.len()
     );
     Ok(())

@@ -91,6 +91,30 @@ pub enum Error {
         /// What is out of range.
         reason: String,
     },
+    /// A typed structure was opened with other types than it stores.
+    #[error("{name:?} stores {stored}; it was opened as {requested} (open it with the types it was created with)")]
+    TypeMismatch {
+        /// Catalog name.
+        name: String,
+        /// The types recorded in the catalog.
+        stored: String,
+        /// The types the caller asked for.
+        requested: String,
+    },
+    /// A second handle to one structure was asked for in one write transaction.
+    #[error("{name:?} is already open in this write transaction (use the open handle, or drop it first)")]
+    AlreadyOpen {
+        /// Catalog name.
+        name: String,
+    },
+    /// A key has no encoding in its table's key type.
+    #[error("key for table {table:?} cannot be encoded: {reason}")]
+    KeyEncoding {
+        /// Catalog name of the table.
+        table: String,
+        /// Why.
+        reason: String,
+    },
     /// A queue operation named a record that is not live in the queue.
     #[error("queue {structure:?} holds no live record with sequence number {seq} in page {page}")]
     InvalidRecordId {

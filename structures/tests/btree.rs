@@ -7,7 +7,9 @@
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
 use quiredb_engine::{Database, Durability, Options, PageRead};
 use quiredb_structures::Error;
-use quiredb_structures::btree::{self, BTree, Typed};
+use quiredb_structures::Structures;
+use quiredb_structures::btree::{self, BTree};
+use quiredb_structures::table::TableDef;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -191,7 +193,7 @@ fn floor_ceiling_and_ranges_at_page_boundaries() {
         let forward: Vec<Vec<u8>> = tree.range(as_ref(&low), as_ref(&high)).map(|e| e.expect("range").0).collect();
         assert_eq!(forward, expected, "range {low:?}..{high:?}");
         let mut backward: Vec<Vec<u8>> =
-            tree.range_rev(as_ref(&low), as_ref(&high)).map(|e| e.expect("range").0).collect();
+            tree.range(as_ref(&low), as_ref(&high)).rev().map(|e| e.expect("range").0).collect();
         backward.reverse();
         assert_eq!(backward, expected, "reverse range {low:?}..{high:?}");
     }
@@ -314,23 +316,26 @@ fn space_is_reused_after_removals() {
     assert!(emptied * 3 < full, "merges free pages ({full} -> {emptied})");
 }
 
-/// The typed wrapper encodes tuple keys so they sort field by field.
+/// A typed table encodes tuple keys so they sort field by field.
 #[test]
-fn typed_wrapper_orders_tuples() {
+fn typed_table_orders_tuples() {
+    const TYPED: TableDef<(String, i64), f64> = TableDef::new("typed");
     let (_storage, db) = memdb(Options::default());
     let txn = db.begin_write().expect("writer");
-    let mut tree: Typed<'_, _, (String, i64), f64> = Typed::open_or_create(&txn, "typed").expect("create");
+    let mut tree = txn.open_table(TYPED).expect("create");
     for (name, t, v) in [("b", -3, 1.5), ("a", 10, 2.5), ("a", -10, -0.5), ("a\0", 0, 0.0), ("ab", 5, 9.0)] {
-        tree.insert(&(name.to_string(), t), &v).expect("insert");
+        tree.insert((name.to_string(), t), v).expect("insert");
     }
-    assert_eq!(tree.get(&("a".to_string(), 10)).expect("get"), Some(2.5));
-    let keys: Vec<(String, i64)> = tree.range(.., false).expect("range").into_iter().map(|(k, _)| k).collect();
+    assert_eq!(tree.get(("a".to_string(), 10)).expect("get").map(|v| v.value()), Some(2.5));
+    let keys: Vec<(String, i64)> = tree.iter().expect("range").map(|e| e.expect("entry").0.key()).collect();
     let expected = [("a", -10), ("a", 10), ("a\0", 0), ("ab", 5), ("b", -3)].map(|(s, t)| (s.to_string(), t));
     assert_eq!(keys, expected);
     let low = ("a".to_string(), 0);
-    assert_eq!(tree.ceiling(&low).expect("ceiling").map(|e| e.0), Some(("a".to_string(), 10)));
-    assert_eq!(tree.floor(&low).expect("floor").map(|e| e.0), Some(("a".to_string(), -10)));
-    assert!(tree.remove(&("b".to_string(), -3)).expect("remove"));
+    let ceiling = tree.range(&low..).expect("ceiling").next().map(|e| e.expect("entry").0.key());
+    assert_eq!(ceiling, Some(("a".to_string(), 10)));
+    let floor = tree.range(..=&low).expect("floor").next_back().map(|e| e.expect("entry").0.key());
+    assert_eq!(floor, Some(("a".to_string(), -10)));
+    assert!(tree.remove(("b".to_string(), -3)).expect("remove"));
     assert_eq!(tree.len(), 4);
 }
 
@@ -570,4 +575,25 @@ fn an_owned_snapshot_in_another_thread_keeps_its_version_across_commits() {
     assert!(values.iter().all(|value| value == b"old"), "the snapshot saw a later commit");
     let now = db.begin_read().expect("reader");
     assert!(BTree::open(&now, "t").is_err(), "the tree is gone in the newest snapshot");
+}
+
+/// In a write transaction a handle's first write claims the tree: opening another
+/// handle then, or writing through a second one, is `AlreadyOpen` (not stale roots);
+/// read-only handles may be several, and dropping the writer frees the tree.
+#[test]
+fn a_writing_handle_claims_its_tree() {
+    let (_storage, db) = memdb(Options::default());
+    let txn = db.begin_write().expect("writer");
+    let mut first = BTree::create(&txn, "t").expect("create");
+    let reader = BTree::open(&txn, "t");
+    assert!(matches!(reader, Err(quiredb_structures::Error::AlreadyOpen { .. })), "the creator has claimed it");
+    drop(first);
+    let (mut one, mut two) = (BTree::open(&txn, "t").expect("one"), BTree::open(&txn, "t").expect("two"));
+    one.insert(b"a", b"1").expect("the first writer claims the tree");
+    assert!(matches!(two.insert(b"b", b"2"), Err(quiredb_structures::Error::AlreadyOpen { .. })));
+    assert!(matches!(BTree::open(&txn, "t"), Err(quiredb_structures::Error::AlreadyOpen { .. })));
+    drop((one, two));
+    first = BTree::open(&txn, "t").expect("free again");
+    first.insert(b"b", b"2").expect("insert");
+    assert_eq!(first.len(), 2);
 }

@@ -221,6 +221,7 @@ fn streamed_bulk_load_over_chunks_matches_the_model() {
     let tree = BTree::create(&txn, "t").expect("create");
     let mut appender = tree.bulk_appender().expect("appender");
     tree.bulk_append(&mut appender, b"b", b"1").expect("first");
+    drop(tree); // one handle per tree in a write transaction: the run goes on in another
     let tree = BTree::open(&txn, "t").expect("open");
     let error = tree.bulk_append(&mut appender, b"a", b"2").expect_err("unsorted across handles");
     assert!(matches!(error, quiredb_structures::Error::BulkLoadUnsorted { index: 1 }), "{error}");

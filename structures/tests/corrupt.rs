@@ -117,7 +117,7 @@ fn a_slot_past_the_page_is_an_error_naming_the_leaf() {
     let tree = BTree::open(&txn, "t").expect("the head is intact");
     assert_names(tree.get_vec(b"key00003"), leaf);
     assert_names(tree.range(Bound::Unbounded, Bound::Unbounded).collect::<Result<Vec<_>, _>>(), leaf);
-    assert_names(tree.range_rev(Bound::Unbounded, Bound::Unbounded).collect::<Result<Vec<_>, _>>(), leaf);
+    assert_names(tree.range(Bound::Unbounded, Bound::Unbounded).rev().collect::<Result<Vec<_>, _>>(), leaf);
     let problems = quiredb_structures::btree::check(&tree).expect("check reports, not fails");
     assert!(problems.iter().any(|p| p.contains(&format!("node {leaf}"))), "check names the leaf: {problems:?}");
     drop(tree);
@@ -280,7 +280,7 @@ fn read_all(txn: &impl PageRead) -> usize {
                 note(tree.get_vec(format!("key{i:05}").as_bytes()).is_ok());
             }
             note(tree.range(Bound::Unbounded, Bound::Unbounded).take(400).all(|entry| entry.is_ok()));
-            note(tree.range_rev(Bound::Unbounded, Bound::Unbounded).take(400).all(|entry| entry.is_ok()));
+            note(tree.range(Bound::Unbounded, Bound::Unbounded).rev().take(400).all(|entry| entry.is_ok()));
             note(quiredb_structures::btree::check(&tree).is_ok_and(|problems| problems.is_empty()));
         }
         Err(_) => note(false),

@@ -12,8 +12,8 @@ use std::ops::Bound;
 
 use quiredb_engine::PageRead;
 use quiredb_structures::btree::BTree;
-use quiredb_structures::btree::keys::Key;
 use quiredb_structures::queue::Queue;
+use quiredb_structures::table::Key;
 
 use super::fields::{civil_from_days, days_from_civil, parse_measure};
 use super::record::RecordEncoding;
@@ -233,8 +233,8 @@ pub fn aggregate(
 
 fn decode_key(key: &[u8]) -> Result<(String, i64)> {
     let mut rest = key;
-    let station = String::decode_from(&mut rest);
-    let time = i64::decode_from(&mut rest);
+    let station = String::decode_key(&mut rest, false);
+    let time = i64::decode_key(&mut rest, true);
     station.zip(time).ok_or_else(|| Error::Schema("a B+tree key is not (station, time)".into()))
 }
 

@@ -4,13 +4,12 @@
 //! at most. Rows come station by station, so the encoded key prefix of the last
 //! station is kept and reused.
 
-use quiredb_structures::btree::keys::Key;
 use quiredb_structures::queue::RecordId;
 
 use super::Observation;
 use super::reader::RawRow;
 use super::record::RecordEncoding;
-use super::store::{CHUNK_ROWS, DIMENSIONS};
+use super::store::{CHUNK_ROWS, DIMENSIONS, encode_station, encode_time};
 
 /// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
 #[derive(Default)]
@@ -71,10 +70,14 @@ impl Chunk {
         self.raw_ends.push(self.raw.len());
         let (_, encoded) = match &mut self.station {
             Some(last) if last.0 == observation.station => last,
-            slot => slot.insert((observation.station.clone(), observation.station.encode())),
+            slot => {
+                let mut encoded = Vec::new();
+                encode_station(&observation.station, &mut encoded);
+                slot.insert((observation.station.clone(), encoded))
+            }
         };
         self.keys.extend_from_slice(encoded);
-        observation.time.encode_to(&mut self.keys);
+        encode_time(observation.time, &mut self.keys);
         self.key_ends.push(self.keys.len());
         self.points.push(observation.index_point());
         self.len() >= CHUNK_ROWS

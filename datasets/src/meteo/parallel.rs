@@ -95,7 +95,8 @@ pub fn load_parallel<R: std::io::Read>(
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
         let releaser = super::page_cache::spawn_releaser(scope, config.db_file.as_deref());
-        let indexer = scope.spawn(move || index_thread(db, (config, encoding), &from_parser, Some(recycle)));
+        let indexer =
+            scope.spawn(move || index_thread(db, Config { load: config, encoding }, &from_parser, Some(recycle)));
         let started_cpu = thread_cpu();
         let wait = std::time::Duration::ZERO;
         let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding, wait };
@@ -195,14 +196,14 @@ fn index_thread(
             }
             Ending::Commit => {
                 let (started, cpu) = (std::time::Instant::now(), thread_cpu());
-                txn.commit(config.0.durability)?;
+                txn.commit(config.load.durability)?;
                 stats.commits += 1;
                 stats.commit_time += started.elapsed();
                 stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
             }
             Ending::CommitAndStop(reply) => {
                 let (started, cpu) = (std::time::Instant::now(), thread_cpu());
-                let committed = txn.commit(config.0.durability).map_err(Error::from);
+                let committed = txn.commit(config.load.durability).map_err(Error::from);
                 stats.commits += u64::from(committed.is_ok());
                 stats.commit_time += started.elapsed();
                 stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
@@ -219,7 +220,11 @@ fn index_thread(
 }
 
 /// The load's configuration and its queue's record encoding.
-type Config<'a> = (&'a ParallelConfig, RecordEncoding);
+#[derive(Clone, Copy)]
+struct Config<'a> {
+    load: &'a ParallelConfig,
+    encoding: RecordEncoding,
+}
 
 /// Writes chunks into `txn` until a batch end, the finish or an abort. Into an empty
 /// R*-tree the points go through a sort thread (see [`sort_thread`]).
@@ -239,7 +244,7 @@ fn one_transaction(
         let tail = started.tail(stats);
         return finish_meta(txn, config, (ending, &mut keys), stats, tail);
     }
-    let sorter = rtree.bulk_sorter(&config.0.tmp_dir, config.0.rtree_budget)?;
+    let sorter = rtree.bulk_sorter(&config.load.tmp_dir, config.load.rtree_budget)?;
     std::thread::scope(|scope| {
         let (to_sorter, batches) = sync_channel(SORT_BATCHES);
         let (recycle_batch, recycled) = channel();
@@ -318,7 +323,7 @@ fn receive(
 /// counts the tail since `tail`.
 fn finish_meta(
     txn: &WriteTxn<'_>,
-    (config, encoding): Config<'_>,
+    Config { load: config, encoding }: Config<'_>,
     (ending, keys): (Ending, &mut KeyWriter),
     stats: &mut SinkStats,
     tail: Mark,

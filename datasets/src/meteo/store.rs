@@ -5,7 +5,7 @@
 //! | name                     | kind    | content                                              |
 //! |--------------------------|---------|------------------------------------------------------|
 //! | `meteo.records`          | queue   | every loaded row: its CSV line (no terminator) packed 4 bits a character (`record.rs`) |
-//! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::btree::keys`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
+//! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::table::Key`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
 //! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures, a point tree (leaves hold points, 48 B an entry; files of earlier versions have box leaves and still read); payload [`pack_record_id`] |
 //! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated; `record_encoding` → `nibble1` (absent in files of earlier versions, whose queue holds the raw lines) |
 //!
@@ -87,10 +87,10 @@
 //! index 1,497 → 1,510, sort 979 → 977.
 
 use quiredb_engine::{Database, Durability, PageId, PageRead, WriteTxn};
-use quiredb_structures::btree::keys::Key;
 use quiredb_structures::btree::{BTree, BulkAppender};
 use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::rtree::RTree;
+use quiredb_structures::table::Key;
 
 use super::Observation;
 use super::aggregate::{LAYOUT_KEY, RecordLayout};
@@ -154,8 +154,18 @@ pub fn decode_record_id(value: &[u8]) -> Option<RecordId> {
 
 /// Appends the B+tree key of (station, time) to `out`.
 pub fn encode_key(station: &String, time: i64, out: &mut Vec<u8>) {
-    station.encode_to(out);
-    time.encode_to(out);
+    encode_station(station, out);
+    encode_time(time, out);
+}
+
+/// Appends the station member of a key (escaped and ended, see `encode_key`).
+pub(crate) fn encode_station(station: &String, out: &mut Vec<u8>) {
+    String::encode_key(station, false, out).expect("an owned string always has a key encoding");
+}
+
+/// Appends the time member of a key (the last member).
+pub(crate) fn encode_time(time: i64, out: &mut Vec<u8>) {
+    i64::encode_key(&time, true, out).expect("an i64 always has a key encoding");
 }
 
 /// What an [`IndexSink`] wrote.

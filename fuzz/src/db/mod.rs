@@ -137,7 +137,7 @@ fn read_btree_values(tree: &BTree<'_, ReadTxn<'_>>, name: &str, limit: u64) -> R
     }
     tree.first()?;
     tree.last()?;
-    for entry in tree.range_rev(Bound::Unbounded, Bound::Unbounded).take(50) {
+    for entry in tree.range(Bound::Unbounded, Bound::Unbounded).rev().take(50) {
         entry?;
     }
     Ok(())

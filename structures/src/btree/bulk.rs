@@ -83,6 +83,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        self.claim_write()?;
         if !self.is_empty() {
             let mut added = 0;
             for (key, value) in entries {
@@ -120,6 +121,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Appends one entry; its key must be greater than the one before
     /// ([`Error::BulkLoadUnsorted`] otherwise, the appender unchanged).
     pub fn bulk_append(&self, run: &mut BulkAppender, key: &[u8], value: &[u8]) -> Result<()> {
+        self.claim_write()?;
         assert_eq!(run.head_page, self.head_page(), "a bulk appender serves the tree that made it");
         if run.count > 0 && key <= run.last_key.as_slice() {
             return Err(Error::BulkLoadUnsorted { index: run.count });
@@ -143,6 +145,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Writes the last leaf, the branch levels and the head; returns the entries
     /// loaded.
     pub fn bulk_finish(&mut self, mut run: BulkAppender) -> Result<u64> {
+        self.claim_write()?;
         assert_eq!(run.head_page, self.head_page(), "a bulk appender serves the tree that made it");
         self.finish_leaf(&mut run, false)?;
         let mut level = std::mem::take(&mut run.level);

@@ -26,7 +26,7 @@ struct Walk {
 
 /// Checks the tree of a catalog entry (for `check.rs`).
 pub fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
-    match BTree::open(txn, &entry.name) {
+    match BTree::open_to_check(txn, entry) {
         Ok(tree) => check(&tree),
         Err(crate::Error::Corrupted { reason, .. }) => Ok(vec![reason]),
         Err(error) => Err(error),

@@ -1,6 +1,6 @@
-//! Cursors and ranges. A [`Cursor`] pins one leaf at a time and walks the leaf chain
-//! (`prev`/`next` links) in either direction; [`Range`] iterates a bounded key range
-//! forward or backward. `floor`/`ceiling` are one seek each.
+//! Cursors. A [`Cursor`] pins one leaf at a time and walks the leaf chain
+//! (`prev`/`next` links) in either direction (`range.rs` builds ranges on two of
+//! them). `floor`/`ceiling` are one seek each.
 //!
 //! On a corrupt file a cursor errs instead of panicking or looping: it checks the cell
 //! of every entry it moves onto once (and keeps where its key and value are, so
@@ -11,14 +11,18 @@
 
 use super::BTree;
 use super::node::{self, Value};
+use super::pinned::{Pinned, value_range};
 use crate::error::Result;
 use quiredb_engine::{PageRead, PageRef};
-use std::ops::Bound;
+use std::rc::Rc;
 
 /// A position in a tree: on an entry, or past either end ("invalid").
 pub struct Cursor<'b, 't, T: PageRead> {
     tree: &'b BTree<'t, T>,
     leaf: Option<PageRef<'t>>,
+    /// A second pin of a leaf, shared by the [`Pinned`] entries handed out from it
+    /// (made once per leaf, and only for them: plain cursor steps stay as cheap).
+    shared: Option<Rc<PageRef<'t>>>,
     index: usize,
     /// The current entry's cell and key as checked by `check_entry`.
     cell: std::ops::Range<usize>,
@@ -39,6 +43,30 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
     /// Value of the current entry as stored (inline bytes or a blob reference).
     pub fn value_ref(&self) -> Option<Value<'_>> {
         self.leaf.as_ref().map(|leaf| node::cell_value(&leaf[self.cell.clone()]))
+    }
+
+    /// The current key and value read in place (the leaf stays pinned while either
+    /// lives; a blob value is read into an owned copy); `None` when invalid.
+    pub fn pinned(&mut self) -> Result<Option<(Pinned<'t>, Pinned<'t>)>> {
+        let Some(leaf) = self.shared_leaf()? else { return Ok(None) };
+        let key = Pinned::shared(&leaf, self.key.clone());
+        let value = match value_range(self.cell.start, &leaf[self.cell.clone()]) {
+            Ok(range) => Pinned::shared(&leaf, range),
+            Err(blob) => self.tree.blob_value(blob)?,
+        };
+        Ok(Some((key, value)))
+    }
+
+    /// A shared pin of the current leaf (one page access and allocation per leaf);
+    /// `None` when invalid.
+    fn shared_leaf(&mut self) -> Result<Option<Rc<PageRef<'t>>>> {
+        let Some(id) = self.leaf.as_ref().map(PageRef::id) else { return Ok(None) };
+        if let Some(shared) = self.shared.as_ref().filter(|shared| shared.id() == id) {
+            return Ok(Some(Rc::clone(shared)));
+        }
+        let shared = Rc::new(self.tree.txn.page(id)?);
+        self.shared = Some(Rc::clone(&shared));
+        Ok(Some(shared))
     }
 
     /// Reads the current value into `out`; false when invalid.
@@ -200,99 +228,10 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
     }
 }
 
-/// Iterator over a key range, forward or backward; yields owned `(key, value)` pairs.
-pub struct Range<'b, 't, T: PageRead> {
-    cursor: Cursor<'b, 't, T>,
-    end: Bound<Vec<u8>>,
-    forward: bool,
-    started: bool,
-    start: Bound<Vec<u8>>,
-}
-
-impl<T: PageRead> Iterator for Range<'_, '_, T> {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self.step() {
-            Ok(true) => Some(self.cursor.entry().map(|entry| entry.expect("cursor is valid after a step"))),
-            Ok(false) => None,
-            Err(error) => Some(Err(error)),
-        }
-    }
-}
-
-impl<T: PageRead> Range<'_, '_, T> {
-    /// Positions (first call) or moves the cursor; false at the end of the range.
-    fn step(&mut self) -> Result<bool> {
-        if !self.started {
-            self.started = true;
-            self.position()?;
-        } else if self.forward {
-            self.cursor.move_next()?;
-        } else {
-            self.cursor.move_prev()?;
-        }
-        let Some(key) = self.cursor.key() else { return Ok(false) };
-        let inside = match (&self.end, self.forward) {
-            (Bound::Unbounded, _) => true,
-            (Bound::Included(end), true) => key <= end.as_slice(),
-            (Bound::Excluded(end), true) => key < end.as_slice(),
-            (Bound::Included(end), false) => key >= end.as_slice(),
-            (Bound::Excluded(end), false) => key > end.as_slice(),
-        };
-        if !inside {
-            self.cursor.leaf = None;
-        }
-        Ok(inside)
-    }
-
-    fn position(&mut self) -> Result<()> {
-        let start = std::mem::replace(&mut self.start, Bound::Unbounded);
-        match (start, self.forward) {
-            (Bound::Unbounded, true) => self.cursor.seek_first(),
-            (Bound::Unbounded, false) => self.cursor.seek_last(),
-            (Bound::Included(key), true) => self.cursor.seek(&key),
-            (Bound::Excluded(key), true) => {
-                self.cursor.seek(&key)?;
-                if self.cursor.key() == Some(key.as_slice()) {
-                    self.cursor.move_next()?;
-                }
-                Ok(())
-            }
-            (Bound::Included(key), false) => self.cursor.seek_floor(&key),
-            (Bound::Excluded(key), false) => {
-                self.cursor.seek_floor(&key)?;
-                if self.cursor.key() == Some(key.as_slice()) {
-                    self.cursor.move_prev()?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-fn owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
-    match bound {
-        Bound::Included(key) => Bound::Included(key.to_vec()),
-        Bound::Excluded(key) => Bound::Excluded(key.to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
 impl<'t, T: PageRead> BTree<'t, T> {
     /// An unpositioned cursor (call a `seek` first).
     pub fn cursor(&self) -> Cursor<'_, 't, T> {
-        Cursor { tree: self, leaf: None, index: 0, cell: 0..0, key: 0..0 }
-    }
-
-    /// Entries with `low ≤ key ≤ high` (per the bounds) in ascending order.
-    pub fn range(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Range<'_, 't, T> {
-        Range { cursor: self.cursor(), start: owned(low), end: owned(high), forward: true, started: false }
-    }
-
-    /// The same entries as [`BTree::range`], in descending order.
-    pub fn range_rev(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Range<'_, 't, T> {
-        Range { cursor: self.cursor(), start: owned(high), end: owned(low), forward: false, started: false }
+        Cursor { tree: self, leaf: None, shared: None, index: 0, cell: 0..0, key: 0..0 }
     }
 
     /// The entry with the greatest key ≤ `key`.

@@ -65,32 +65,34 @@
 //! Files: `node.rs` (reading, search) · `node_write.rs` (building, in-place edits) ·
 //! `write.rs` (insert, split) · `shift.rs` (evening out a full leaf with a sibling) · `remove.rs` (remove, merge) · `cursor.rs` (cursors,
 //! ranges, floor/ceiling) · `bulk.rs` (bulk load) · `check.rs` (invariants) ·
-//! `keys.rs` + `typed.rs` (order-preserving encodings, typed wrapper).
+//! `pinned.rs` (values read in place) · `range.rs` (ranges both ways). Typed keys
+//! and values: `crate::table`.
 
 mod bulk;
 mod check;
 mod cursor;
-pub mod keys;
 mod node;
 mod node_write;
+mod pinned;
+mod range;
 mod remove;
 #[cfg(test)]
 mod search_tests;
 mod shift;
-mod typed;
 mod write;
 
 pub use bulk::BulkAppender;
 pub use check::{Stats, check, check_entry, stats};
-pub use cursor::{Cursor, Range};
-pub use keys::Key;
+pub use cursor::Cursor;
 pub use node::Value;
-pub use typed::Typed;
+pub use pinned::Pinned;
+pub use range::{Entries, Range};
 
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageMut, PageRead, StructureKind, WriteTxn};
+use crate::handles::OpenMark;
+use quiredb_engine::{CatalogEntry, PageId, PageKind, PageMut, PageRead, StructureKind, WriteTxn};
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 
 /// Magic number of a head page.
 const MAGIC: u32 = 0x5142_5431;
@@ -118,8 +120,11 @@ struct Head {
 }
 
 /// A B+tree opened in a transaction. Reads work in any transaction; writes need a
-/// [`WriteTxn`]. The handle caches the head: open one handle per tree per write
-/// transaction (two handles writing the same tree would see stale roots).
+/// [`WriteTxn`]. The handle caches the head, so in a write transaction the first
+/// write through a handle claims the tree for it, and opening another handle to a
+/// claimed tree, or writing through a second one, is [`Error::AlreadyOpen`] (two
+/// writers would work from stale roots). Read-only handles may be several; one opened
+/// before another handle's first write reads the tree as it was then.
 ///
 /// # Examples
 ///
@@ -149,6 +154,21 @@ pub struct BTree<'t, T: PageRead> {
     name: Cow<'t, str>,
     head_page: PageId,
     head: Cell<Head>,
+    /// Set by the first write in a write transaction: then this handle is the tree's
+    /// only one there (see [`BTree`]).
+    mark: OnceCell<OpenMark>,
+}
+
+/// `WrongKind` unless `entry` is a B+tree.
+pub(crate) fn check_kind(entry: &CatalogEntry) -> Result<()> {
+    if entry.kind != StructureKind::BTREE {
+        return Err(Error::WrongKind {
+            name: entry.name.clone(),
+            found: entry.kind.name().to_owned(),
+            expected: "btree".to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn corrupted(name: &str, page: u64, reason: impl Into<String>) -> Error {
@@ -161,15 +181,29 @@ impl<'t, T: PageRead> BTree<'t, T> {
         let entry = txn
             .catalog_entry(name)?
             .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.to_owned())))?;
-        if entry.kind != StructureKind::BTREE {
-            return Err(Error::WrongKind {
-                name: name.to_owned(),
-                found: entry.kind.name().to_owned(),
-                expected: "btree".to_owned(),
-            });
-        }
-        let head = read_head(txn, name, entry.root)?;
-        Ok(BTree { txn, name: Cow::Owned(name.to_owned()), head_page: entry.root, head: Cell::new(head) })
+        Self::open_entry(txn, &entry)
+    }
+
+    /// Opens the tree of a catalog entry.
+    pub(crate) fn open_entry(txn: &'t T, entry: &CatalogEntry) -> Result<Self> {
+        check_kind(entry)?;
+        let head = read_head(txn, &entry.name, entry.root)?;
+        Self::new(txn, Cow::Owned(entry.name.clone()), entry.root, head)
+    }
+
+    /// Opens the tree of a catalog entry for reading beside the handles open in a
+    /// write transaction, without claiming the one handle (for the checker, which
+    /// reads and drops it while no other handle can write).
+    pub(crate) fn open_to_check(txn: &'t T, entry: &CatalogEntry) -> Result<Self> {
+        check_kind(entry)?;
+        let head = read_head(txn, &entry.name, entry.root)?;
+        Ok(BTree {
+            txn,
+            name: Cow::Owned(entry.name.clone()),
+            head_page: entry.root,
+            head: Cell::new(head),
+            mark: OnceCell::new(),
+        })
     }
 
     /// Opens a tree by its head page (see [`BTree::head_page`]), skipping the catalog
@@ -177,7 +211,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
     /// The head page of a tree never changes while the tree exists.
     pub fn open_head(txn: &'t T, name: &'t str, head_page: PageId) -> Result<Self> {
         let head = read_head(txn, name, head_page)?;
-        Ok(BTree { txn, name: Cow::Borrowed(name), head_page, head: Cell::new(head) })
+        Self::new(txn, Cow::Borrowed(name), head_page, head)
     }
 
     /// Like [`BTree::open_head`], but reuses the head remembered in `cache` when `txn`
@@ -197,7 +231,16 @@ impl<'t, T: PageRead> BTree<'t, T> {
                 head
             }
         };
-        Ok(BTree { txn, name: Cow::Borrowed(name), head_page, head: Cell::new(head) })
+        Self::new(txn, Cow::Borrowed(name), head_page, head)
+    }
+
+    /// A handle on a tree; in a write transaction (the only kind without a snapshot
+    /// token) `AlreadyOpen` when another handle has written to the tree.
+    fn new(txn: &'t T, name: Cow<'t, str>, head_page: PageId, head: Head) -> Result<Self> {
+        if txn.snapshot_token().is_none() && OpenMark::is_open(txn, &name) {
+            return Err(Error::AlreadyOpen { name: name.into_owned() });
+        }
+        Ok(BTree { txn, name, head_page, head: Cell::new(head), mark: OnceCell::new() })
     }
 
     /// The head page: the tree's fixed entry point, as recorded in the catalog.
@@ -311,6 +354,14 @@ fn read_head(txn: &impl PageRead, name: &str, page: PageId) -> Result<Head> {
 }
 
 impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
+    /// Claims the tree for this handle before its first write (see [`BTree`]).
+    pub(crate) fn claim_write(&self) -> Result<()> {
+        if self.mark.get().is_none() {
+            let _ = self.mark.set(OpenMark::claim(self.txn, &self.name)?);
+        }
+        Ok(())
+    }
+
     /// Pins node `id` for writing, checking its kind and header (O(1); cells are
     /// checked as they are read, and a rebuild checks what it builds, see
     /// `node::validate_cells`).
@@ -322,6 +373,13 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
 
     /// Creates an empty tree named `name` (the name must be new).
     pub fn create(txn: &'t WriteTxn<'db>, name: &str) -> Result<Self> {
+        Self::create_with_params(txn, name, &[])
+    }
+
+    /// Creates an empty tree whose catalog entry records `params` (a typed table's
+    /// types, see `table/def.rs`).
+    pub(crate) fn create_with_params(txn: &'t WriteTxn<'db>, name: &str, params: &[u8]) -> Result<Self> {
+        let mark = OpenMark::claim(txn, name)?;
         let root = {
             let mut leaf = txn.alloc_page(PageKind::BTREE_LEAF)?;
             node_write::build(&mut leaf, 0, (0, 0), &[], &[]);
@@ -333,9 +391,10 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
             name: Cow::Owned(name.to_owned()),
             head_page,
             head: Cell::new(Head { root, height: 1, len: 0 }),
+            mark: OnceCell::from(mark),
         };
         tree.store_head()?;
-        txn.create_structure(name, StructureKind::BTREE, &[], head_page)?;
+        txn.create_structure(name, StructureKind::BTREE, params, head_page)?;
         Ok(tree)
     }
 

@@ -29,6 +29,7 @@ pub(super) struct Pair {
 impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Removes `key`; returns true if it was present.
     pub fn remove(&mut self, key: &[u8]) -> Result<bool> {
+        self.claim_write()?;
         let (path, leaf_id, _) = self.path_to(key)?;
         {
             let mut leaf = self.node_mut(leaf_id, true)?;

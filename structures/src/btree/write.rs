@@ -102,6 +102,7 @@ pub(super) fn split_point<C: AsRef<[u8]>>(cells: &[C], per_entry: usize) -> usiz
 impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Inserts or replaces the value of `key`; returns true if the key was present.
     pub fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.claim_write()?;
         let replaced = self.insert_entry(key, value, &mut None)?;
         self.store_head()?;
         Ok(replaced)
@@ -116,6 +117,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        self.claim_write()?;
         let mut added = 0;
         let mut hint = None;
         let result = pairs.into_iter().try_for_each(|(key, value)| {

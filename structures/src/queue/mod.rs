@@ -70,12 +70,14 @@
 mod builder;
 mod check;
 mod consume;
+pub(crate) mod handle;
 mod overflow;
 mod page;
 mod reader;
 
 pub use builder::Appender;
 pub use check::check;
+pub use handle::{QueueDef, QueueHandle};
 pub use reader::Cursor;
 
 use crate::error::{Error, Result};
@@ -137,23 +139,39 @@ pub struct QueueStats {
 impl Queue {
     /// Creates an empty queue named `name`.
     pub fn create(txn: &WriteTxn<'_>, name: &str) -> Result<Queue> {
+        Self::create_with_params(txn, name, &[])
+    }
+
+    /// Creates an empty queue whose catalog entry records `extra` after the version
+    /// byte (a typed queue's record type, see `handle.rs`).
+    pub(crate) fn create_with_params(txn: &WriteTxn<'_>, name: &str, extra: &[u8]) -> Result<Queue> {
         let root = {
             let mut page = txn.alloc_page(PageKind::QUEUE_HEAD)?;
             HeadState::default().encode(&mut page);
             page.id()
         };
-        txn.create_structure(name, StructureKind::QUEUE, &PARAMS, root)?;
+        txn.create_structure(name, StructureKind::QUEUE, &[&PARAMS[..], extra].concat(), root)?;
         Ok(Queue { name: name.to_owned(), root })
     }
 
     /// Opens the queue named `name`.
     pub fn open(txn: &impl PageRead, name: &str) -> Result<Queue> {
+        Self::open_with_params(txn, name).map(|(queue, _)| queue)
+    }
+
+    /// Opens the queue named `name`; also returns the catalog parameters after the
+    /// version byte (empty for an untyped queue).
+    pub(crate) fn open_with_params(txn: &impl PageRead, name: &str) -> Result<(Queue, Vec<u8>)> {
         let entry = txn.catalog_entry(name)?.ok_or_else(|| quiredb_engine::Error::NoSuchStructure(name.to_owned()))?;
-        if entry.kind != StructureKind::QUEUE || entry.params != PARAMS {
-            let found = format!("{} (parameters {:?})", entry.kind.name(), entry.params);
-            return Err(Error::WrongKind { name: name.to_owned(), found, expected: "queue (version 1)".into() });
+        match entry.params.split_first() {
+            Some((&version, extra)) if entry.kind == StructureKind::QUEUE && version == PARAMS[0] => {
+                Ok((Queue { name: name.to_owned(), root: entry.root }, extra.to_vec()))
+            }
+            _ => {
+                let found = format!("{} (parameters {:?})", entry.kind.name(), entry.params);
+                Err(Error::WrongKind { name: name.to_owned(), found, expected: "queue (version 1)".into() })
+            }
         }
-        Ok(Queue { name: name.to_owned(), root: entry.root })
     }
 
     /// Opens the queue named `name`, creating it when absent.
