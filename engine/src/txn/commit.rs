@@ -9,7 +9,15 @@
 //!   record, so that open can verify exactly this commit's bytes before trusting it.
 //! - `None`: pages, meta; the same list; pages freed by this commit wait for a sync
 //!   before reuse (`FreeSpace::promote`).
+//!
+//! With a commit log (`log.rs`, [`crate::Options::commit_log_pages`]) a small `Full` or
+//! `Checksummed` commit is logged instead (`write_logged`): its pages are appended to
+//! the log and made durable in one write, then written in place unsynced; no meta is
+//! written. Every meta written in place is then `Full` (a `Checksummed` commit too
+//! large for the log is made `Full`), and one written while the log holds commits is
+//! preceded by a sync, so the pages of the logged commits are durable before it.
 
+use super::log::{self, LogState};
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -30,6 +38,18 @@ const MAX_UNSYNCED_PAGES: usize = 1 << 11;
 const MAX_WAITING_FOR_SYNC: usize = 1 << 11;
 /// Largest single write of adjacent pages at commit.
 const WRITE_RUN_BYTES: usize = 1 << 20;
+
+/// Appends a log record at byte `at` and makes it durable.
+fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
+    core.pool.counters.write((record.len() / core.page_size) as u64);
+    core.pool.counters.sync();
+    let result = if cfg!(quire_mutant = "log_no_sync") {
+        core.storage.write_at(at, record) // mutant: acknowledged before it is durable
+    } else {
+        core.storage.write_durable(at, record)
+    };
+    result.map_err(|error| Error::io("append to the commit log", error))
+}
 
 fn sync(core: &Core) -> Result<()> {
     core.pool.counters.sync();
@@ -128,7 +148,23 @@ impl WriteTxn<'_> {
 
     fn write_out(&self, state: &mut WriteState, durability: Durability) -> Result<()> {
         self.seal_dirty(state);
+        let log_mode = self.core.log_wanted > 0 && !state.trim_tail;
+        let new_region = log_mode && state.meta.log_pages == 0;
+        if new_region {
+            state.meta.log_start = state.meta.page_count;
+            state.meta.log_pages = self.core.log_wanted;
+            state.meta.page_count += self.core.log_wanted;
+        }
+        // In log mode every meta written in place is `Full`: a log extends only those.
+        let durability = if log_mode && durability != Durability::None { Durability::Full } else { durability };
+        let logged = log_mode && !new_region && durability == Durability::Full && self.core.log.lock().epoch.is_some();
         let written = self.write_record(state, durability)?;
+        if logged
+            && (state.dirty.len() <= log::max_pages(self.core.page_size))
+            && (state.dirty.len() as u64 + 1) * 2 <= state.meta.log_pages
+        {
+            return self.write_logged(state, written);
+        }
         // A transaction too large to verify cheaply at open is made durable the `Full` way.
         let durability = if written.unsynced.len() > MAX_UNSYNCED_PAGES {
             Durability::Full
@@ -139,8 +175,85 @@ impl WriteTxn<'_> {
         };
         self.core.ensure_len(state.meta.page_count)?;
         self.write_dirty(state)?;
+        if new_region {
+            self.zero_log_region(state)?;
+        }
         let slot = self.write_meta(state, durability)?;
+        let txn = state.meta.txn;
         self.publish(state, durability, slot, written);
+        // The log starts over after a meta written in place (records of the old epoch
+        // no longer extend the synced meta).
+        *self.core.log.lock() = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
+        Ok(())
+    }
+
+    /// Writes zeros over a new log region, so its blocks are allocated and written
+    /// before the first append (an append into unwritten blocks would also have to
+    /// make the file system's block map durable).
+    fn zero_log_region(&self, state: &WriteState) -> Result<()> {
+        let page_size = self.core.page_size as u64;
+        let zeros = vec![0u8; WRITE_RUN_BYTES];
+        let (start, end) =
+            (state.meta.log_start * page_size, (state.meta.log_start + state.meta.log_pages) * page_size);
+        for at in (start..end).step_by(WRITE_RUN_BYTES) {
+            let bytes = &zeros[..(end - at).min(WRITE_RUN_BYTES as u64) as usize];
+            self.core.storage.write_at(at, bytes).map_err(|error| Error::io("zeroing the commit log", error))?;
+        }
+        Ok(())
+    }
+
+    /// Logs the commit (module docs): one durable append, then the pages in place.
+    fn write_logged(&self, state: &mut WriteState, written: Written) -> Result<()> {
+        let page_size = self.core.page_size;
+        let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
+        dirty.sort_unstable();
+        let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
+        let mut log = self.core.log.lock();
+        let record_bytes = (1 + dirty.len() as u64) * page_size as u64;
+        if log.offset + record_bytes > state.meta.log_pages * page_size as u64 {
+            self.checkpoint(&mut log)?;
+        }
+        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
+        let record = {
+            let pool = &self.core.pool;
+            let guards: Vec<_> = dirty
+                .iter()
+                .map(|&(phys, index)| pool.dirty_mut(index, PhysId(phys)).expect("no page is borrowed at commit"))
+                .collect();
+            let pages: Vec<(u64, &[u8])> =
+                dirty.iter().zip(&guards).map(|(&(phys, _), guard)| (phys, &guard.bytes[..])).collect();
+            log::encode(epoch, &meta, &pages, page_size)
+        };
+        self.core.ensure_len(state.meta.page_count)?;
+        append(self.core, state.meta.log_start * page_size as u64 + log.offset, &record)?;
+        log.offset += record_bytes;
+        drop(log);
+        self.write_dirty(state)?;
+        let slot = self.core.shared.lock().synced_slot;
+        self.publish(state, Durability::Full, slot, written);
+        Ok(())
+    }
+
+    /// Empties the log: syncs the pages of the logged commits, then writes the newest
+    /// meta (the published one: the writer holds the lock) as `Full` in the other slot
+    /// and syncs it.
+    fn checkpoint(&self, log: &mut LogState) -> Result<()> {
+        if !cfg!(quire_mutant = "checkpoint_no_sync") {
+            sync(self.core)?; // mutant: the meta may reach the disk before the pages
+        }
+        let newest = self.core.published.load();
+        let meta = Meta { durability: Durability::Full, last_synced: newest.txn, ..newest };
+        let slot = 1 - self.core.shared.lock().synced_slot;
+        let mut page = vec![0u8; self.core.page_size];
+        meta.encode(slot, &mut page);
+        self.core
+            .storage
+            .write_at(slot * self.core.page_size as u64, &page)
+            .map_err(|error| Error::io("write of the meta page at a checkpoint", error))?;
+        self.core.pool.counters.write(1);
+        sync(self.core)?;
+        self.core.shared.lock().synced_slot = slot;
+        *log = LogState { epoch: Some(meta.txn), offset: 0 };
         Ok(())
     }
 
@@ -319,8 +432,8 @@ impl WriteTxn<'_> {
             let shared = self.core.shared.lock();
             (1 - shared.synced_slot, shared.last_synced)
         };
-        if durability == Durability::Full {
-            sync(self.core)?;
+        if durability == Durability::Full || self.core.log.lock().offset > 0 {
+            sync(self.core)?; // the pages (and those of logged commits) before the meta
         }
         let synced_after = durability != Durability::None;
         let meta = Meta {
