@@ -102,6 +102,13 @@ fn options() -> Options {
     Database::builder().page_size(4096).cache_bytes(512 * 4096).into_options()
 }
 
+/// The child's options: every other child logs its small commits (`QUIRE_CRASH_LOG`,
+/// set by the parent), so kills strike log appends, checkpoints and replays too.
+fn child_options() -> Options {
+    let log = std::env::var("QUIRE_CRASH_LOG").is_ok_and(|value| value == "1");
+    quiredb_engine::DatabaseBuilder::from(options()).commit_log_pages(if log { 64 } else { 0 }).into_options()
+}
+
 /// Applies one commit's operations inside `txn`.
 fn apply(txn: &WriteTxn<'_>, ops: &[Op], commit: u64) -> quiredb_structures::Result<()> {
     let mut tree = BTree::open_or_create(txn, "tree")?;
@@ -163,7 +170,7 @@ fn create(path: &std::path::Path) {
 fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").unwrap().parse().unwrap();
-    let db = Database::open(&path, options()).unwrap();
+    let db = Database::open(&path, child_options()).unwrap();
     // The state read back is the model at its commit (the parent checks that after
     // every kill), so the child goes on from it without replaying the history.
     let mut model = load(&db);
@@ -192,7 +199,13 @@ fn crash_torture_of_all_structures() {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
-        let acked_now = kill_mid_work(&mut exe_args("child", &path, seed), dir.path(), kill, &mut rng, 1_000..60_000);
+        let acked_now = kill_mid_work(
+            exe_args("child", &path, seed).env("QUIRE_CRASH_LOG", (kill % 2).to_string()),
+            dir.path(),
+            kill,
+            &mut rng,
+            1_000..60_000,
+        );
         productive += usize::from(acked_now.is_some());
         let acked = acked_now.unwrap_or(model.commit);
         let db = Database::open(&path, options()).unwrap();

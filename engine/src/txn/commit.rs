@@ -159,10 +159,7 @@ impl WriteTxn<'_> {
         let durability = if log_mode && durability != Durability::None { Durability::Full } else { durability };
         let logged = log_mode && !new_region && durability == Durability::Full && self.core.log.lock().epoch.is_some();
         let written = self.write_record(state, durability)?;
-        if logged
-            && (state.dirty.len() <= log::max_pages(self.core.page_size))
-            && (state.dirty.len() as u64 + 1) * 2 <= state.meta.log_pages
-        {
+        if logged && self.fits_log(state) {
             return self.write_logged(state, written);
         }
         // A transaction too large to verify cheaply at open is made durable the `Full` way.
@@ -185,6 +182,16 @@ impl WriteTxn<'_> {
         // no longer extend the synced meta).
         *self.core.log.lock() = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
         Ok(())
+    }
+
+    /// Whether the commit can go to the log: every page it wrote is still dirty (a
+    /// spilled page was written in place unsynced and is in no record), and the record
+    /// fits a header page and half the region.
+    fn fits_log(&self, state: &WriteState) -> bool {
+        let pages = state.dirty.len();
+        pages <= log::max_pages(self.core.page_size)
+            && (pages as u64 + 1) * 2 <= state.meta.log_pages
+            && state.fresh.iter().all(|phys| state.dirty.contains_key(phys))
     }
 
     /// Writes zeros over a new log region, so its blocks are allocated and written

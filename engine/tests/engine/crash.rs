@@ -20,6 +20,13 @@ fn options() -> Options {
     Database::builder().page_size(4096).cache_bytes(256 * 4096).into_options()
 }
 
+/// The child's options: every other child logs its small commits (`QUIRE_CRASH_LOG`,
+/// set by the parent), so kills strike log appends, checkpoints and replays too.
+fn child_options() -> Options {
+    let log = std::env::var("QUIRE_CRASH_LOG").is_ok_and(|value| value == "1");
+    quiredb_engine::DatabaseBuilder::from(options()).commit_log_pages(if log { 64 } else { 0 }).into_options()
+}
+
 /// The slot table: which logical page holds each slot (0 = empty) and its value.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct State {
@@ -99,7 +106,7 @@ fn create(path: &std::path::Path) {
 fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").unwrap().parse().unwrap();
-    let db = Database::open(&path, options()).unwrap();
+    let db = Database::open(&path, child_options()).unwrap();
     let mut state = load(&db);
     tell("ready");
     loop {
@@ -124,8 +131,13 @@ fn crash_torture() {
     let mut rng = rng(seed);
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
-        let acked_now =
-            kill_mid_work(&mut exe_args("crash::child", &path, seed), dir.path(), kill, &mut rng, 1_000..30_000);
+        let acked_now = kill_mid_work(
+            exe_args("crash::child", &path, seed).env("QUIRE_CRASH_LOG", (kill % 2).to_string()),
+            dir.path(),
+            kill,
+            &mut rng,
+            1_000..30_000,
+        );
         productive += usize::from(acked_now.is_some());
         let acked = acked_now.unwrap_or(model.commit);
         let db = Database::open(&path, options()).unwrap();
