@@ -14,6 +14,7 @@ const QUIREDB_KV_FULL: &str = "B+tree, Durability::Full per commit, page 8 KiB, 
 const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
 const SQLITE_DELETE: &str = "journal_mode=DELETE, synchronous=FULL, page 4 KiB";
+const FJALL: &str = "fjall 3, write batch per commit with PersistMode::SyncData (journal fdatasync), cache = cache budget or fjall's default";
 const LMDB: &str = "heed 0.23, default flags (sync per commit), no cache knob";
 
 /// Ordered key-value engines (T1, T2, T7).
@@ -26,6 +27,7 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
         Entry { id: "sqlite-delete", settings: SQLITE_DELETE, open: peers::sqlite::SqliteKv::open_delete },
         Entry { id: "lmdb", settings: LMDB, open: peers::lmdb::Lmdb::open },
         Entry { id: "redb", settings: "redb 4, Durability::Immediate", open: peers::redb::Redb::open },
+        Entry { id: "fjall", settings: FJALL, open: peers::fjall::Fjall::open },
     ];
     v.extend(native::kv());
     v
