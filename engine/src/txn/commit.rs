@@ -17,7 +17,7 @@
 //! large for the log is made `Full`), and one written while the log holds commits is
 //! preceded by a sync, so the pages of the logged commits are durable before it.
 
-use super::log::{self, LogState};
+use super::log::LogState;
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -39,19 +39,18 @@ const MAX_WAITING_FOR_SYNC: usize = 1 << 11;
 /// Largest single write of adjacent pages at commit.
 const WRITE_RUN_BYTES: usize = 1 << 20;
 
-/// Appends a log record at byte `at` and makes it durable.
-fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
-    core.pool.counters.write((record.len() / core.page_size) as u64);
-    core.pool.counters.sync();
-    let result = if cfg!(quire_mutant = "log_no_sync") {
-        core.storage.write_at(at, record) // mutant: acknowledged before it is durable
-    } else {
-        core.storage.write_durable(at, record)
-    };
-    result.map_err(|error| Error::io("append to the commit log", error))
+/// Writes `meta` into meta slot `slot` (no sync).
+pub(super) fn write_meta_page(core: &Core, meta: &Meta, slot: u64) -> Result<()> {
+    let mut page = vec![0u8; core.page_size];
+    meta.encode(slot, &mut page);
+    core.storage
+        .write_at(slot * core.page_size as u64, &page)
+        .map_err(|error| Error::io("write of the meta page", error))?;
+    core.pool.counters.write(1);
+    Ok(())
 }
 
-fn sync(core: &Core) -> Result<()> {
+pub(super) fn sync(core: &Core) -> Result<()> {
     core.pool.counters.sync();
     if cfg!(quire_mutant = "no_sync") {
         return Ok(()); // mutant: the sync is left out (the durability tests must fail)
@@ -111,7 +110,7 @@ pub(crate) fn read_record_with(
 }
 
 /// What `write_record` prepared for `publish`.
-struct Written {
+pub(super) struct Written {
     /// Committed pages this commit frees (old versions and the previous record).
     freed: Vec<u64>,
     /// Pages written since the last sync and their CRCs (empty for `Full`).
@@ -181,86 +180,6 @@ impl WriteTxn<'_> {
         // The log starts over after a meta written in place (records of the old epoch
         // no longer extend the synced meta).
         *self.core.log.lock() = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
-        Ok(())
-    }
-
-    /// Whether the commit can go to the log: every page it wrote is still dirty (a
-    /// spilled page was written in place unsynced and is in no record), and the record
-    /// fits a header page and half the region.
-    fn fits_log(&self, state: &WriteState) -> bool {
-        let pages = state.dirty.len();
-        pages <= log::max_pages(self.core.page_size)
-            && (pages as u64 + 1) * 2 <= state.meta.log_pages
-            && state.fresh.iter().all(|phys| state.dirty.contains_key(phys))
-    }
-
-    /// Writes zeros over a new log region, so its blocks are allocated and written
-    /// before the first append (an append into unwritten blocks would also have to
-    /// make the file system's block map durable).
-    fn zero_log_region(&self, state: &WriteState) -> Result<()> {
-        let page_size = self.core.page_size as u64;
-        let zeros = vec![0u8; WRITE_RUN_BYTES];
-        let (start, end) =
-            (state.meta.log_start * page_size, (state.meta.log_start + state.meta.log_pages) * page_size);
-        for at in (start..end).step_by(WRITE_RUN_BYTES) {
-            let bytes = &zeros[..(end - at).min(WRITE_RUN_BYTES as u64) as usize];
-            self.core.storage.write_at(at, bytes).map_err(|error| Error::io("zeroing the commit log", error))?;
-        }
-        Ok(())
-    }
-
-    /// Logs the commit (module docs): one durable append, then the pages in place.
-    fn write_logged(&self, state: &mut WriteState, written: Written) -> Result<()> {
-        let page_size = self.core.page_size;
-        let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
-        dirty.sort_unstable();
-        let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
-        let mut log = self.core.log.lock();
-        let record_bytes = (1 + dirty.len() as u64) * page_size as u64;
-        if log.offset + record_bytes > state.meta.log_pages * page_size as u64 {
-            self.checkpoint(&mut log)?;
-        }
-        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
-        let record = {
-            let pool = &self.core.pool;
-            let guards: Vec<_> = dirty
-                .iter()
-                .map(|&(phys, index)| pool.dirty_mut(index, PhysId(phys)).expect("no page is borrowed at commit"))
-                .collect();
-            let pages: Vec<(u64, &[u8])> =
-                dirty.iter().zip(&guards).map(|(&(phys, _), guard)| (phys, &guard.bytes[..])).collect();
-            log::encode(epoch, &meta, &pages, page_size)
-        };
-        self.core.ensure_len(state.meta.page_count)?;
-        append(self.core, state.meta.log_start * page_size as u64 + log.offset, &record)?;
-        log.offset += record_bytes;
-        drop(log);
-        self.write_dirty(state)?;
-        let slot = self.core.shared.lock().synced_slot;
-        self.publish(state, Durability::Full, slot, written);
-        Ok(())
-    }
-
-    /// Empties the log: syncs the pages of the logged commits, then writes the newest
-    /// meta (the published one: the writer holds the lock) as `Full` in the other slot
-    /// and syncs it.
-    fn checkpoint(&self, log: &mut LogState) -> Result<()> {
-        if !cfg!(quire_mutant = "checkpoint_no_sync") {
-            sync(self.core)?; // mutant: the meta may reach the disk before the pages
-        }
-        let newest = self.core.published.load();
-        let meta = Meta { durability: Durability::Full, last_synced: newest.txn, ..newest };
-        let slot = 1 - self.core.shared.lock().synced_slot;
-        let mut page = vec![0u8; self.core.page_size];
-        meta.encode(slot, &mut page);
-        self.core
-            .storage
-            .write_at(slot * self.core.page_size as u64, &page)
-            .map_err(|error| Error::io("write of the meta page at a checkpoint", error))?;
-        self.core.pool.counters.write(1);
-        sync(self.core)?;
-        self.core.shared.lock().synced_slot = slot;
-        *log = LogState { epoch: Some(meta.txn), offset: 0 };
         Ok(())
     }
 
@@ -382,7 +301,7 @@ impl WriteTxn<'_> {
     }
 
     /// Writes every dirty page, sealed by `seal_dirty` and `fill_record_pages`.
-    fn write_dirty(&self, state: &mut WriteState) -> Result<()> {
+    pub(super) fn write_dirty(&self, state: &mut WriteState) -> Result<()> {
         let dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         self.write_runs(dirty, false).map(drop)
     }
@@ -394,7 +313,9 @@ impl WriteTxn<'_> {
     pub(super) fn write_runs(&self, mut dirty: Vec<(u64, u32)>, spill: bool) -> Result<Vec<(u64, u32, u32)>> {
         dirty.sort_unstable();
         let page_size = self.core.page_size;
-        let mut run: Vec<u8> = Vec::with_capacity(WRITE_RUN_BYTES.max(page_size));
+        // Sized to what is written: a fresh 1 MiB buffer per commit cost a one-key commit
+        // a page fault zeroing a 2 MiB huge page (12 % of its CPU in `perf`).
+        let mut run: Vec<u8> = Vec::with_capacity(WRITE_RUN_BYTES.min(dirty.len() * page_size).max(page_size));
         let mut run_start = 0u64;
         let mut written = Vec::with_capacity(dirty.len());
         for (phys, index) in dirty {
@@ -448,13 +369,7 @@ impl WriteTxn<'_> {
             last_synced: if durability == Durability::Full { state.meta.txn } else { last_synced },
             ..state.meta
         };
-        let mut page = vec![0u8; self.core.page_size];
-        meta.encode(slot, &mut page);
-        self.core
-            .storage
-            .write_at(slot * self.core.page_size as u64, &page)
-            .map_err(|error| Error::io("write of the meta page", error))?;
-        self.core.pool.counters.write(1);
+        write_meta_page(self.core, &meta, slot)?;
         if synced_after {
             sync(self.core)?;
         }
@@ -462,7 +377,7 @@ impl WriteTxn<'_> {
     }
 
     /// Makes the commit visible: new snapshot, free-space bookkeeping, clean frames.
-    fn publish(&self, state: &mut WriteState, durability: Durability, slot: u64, written: Written) {
+    pub(super) fn publish(&self, state: &mut WriteState, durability: Durability, slot: u64, written: Written) {
         let txn: TxnId = state.meta.txn;
         let synced = durability != Durability::None;
         {

@@ -32,7 +32,7 @@
 //! over durable metas, so a record of another epoch (left over from before a
 //! checkpoint) never extends the chosen meta. Log commits happen only while the meta in
 //! the synced slot is `Full` (no page it needs is verified at open). Read next:
-//! `commit.rs` (`write_logged`), `open.rs`.
+//! `logged.rs` (the writer's side), `open.rs`.
 
 use crate::error::{Error, Result};
 use crate::meta::{Durability, META_BODY_BYTES, META_PAGES, Meta};

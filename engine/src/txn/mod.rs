@@ -14,6 +14,7 @@
 
 pub(crate) mod commit;
 mod log;
+mod logged;
 mod pagemap;
 
 mod read;
