@@ -7,6 +7,8 @@
 //!   its meta.
 //! - `free` (writer only, plus `check`): the [`FreeSpace`].
 //! - `log` (writer only): where the next commit-log record goes (`txn/log.rs`).
+//! - `group` (committers): logged records waiting for their append (`txn/group.rs`);
+//!   its leader writes without holding it. Order: `log` → `group` → `shared`.
 //! - `writer`: held by the one [`crate::WriteTxn`] for its whole life.
 //!
 //! Read next: `txn/read.rs`, `txn/write.rs`.
@@ -63,6 +65,10 @@ pub struct Core {
     pub mmap: Option<Mutex<Option<Arc<memmap2::Mmap>>>>,
     /// Where the writer appends to the commit log.
     pub log: Mutex<crate::txn::LogState>,
+    /// Logged commits waiting for a shared append ([`crate::Options::group_commit`]).
+    pub group: crate::txn::GroupCommit,
+    /// Whether logged commits share appends.
+    pub group_commit: bool,
     /// Pages of commit log wanted ([`crate::Options::commit_log_pages`]; 0 = no log).
     pub log_wanted: u64,
     /// Dirty pages a writer may hold before spilling.

@@ -137,6 +137,8 @@ impl Database {
             mmap: options.mmap_reads.then(|| Mutex::new(None)),
             log: Mutex::new(recovered.log),
             log_wanted: options.commit_log_pages,
+            group: crate::txn::GroupCommit::default(),
+            group_commit: options.group_commit,
             spill_threshold: frames * options.dirty_limit_percent as usize / 100,
             path: name.to_owned(),
             file_len: AtomicU64::new(0),

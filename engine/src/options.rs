@@ -38,6 +38,11 @@ pub struct Options {
     /// syncing the whole file; a checkpoint every `commit_log_pages` pages of log folds
     /// them into the file. The region is allocated by the first commit (0 or 64..=65536).
     pub commit_log_pages: u64,
+    /// With a commit log: logged commits of several threads share one durable append
+    /// (`txn/group.rs`); the writer lock is released before a commit waits for its
+    /// append, so a reader may see a commit whose `commit` has not returned yet. Off by
+    /// default.
+    pub group_commit: bool,
 }
 
 impl Default for Options {
@@ -50,6 +55,7 @@ impl Default for Options {
             result_set_max_bytes: 4 << 20,
             dirty_limit_percent: 75,
             commit_log_pages: 0,
+            group_commit: false,
         }
     }
 }
@@ -149,6 +155,12 @@ impl DatabaseBuilder {
     /// Pages of the commit log region, 0 = none ([`Options::commit_log_pages`]).
     pub fn commit_log_pages(mut self, pages: u64) -> Self {
         self.options.commit_log_pages = pages;
+        self
+    }
+
+    /// Logged commits of several threads share durable appends ([`Options::group_commit`]).
+    pub fn group_commit(mut self, on: bool) -> Self {
+        self.options.group_commit = on;
         self
     }
 

@@ -102,11 +102,13 @@ fn options() -> Options {
     Database::builder().page_size(4096).cache_bytes(512 * 4096).into_options()
 }
 
-/// The child's options: every other child logs its small commits (`QUIRE_CRASH_LOG`,
-/// set by the parent), so kills strike log appends, checkpoints and replays too.
+/// The child's options (`QUIRE_CRASH_LOG`, set by the parent from the kill number):
+/// 0 no log, 1 a commit log, 2 a commit log with group commit; so kills strike log
+/// appends, checkpoints and replays too.
 fn child_options() -> Options {
-    let log = std::env::var("QUIRE_CRASH_LOG").is_ok_and(|value| value == "1");
-    quiredb_engine::DatabaseBuilder::from(options()).commit_log_pages(if log { 64 } else { 0 }).into_options()
+    let mode = std::env::var("QUIRE_CRASH_LOG").ok().and_then(|value| value.parse::<u8>().ok()).unwrap_or(0);
+    let builder = quiredb_engine::DatabaseBuilder::from(options());
+    builder.commit_log_pages(if mode > 0 { 64 } else { 0 }).group_commit(mode == 2).into_options()
 }
 
 /// Applies one commit's operations inside `txn`.
@@ -200,7 +202,7 @@ fn crash_torture_of_all_structures() {
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
         let acked_now = kill_mid_work(
-            exe_args("child", &path, seed).env("QUIRE_CRASH_LOG", (kill % 2).to_string()),
+            exe_args("child", &path, seed).env("QUIRE_CRASH_LOG", (kill % 3).to_string()),
             dir.path(),
             kill,
             &mut rng,

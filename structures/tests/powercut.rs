@@ -501,10 +501,12 @@ impl Sim {
     }
 }
 
-/// The options of a new process: half of them log their small commits.
+/// The options of a new process: half of them log their small commits, and half of
+/// those queue them for a group append (one thread: each commit leads its own).
 fn live_options(rng: &mut StdRng, frames: usize) -> Options {
     let log_pages = if rng.random_bool(0.5) { LOG_PAGES } else { 0 };
-    DatabaseBuilder::from(options(frames)).commit_log_pages(log_pages).into_options()
+    let group = log_pages > 0 && rng.random_bool(0.5);
+    DatabaseBuilder::from(options(frames)).commit_log_pages(log_pages).group_commit(group).into_options()
 }
 
 fn run(config: Config) {

@@ -122,19 +122,21 @@ pub(super) struct Written {
 }
 
 impl WriteTxn<'_> {
-    pub(super) fn commit_inner(&self, durability: Durability) -> Result<()> {
+    /// Commits; `Some(txn)` when the commit was queued for a group append and its
+    /// caller must wait for it (`group.rs`) once it has released the writer lock.
+    pub(super) fn commit_inner(&self, durability: Durability) -> Result<Option<TxnId>> {
         self.persist_catalog()?;
         let state = &mut *self.state.borrow_mut();
         if state.fresh.is_empty() && state.freed.is_empty() && !state.trim_tail {
             state.done = true;
-            return Ok(()); // nothing changed: no new snapshot
+            return Ok(None); // nothing changed: no new snapshot
         }
         if cfg!(debug_assertions) {
             self.assert_state(state);
         }
         if cfg!(quire_mutant = "commit_noop") {
             state.done = true; // mutant: the commit is acknowledged and nothing is written
-            return Ok(());
+            return Ok(None);
         }
         // From here on the free-space state is being rewritten: any failure leaves the
         // handle unusable for writes until reopened (the file itself is untouched).
@@ -145,7 +147,7 @@ impl WriteTxn<'_> {
         result
     }
 
-    fn write_out(&self, state: &mut WriteState, durability: Durability) -> Result<()> {
+    fn write_out(&self, state: &mut WriteState, durability: Durability) -> Result<Option<TxnId>> {
         self.seal_dirty(state);
         let log_mode = self.core.log_wanted > 0 && !state.trim_tail;
         let new_region = log_mode && state.meta.log_pages == 0;
@@ -176,11 +178,11 @@ impl WriteTxn<'_> {
         }
         let slot = self.write_meta(state, durability)?;
         let txn = state.meta.txn;
-        self.publish(state, durability, slot, written);
+        self.publish(state, durability, slot, written, durability != Durability::None);
         // The log starts over after a meta written in place (records of the old epoch
         // no longer extend the synced meta).
         *self.core.log.lock() = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
-        Ok(())
+        Ok(None)
     }
 
     fn persist_catalog(&self) -> Result<()> {
@@ -361,6 +363,7 @@ impl WriteTxn<'_> {
             (1 - shared.synced_slot, shared.last_synced)
         };
         if durability == Durability::Full || self.core.log.lock().offset > 0 {
+            self.core.group.drain(self.core)?; // queued records before the meta
             sync(self.core)?; // the pages (and those of logged commits) before the meta
         }
         let synced_after = durability != Durability::None;
@@ -377,7 +380,16 @@ impl WriteTxn<'_> {
     }
 
     /// Makes the commit visible: new snapshot, free-space bookkeeping, clean frames.
-    pub(super) fn publish(&self, state: &mut WriteState, durability: Durability, slot: u64, written: Written) {
+    /// `durable`: the commit is durable now (not queued for a group append, which
+    /// advances `last_synced` itself once it is).
+    pub(super) fn publish(
+        &self,
+        state: &mut WriteState,
+        durability: Durability,
+        slot: u64,
+        written: Written,
+        durable: bool,
+    ) {
         let txn: TxnId = state.meta.txn;
         let synced = durability != Durability::None;
         {
@@ -400,7 +412,7 @@ impl WriteTxn<'_> {
             last_synced: if durability == Durability::Full { txn } else { shared.last_synced },
             ..state.meta
         };
-        if synced {
+        if synced && durable {
             shared.last_synced = txn;
             shared.synced_slot = slot;
         }

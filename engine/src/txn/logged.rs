@@ -9,13 +9,13 @@ use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::{Durability, Meta};
-use crate::page::PhysId;
+use crate::page::{PhysId, TxnId};
 
 /// Largest single write of zeros over a new log region.
 const ZERO_RUN_BYTES: usize = 1 << 20;
 
-/// Appends a log record at byte `at` and makes it durable.
-fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
+/// Appends log records at byte `at` and makes them durable.
+pub(super) fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
     core.pool.counters.write((record.len() / core.page_size) as u64);
     core.pool.counters.sync();
     let result = if cfg!(quire_mutant = "log_no_sync") {
@@ -52,8 +52,10 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
-    /// Logs the commit (module docs): one durable append, then the pages in place.
-    pub(super) fn write_logged(&self, state: &mut WriteState, written: Written) -> Result<()> {
+    /// Logs the commit (module docs): one durable append, then the pages in place. With
+    /// group commit the record is queued instead and the commit to wait for is returned
+    /// (`group.rs`): the caller waits after releasing the writer lock.
+    pub(super) fn write_logged(&self, state: &mut WriteState, written: Written) -> Result<Option<TxnId>> {
         let page_size = self.core.page_size;
         let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         dirty.sort_unstable();
@@ -75,19 +77,27 @@ impl WriteTxn<'_> {
             log::encode(epoch, &meta, &pages, page_size)
         };
         self.core.ensure_len(state.meta.page_count)?;
-        append(self.core, state.meta.log_start * page_size as u64 + log.offset, &record)?;
+        let at = state.meta.log_start * page_size as u64 + log.offset;
+        let txn = state.meta.txn;
+        let queued = self.core.group_commit;
+        if queued {
+            self.core.group.queue(at, record, txn);
+        } else {
+            append(self.core, at, &record)?;
+        }
         log.offset += record_bytes;
         drop(log);
         self.write_dirty(state)?;
         let slot = self.core.shared.lock().synced_slot;
-        self.publish(state, Durability::Full, slot, written);
-        Ok(())
+        self.publish(state, Durability::Full, slot, written, !queued);
+        Ok(queued.then_some(txn))
     }
 
     /// Empties the log: syncs the pages of the logged commits, then writes the newest
     /// meta (the published one: the writer holds the lock) as `Full` in the other slot
     /// and syncs it.
     fn checkpoint(&self, log: &mut LogState) -> Result<()> {
+        self.core.group.drain(self.core)?;
         if !cfg!(quire_mutant = "checkpoint_no_sync") {
             sync(self.core)?; // mutant: the meta may reach the disk before the pages
         }
