@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 mutants=("$@")
 if [ ${#mutants[@]} -eq 0 ]; then
   mutants=(commit_noop no_sync no_verify stale_record any_version log_no_crc log_no_sync log_skip_last
-    checkpoint_no_sync)
+    checkpoint_no_sync group_no_wait)
 fi
 export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
 status=0
@@ -21,7 +21,7 @@ for mutant in "${mutants[@]}"; do
   export RUSTFLAGS="--cfg quire_mutant=\"$mutant\""
   targets=("-p quiredb-engine --test engine" "-p quiredb-structures --test crash --test powercut")
   case "$mutant" in
-    log_* | checkpoint_*) ;; # the commit log: the XML store's tests do not log
+    log_* | checkpoint_* | group_*) ;; # the commit log: the XML store's tests do not log
     *) targets+=("-p quiredb-xml --test xpath store::") ;;
   esac
   for target in "${targets[@]}"; do
