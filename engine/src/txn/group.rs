@@ -120,6 +120,9 @@ impl GroupCommit {
 
 /// Writes contiguous records with one durable write.
 fn append_batch(core: &Core, batch: &[Queued]) -> Result<()> {
+    if let [only] = batch {
+        return super::logged::append(core, only.at, &only.record); // no copy for one
+    }
     let first = batch.first().expect("a batch is never empty").at;
     let mut bytes = Vec::with_capacity(batch.iter().map(|queued| queued.record.len()).sum());
     for queued in batch {
