@@ -19,10 +19,14 @@ status=0
 for mutant in "${mutants[@]}"; do
   export CARGO_TARGET_DIR="${MUTANT_TARGET_ROOT:-/tmp/quire-mutants}/$mutant"
   export RUSTFLAGS="--cfg quire_mutant=\"$mutant\""
-  targets=("-p quiredb-engine --test engine" "-p quiredb-structures --test crash --test powercut")
+  targets=("-p quiredb-engine --test engine")
   case "$mutant" in
-    log_* | checkpoint_* | group_*) ;; # the commit log: the XML store's tests do not log
-    *) targets+=("-p quiredb-xml --test xpath store::") ;;
+    # The commit log: the XML store's tests do not log; a torn append (log_no_crc) and a
+    # checkpoint cut between its meta write and its sync are the engine tests' (the
+    # simulator tears a durable write only when a fault strikes that very operation).
+    log_no_crc | checkpoint_no_sync) ;;
+    log_* | group_*) targets+=("-p quiredb-structures --test crash --test powercut") ;;
+    *) targets+=("-p quiredb-structures --test crash --test powercut" "-p quiredb-xml --test xpath store::") ;;
   esac
   for target in "${targets[@]}"; do
     log="$(mktemp)"
