@@ -21,7 +21,7 @@ use std::ops::{Bound, ControlFlow};
 
 #[path = "../../engine/tests/support/child.rs"]
 mod child;
-use child::{exe_args, kill_mid_work, tell};
+use child::{child_options, exe_args_for_kill, kill_mid_work, tell};
 
 const KEYS: u64 = 300;
 /// Key of the commit counter in the B+tree (9 bytes, unlike the 8-byte data keys).
@@ -102,15 +102,6 @@ fn options() -> Options {
     Database::builder().page_size(4096).cache_bytes(512 * 4096).into_options()
 }
 
-/// The child's options (`QUIRE_CRASH_LOG`, set by the parent from the kill number):
-/// 0 no log, 1 a commit log, 2 a commit log with group commit; so kills strike log
-/// appends, checkpoints and replays too.
-fn child_options() -> Options {
-    let mode = std::env::var("QUIRE_CRASH_LOG").ok().and_then(|value| value.parse::<u8>().ok()).unwrap_or(0);
-    let builder = quiredb_engine::DatabaseBuilder::from(options());
-    builder.commit_log_pages(if mode > 0 { 64 } else { 0 }).group_commit(mode == 2).into_options()
-}
-
 /// Applies one commit's operations inside `txn`.
 fn apply(txn: &WriteTxn<'_>, ops: &[Op], commit: u64) -> quiredb_structures::Result<()> {
     let mut tree = BTree::open_or_create(txn, "tree")?;
@@ -172,7 +163,7 @@ fn create(path: &std::path::Path) {
 fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").unwrap().parse().unwrap();
-    let db = Database::open(&path, child_options()).unwrap();
+    let db = Database::open(&path, child_options(options())).unwrap();
     // The state read back is the model at its commit (the parent checks that after
     // every kill), so the child goes on from it without replaying the history.
     let mut model = load(&db);
@@ -202,7 +193,7 @@ fn crash_torture_of_all_structures() {
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
         let acked_now = kill_mid_work(
-            exe_args("child", &path, seed).env("QUIRE_CRASH_LOG", (kill % 3).to_string()),
+            &mut exe_args_for_kill("child", &path, seed, kill),
             dir.path(),
             kill,
             &mut rng,

@@ -8,7 +8,7 @@
 //! function of (seed, commit number, current state), so the parent replays the model.
 //! `QUIRE_CRASH_KILLS` sets the number of kills (default 100; 10,000 for a long run).
 
-use super::child::{exe_args, kill_mid_work, tell};
+use super::child::{child_options, exe_args_for_kill, kill_mid_work, tell};
 use super::common::*;
 use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, WriteTxn, check};
 use rand::Rng;
@@ -18,15 +18,6 @@ const SLOTS: usize = 48;
 
 fn options() -> Options {
     Database::builder().page_size(4096).cache_bytes(256 * 4096).into_options()
-}
-
-/// The child's options (`QUIRE_CRASH_LOG`, set by the parent from the kill number):
-/// 0 no log, 1 a commit log, 2 a commit log with group commit; so kills strike log
-/// appends, checkpoints and replays too.
-fn child_options() -> Options {
-    let mode = std::env::var("QUIRE_CRASH_LOG").ok().and_then(|value| value.parse::<u8>().ok()).unwrap_or(0);
-    let builder = quiredb_engine::DatabaseBuilder::from(options());
-    builder.commit_log_pages(if mode > 0 { 64 } else { 0 }).group_commit(mode == 2).into_options()
 }
 
 /// The slot table: which logical page holds each slot (0 = empty) and its value.
@@ -108,7 +99,7 @@ fn create(path: &std::path::Path) {
 fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").unwrap().parse().unwrap();
-    let db = Database::open(&path, child_options()).unwrap();
+    let db = Database::open(&path, child_options(options())).unwrap();
     let mut state = load(&db);
     tell("ready");
     loop {
@@ -134,7 +125,7 @@ fn crash_torture() {
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
         let acked_now = kill_mid_work(
-            exe_args("crash::child", &path, seed).env("QUIRE_CRASH_LOG", (kill % 3).to_string()),
+            &mut exe_args_for_kill("crash::child", &path, seed, kill),
             dir.path(),
             kill,
             &mut rng,
