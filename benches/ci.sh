@@ -16,7 +16,7 @@ trap 'rm -rf "$results"' EXIT
   --work-dir "$results/work" --out "$results/smoke.jsonl"
 "$target_dir/release/quire-bench" report --input "$results" --output "$results/reports"
 # Every peer of BENCHMARKS.md must appear in the output: a missing peer fails CI.
-for engine in sqlite-wal sqlite-delete lmdb redb bdb bdb-queue bdb-recno rstar rstar-6-16 boost \
+for engine in sqlite-wal sqlite-delete lmdb redb fjall bdb bdb-queue bdb-recno rstar rstar-6-16 boost \
   libspatialindex-mem libspatialindex-disk sqlite-rtree basex files; do
   if ! grep -q "\"engine\":\"$engine\"" "$results/smoke.jsonl"; then
     echo "benches/ci.sh: peer $engine missing from the smoke results" >&2

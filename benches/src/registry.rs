@@ -9,10 +9,13 @@ use crate::family::{BlobOpen, Entry, KvOpen, QueueOpen, SpatialOpen, XmlOpen};
 use crate::peers;
 
 const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log with group commit, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_FULL: &str = "B+tree, Durability::Full per commit, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
 const SQLITE_DELETE: &str = "journal_mode=DELETE, synchronous=FULL, page 4 KiB";
+const FJALL: &str = "fjall 3, write batch per commit with PersistMode::SyncData (journal fdatasync), cache = cache budget or fjall's default";
 const LMDB: &str = "heed 0.23, default flags (sync per commit), no cache knob";
 
 /// Ordered key-value engines (T1, T2, T7).
@@ -20,10 +23,13 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
     let mut v: Vec<Entry<KvOpen>> = vec![
         Entry { id: "quiredb", settings: QUIREDB_KV, open: peers::quiredb_kv::QuireKv::open },
         Entry { id: "quiredb-full", settings: QUIREDB_KV_FULL, open: peers::quiredb_kv::QuireKv::open_full },
+        Entry { id: "quiredb-log", settings: QUIREDB_KV_LOG, open: peers::quiredb_kv::QuireKv::open_log },
+        Entry { id: "quiredb-group", settings: QUIREDB_KV_GROUP, open: peers::quiredb_kv::QuireKv::open_group },
         Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },
         Entry { id: "sqlite-delete", settings: SQLITE_DELETE, open: peers::sqlite::SqliteKv::open_delete },
         Entry { id: "lmdb", settings: LMDB, open: peers::lmdb::Lmdb::open },
         Entry { id: "redb", settings: "redb 4, Durability::Immediate", open: peers::redb::Redb::open },
+        Entry { id: "fjall", settings: FJALL, open: peers::fjall::Fjall::open },
     ];
     v.extend(native::kv());
     v

@@ -2,7 +2,8 @@
 //! every physical page.
 //!
 //! Each physical page in `[2, page_count)` must be exactly one of: a page-map page, a
-//! mapped data page, a page of the commit record, or listed free by the record. Every
+//! mapped data page, a page of the commit record, a page of the commit log region, or
+//! listed free by the record. Every
 //! page is read from the file (not the pool) and its checksum and header verified.
 //! The allocator's state is checked too: every mapped logical id is below the meta's
 //! `logical_next`, and every free logical id is below it, unmapped and listed once —
@@ -127,6 +128,9 @@ pub fn check(db: &Database) -> Result<CheckReport> {
     };
     if meta.map_depth > 0 {
         walk.map_level(meta.map_root.0, meta.map_depth, 0);
+    }
+    for phys in meta.log_start..meta.log_start + meta.log_pages {
+        walk.claim(phys, "a commit-log page");
     }
     match commit_record::read_record(txn.core(), &meta) {
         Ok((record, pages)) => {

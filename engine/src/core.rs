@@ -6,6 +6,9 @@
 //! - `shared` (short, the writer only): the newest durable commit and the slot of
 //!   its meta.
 //! - `free` (writer only, plus `check`): the [`FreeSpace`].
+//! - `log` (writer only): where the next commit-log record goes (`txn/log.rs`).
+//! - `group` (committers): logged records waiting for their append (`txn/group.rs`);
+//!   its leader writes without holding it. Order: `log` → `group` → `shared`.
 //! - `writer`: held by the one [`crate::WriteTxn`] for its whole life.
 //!
 //! Read next: `txn/read.rs`, `txn/write.rs`.
@@ -60,6 +63,14 @@ pub struct Core {
     pub result_sets: Arc<ResultSetPool>,
     /// Whether pool misses copy from a memory map instead of `pread`.
     pub mmap: Option<Mutex<Option<Arc<memmap2::Mmap>>>>,
+    /// Where the writer appends to the commit log.
+    pub log: Mutex<crate::txn::LogState>,
+    /// Logged commits waiting for a shared append ([`crate::Options::group_commit`]).
+    pub group: crate::txn::GroupCommit,
+    /// Whether logged commits share appends.
+    pub group_commit: bool,
+    /// Pages of commit log wanted ([`crate::Options::commit_log_pages`]; 0 = no log).
+    pub log_wanted: u64,
     /// Dirty pages a writer may hold before spilling.
     pub spill_threshold: usize,
     /// Display name of the file.

@@ -118,8 +118,10 @@ impl Database {
 
     fn open_with(storage: Arc<dyn Storage>, options: Options, name: &str, read_only: bool) -> Result<Database> {
         let opened = crate::open::choose_meta(storage.as_ref(), options.page_size, name)?;
+        let frames = options.validate(opened.meta.page_size)?;
+        let recovered = crate::txn::recover_log(storage, opened, read_only)?;
+        let (storage, opened) = (recovered.storage, recovered.opened);
         let (meta, slot) = (opened.meta, opened.slot);
-        let frames = options.validate(meta.page_size)?;
         let core = Core {
             pool: Pool::new(meta.page_size as usize, frames)?,
             translations: crate::translations::Translations::new(frames),
@@ -133,6 +135,10 @@ impl Database {
             poisoned: AtomicBool::new(false),
             result_sets: ResultSetPool::new(options.result_set_pool, options.result_set_max_bytes),
             mmap: options.mmap_reads.then(|| Mutex::new(None)),
+            log: Mutex::new(recovered.log),
+            log_wanted: options.commit_log_pages,
+            group: crate::txn::GroupCommit::default(),
+            group_commit: options.group_commit,
             spill_threshold: frames * options.dirty_limit_percent as usize / 100,
             path: name.to_owned(),
             file_len: AtomicU64::new(0),

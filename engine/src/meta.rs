@@ -22,6 +22,11 @@
 //! | 112    | 8    | last synced txn | newest commit known durable when this one was written      |
 //! | 120    | 4    | record CRC      | CRC-32C of this commit's whole record stream                |
 //! | 124    | 4    | record bytes    | length of that stream                                      |
+//! | 128    | 8    | log start       | first physical page of the commit log region (0 = none)    |
+//! | 136    | 8    | log pages       | pages of the commit log region (0 = none)                  |
+//!
+//! A file without a commit log is written as format version 3 (bytes 128.. zero) and
+//! one with a log as version 4, so an older build refuses only files that use the log.
 //!
 //! Choosing a meta at open (`db.rs`, `open.rs`): both are read; the valid one with the
 //! higher txn id wins, except that a meta written without `Full` durability is trusted
@@ -34,8 +39,17 @@ use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, 
 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 3;
+/// The newest format version this build reads and writes (4: a commit log region).
+pub const FORMAT_VERSION: u32 = 4;
+/// The format version of a file without a commit log (read and written as before).
+pub const FORMAT_VERSION_NO_LOG: u32 = 3;
+/// Bytes of an encoded meta page that are not zero (the rest of the page is).
+pub const META_BODY_BYTES: usize = 144;
+
+/// Whether this build reads files of format `version`.
+pub fn version_supported(version: u32) -> bool {
+    version == FORMAT_VERSION || version == FORMAT_VERSION_NO_LOG
+}
 /// Physical pages reserved for the two meta pages.
 pub const META_PAGES: u64 = 2;
 /// Bytes of a meta page that must be present to learn the page size.
@@ -123,6 +137,10 @@ pub struct Meta {
     pub record_crc: u32,
     /// Bytes of the commit record stream.
     pub record_len: u32,
+    /// First physical page of the commit log region, 0 when the file has none.
+    pub log_start: u64,
+    /// Pages of the commit log region, 0 when the file has none.
+    pub log_pages: u64,
 }
 
 impl Meta {
@@ -142,6 +160,8 @@ impl Meta {
             last_synced: TxnId(0),
             record_crc: 0,
             record_len: 0,
+            log_start: 0,
+            log_pages: 0,
         }
     }
 
@@ -149,7 +169,8 @@ impl Meta {
     pub fn encode(&self, slot: u64, page: &mut [u8]) {
         page.fill(0);
         page[32..40].copy_from_slice(MAGIC);
-        write_u32(page, 40, FORMAT_VERSION);
+        let version = if self.log_pages == 0 { FORMAT_VERSION_NO_LOG } else { FORMAT_VERSION };
+        write_u32(page, 40, version);
         write_u32(page, 44, self.page_size);
         write_u64(page, 48, self.txn.0);
         write_u64(page, 56, self.map_root.0);
@@ -163,6 +184,8 @@ impl Meta {
         write_u64(page, 112, self.last_synced.0);
         write_u32(page, 120, self.record_crc);
         write_u32(page, 124, self.record_len);
+        write_u64(page, 128, self.log_start);
+        write_u64(page, 136, self.log_pages);
         page::seal(page, PageKind::META, slot, self.txn);
     }
 
@@ -190,7 +213,10 @@ impl Meta {
             last_synced: TxnId(read_u64(page, 112)),
             record_crc: read_u32(page, 120),
             record_len: read_u32(page, 124),
+            log_start: read_u64(page, 128),
+            log_pages: read_u64(page, 136),
         };
+        let log_end = meta.log_start.checked_add(meta.log_pages);
         let page_bytes = u64::from(meta.page_size);
         // Entries per map page; a map deeper than 64-bit logical ids need is corrupt
         // (and its index arithmetic would overflow).
@@ -206,6 +232,9 @@ impl Meta {
             || meta.logical_next == 0
             || meta.live_pages >= meta.logical_next
             || meta.last_synced > meta.txn
+            || (meta.log_pages == 0) != (meta.log_start == 0)
+            || (meta.log_pages != 0 && (meta.log_start < META_PAGES || log_end.is_none_or(|end| end > meta.page_count)))
+            || (meta.log_pages != 0) != (read_u32(page, 40) == FORMAT_VERSION)
         {
             return Err(Error::corrupted(phys, "inconsistent meta fields"));
         }
@@ -220,7 +249,7 @@ pub fn check_identity(probe: &[u8], requested_page_size: u32) -> Result<u32> {
         return Err(Error::NotADatabase { path: String::new() });
     }
     let version = read_u32(probe, 40);
-    if version != FORMAT_VERSION {
+    if !version_supported(version) {
         return Err(Error::FormatVersion { found: version, supported: FORMAT_VERSION });
     }
     let found = read_u32(probe, 44);
@@ -249,7 +278,20 @@ mod tests {
         meta.record_len = 77;
         let mut page = vec![0u8; 4096];
         meta.encode(1, &mut page);
+        assert_eq!(read_u32(&page, 40), FORMAT_VERSION_NO_LOG, "a file without a log keeps version 3");
+        assert!(page[META_BODY_BYTES..].iter().all(|&byte| byte == 0));
         assert_eq!(Meta::decode(1, &page).unwrap(), meta);
+        meta.page_count = 100;
+        meta.log_start = 90;
+        meta.log_pages = 10;
+        meta.encode(1, &mut page);
+        assert_eq!(read_u32(&page, 40), FORMAT_VERSION);
+        assert_eq!(Meta::decode(1, &page).unwrap(), meta);
+        meta.log_pages = 11; // past the page count
+        meta.encode(1, &mut page);
+        assert!(Meta::decode(1, &page).is_err());
+        meta.log_pages = 10;
+        meta.encode(1, &mut page);
         assert!(Meta::decode(0, &page).is_err());
         page[100] ^= 4;
         assert!(Meta::decode(1, &page).is_err());

@@ -95,7 +95,7 @@ fn read_slot(storage: &dyn Storage, len: u64, slot: u64, page_size: u32) -> Resu
         return Ok(Slot::Empty(format!("meta slot {slot} has no magic number")));
     }
     let version = page::read_u32(&page, 40);
-    if version != meta::FORMAT_VERSION {
+    if !meta::version_supported(version) {
         return Ok(Slot::OtherVersion(version));
     }
     if meta::probe_page_size(&page) != Some(page_size) {

@@ -32,6 +32,17 @@ pub struct Options {
     /// a quarter of the pool; random inserts into a tree larger than the pool run about
     /// 25 % faster than with 50.
     pub dirty_limit_percent: u8,
+    /// Pages of the commit log region (`txn/log.rs`), 0 = no log (the default). With a
+    /// log, a small `Full` or `Checksummed` commit appends its pages to the log in one
+    /// sequential write made durable on its own, instead of writing them in place and
+    /// syncing the whole file; a checkpoint every `commit_log_pages` pages of log folds
+    /// them into the file. The region is allocated by the first commit (0 or 64..=65536).
+    pub commit_log_pages: u64,
+    /// With a commit log: logged commits of several threads share one durable append
+    /// (`txn/group.rs`); the writer lock is released before a commit waits for its
+    /// append, so a reader may see a commit whose `commit` has not returned yet. Off by
+    /// default.
+    pub group_commit: bool,
 }
 
 impl Default for Options {
@@ -43,6 +54,8 @@ impl Default for Options {
             result_set_pool: 64,
             result_set_max_bytes: 4 << 20,
             dirty_limit_percent: 75,
+            commit_log_pages: 0,
+            group_commit: false,
         }
     }
 }
@@ -68,6 +81,9 @@ impl Options {
         }
         if !(1..=90).contains(&self.dirty_limit_percent) {
             return Err(Error::InvalidOptions("dirty_limit_percent must be in 1..=90".into()));
+        }
+        if self.commit_log_pages != 0 && !(64..=65536).contains(&self.commit_log_pages) {
+            return Err(Error::InvalidOptions("commit_log_pages must be 0 (no log) or in 64..=65536".into()));
         }
         Ok(frames)
     }
@@ -133,6 +149,18 @@ impl DatabaseBuilder {
     /// writes some early ([`Options::dirty_limit_percent`]).
     pub fn dirty_limit_percent(mut self, percent: u8) -> Self {
         self.options.dirty_limit_percent = percent;
+        self
+    }
+
+    /// Pages of the commit log region, 0 = none ([`Options::commit_log_pages`]).
+    pub fn commit_log_pages(mut self, pages: u64) -> Self {
+        self.options.commit_log_pages = pages;
+        self
+    }
+
+    /// Logged commits of several threads share durable appends ([`Options::group_commit`]).
+    pub fn group_commit(mut self, on: bool) -> Self {
+        self.options.group_commit = on;
         self
     }
 

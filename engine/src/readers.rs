@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 pub const READER_SLOTS: usize = 128;
 const _: () = assert!(READER_SLOTS.is_power_of_two());
 /// Words of an encoded [`Meta`].
-const META_WORDS: usize = 10;
+const META_WORDS: usize = 12;
 /// A free slot.
 const FREE: u64 = 0;
 
@@ -109,6 +109,8 @@ fn encode(meta: &Meta) -> [u64; META_WORDS] {
         meta.live_pages,
         meta.last_synced.0,
         u64::from(meta.record_crc) | u64::from(meta.record_len) << 32,
+        meta.log_start,
+        meta.log_pages,
     ]
 }
 
@@ -127,6 +129,8 @@ fn decode(w: &[u64; META_WORDS]) -> Meta {
         last_synced: TxnId(w[8]),
         record_crc: w[9] as u32,
         record_len: (w[9] >> 32) as u32,
+        log_start: w[10],
+        log_pages: w[11],
     }
 }
 

@@ -72,9 +72,9 @@ impl Target {
     pub fn seeds(self) -> Vec<Vec<u8>> {
         match self {
             Target::Db => {
-                let images = db::images::images().len() as u8;
                 let mut rng = Rng::new(0xDB);
-                let mut seeds: Vec<Vec<u8>> = (0..images).map(|image| vec![image]).collect();
+                let mut seeds: Vec<Vec<u8>> = (0..db::images::PLAIN_IMAGES as u8).map(|image| vec![image]).collect();
+                seeds.push(vec![db::images::LOGGED_SELECTOR]);
                 seeds.extend((0..32).map(|_| db::program::generate(&mut rng)));
                 seeds
             }

@@ -21,7 +21,7 @@ use std::ops::{Bound, ControlFlow};
 
 #[path = "../../engine/tests/support/child.rs"]
 mod child;
-use child::{exe_args, kill_mid_work, tell};
+use child::{child_options, exe_args_for_kill, kill_mid_work, tell};
 
 const KEYS: u64 = 300;
 /// Key of the commit counter in the B+tree (9 bytes, unlike the 8-byte data keys).
@@ -163,7 +163,7 @@ fn create(path: &std::path::Path) {
 fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").unwrap().parse().unwrap();
-    let db = Database::open(&path, options()).unwrap();
+    let db = Database::open(&path, child_options(options())).unwrap();
     // The state read back is the model at its commit (the parent checks that after
     // every kill), so the child goes on from it without replaying the history.
     let mut model = load(&db);
@@ -192,7 +192,13 @@ fn crash_torture_of_all_structures() {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
-        let acked_now = kill_mid_work(&mut exe_args("child", &path, seed), dir.path(), kill, &mut rng, 1_000..60_000);
+        let acked_now = kill_mid_work(
+            &mut exe_args_for_kill("child", &path, seed, kill),
+            dir.path(),
+            kill,
+            &mut rng,
+            1_000..60_000,
+        );
         productive += usize::from(acked_now.is_some());
         let acked = acked_now.unwrap_or(model.commit);
         let db = Database::open(&path, options()).unwrap();

@@ -11,7 +11,9 @@
 //! and every structure) and compares it with the model; then it goes on with the live
 //! process, restarts the process on the same file (the OS keeping its unsynced writes),
 //! or continues from one of the images, so later crashes strike recovered files
-//! (double faults).
+//! (double faults). Half the processes log their small commits (`commit_log_pages`, a
+//! 64-page region, so checkpoints are frequent): crash points then strike log appends,
+//! in-place writes after them and every step of a checkpoint, and images replay the log.
 //!
 //! Invariant, with a commit counter kept in the B+tree: an image holds commit `c` with
 //! `durable_acked <= c <= attempted` after a power cut and `acked <= c <= attempted`
@@ -38,19 +40,21 @@
 mod support;
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage};
-use quiredb_engine::{Database, Durability, Error};
+use quiredb_engine::{Database, DatabaseBuilder, Durability, Error, Options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;
 use support::book::{Book, Bounds};
 use support::counters::{Counters, cut_index, durability_index, fault_index};
-use support::images::{Cut, Recovered, crash_image, open_image, options, verify, verify_all};
+use support::images::{Cut, Recovered, crash_image, options, verify, verify_all};
 use support::workload::{Model, Op, apply, create_all, diff, draw_txn, load};
 
 /// Images of a default run.
 const DEFAULT_IMAGES: usize = 4_000;
 /// Images of the long mode.
 const LONG_IMAGES: usize = 1_000_000;
+/// Pages of the commit log of a process that logs its commits.
+const LOG_PAGES: u64 = 64;
 /// Pool sizes (in 4 KiB pages) a process may have; 64 is the engine's minimum.
 const POOL_FRAMES: [usize; 4] = [64, 64, 96, 200];
 
@@ -85,9 +89,9 @@ struct Process {
 
 impl Process {
     /// A new file holding the three structures (commit 0).
-    fn create() -> Process {
+    fn create(options: Options) -> Process {
         let storage = Arc::new(FaultyStorage::new(Vec::new(), None));
-        let db = Database::with_storage(storage.clone(), options(64), "powercut").expect("create in memory");
+        let db = Database::with_storage(storage.clone(), options, "powercut").expect("create in memory");
         let txn = db.begin_write().expect("first writer");
         create_all(&txn).expect("create the structures");
         txn.commit(Durability::Full).expect("commit 0");
@@ -461,37 +465,48 @@ impl Sim {
     fn new(config: Config) -> Sim {
         let rng = StdRng::seed_from_u64(config.seed);
         let counters = Counters::default();
-        let driver = Driver { config, rng, book: Book::default(), counters, spans: (40, 10), retry: None };
-        Sim { process: Process::create(), driver }
+        let mut driver = Driver { config, rng, book: Book::default(), counters, spans: (40, 10), retry: None };
+        let options = live_options(&mut driver.rng, 64);
+        Sim { process: Process::create(options), driver }
     }
 
     /// The old process ends (its handle closed), a new one starts as `how` says.
     fn restart(self, how: Restart) -> Sim {
         let Sim { process, mut driver } = self;
         let frames = POOL_FRAMES[driver.rng.random_range(0..POOL_FRAMES.len())];
+        let options = live_options(&mut driver.rng, frames);
         // Killed, not closed: the new process finds what the OS holds, unsynced writes too.
         let survivor = matches!(how, Restart::Process).then(|| Arc::new(process.storage.after_process_crash()));
         drop(process);
         let process = match how {
             Restart::Process => {
                 let storage = survivor.expect("made above for a process restart");
-                let db = Database::open_storage(storage.clone(), options(frames), "restarted")
+                let db = Database::open_storage(storage.clone(), options, "restarted")
                     .unwrap_or_else(|error| driver.fatal(format!("reopening after a process crash: {error}")));
                 driver.took_over(&storage, &db, "after a process restart", None);
                 Process { storage, db }
             }
             Restart::Image { image, counter } => {
-                let (storage, db) = open_image(image, frames).expect("this image opened before");
+                let storage = Arc::new(FaultyStorage::new(image, None));
+                let db = Database::open_storage(storage.clone(), options, "image").expect("this image opened before");
                 driver.took_over(&storage, &db, "after a restart from an image", Some(counter));
                 Process { storage, db }
             }
             Restart::Fresh => {
                 driver.book = Book::default();
-                Process::create()
+                Process::create(options)
             }
         };
         Sim { process, driver }
     }
+}
+
+/// The options of a new process: half of them log their small commits, and half of
+/// those queue them for a group append (one thread: each commit leads its own).
+fn live_options(rng: &mut StdRng, frames: usize) -> Options {
+    let log_pages = if rng.random_bool(0.5) { LOG_PAGES } else { 0 };
+    let group = log_pages > 0 && rng.random_bool(0.5);
+    DatabaseBuilder::from(options(frames)).commit_log_pages(log_pages).group_commit(group).into_options()
 }
 
 fn run(config: Config) {

@@ -9,6 +9,7 @@ pub mod bdb;
 #[cfg(feature = "peers")]
 pub mod boost;
 pub mod files;
+pub mod fjall;
 pub mod lmdb;
 pub mod quiredb_blobs;
 pub mod quiredb_kv;

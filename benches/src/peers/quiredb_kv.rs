@@ -1,8 +1,10 @@
-//! QuireDB's B+tree as an ordered key-value engine (`quiredb`, `quiredb-full`) for
-//! T1, T2, T7 and KV: one database file `kv.quire`, default 8 KiB pages, one tree
-//! named `kv`. Each `put_batch`/`delete_batch` is one write transaction committed with
-//! `Durability::Checksummed` (one sync per commit; `quiredb-full`: `Durability::Full`,
-//! two syncs). Reads open a snapshot per call and reach the tree through its head page
+//! QuireDB's B+tree as an ordered key-value engine (`quiredb`, `quiredb-full`,
+//! `quiredb-log`) for T1, T2, T7 and KV: one database file `kv.quire`, default 8 KiB
+//! pages, one tree named `kv`. Each `put_batch`/`delete_batch` is one write transaction
+//! committed with `Durability::Checksummed` (one sync per commit; `quiredb-full`:
+//! `Durability::Full`, two syncs; `quiredb-log`: `Checksummed` with a commit log of
+//! [`LOG_PAGES`] pages, one durable append per small commit; `quiredb-group`: the same
+//! with group commit). Reads open a snapshot per call and reach the tree through its head page
 //! (id cached at open, contents cached per snapshot) instead of the catalog. Pool: the harness's cache budget, else
 //! 1 GiB.
 
@@ -16,6 +18,8 @@ use std::sync::Arc;
 
 const ID: &str = "quiredb";
 const NAME: &str = "kv";
+/// Commit log region of `quiredb-log` (16 MiB at 8 KiB pages).
+pub const LOG_PAGES: u64 = 2048;
 /// Pool size when the harness sets no cache budget.
 const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
 
@@ -32,18 +36,30 @@ pub struct QuireKv {
 impl QuireKv {
     /// Opener for `quiredb` (checksummed commits).
     pub fn open(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false)?))
+    }
+
+    /// Opener for `quiredb-log` (checksummed commits through a commit log).
+    pub fn open_log(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, false)?))
+    }
+
+    /// Opener for `quiredb-group` (checksummed commits through a commit log, with
+    /// group commit: concurrent writers share appends).
+    pub fn open_group(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true)?))
     }
 
     /// Opener for `quiredb-full` (full commits: data sync, then meta sync).
     pub fn open_full(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Full)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false)?))
     }
 
-    fn create(dir: &Path, options: &KvOptions, durability: Durability) -> Result<QuireKv> {
+    fn create(dir: &Path, options: &KvOptions, durability: Durability, log_pages: u64, group: bool) -> Result<QuireKv> {
         create_dir(dir)?;
         let cache = options.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES) as usize;
-        let options = Database::builder().cache_bytes(cache).into_options();
+        let options =
+            Database::builder().cache_bytes(cache).commit_log_pages(log_pages).group_commit(group).into_options();
         let path = dir.join("kv.quire");
         let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
             .or_engine(ID)?;

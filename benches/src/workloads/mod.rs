@@ -11,6 +11,7 @@ pub mod t4;
 pub mod t5;
 pub mod t6;
 pub mod t7;
+pub mod t7_writers;
 pub mod t8;
 pub mod t8_xpath;
 

@@ -2,7 +2,8 @@
 //! every 10 ms while the main thread runs 1,000 durable inserts, then a long query
 //! (full scans for at least `LONG_QUERY_S`); ticks/s reached (ideal 100) shows
 //! whether the engine stalls other threads. Then reader throughput and p99 latency of
-//! random point reads, alone and while a writer thread commits continuously.
+//! random point reads, alone and while a writer thread commits continuously. Then the
+//! group-commit phase (`t7_writers.rs`): 1, 2, 4, 8 writer threads.
 //! Engines: the key-value family minus Berkeley DB (not a T7 engine in BENCHMARKS.md).
 
 use super::{Config, Outcome, remove_dir};
@@ -44,6 +45,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             }
             ticks(engine.as_mut(), entry.id, inserts, phase_s, &mut collector, &mut checks)?;
             readers(engine.as_ref(), entry.id, &pairs, phase_s, cfg.seed, &mut collector, &mut checks)?;
+            let writers_s = phase_s / 2.0;
+            super::t7_writers::writers(engine.as_ref(), entry.id, &pairs, writers_s, &mut collector, &mut checks)?;
             drop(engine);
             remove_dir(&dir)?;
         }

@@ -230,6 +230,22 @@ fn next_bool(state: &mut u64) -> bool {
     next_u64(state) & 1 == 1
 }
 
+/// The parts of an unsynced write `(at, data)` outside the byte range `start..end`.
+fn outside((at, data): (u64, Vec<u8>), start: u64, end: u64) -> Vec<(u64, Vec<u8>)> {
+    let write_end = at + data.len() as u64;
+    if write_end <= start || at >= end {
+        return vec![(at, data)];
+    }
+    let mut parts = Vec::new();
+    if at < start {
+        parts.push((at, data[..(start - at) as usize].to_vec()));
+    }
+    if write_end > end {
+        parts.push((end, data[(end - at) as usize..].to_vec()));
+    }
+    parts
+}
+
 /// Applies each 512-byte sector of a write at `offset` to `image`, or not, by `rng`.
 fn keep_sectors(image: &mut Vec<u8>, offset: u64, data: &[u8], rng: &mut u64) {
     for (i, sector) in data.chunks(SECTOR_BYTES).enumerate() {
@@ -265,6 +281,27 @@ impl Storage for FaultyStorage {
             state.stopped = true;
             return Err(eio("torn write, then power cut"));
         }
+        Ok(())
+    }
+
+    fn write_durable(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let mut state = self.state.lock();
+        let torn = self.begin(&mut state, "durable write")?.is_some();
+        if torn {
+            // Like a torn write: part of it reached the live file, unsynced.
+            let data = &buf[..(buf.len().div_ceil(SECTOR_BYTES) / 2 * SECTOR_BYTES).min(buf.len())];
+            write_slice(&mut state.live, offset, data);
+            state.unsynced.push((offset, data.to_vec()));
+            state.stopped = true;
+            return Err(eio("torn durable write, then power cut"));
+        }
+        write_slice(&mut state.live, offset, buf);
+        // Unsynced writes to the same bytes are superseded: a crash image must not
+        // lay an older version over the durable one.
+        let end = offset + buf.len() as u64;
+        let unsynced = std::mem::take(&mut state.unsynced);
+        state.unsynced = unsynced.into_iter().flat_map(|write| outside(write, offset, end)).collect();
+        write_slice(&mut state.durable, offset, buf);
         Ok(())
     }
 
@@ -369,6 +406,20 @@ mod tests {
             }
         }
         assert!(whole > 100 && lost > 100 && torn > 100, "{whole} {lost} {torn}");
+    }
+
+    #[test]
+    fn a_durable_write_survives_alone_and_supersedes_older_unsynced_bytes() {
+        let storage = FaultyStorage::new(vec![0; 4096], None);
+        storage.write_at(0, &[1; 2048]).unwrap();
+        storage.write_durable(1024, &[2; 512]).unwrap();
+        let image = storage.crash_image(CrashMode::DropUnsynced);
+        assert_eq!(&image[..1024], &[0; 1024][..], "the earlier write was not made durable");
+        assert_eq!(&image[1024..1536], &[2; 512][..]);
+        let image = storage.crash_image(CrashMode::Subset(7));
+        assert_eq!(&image[1024..1536], &[2; 512][..], "an older unsynced write never covers it");
+        let image = storage.crash_image(CrashMode::KeepUnsynced);
+        assert_eq!((image[0], image[1024], image[1536]), (1, 2, 1));
     }
 
     #[test]

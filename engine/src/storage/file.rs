@@ -80,6 +80,29 @@ impl Storage for FileStorage {
         self.file.sync_data()
     }
 
+    fn write_durable(&self, mut offset: u64, mut buf: &[u8]) -> io::Result<()> {
+        let fd = self.file.as_raw_fd();
+        while !buf.is_empty() {
+            let iov = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
+            // SAFETY: `fd` is a valid open descriptor owned by `self.file`; `iov` points to
+            // `buf.len()` readable bytes that outlive the call; the kernel only reads them.
+            let written = unsafe { libc::pwritev2(fd, &iov, 1, offset as libc::off_t, libc::RWF_DSYNC) };
+            if written < 0 {
+                let error = io::Error::last_os_error();
+                if error.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(error);
+            }
+            if written == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            buf = &buf[written as usize..];
+            offset += written as u64;
+        }
+        Ok(())
+    }
+
     fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
@@ -130,6 +153,10 @@ mod tests {
         let mut buf = [0u8; 5];
         storage.read_at(100, &mut buf).unwrap();
         assert_eq!(&buf, b"hello");
+        storage.write_durable(4096, b"durable").unwrap();
+        let mut buf = [0u8; 7];
+        storage.read_at(4096, &mut buf).unwrap();
+        assert_eq!(&buf, b"durable");
         assert!(matches!(FileStorage::open(&path, false), Err(OpenError::Locked)));
         drop(storage);
         assert!(FileStorage::open(&path, false).is_ok());

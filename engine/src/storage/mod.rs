@@ -5,16 +5,19 @@
 //! (for tests: tears writes at 512-byte granularity, forgets unsynced writes when it
 //! "crashes", fails the N-th operation with EIO or ENOSPC).
 //!
-//! Invariant: after `sync` returns `Ok`, every write issued before it survives a crash.
-//! Nothing else is promised — in particular unsynced writes may survive partially.
+//! Invariant: after `sync` returns `Ok`, every write issued before it survives a crash;
+//! after `write_durable` returns `Ok`, that write does (earlier ones need not). Nothing
+//! else is promised — in particular unsynced writes may survive partially.
 
 mod faulty;
 mod file;
 mod mem;
+mod overlay;
 
 pub use faulty::{CrashMode, Fault, FaultKind, FaultyStorage};
 pub use file::{FileStorage, OpenError};
 pub use mem::MemStorage;
+pub(crate) use overlay::OverlayStorage;
 
 use std::io;
 
@@ -27,6 +30,15 @@ pub trait Storage: Send + Sync {
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()>;
     /// Makes every earlier write durable (`fdatasync`).
     fn sync(&self) -> io::Result<()>;
+    /// Writes all of `buf` at `offset` and makes *that write* durable before returning
+    /// (the commit log's append). Earlier writes elsewhere need not become durable: the
+    /// file's implementation flushes only this range (`RWF_DSYNC`), which is what
+    /// makes an append cheaper than a `sync` of a file with other dirty pages. The
+    /// default writes and then syncs everything, which keeps the promise.
+    fn write_durable(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.write_at(offset, buf)?;
+        self.sync()
+    }
     /// Current length in bytes.
     fn len(&self) -> io::Result<u64>;
     /// True when the file holds no bytes.

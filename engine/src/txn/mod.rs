@@ -13,11 +13,16 @@
 //! of transaction, and `WriteTxn::{page_mut, alloc_page, free_page}` for writing.
 
 pub(crate) mod commit;
+mod group;
+mod log;
+mod logged;
 mod pagemap;
 
 mod read;
 mod write;
 
+pub(crate) use group::GroupCommit;
+pub(crate) use log::{LogState, recover as recover_log};
 pub use read::{OwnedReadTxn, ReadTxn};
 pub use write::WriteTxn;
 

@@ -439,10 +439,22 @@ impl<'db> WriteTxn<'db> {
 
     /// Commits with the given durability. On an I/O error the database is poisoned and
     /// the committed state stays as it was before this transaction.
+    /// With group commit (`Options::group_commit`) the writer lock is released before
+    /// the wait for the commit's durable append, so the next writer can build its
+    /// transaction meanwhile; `commit` still returns only once this commit is durable.
     pub fn commit(self, durability: crate::meta::Durability) -> Result<()> {
         self.core.check_not_poisoned()?;
+        let core = self.core;
         let result = self.commit_inner(durability);
-        self.core.poison_on_io(result)
+        drop(self); // the writer lock
+        let wait = |txn| {
+            if cfg!(quire_mutant = "group_no_wait") {
+                return Ok(()); // mutant: acknowledged while its record is still queued
+            }
+            core.group.wait(core, txn)
+        };
+        let result = result.and_then(|queued| queued.map_or(Ok(()), wait));
+        core.poison_on_io(result)
     }
 
     /// Aborts explicitly (the same as dropping).

@@ -8,7 +8,7 @@
 //! function of (seed, commit number, current state), so the parent replays the model.
 //! `QUIRE_CRASH_KILLS` sets the number of kills (default 100; 10,000 for a long run).
 
-use super::child::{exe_args, kill_mid_work, tell};
+use super::child::{child_options, exe_args_for_kill, kill_mid_work, tell};
 use super::common::*;
 use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, WriteTxn, check};
 use rand::Rng;
@@ -99,7 +99,7 @@ fn create(path: &std::path::Path) {
 fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").unwrap().parse().unwrap();
-    let db = Database::open(&path, options()).unwrap();
+    let db = Database::open(&path, child_options(options())).unwrap();
     let mut state = load(&db);
     tell("ready");
     loop {
@@ -124,8 +124,13 @@ fn crash_torture() {
     let mut rng = rng(seed);
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
-        let acked_now =
-            kill_mid_work(&mut exe_args("crash::child", &path, seed), dir.path(), kill, &mut rng, 1_000..30_000);
+        let acked_now = kill_mid_work(
+            &mut exe_args_for_kill("crash::child", &path, seed, kill),
+            dir.path(),
+            kill,
+            &mut rng,
+            1_000..30_000,
+        );
         productive += usize::from(acked_now.is_some());
         let acked = acked_now.unwrap_or(model.commit);
         let db = Database::open(&path, options()).unwrap();

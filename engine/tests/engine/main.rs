@@ -9,6 +9,7 @@
 //! - `snapshot`: snapshot isolation and page reuse.
 //! - `alloc`: a counting allocator shows repeated queries allocate nothing.
 //! - `overwrite`: pages allocated for overwrite against zeroed ones.
+//! - `log`: the commit log: its writes, faults at every operation, read-only replay.
 //!
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
@@ -21,6 +22,7 @@ mod crafted;
 mod crash;
 mod durability;
 mod faults;
+mod log;
 mod model;
 mod overwrite;
 mod snapshot;

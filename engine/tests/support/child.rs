@@ -21,6 +21,23 @@ pub fn exe_args(child_test: &str, path: &Path, seed: u64) -> Command {
     command
 }
 
+/// [`exe_args`] for the child of kill number `kill`, with `QUIRE_CRASH_LOG` set so that
+/// a third of the children log their commits and a third also group-commit them
+/// ([`child_options`]): kills then strike log appends, checkpoints and replays too.
+pub fn exe_args_for_kill(child_test: &str, path: &Path, seed: u64, kill: usize) -> Command {
+    let mut command = exe_args(child_test, path, seed);
+    command.env("QUIRE_CRASH_LOG", (kill % 3).to_string());
+    command
+}
+
+/// The child's options: `base` with the commit-log mode its parent chose
+/// (`QUIRE_CRASH_LOG`: 0 no log, 1 a 64-page commit log, 2 the same with group commit).
+pub fn child_options(base: quiredb_engine::Options) -> quiredb_engine::Options {
+    let mode = std::env::var("QUIRE_CRASH_LOG").ok().and_then(|value| value.parse::<u8>().ok()).unwrap_or(0);
+    let builder = quiredb_engine::DatabaseBuilder::from(base);
+    builder.commit_log_pages(if mode > 0 { 64 } else { 0 }).group_commit(mode == 2).into_options()
+}
+
 /// Starts the child, waits until it has opened the database and is committing
 /// ("ready"), lets it work for a random time in `pause` (µs), checks it is still alive
 /// and SIGKILLs it. Returns the last commit it acknowledged. The child's stderr is kept

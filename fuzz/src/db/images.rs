@@ -4,7 +4,9 @@
 //!
 //! Each image holds structures of every kind after several commits (so the commit
 //! record lists freed pages), with 4 KiB pages and a pool smaller than some images
-//! (so reads evict). Read next: `program.rs`.
+//! (so reads evict). The last image has a commit log whose records have not been
+//! checkpointed (opening it replays them); a program picks it with first byte
+//! [`LOGGED_SELECTOR`]. Read next: `program.rs`.
 
 use std::sync::{Arc, OnceLock};
 
@@ -25,16 +27,37 @@ pub fn options() -> Options {
     Database::builder().page_size(PAGE_SIZE as u32).cache_bytes(64 * PAGE_SIZE).into_options()
 }
 
+/// Pages of the commit log of the logged image (and of a database opened from it).
+pub const LOG_PAGES: u64 = 64;
+/// Images a first program byte picks modulo this number (the images before the log).
+pub const PLAIN_IMAGES: usize = 4;
+/// First program byte that picks the logged image (no saved program starts with it;
+/// any other byte picks one of the first four images, as before the log existed).
+pub const LOGGED_SELECTOR: u8 = 249;
+
+/// The options of an image with a commit log (format version 4).
+pub fn logged_options() -> Options {
+    quiredb_engine::DatabaseBuilder::from(options()).commit_log_pages(LOG_PAGES).into_options()
+}
+
 /// The seed images, built on first use.
 pub fn images() -> &'static [Vec<u8>] {
     static IMAGES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
-    IMAGES.get_or_init(|| [build(&|_| Ok(())), build(&small), build(&larger), build(&points_5d)].into())
+    IMAGES.get_or_init(|| {
+        let plain = [small as Recipe, larger, points_5d].map(|recipe| build(&recipe, options()));
+        let mut images = vec![build(&|_| Ok(()), options())];
+        images.extend(plain);
+        images.push(build(&logged, logged_options()));
+        images
+    })
 }
 
+type Recipe = fn(&Database) -> Result<()>;
+
 /// Runs `recipe` on a fresh in-memory database and returns its file.
-fn build(recipe: &dyn Fn(&Database) -> Result<()>) -> Vec<u8> {
+fn build(recipe: &dyn Fn(&Database) -> Result<()>, options: Options) -> Vec<u8> {
     let storage = Arc::new(MemStorage::new());
-    let db = Database::with_storage(storage.clone(), options(), "seed").expect("a new in-memory database opens");
+    let db = Database::with_storage(storage.clone(), options, "seed").expect("a new in-memory database opens");
     recipe(&db).expect("building a seed image through the public API succeeds");
     drop(db);
     storage.snapshot()
@@ -68,6 +91,21 @@ fn larger(db: &Database) -> Result<()> {
         thin(&txn, 40, 50, 30)?;
         let durability = if round == 2 { Durability::None } else { Durability::Full };
         txn.commit(durability)?;
+    }
+    Ok(())
+}
+
+/// The structures of `small`, then small commits that go to the commit log (past one
+/// checkpoint), the last ones not checkpointed.
+fn logged(db: &Database) -> Result<()> {
+    small(db)?;
+    let mut rng = Rng::new(4);
+    for round in 0..12u64 {
+        let txn = db.begin_write()?;
+        let mut tree = BTree::open_or_create(&txn, "tree")?;
+        tree.insert(&(1000 + round).to_be_bytes(), &bytes(&mut rng, 40))?;
+        drop(tree);
+        txn.commit(Durability::Checksummed)?;
     }
     Ok(())
 }
@@ -152,6 +190,12 @@ mod tests {
             assert_eq!(image.len() % PAGE_SIZE, 0, "image {index}");
             let storage = Arc::new(MemStorage::from_bytes(image.clone()));
             let db = Database::open_storage(storage, options(), "seed").expect("a seed image opens");
+            if index == images().len() - 1 {
+                let txn = db.begin_read().expect("read");
+                let tree = BTree::open(&txn, "tree").expect("the tree");
+                let found = tree.get(&1011u64.to_be_bytes(), &mut Vec::new()).expect("get");
+                assert!(found, "the log was replayed");
+            }
             let report = quiredb_engine::check(&db).expect("a seed image checks");
             assert!(report.is_clean(), "image {index}: {:?}", report.problems);
             let problems = quiredb_structures::check::check_all(&db.begin_read().expect("read")).expect("check_all");

@@ -1,6 +1,7 @@
 //! The `db` target's input: a *mutation program* applied to a seed image.
 //!
-//! Byte 0 picks the seed image ([`super::images::images`]); then come operations, each
+//! Byte 0 picks the seed image ([`super::images::images`]; modulo 4, but
+//! [`super::images::LOGGED_SELECTOR`] picks the image with a commit log); then come operations, each
 //! an opcode byte and fixed-size arguments (bytes past the end read as 0), so any byte
 //! string is a valid program and byte-level mutation (AFL's, the driver's havoc) edits
 //! programs meaningfully. Operations flip bits, write bytes and words, set page-header
@@ -203,7 +204,10 @@ pub fn describe(program: &[u8], images: &[Vec<u8>]) -> Vec<String> {
 }
 
 fn run(program: &[u8], images: &[Vec<u8>], log: Option<Vec<String>>) -> Image {
-    let selector = usize::from(program.first().copied().unwrap_or(0)) % images.len();
+    let first = program.first().copied().unwrap_or(0);
+    let plain = images.len().min(super::images::PLAIN_IMAGES);
+    let logged = first == super::images::LOGGED_SELECTOR && images.len() > plain;
+    let selector = if logged { images.len() - 1 } else { usize::from(first) % plain };
     let bytes = images[selector].clone();
     let mut image = Image { bytes, touched: BTreeSet::new(), unsealed: BTreeSet::new(), log };
     image.note(|| format!("seed image {selector} ({} pages of {PAGE_SIZE} bytes)", images[selector].len() / PAGE_SIZE));

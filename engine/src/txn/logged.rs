@@ -1,0 +1,113 @@
+//! Logged commits (`log.rs` has the format and recovery): the decision whether a commit
+//! goes to the commit log, the append (one durable write) followed by the in-place
+//! writes, the checkpoint that empties the log, and the zeroing of a new region.
+//! Read next: `commit.rs` (the in-place protocol these share their steps with).
+
+use super::commit::{Written, sync, write_meta_page};
+use super::log::{self, LogState};
+use super::write::{WriteState, WriteTxn};
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::meta::{Durability, Meta};
+use crate::page::{PhysId, TxnId};
+
+/// Largest single write of zeros over a new log region.
+const ZERO_RUN_BYTES: usize = 1 << 20;
+
+/// Appends log records at byte `at` and makes them durable.
+pub(super) fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
+    core.pool.counters.write((record.len() / core.page_size) as u64);
+    core.pool.counters.sync();
+    let result = if cfg!(quire_mutant = "log_no_sync") {
+        core.storage.write_at(at, record) // mutant: acknowledged before it is durable
+    } else {
+        core.storage.write_durable(at, record)
+    };
+    result.map_err(|error| Error::io("append to the commit log", error))
+}
+
+impl WriteTxn<'_> {
+    /// Whether the commit can go to the log: every page it wrote is still dirty (a
+    /// spilled page was written in place unsynced and is in no record), and the record
+    /// fits a header page and half the region.
+    pub(super) fn fits_log(&self, state: &WriteState) -> bool {
+        let pages = state.dirty.len();
+        pages <= log::max_pages(self.core.page_size)
+            && (pages as u64 + 1) * 2 <= state.meta.log_pages
+            && state.fresh.iter().all(|phys| state.dirty.contains_key(phys))
+    }
+
+    /// Writes zeros over a new log region, so its blocks are allocated and written
+    /// before the first append (an append into unwritten blocks would also have to
+    /// make the file system's block map durable).
+    pub(super) fn zero_log_region(&self, state: &WriteState) -> Result<()> {
+        let page_size = self.core.page_size as u64;
+        let zeros = vec![0u8; ZERO_RUN_BYTES];
+        let (start, end) =
+            (state.meta.log_start * page_size, (state.meta.log_start + state.meta.log_pages) * page_size);
+        for at in (start..end).step_by(ZERO_RUN_BYTES) {
+            let bytes = &zeros[..(end - at).min(ZERO_RUN_BYTES as u64) as usize];
+            self.core.storage.write_at(at, bytes).map_err(|error| Error::io("zeroing the commit log", error))?;
+        }
+        Ok(())
+    }
+
+    /// Logs the commit (module docs): one durable append, then the pages in place. With
+    /// group commit the record is queued instead and the commit to wait for is returned
+    /// (`group.rs`): the caller waits after releasing the writer lock.
+    pub(super) fn write_logged(&self, state: &mut WriteState, written: Written) -> Result<Option<TxnId>> {
+        let page_size = self.core.page_size;
+        let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
+        dirty.sort_unstable();
+        let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
+        let mut log = self.core.log.lock();
+        let record_bytes = (1 + dirty.len() as u64) * page_size as u64;
+        if log.offset + record_bytes > state.meta.log_pages * page_size as u64 {
+            self.checkpoint(&mut log)?;
+        }
+        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
+        let record = {
+            let pool = &self.core.pool;
+            let guards: Vec<_> = dirty
+                .iter()
+                .map(|&(phys, index)| pool.dirty_mut(index, PhysId(phys)).expect("no page is borrowed at commit"))
+                .collect();
+            let pages: Vec<(u64, &[u8])> =
+                dirty.iter().zip(&guards).map(|(&(phys, _), guard)| (phys, &guard.bytes[..])).collect();
+            log::encode(epoch, &meta, &pages, page_size)
+        };
+        self.core.ensure_len(state.meta.page_count)?;
+        let at = state.meta.log_start * page_size as u64 + log.offset;
+        let txn = state.meta.txn;
+        let queued = self.core.group_commit;
+        if queued {
+            self.core.group.queue(at, record, txn);
+        } else {
+            append(self.core, at, &record)?;
+        }
+        log.offset += record_bytes;
+        drop(log);
+        self.write_dirty(state)?;
+        let slot = self.core.shared.lock().synced_slot;
+        self.publish(state, Durability::Full, slot, written, !queued);
+        Ok(queued.then_some(txn))
+    }
+
+    /// Empties the log: syncs the pages of the logged commits, then writes the newest
+    /// meta (the published one: the writer holds the lock) as `Full` in the other slot
+    /// and syncs it.
+    fn checkpoint(&self, log: &mut LogState) -> Result<()> {
+        self.core.group.drain(self.core)?;
+        if !cfg!(quire_mutant = "checkpoint_no_sync") {
+            sync(self.core)?; // mutant: the meta may reach the disk before the pages
+        }
+        let newest = self.core.published.load();
+        let meta = Meta { durability: Durability::Full, last_synced: newest.txn, ..newest };
+        let slot = 1 - self.core.shared.lock().synced_slot;
+        write_meta_page(self.core, &meta, slot)?;
+        sync(self.core)?;
+        self.core.shared.lock().synced_slot = slot;
+        *log = LogState { epoch: Some(meta.txn), offset: 0 };
+        Ok(())
+    }
+}
