@@ -12,7 +12,7 @@
 //! [`DEFAULT_KILLS`]); `QUIRE_SEED` replays the workload (the moments of the kills
 //! depend on timing, so a replay strikes elsewhere).
 
-use super::child::{exe_args, kill_mid_work, tell};
+use super::child::{child_options, exe_args_for_kill, kill_mid_work, tell};
 use super::{apply, durability, expected, options, progress, step, verify, write_inputs};
 use quiredb_engine::Database;
 use rand::rngs::StdRng;
@@ -58,7 +58,8 @@ fn child() {
     let Ok(path) = std::env::var("QUIRE_CRASH_DB") else { return };
     let path = PathBuf::from(path);
     let seed: u64 = std::env::var("QUIRE_CRASH_SEED").expect("a seed").parse().expect("a number");
-    let db = Database::open(&path, options()).expect("the parent checked the file");
+    // A third of the children log their commits, a third also group-commit them.
+    let db = Database::open(&path, child_options(options())).expect("the parent checked the file");
     let mut number = progress(&db.begin_read().expect("reader")).expect("the counter");
     let inputs = path.with_extension("inputs");
     // Aimed at a commit, the child is "ready" once its first load is done, and the
@@ -101,7 +102,7 @@ fn a_killed_xml_load_leaves_no_trace() {
     let mut steps = 0;
     for kill in 0..kills {
         let file_seed = seed.wrapping_add(epoch);
-        let mut command = exe_args("store::crash::child", &path, file_seed);
+        let mut command = exe_args_for_kill("store::crash::child", &path, file_seed, kill);
         let pause = if rng.random_ratio(1, 3) {
             command.env("QUIRE_XML_KILL", "commit");
             COMMIT_PAUSE_US
