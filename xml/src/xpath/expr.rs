@@ -4,7 +4,7 @@
 //! [`Path`]s. A path starts at the root, at the context node or at a filter expression
 //! (`(//a)[1]/b`), then takes [`AxisStep`]s; `//` is spelled out as the step
 //! `descendant-or-self::node()` and `..`, `.`, `@` as `parent::node()`, `self::node()`
-//! and `attribute::`. [`Expr::to_subset`] recognises the expressions the structural
+//! and `attribute::`. [`super::subset::lower`] recognises the expressions the structural
 //! engine answers (the older [`super::Query`] tree) so that those keep their joins.
 //!
 //! Invariants: `Display` prints an expression that parses back to the same tree (spans

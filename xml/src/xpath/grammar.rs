@@ -40,8 +40,8 @@ pub fn parse_expr(src: &str) -> Result<Expr> {
     parser.finish(expr, "an operator or the end of the query")
 }
 
-/// The grammar of this module (see [`Parser`]).
-pub struct Full;
+/// The grammar of this module (the marker of `cursor::Parser`).
+struct Full;
 
 impl Parser<'_, Full> {
     fn type_error(&self, at: usize, expected: &str, found: &str) -> Error {

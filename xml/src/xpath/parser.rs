@@ -30,8 +30,8 @@ pub fn parse(src: &str) -> Result<Query> {
     parser.finish(query, "`|` or the end of the query")
 }
 
-/// The grammar of this module (see [`Parser`]).
-pub struct Subset;
+/// The grammar of this module (the marker of `cursor::Parser`).
+struct Subset;
 
 impl Parser<'_, Subset> {
     fn unsupported(&self, construct: impl Into<String>) -> Error {
