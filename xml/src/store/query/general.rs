@@ -131,10 +131,12 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
     }
 
     fn ids(&mut self, name: &str) -> &[u32] {
-        let dict = self.store.dictionary();
-        self.names.entry(name.to_string()).or_insert_with(|| {
-            (1..dict.names.len() as u32).filter(|&id| local_name(&dict.names[id as usize]) == name).collect()
-        })
+        if !self.names.contains_key(name) {
+            let dict = self.store.dictionary();
+            let ids = (1..dict.names.len() as u32).filter(|&id| local_name(&dict.names[id as usize]) == name).collect();
+            self.names.insert(name.to_string(), ids);
+        }
+        &self.names[name]
     }
 
     /// Whether a node passes `test`, `attribute` saying the axis's principal kind.

@@ -19,16 +19,18 @@
 //! positions; and `[n]` with a number literal picks the n-th node without evaluating
 //! anything per node.
 //!
-//! Read next: `functions.rs`, then the two trees.
+//! Read next: `call.rs` (the function calls), `../functions.rs`, then the two trees.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use super::ast::CompareOp;
-use super::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
-use super::functions::{self as f, Function};
+mod call;
+
 use crate::error::Result;
+use crate::xpath::ast::CompareOp;
+use crate::xpath::expr::{ArithOp, Axis, AxisStep, Expr, Path, Start, Test, Type};
+use crate::xpath::functions::{self as f, Function};
 
 /// A node model the evaluator can walk.
 pub trait Tree {
@@ -486,110 +488,6 @@ impl<T: Tree> Eval<'_, T> {
         }
         let (x, y) = (self.string(a)?, self.string(b)?);
         Ok(compare_strings(op, &x, &y))
-    }
-
-    fn call(&mut self, call: &Call, ctx: &Ctx<T::Node>) -> Result<Value<T::Node>> {
-        let args = &call.args;
-        Ok(match call.function {
-            Function::Last => Value::Number(ctx.size as f64),
-            Function::Position => Value::Number(ctx.position as f64),
-            Function::Count => Value::Number(self.count(&args[0], ctx)?),
-            Function::Name | Function::LocalName => {
-                let nodes = match args.first() {
-                    Some(arg) => self.nodes_of(arg, ctx)?,
-                    None => self.context_nodes(ctx)?,
-                };
-                Value::String(match nodes.first() {
-                    Some(&n) => self.tree.name(n, call.function == Function::LocalName)?,
-                    None => String::new(),
-                })
-            }
-            Function::String => Value::String(self.string_arg(args, ctx)?),
-            Function::Concat => {
-                let mut out = String::new();
-                for arg in args {
-                    out.push_str(&self.text_of(arg, ctx)?);
-                }
-                Value::String(out)
-            }
-            Function::StartsWith => {
-                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
-                Value::Boolean(a.starts_with(b.as_ref()))
-            }
-            Function::Contains => {
-                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
-                Value::Boolean(a.contains(b.as_ref()))
-            }
-            Function::SubstringBefore => {
-                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
-                Value::String(f::substring_before(&a, &b))
-            }
-            Function::SubstringAfter => {
-                let (a, b) = (self.text_of(&args[0], ctx)?, self.text_of(&args[1], ctx)?);
-                Value::String(f::substring_after(&a, &b))
-            }
-            Function::Substring => {
-                let s = self.string_of(&args[0], ctx)?;
-                let start = self.number_of(&args[1], ctx)?;
-                let length = match args.get(2) {
-                    Some(arg) => Some(self.number_of(arg, ctx)?),
-                    None => None,
-                };
-                Value::String(f::substring(&s, start, length))
-            }
-            Function::StringLength => Value::Number(f::string_length(&self.string_arg(args, ctx)?)),
-            Function::NormalizeSpace => Value::String(f::normalize_space(&self.string_arg(args, ctx)?)),
-            Function::Translate => {
-                let s = self.text_of(&args[0], ctx)?;
-                let (from, to) = (self.text_of(&args[1], ctx)?, self.text_of(&args[2], ctx)?);
-                Value::String(f::translate(&s, &from, &to))
-            }
-            Function::Not => Value::Boolean(!self.boolean_of(&args[0], ctx)?),
-            Function::True => Value::Boolean(true),
-            Function::False => Value::Boolean(false),
-            Function::Boolean => Value::Boolean(self.boolean_of(&args[0], ctx)?),
-            Function::Number => {
-                let value = match args.first() {
-                    Some(arg) => self.expr(arg, ctx)?,
-                    None => Value::Nodes(self.context_nodes(ctx)?),
-                };
-                Value::Number(self.number(&value)?)
-            }
-            Function::Sum => {
-                let mut total = 0.0;
-                for n in self.nodes_of(&args[0], ctx)? {
-                    total += f::string_to_number(&self.node_string(n)?);
-                }
-                Value::Number(total)
-            }
-            Function::Floor => Value::Number(self.number_of(&args[0], ctx)?.floor()),
-            Function::Ceiling => Value::Number(self.number_of(&args[0], ctx)?.ceil()),
-            Function::Round => Value::Number(f::round(self.number_of(&args[0], ctx)?)),
-        })
-    }
-
-    /// `count(arg)`, from the tree's summary when it knows the path's count.
-    fn count(&mut self, arg: &Expr, ctx: &Ctx<T::Node>) -> Result<f64> {
-        if let Expr::Path(path) = arg
-            && (path.start == Start::Root || (path.start == Start::Context && ctx.node.is_none()))
-            && ctx.node.is_none()
-            && let Some(n) = self.tree.count(path)?
-        {
-            return Ok(n as f64);
-        }
-        Ok(self.nodes_of(arg, ctx)?.len() as f64)
-    }
-
-    /// The string of the only argument, or of the context node when there is none.
-    fn string_arg(&mut self, args: &[Expr], ctx: &Ctx<T::Node>) -> Result<String> {
-        match args.first() {
-            Some(arg) => self.string_of(arg, ctx),
-            None if ctx.node.is_some() => self.node_string(ctx.node.expect("checked")),
-            None => {
-                let nodes = self.context_nodes(ctx)?;
-                self.string(&Value::Nodes(nodes))
-            }
-        }
     }
 }
 
