@@ -33,7 +33,7 @@ use crate::error::Result;
 use crate::store::format::Kind;
 use crate::store::record::{Label, NodeRecord};
 use crate::store::{PartitionCursor, XmlStore};
-use crate::xpath::ast::{Query, Span};
+use crate::xpath::ast::{LocationPath, Query, Span};
 use crate::xpath::eval::Tree;
 use crate::xpath::expr::{Axis, Path, Test};
 use crate::xpath::subset;
@@ -281,15 +281,8 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         } else {
             (parent.pre + 1, node.pre.saturating_sub(1))
         };
-        let start = out.len();
         self.range(test, false, (first, last), Some((node.level, &parent)), out)?;
-        self.drop_attributes(out, start);
         Ok(())
-    }
-
-    fn drop_attributes(&self, out: &mut Vec<Label>, start: usize) {
-        let dict = self.store.dictionary();
-        retain_from(out, start, |l| dict.paths.get(l.path as usize).is_none_or(|p| p.kind != Kind::Attribute));
     }
 
     fn ancestors(&mut self, test: &Test, node: &Label, with_self: bool, out: &mut Vec<Label>) -> Result<()> {
@@ -321,11 +314,13 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         out
     }
 
-    /// The structural plan for a subset query, compiled once per text.
-    fn plan(&mut self, query: &Query) -> &Plan {
-        let text = query.to_string();
+    /// The join plan of a structural path (compiled once per text) and the buffers to
+    /// run it with.
+    fn plan(&mut self, prefix: LocationPath) -> (&Plan, &mut Exec) {
+        let query = Query { paths: vec![prefix], span: Span::default() };
         let store = self.store;
-        self.plans.entry(text).or_insert_with(|| Plan::compile(store, query))
+        let plan = self.plans.entry(query.to_string()).or_insert_with(|| Plan::compile(store, &query));
+        (plan, &mut self.exec)
     }
 }
 
@@ -378,18 +373,14 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
             }
             Axis::Child => {
                 if self.child_paths_pass(test, &node) {
-                    let start = out.len();
                     self.range(test, false, (first, last), Some((node.level + 1, &node)), out)?;
-                    self.drop_attributes(out, start);
                 }
             }
             Axis::Descendant | Axis::DescendantOrSelf => {
                 if axis == Axis::DescendantOrSelf && self.passes(test, &node, false) {
                     out.push(node);
                 }
-                let start = out.len();
                 self.range(test, false, (first, last), None, out)?;
-                self.drop_attributes(out, start);
             }
             Axis::Attribute if !is_attribute => self.attributes(test, &node, out)?,
             Axis::Attribute => {}
@@ -406,9 +397,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
             }
             Axis::Following => {
                 let document = self.document_of(&node)?;
-                let start = out.len();
                 self.range(test, false, (node.pre + node.size + 1, document.pre + document.size), None, out)?;
-                self.drop_attributes(out, start);
             }
             Axis::Preceding => {
                 let document = self.document_of(&node)?;
@@ -416,7 +405,6 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
                 self.range(test, false, (document.pre + 1, node.pre.saturating_sub(1)), None, out)?;
                 // Ancestors end at or after the node; attributes are on no such axis.
                 retain_from(out, start, |l| l.pre + l.size < node.pre);
-                self.drop_attributes(out, start);
             }
         }
         Ok(())
@@ -424,8 +412,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
 
     fn axis_first(&mut self, axis: Axis, test: &Test, node: Label, n: usize, out: &mut Vec<Label>) -> Result<()> {
         let start = out.len();
-        // Ranges stop after `n` candidates; filters after the read only drop attributes,
-        // which no forward axis but `attribute` holds.
+        // Ranges stop after `n` candidates: every candidate they keep is a result.
         self.limit = if matches!(axis, Axis::Following | Axis::FollowingSibling | Axis::Child | Axis::Descendant) {
             n
         } else {
@@ -465,11 +452,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
             return Ok(());
         }
         let attribute = axis == Axis::Attribute;
-        let start = out.len();
         self.range(test, attribute, (node.pre + 1, node.pre + node.size), None, out)?;
-        if !attribute {
-            self.drop_attributes(out, start);
-        }
         Ok(())
     }
 
@@ -532,12 +515,10 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
 
     fn structural(&mut self, path: &Path) -> Result<Option<(Vec<Label>, usize)>> {
         let Some((prefix, steps)) = subset::lower_prefix(path) else { return Ok(None) };
-        let query = Query { paths: vec![prefix], span: Span::default() };
         let store = self.store;
-        self.plan(&query);
-        let plan = &self.plans[&query.to_string()];
+        let (plan, exec) = self.plan(prefix);
         let mut out = Vec::new();
-        self.exec.run(store, plan, &mut out)?;
+        exec.run(store, plan, &mut out)?;
         Ok(Some((out, steps)))
     }
 
@@ -546,11 +527,9 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         if steps != path.steps.len() {
             return Ok(None);
         }
-        let query = Query { paths: vec![prefix], span: Span::default() };
         let store = self.store;
-        self.plan(&query);
-        let plan = &self.plans[&query.to_string()];
-        Ok(Some(self.exec.count(store, plan)?))
+        let (plan, exec) = self.plan(prefix);
+        Ok(Some(exec.count(store, plan)?))
     }
 }
 

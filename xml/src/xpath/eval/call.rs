@@ -93,7 +93,7 @@ impl<T: Tree> Eval<'_, T> {
     /// `count(arg)`, from the tree's summary when it knows the path's count.
     fn count(&mut self, arg: &Expr, ctx: &Ctx<T::Node>) -> Result<f64> {
         if let Expr::Path(path) = arg
-            && (path.start == Start::Root || (path.start == Start::Context && ctx.node.is_none()))
+            && matches!(path.start, Start::Root | Start::Context)
             && ctx.node.is_none()
             && let Some(n) = self.tree.count(path)?
         {
