@@ -21,7 +21,7 @@ use crate::pool::{Pool, ReadGuard};
 use crate::readers::{Published, Readers};
 use crate::resultset::ResultSetPool;
 use crate::storage::Storage;
-use crate::translations::{Translation, Translations};
+use crate::translations::Translations;
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -219,15 +219,15 @@ impl Core {
     /// Translates a logical id as snapshot `meta` sees it: through the shared
     /// translation table, or by walking the page map (and remembering the answer).
     #[inline]
-    pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<Translation>> {
-        if let Some(found) = self.translations.find(logical, meta.txn.0) {
-            return Ok(Some(found));
+    pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
+        if let Some(phys) = self.translations.get(logical, meta.txn.0) {
+            return Ok(Some(PhysId(phys)));
         }
         let found = self.map_lookup(meta, logical)?;
         if let Some(phys) = found {
             self.translations.fill(logical, phys.0, meta.txn.0);
         }
-        Ok(found.map(|phys| Translation { phys: phys.0, frame: None }))
+        Ok(found)
     }
 
     /// Translates a logical id through a committed snapshot's page map.

@@ -51,6 +51,7 @@ pub use meta::{Durability, Meta};
 pub use open::Rollback;
 pub use options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
 pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
+pub use pool::prefetch_bytes;
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
 pub use txn::{OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};

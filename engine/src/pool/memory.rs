@@ -115,6 +115,15 @@ unsafe impl Sync for Prefetcher {}
 const LINE: usize = 64;
 
 impl Prefetcher {
+    /// Prefetches the first `LINES` cache lines of frame `frame` (< the frame count).
+    #[inline(always)]
+    pub fn prefetch_head<const LINES: usize>(&self, frame: usize) {
+        let base = self.base.as_ptr().wrapping_add(frame.wrapping_mul(self.page_size));
+        for line in 0..LINES {
+            prefetch_line(base.wrapping_add(line * LINE));
+        }
+    }
+
     /// Prefetches bytes `range` of frame `frame` (clamped to the frame), one cache line
     /// at a time, into all cache levels.
     #[inline]
@@ -129,19 +138,35 @@ impl Prefetcher {
     }
 }
 
+/// Asks the CPU to bring the cache lines of `bytes` into its caches: a hint that reads
+/// nothing, for bytes a search will touch after a dependent load (a node's slot array
+/// once its entry count is known, a cell once its slot is read), so that their misses
+/// overlap the work in between.
+#[inline]
+pub fn prefetch_bytes(bytes: &[u8]) {
+    let Some(last) = bytes.len().checked_sub(1) else { return };
+    let mut at = 0;
+    while at < last {
+        prefetch_line(bytes.as_ptr().wrapping_add(at));
+        at += LINE;
+    }
+    prefetch_line(bytes.as_ptr().wrapping_add(last));
+}
+
+/// Asks the CPU for the cache line holding `address`; any address (it is never read).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn prefetch_line(address: *const u8) {
+pub(crate) fn prefetch_line(address: *const u8) {
     use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
     // SAFETY: `prefetch` is a hint that never faults and neither reads nor writes
-    // memory as the program sees it; SSE, which it needs, is part of x86-64. The
-    // address lies inside the pool's mapping (`Prefetcher::prefetch` bounds it).
+    // memory as the program sees it, whatever the address; SSE, which it needs, is part
+    // of x86-64.
     unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn prefetch_line(_address: *const u8) {}
+pub(crate) fn prefetch_line(_address: *const u8) {}
 
 #[cfg(test)]
 mod tests {

@@ -44,6 +44,7 @@ use table::Table;
 mod memory;
 mod table;
 
+pub use memory::prefetch_bytes;
 pub use table::MAX_FRAMES;
 
 /// Sentinel physical id of a frame that holds nothing.
@@ -92,10 +93,18 @@ pub struct FrameData {
     pub bytes: FrameBytes,
 }
 
+/// One cache line per frame, so that pinning touches one line (prefetched with the
+/// page's first lines, see [`Pool::prefetch_frame_head`]).
 #[derive(Debug)]
+#[repr(align(64))]
 struct Frame {
     data: RwLock<FrameData>,
     referenced: AtomicBool,
+    /// The physical page the page table lists this frame under, `NO_PAGE` when none.
+    /// A frame found through a hint instead of the table (`Pool::lookup_frame`) must
+    /// still be listed: a page unlisted by [`Pool::invalidate`] keeps its old bytes and
+    /// id in the frame until it is evicted, but its physical page now holds another.
+    listed: AtomicU64,
 }
 
 /// Bytes of bookkeeping per frame: the frame struct plus its four page-table slots.
@@ -162,6 +171,7 @@ impl Pool {
             .map(|bytes| Frame {
                 data: RwLock::new(FrameData { phys: NO_PAGE, state: FrameState::Free, touched: false, bytes }),
                 referenced: AtomicBool::new(false),
+                listed: AtomicU64::new(NO_PAGE),
             })
             .collect();
         let table = Table::new(frames.len());
@@ -221,7 +231,7 @@ impl Pool {
     /// Keeps the pin `guard` on `frame` if the frame holds `phys` (clean), counting a hit.
     #[inline(always)]
     fn pin_if_holds<'a>(&self, frame: &Frame, guard: ReadGuard<'a>, phys: PhysId) -> Option<ReadGuard<'a>> {
-        if guard.phys != phys.0 || guard.state != FrameState::Clean {
+        if guard.phys != phys.0 || guard.state != FrameState::Clean || frame.listed.load(Ordering::Acquire) != phys.0 {
             return None;
         }
         if !frame.referenced.load(Ordering::Relaxed) {
@@ -246,6 +256,16 @@ impl Pool {
         }
     }
 
+    /// Asks the CPU for frame `index`'s lock and the first `LINES` cache lines of its
+    /// page (header included), before pinning it: the misses then overlap.
+    #[inline]
+    pub fn prefetch_frame_head<const LINES: usize>(&self, index: u32) {
+        if let Some(frame) = self.frames.get(index as usize) {
+            memory::prefetch_line(std::ptr::from_ref(frame).cast());
+            self.prefetcher.prefetch_head::<LINES>(index as usize);
+        }
+    }
+
     /// If `phys` is cached, [`Pool::prefetch_frame`] on its frame.
     #[inline]
     pub fn prefetch(&self, phys: PhysId, skip: usize, ranges: &[std::ops::Range<usize>]) {
@@ -267,7 +287,7 @@ impl Pool {
         load(&mut guard.bytes)?;
         guard.phys = phys.0;
         guard.state = FrameState::Clean;
-        self.table.insert(phys.0, index);
+        self.list(phys.0, index);
         self.frames[index as usize].referenced.store(true, Ordering::Relaxed);
         Ok((RwLockWriteGuard::downgrade(guard), index))
     }
@@ -314,7 +334,23 @@ impl Pool {
     pub fn publish(&self, mut guard: WriteGuard<'_>, index: u32) {
         assert_eq!(guard.state, FrameState::Dirty, "only dirty frames are published");
         guard.state = FrameState::Clean;
-        self.table.insert(guard.phys, index);
+        self.list(guard.phys, index);
+    }
+
+    /// Lists frame `index` in the page table under `phys`; a frame listed under it
+    /// before (a second copy loaded after a false miss) is no longer listed.
+    fn list(&self, phys: u64, index: u32) {
+        if let Some(old) = self.table.insert(phys, index).filter(|&old| old != index) {
+            let _ =
+                self.frames[old as usize].listed.compare_exchange(phys, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
+        }
+        self.frames[index as usize].listed.store(phys, Ordering::Release);
+    }
+
+    /// Removes frame `index`'s listing under `phys`, if the table has it.
+    fn unlist(&self, phys: u64, index: u32) {
+        self.table.remove(phys, Some(index));
+        let _ = self.frames[index as usize].listed.compare_exchange(phys, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
     }
 
     /// Turns the clean frame holding `phys` (a page the writer spilled) back into a
@@ -325,7 +361,7 @@ impl Pool {
         if guard.phys != phys.0 || guard.state != FrameState::Clean {
             return None;
         }
-        self.table.remove(phys.0, Some(index));
+        self.unlist(phys.0, index);
         guard.state = FrameState::Dirty;
         Some((index, guard))
     }
@@ -344,9 +380,13 @@ impl Pool {
         guard.state = FrameState::Free;
     }
 
-    /// Forgets any cached copy of `phys` (called when a physical page is reallocated).
+    /// Forgets any cached copy of `phys` (called when a physical page is reallocated):
+    /// the copy is unlisted, so neither the table nor a frame hint finds it again.
     pub fn invalidate(&self, phys: PhysId) {
-        self.table.remove(phys.0, None);
+        if let Some(index) = self.table.remove(phys.0, None) {
+            let frame = &self.frames[index as usize];
+            let _ = frame.listed.compare_exchange(phys.0, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
+        }
     }
 
     /// Finds a frame to reuse with CLOCK: skip pinned and dirty frames, give
@@ -368,7 +408,7 @@ impl Pool {
                 }
                 FrameState::Free => {}
                 FrameState::Clean => {
-                    self.table.remove(guard.phys, Some(index as u32));
+                    self.unlist(guard.phys, index as u32);
                     self.counters.eviction();
                     guard.phys = NO_PAGE;
                     guard.state = FrameState::Free;
@@ -448,6 +488,29 @@ mod tests {
         assert!(pool.lookup_frame(index, PhysId(5)).is_some());
         assert!(pool.lookup_frame(index, PhysId(6)).is_none());
         assert!(pool.lookup_frame(u32::MAX, PhysId(5)).is_none());
+    }
+
+    #[test]
+    fn an_invalidated_or_replaced_copy_is_not_found_through_a_hint() {
+        // A reallocated physical page keeps its old bytes in the frame until eviction;
+        // a frame hint naming that frame must miss (the model test of the engine read
+        // a stale version through it before frames carried their listing).
+        let pool = Pool::new(4096, 16).unwrap();
+        let (guard, index) = pool.get(PhysId(5), fill(1)).unwrap();
+        drop(guard);
+        pool.invalidate(PhysId(5));
+        assert!(pool.lookup_frame(index, PhysId(5)).is_none());
+        assert!(pool.lookup(PhysId(5)).is_none());
+        // A second copy listed over the first (after a false miss) unlists the first.
+        let (guard, first) = pool.get(PhysId(6), fill(2)).unwrap();
+        drop(guard);
+        let (second, mut copy) = pool.take_dirty(PhysId(6)).unwrap();
+        copy.bytes[0] = 2;
+        pool.publish(copy, second);
+        assert!(pool.lookup_frame(first, PhysId(6)).is_none());
+        assert_eq!(pool.lookup_frame(second, PhysId(6)).map(|found| found.bytes[0]), Some(2));
+        pool.invalidate(PhysId(6));
+        assert!(pool.lookup_frame(second, PhysId(6)).is_none());
     }
 
     // Bookkeeping per frame stays under 2% of an 8 KiB page.

@@ -69,8 +69,9 @@ impl Table {
         }
     }
 
-    /// Lists `phys` in `frame`, replacing an older listing.
-    pub fn insert(&self, phys: u64, frame: u32) {
+    /// Lists `phys` in `frame`, replacing an older listing; returns the frame that
+    /// listing named, if any.
+    pub fn insert(&self, phys: u64, frame: u32) -> Option<u32> {
         let mut counts = self.counts.lock();
         let entry = key(phys) << FRAME_BITS | u64::from(frame);
         let mut free_slot = None;
@@ -84,7 +85,7 @@ impl Table {
                 free_slot = free_slot.or(Some(at));
             } else if slot >> FRAME_BITS == key(phys) {
                 self.slots[at].store(entry, Ordering::Release);
-                return;
+                return Some((slot & FRAME_MASK) as u32);
             }
             at = (at + 1) & self.mask;
         }
@@ -99,24 +100,28 @@ impl Table {
         if (counts.live + counts.tombstones) * 4 > self.slots.len() * 3 {
             self.rebuild(&mut counts);
         }
+        None
     }
 
-    /// Removes the listing of `phys`, only if it names `frame` when one is given.
-    pub fn remove(&self, phys: u64, frame: Option<u32>) {
+    /// Removes the listing of `phys`, only if it names `frame` when one is given;
+    /// returns the frame it named. Never a false miss (it holds the table's lock).
+    pub fn remove(&self, phys: u64, frame: Option<u32>) -> Option<u32> {
         let mut counts = self.counts.lock();
         let mut at = hash(phys) & self.mask;
         loop {
             let slot = self.slots[at].load(Ordering::Relaxed);
             if slot == EMPTY {
-                return;
+                return None;
             }
             if slot != TOMBSTONE && slot >> FRAME_BITS == key(phys) {
-                if frame.is_none_or(|frame| (slot & FRAME_MASK) as u32 == frame) {
-                    self.slots[at].store(TOMBSTONE, Ordering::Release);
-                    counts.live -= 1;
-                    counts.tombstones += 1;
+                let listed = (slot & FRAME_MASK) as u32;
+                if frame.is_some_and(|frame| frame != listed) {
+                    return None;
                 }
-                return;
+                self.slots[at].store(TOMBSTONE, Ordering::Release);
+                counts.live -= 1;
+                counts.tombstones += 1;
+                return Some(listed);
             }
             at = (at + 1) & self.mask;
         }

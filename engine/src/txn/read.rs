@@ -13,9 +13,13 @@ use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
 use crate::readers::Announcement;
 use crate::resultset::ResultSet;
-use crate::translations::Translation;
 use std::cell::OnceCell;
 use std::sync::Arc;
+
+/// Cache lines at the start of a page fetched into the CPU caches while its frame is
+/// pinned: the page header and what a structure reads first (a B+tree node's header
+/// and about 50 key prefixes).
+const PAGE_HEAD_LINES: usize = 8;
 
 /// What keeps the database's core alive for a snapshot: a borrow or an `Arc`.
 trait CoreHolder {
@@ -79,12 +83,19 @@ impl<H: CoreHolder> Drop for Snapshot<H> {
 }
 
 impl<H: CoreHolder> PageRead for Snapshot<H> {
+    /// A page read: the frame hint is read first, so that the page's first lines and its
+    /// frame's lock are on their way from memory while the translation is looked up;
+    /// the pool then checks the hinted frame's own page id (a stale hint is a table
+    /// probe, then a miss).
     #[inline]
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
         let core = self.holder.core();
-        let found = core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
-        let phys = PhysId(found.phys);
-        if let Some(guard) = found.frame.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
+        let hint = core.translations.frame_hint(id.0);
+        if let Some(frame) = hint {
+            core.pool.prefetch_frame_head::<PAGE_HEAD_LINES>(frame);
+        }
+        let phys = core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        if let Some(guard) = hint.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));
         }
@@ -96,10 +107,10 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
     #[inline]
     fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
         let core = self.holder.core();
-        match core.translations.find(id.0, self.meta.txn.0) {
-            Some(Translation { frame: Some(frame), .. }) => core.pool.prefetch_frame(frame, HEADER_SIZE, ranges),
-            Some(Translation { phys, frame: None }) => core.pool.prefetch(PhysId(phys), HEADER_SIZE, ranges),
-            None => {}
+        if let Some(frame) = core.translations.frame_hint(id.0) {
+            core.pool.prefetch_frame(frame, HEADER_SIZE, ranges);
+        } else if let Some(phys) = core.translations.get(id.0, self.meta.txn.0) {
+            core.pool.prefetch(PhysId(phys), HEADER_SIZE, ranges);
         }
     }
 

@@ -16,6 +16,12 @@ use crate::error::Result;
 use quiredb_engine::{PageRead, PageRef};
 use std::rc::Rc;
 
+/// Entries whose cells a forward cursor asks for ahead of reaching them.
+const CELLS_AHEAD: usize = 4;
+/// Bytes of the next leaf asked for as a forward cursor nears a leaf's end (its header,
+/// prefixes and slots, where a step and the first cells read first).
+const NEXT_LEAF_PREFETCH: usize = 448;
+
 /// A position in a tree: on an entry, or past either end ("invalid").
 pub struct Cursor<'b, 't, T: PageRead> {
     tree: &'b BTree<'t, T>,
@@ -24,6 +30,9 @@ pub struct Cursor<'b, 't, T: PageRead> {
     /// (made once per leaf, and only for them: plain cursor steps stay as cheap).
     shared: Option<Rc<PageRef<'t>>>,
     index: usize,
+    /// Entries of the current leaf below this index have had their cells prefetched
+    /// (see [`Cursor::prefetch_ahead`]); past the leaf's count, so has the next leaf.
+    ahead: usize,
     /// The current entry's cell and key as checked by `check_entry`.
     cell: std::ops::Range<usize>,
     key: std::ops::Range<usize>,
@@ -101,8 +110,31 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
             Ok(i) | Err(i) => i,
         };
         self.leaf = Some(leaf);
+        self.ahead = self.index;
         self.settle_forward()?;
-        self.check_entry()
+        self.check_entry()?;
+        self.prefetch_ahead();
+        Ok(())
+    }
+
+    /// Asks the CPU for the cells of the next [`CELLS_AHEAD`] entries of the leaf, and
+    /// near its end for the next leaf's first lines, so that a forward scan meets them
+    /// cached (cells lie in insertion order, so each entry is a miss of its own).
+    fn prefetch_ahead(&mut self) {
+        let Some(leaf) = &self.leaf else { return };
+        let n = node::count(leaf);
+        let until = (self.index + CELLS_AHEAD).min(n);
+        while self.ahead < until {
+            node::prefetch_cell(leaf, self.ahead);
+            self.ahead += 1;
+        }
+        if self.index + CELLS_AHEAD >= n && self.ahead == n {
+            self.ahead = n + 1;
+            let next = node::next(leaf);
+            if next != 0 {
+                self.tree.txn.prefetch(quiredb_engine::PageId(next), std::slice::from_ref(&(0..NEXT_LEAF_PREFETCH)));
+            }
+        }
     }
 
     /// Moves to the last entry with key ≤ `key`.
@@ -148,6 +180,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         self.index += 1;
         self.settle_forward()?;
         self.check_entry()?;
+        self.prefetch_ahead();
         Ok(self.valid())
     }
 
@@ -180,6 +213,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         }
         let next = node::next(&leaf);
         self.index = 0;
+        self.ahead = 0;
         if next != 0 {
             let page = self.tree.node(next, true)?;
             self.check_step(&leaf, &page, true)?;
@@ -231,7 +265,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
 impl<'t, T: PageRead> BTree<'t, T> {
     /// An unpositioned cursor (call a `seek` first).
     pub fn cursor(&self) -> Cursor<'_, 't, T> {
-        Cursor { tree: self, leaf: None, shared: None, index: 0, cell: 0..0, key: 0..0 }
+        Cursor { tree: self, leaf: None, shared: None, index: 0, ahead: 0, cell: 0..0, key: 0..0 }
     }
 
     /// The entry with the greatest key ≤ `key`.

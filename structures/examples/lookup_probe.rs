@@ -1,0 +1,84 @@
+//! A profiling probe for the B+tree read path (issue 22): loads `--keys` random 24-byte
+//! keys with 150-byte values (the KV workload's shape) into a file once, then times
+//! random point lookups or 10-pair range reads, each in its own snapshot as a user's
+//! one-off read would be. Run it under `perf stat`, `perf record` or
+//! `valgrind --tool=callgrind` to see what one lookup costs:
+//!
+//! ```sh
+//! cargo run --release -p quiredb-structures --example lookup_probe -- /tmp/probe.quire 1000000 2000000 get 1024
+//! ```
+//!
+//! Arguments: file, keys, operations, `get` or `range`, pool MiB (default 1024).
+
+use quiredb_engine::{Database, Durability};
+use quiredb_structures::btree::{BTree, HeadCache};
+use std::ops::Bound;
+use std::time::Instant;
+
+const KEY_LEN: usize = 24;
+const VALUE_LEN: usize = 150;
+
+/// xorshift64*: the same keys on every run.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+fn key(index: u64) -> [u8; KEY_LEN] {
+    let mut state = index.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = [0u8; KEY_LEN];
+    for chunk in out.chunks_mut(8) {
+        chunk.copy_from_slice(&next(&mut state).to_le_bytes());
+    }
+    out
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [path, keys, ops, mode, rest @ ..] = args.as_slice() else {
+        return Err("usage: lookup_probe FILE KEYS OPS get|range [POOL_MIB]".into());
+    };
+    let (keys, ops): (u64, u64) = (keys.parse()?, ops.parse()?);
+    let pool_mib: usize = rest.first().map_or(Ok(1024), |text| text.parse())?;
+    let builder = Database::builder().cache_bytes(pool_mib << 20);
+    let db = if std::path::Path::new(path).exists() {
+        builder.open(path)?
+    } else {
+        let db = builder.create(path)?;
+        let txn = db.begin_write()?;
+        let mut tree = BTree::create(&txn, "kv")?;
+        for index in 0..keys {
+            tree.insert(&key(index), &[index as u8; VALUE_LEN])?;
+        }
+        drop(tree);
+        txn.commit(Durability::Checksummed)?;
+        db
+    };
+    let head = BTree::open(&db.begin_read()?, "kv")?.head_page();
+    let cache = HeadCache::default();
+    let (mut state, mut found, mut out) = (7u64, 0u64, Vec::new());
+    let start = Instant::now();
+    for _ in 0..ops {
+        let target = key(next(&mut state) % keys);
+        let txn = db.begin_read()?;
+        let tree = BTree::open_cached(&txn, "kv", head, &cache)?;
+        if mode == "get" {
+            found += u64::from(tree.get(&target, &mut out)?);
+        } else {
+            for entry in tree.entries(Bound::Included(&target[..]), Bound::Unbounded).take(10) {
+                found += entry?.1.len() as u64;
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    let stats = db.stats();
+    println!(
+        "{ops} {mode} in {elapsed:.2?}: {:.0} ns/op, found {found}, pool hits {} misses {}",
+        elapsed.as_nanos() as f64 / ops as f64,
+        stats.hits,
+        stats.misses
+    );
+    Ok(())
+}
