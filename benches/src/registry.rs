@@ -11,6 +11,7 @@ use crate::peers;
 const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log with group commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_MMAP: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB, pool misses copied from a memory map (Options::mmap_reads)";
 const QUIREDB_KV_FULL: &str = "B+tree, Durability::Full per commit, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
@@ -23,6 +24,7 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
     let mut v: Vec<Entry<KvOpen>> = vec![
         Entry { id: "quiredb", settings: QUIREDB_KV, open: peers::quiredb_kv::QuireKv::open },
         Entry { id: "quiredb-full", settings: QUIREDB_KV_FULL, open: peers::quiredb_kv::QuireKv::open_full },
+        Entry { id: "quiredb-mmap", settings: QUIREDB_KV_MMAP, open: peers::quiredb_kv::QuireKv::open_mmap },
         Entry { id: "quiredb-log", settings: QUIREDB_KV_LOG, open: peers::quiredb_kv::QuireKv::open_log },
         Entry { id: "quiredb-group", settings: QUIREDB_KV_GROUP, open: peers::quiredb_kv::QuireKv::open_group },
         Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },

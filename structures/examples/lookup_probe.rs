@@ -8,7 +8,8 @@
 //! cargo run --release -p quiredb-structures --example lookup_probe -- /tmp/probe.quire 1000000 2000000 get 1024
 //! ```
 //!
-//! Arguments: file, keys, operations, `get` or `range`, pool MiB (default 1024).
+//! Arguments: file, keys, operations, `get` or `range`, pool MiB (default 1024), and
+//! `mmap` to serve pool misses from a memory map of the file.
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::{BTree, HeadCache};
@@ -38,11 +39,12 @@ fn key(index: u64) -> [u8; KEY_LEN] {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [path, keys, ops, mode, rest @ ..] = args.as_slice() else {
-        return Err("usage: lookup_probe FILE KEYS OPS get|range [POOL_MIB]".into());
+        return Err("usage: lookup_probe FILE KEYS OPS get|range [POOL_MIB [mmap]]".into());
     };
     let (keys, ops): (u64, u64) = (keys.parse()?, ops.parse()?);
     let pool_mib: usize = rest.first().map_or(Ok(1024), |text| text.parse())?;
-    let builder = Database::builder().cache_bytes(pool_mib << 20);
+    let mmap = rest.get(1).is_some_and(|flag| flag == "mmap");
+    let builder = Database::builder().cache_bytes(pool_mib << 20).mmap_reads(mmap);
     let db = if std::path::Path::new(path).exists() {
         builder.open(path)?
     } else {

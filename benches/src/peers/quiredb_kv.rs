@@ -4,7 +4,7 @@
 //! committed with `Durability::Checksummed` (one sync per commit; `quiredb-full`:
 //! `Durability::Full`, two syncs; `quiredb-log`: `Checksummed` with a commit log of
 //! [`LOG_PAGES`] pages, one durable append per small commit; `quiredb-group`: the same
-//! with group commit). Reads open a snapshot per call and reach the tree through its head page
+//! with group commit; `quiredb-mmap`: pool misses served from a memory map). Reads open a snapshot per call and reach the tree through its head page
 //! (id cached at open, contents cached per snapshot) instead of the catalog. Pool: the harness's cache budget, else
 //! 1 GiB.
 
@@ -36,30 +36,47 @@ pub struct QuireKv {
 impl QuireKv {
     /// Opener for `quiredb` (checksummed commits).
     pub fn open(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, false)?))
     }
 
     /// Opener for `quiredb-log` (checksummed commits through a commit log).
     pub fn open_log(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, false, false)?))
     }
 
     /// Opener for `quiredb-group` (checksummed commits through a commit log, with
     /// group commit: concurrent writers share appends).
     pub fn open_group(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true, false)?))
+    }
+
+    /// Opener for `quiredb-mmap` (checksummed commits; pool misses copied from a memory
+    /// map of the file instead of read with `pread`).
+    pub fn open_mmap(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, true)?))
     }
 
     /// Opener for `quiredb-full` (full commits: data sync, then meta sync).
     pub fn open_full(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false, false)?))
     }
 
-    fn create(dir: &Path, options: &KvOptions, durability: Durability, log_pages: u64, group: bool) -> Result<QuireKv> {
+    fn create(
+        dir: &Path,
+        options: &KvOptions,
+        durability: Durability,
+        log_pages: u64,
+        group: bool,
+        mmap: bool,
+    ) -> Result<QuireKv> {
         create_dir(dir)?;
         let cache = options.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES) as usize;
-        let options =
-            Database::builder().cache_bytes(cache).commit_log_pages(log_pages).group_commit(group).into_options();
+        let options = Database::builder()
+            .cache_bytes(cache)
+            .commit_log_pages(log_pages)
+            .group_commit(group)
+            .mmap_reads(mmap)
+            .into_options();
         let path = dir.join("kv.quire");
         let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
             .or_engine(ID)?;

@@ -1,13 +1,16 @@
 //! KV — the redb-style workload of the B+tree issue: random 24-byte keys with 150-byte
 //! values; bulk load in one transaction; 1,000 individual durable writes; 100 batches
-//! of 1,000 writes; random reads (two passes); 500,000 range reads of 10 pairs;
-//! removal of half the keys in one transaction; file size before and after.
+//! of 1,000 writes; random reads (two passes); 500,000 range reads of 10 pairs; random
+//! reads with a cache of 25 %, 50 %, 80 % and 100 % of the data's raw bytes (the engine
+//! reopened with that budget, a warm-up of half the keys, then a pass over all of them;
+//! LMDB, which has no cache knob, reads through its mapping each time); removal of half
+//! the keys in one transaction; file size before and after.
 //! Engines: the ordered key-value family (range reads where the adapter has them).
 
 use super::{Config, Outcome, remove_dir};
 use crate::check::{Checks, fnv};
 use crate::error::{BenchError, Result};
-use crate::family::{KvEngine, KvOptions};
+use crate::family::{Entry, KvEngine, KvOpen, KvOptions};
 use crate::measure::time;
 use crate::registry;
 use crate::results::{Collector, Unit};
@@ -76,6 +79,10 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             let mut engine = (entry.open)(&dir, &KvOptions { cache_bytes: None })?;
             let data = Data { load: &load, singles: &singles, batched: &batched, order: &order };
             phases(engine.as_mut(), entry.id, &data, &sizes, &mut collector, &mut checks)?;
+            drop(engine);
+            pool_phases(entry, &dir, &data, &mut collector, &mut checks)?;
+            let mut engine = (entry.open)(&dir, &KvOptions { cache_bytes: None })?;
+            removal(engine.as_mut(), entry.id, &data, &mut collector, &mut checks)?;
             drop(engine);
             remove_dir(&dir)?;
         }
@@ -161,6 +168,47 @@ fn phases(
     }
 
     c.add_bytes(id, "size before removal", engine.size_bytes()?);
+    Ok(())
+}
+
+/// Smallest cache budget given (QuireDB needs 64 pages; only smoke sizes reach it).
+const MIN_CACHE_BYTES: u64 = 1 << 20;
+
+/// Caches tried by [`pool_phases`], in percent of the data's raw bytes.
+const POOL_PERCENTS: [u64; 4] = [25, 50, 80, 100];
+
+/// Random reads with caches smaller than the data: for each of [`POOL_PERCENTS`], the
+/// engine reopened with that budget, a warm-up over half the keys, then a timed pass.
+fn pool_phases(
+    entry: &Entry<KvOpen>,
+    dir: &std::path::Path,
+    data: &Data<'_>,
+    c: &mut Collector,
+    checks: &mut Checks,
+) -> Result<()> {
+    let raw = (data.load.len() * (KEY_LEN + VALUE_LEN)) as u64;
+    for percent in POOL_PERCENTS {
+        let budget = (raw * percent / 100).max(MIN_CACHE_BYTES);
+        let mut engine = (entry.open)(dir, &KvOptions { cache_bytes: Some(budget) })?;
+        let mut out = Vec::new();
+        for &i in &data.order[..data.order.len() / 2] {
+            engine.get(&data.load[i].0, &mut out)?;
+        }
+        let (found, s) = time(data.order.len() as u64, || {
+            let mut found = 0u64;
+            for &i in data.order.iter().rev() {
+                found += u64::from(engine.get(&data.load[i].0, &mut out)?);
+            }
+            Ok::<_, BenchError>(found)
+        })?;
+        c.add(entry.id, &format!("random reads (cache {percent} % of data)"), Unit::OpsPerSec, s);
+        checks.record(entry.id, "read found", found)?;
+    }
+    Ok(())
+}
+
+/// Removal of half the keys in one transaction, and the file size after.
+fn removal(engine: &mut dyn KvEngine, id: &str, data: &Data<'_>, c: &mut Collector, checks: &mut Checks) -> Result<()> {
     let half: Vec<&[u8]> = data.load[..data.load.len() / 2].iter().map(|(k, _)| &k[..]).collect();
     let (removed, s) = time(half.len() as u64, || engine.delete_batch(&half))?;
     c.add(id, "remove half (1 txn)", Unit::OpsPerSec, s);
