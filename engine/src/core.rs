@@ -159,6 +159,12 @@ impl Core {
         self.poison_on_io(result)
     }
 
+    /// With [`crate::Options::mmap_reads`], a memory map of the file reaching at least
+    /// `end` bytes; `None` without the option or when the storage cannot be mapped.
+    pub fn file_map(&self, end: u64) -> Option<Arc<memmap2::Mmap>> {
+        self.mmap.as_ref().and_then(|map| self.mapped(map, end))
+    }
+
     /// The current memory map, remapped if it does not reach `end`.
     fn mapped(&self, map: &Mutex<Option<Arc<memmap2::Mmap>>>, end: u64) -> Option<Arc<memmap2::Mmap>> {
         let mut slot = map.lock();

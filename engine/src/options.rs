@@ -21,7 +21,7 @@ pub struct Options {
     pub page_size: Option<u32>,
     /// Bytes of the buffer pool (frames are preallocated up front).
     pub cache_bytes: usize,
-    /// Serve pool misses by copying from a memory map instead of `pread`.
+    /// Read through a memory map of the file (see [`DatabaseBuilder::mmap_reads`]).
     pub mmap_reads: bool,
     /// Idle result sets the database keeps for reuse.
     pub result_set_pool: usize,
@@ -127,7 +127,14 @@ impl DatabaseBuilder {
         self
     }
 
-    /// Serve pool misses by copying from a memory map instead of `pread`.
+    /// Read through a memory map of the file: pool misses copy from the map instead of
+    /// `pread`, and once the pool is full, snapshots read pages that index no others
+    /// (leaves, blobs, queue pages) in place from the map, checksummed the first time,
+    /// instead of evicting a frame for each — the kernel's page cache becomes the cold
+    /// tier, which is what makes a pool smaller than the data cheap (issue 22:
+    /// 3.4 → 1.2 µs per lookup with a pool of a quarter of the data). Off by default:
+    /// through a map, a failing disk read kills the process with `SIGBUS` instead of
+    /// returning [`crate::Error::Io`].
     pub fn mmap_reads(mut self, on: bool) -> Self {
         self.options.mmap_reads = on;
         self

@@ -49,9 +49,11 @@ use table::Table;
 
 mod memory;
 mod table;
+mod verified;
 
 pub use memory::prefetch_bytes;
 pub use table::MAX_FRAMES;
+pub use verified::Verified;
 
 /// Sentinel physical id of a frame that holds nothing.
 const NO_PAGE: u64 = u64::MAX;
@@ -177,6 +179,10 @@ pub struct Pool {
     table: Table,
     hits: Box<[PaddedCounter]>,
     hand: AtomicUsize,
+    /// Frames never taken yet: while some are left, a miss costs no eviction.
+    untouched: AtomicUsize,
+    /// Pages checksummed in the file's memory map (see `txn/read.rs`).
+    pub verified: Verified,
     /// Shared counters (hits, misses, …).
     pub counters: Counters,
 }
@@ -206,7 +212,8 @@ impl Pool {
                 listed: AtomicU64::new(NO_PAGE),
             })
             .collect();
-        let table = Table::new(frames.len());
+        let count = frames.len();
+        let table = Table::new(count);
         let hits = (0..HIT_STRIPES).map(|_| PaddedCounter::default()).collect();
         Ok(Pool {
             page_size,
@@ -216,6 +223,8 @@ impl Pool {
             table,
             hits,
             hand: AtomicUsize::new(0),
+            untouched: AtomicUsize::new(count),
+            verified: Verified::new(count),
             counters: Counters::default(),
         })
     }
@@ -225,6 +234,19 @@ impl Pool {
         let mut stats = self.counters.snapshot();
         stats.hits += self.hits.iter().map(|stripe| stripe.0.load(Ordering::Relaxed)).sum::<u64>();
         stats
+    }
+
+    /// Whether every frame has been used once: from then on a miss evicts a page.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.untouched.load(Ordering::Relaxed) == 0
+    }
+
+    /// Whether a page of `kind` is one that indexes others (see [`MOST_CHANCES`]):
+    /// worth a frame even when the pool is full.
+    #[inline]
+    pub fn is_index_kind(kind: crate::page::PageKind) -> bool {
+        chances_for(kind) > 1
     }
 
     /// Number of frames.
@@ -421,6 +443,7 @@ impl Pool {
     /// Forgets any cached copy of `phys` (called when a physical page is reallocated):
     /// the copy is unlisted, so neither the table nor a frame hint finds it again.
     pub fn invalidate(&self, phys: PhysId) {
+        self.verified.forget(phys.0);
         if let Some(index) = self.table.remove(phys.0, None) {
             let frame = &self.frames[index as usize];
             let _ = frame.listed.compare_exchange(phys.0, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
@@ -444,6 +467,7 @@ impl Pool {
                 FrameState::Dirty => continue,
                 FrameState::Free if !guard.touched => {
                     guard.touched = true;
+                    self.untouched.fetch_sub(1, Ordering::Relaxed);
                     self.counters.frame_allocated();
                 }
                 FrameState::Free => {}

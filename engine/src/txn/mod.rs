@@ -81,15 +81,38 @@ pub trait PageRead {
     fn result_set(&self) -> ResultSet;
 }
 
-/// A pinned page for reading. While it lives the frame cannot be evicted.
+/// A pinned page for reading. While it lives the frame cannot be evicted (or, for a
+/// page served in place from the file's memory map, the map cannot go).
 pub struct PageRef<'a> {
-    guard: ReadGuard<'a>,
+    bytes: PageBytes<'a>,
     id: PageId,
+}
+
+/// Where the bytes of a [`PageRef`] are (header included).
+enum PageBytes<'a> {
+    /// A pinned pool frame.
+    Frame(ReadGuard<'a>),
+    /// The page in the file's memory map, checksummed once (`pool::Verified`).
+    Mapped(&'a [u8]),
 }
 
 impl<'a> PageRef<'a> {
     pub(crate) fn new(guard: ReadGuard<'a>, id: PageId) -> Self {
-        PageRef { guard, id }
+        PageRef { bytes: PageBytes::Frame(guard), id }
+    }
+
+    /// A page read in place from the file's memory map.
+    pub(crate) fn mapped(bytes: &'a [u8], id: PageId) -> Self {
+        PageRef { bytes: PageBytes::Mapped(bytes), id }
+    }
+
+    /// The whole page, header included.
+    #[inline]
+    fn whole(&self) -> &[u8] {
+        match &self.bytes {
+            PageBytes::Frame(guard) => &guard.bytes,
+            PageBytes::Mapped(bytes) => bytes,
+        }
     }
 
     /// Logical id of the page.
@@ -99,13 +122,13 @@ impl<'a> PageRef<'a> {
 
     /// Kind the page was allocated with.
     pub fn kind(&self) -> PageKind {
-        page::header(&self.guard.bytes).kind
+        page::header(self.whole()).kind
     }
 
     /// Transaction that wrote this version of the page. Together with the logical id it
     /// names the version: a structure may cache a decoded page keyed by both.
     pub fn txn(&self) -> TxnId {
-        page::header(&self.guard.bytes).txn
+        page::header(self.whole()).txn
     }
 }
 
@@ -113,7 +136,7 @@ impl Deref for PageRef<'_> {
     type Target = [u8];
     #[inline]
     fn deref(&self) -> &[u8] {
-        &self.guard.bytes[HEADER_SIZE..]
+        &self.whole()[HEADER_SIZE..]
     }
 }
 

@@ -50,6 +50,9 @@ struct Snapshot<H: CoreHolder> {
     announced: Announcement,
     /// The catalog, parsed on first use (it cannot change within a snapshot).
     catalog: OnceCell<catalog::Catalog>,
+    /// The file's memory map reaching every page of the snapshot, taken at the first
+    /// page read in place ([`crate::Options::mmap_reads`]); `None` inside without it.
+    map: OnceCell<Option<Arc<memmap2::Mmap>>>,
 }
 
 impl<H: CoreHolder> Snapshot<H> {
@@ -61,10 +64,43 @@ impl<H: CoreHolder> Snapshot<H> {
             let meta = core.published.load();
             let announced = core.readers.announce(meta.txn);
             if core.published.txn() == meta.txn {
-                return Snapshot { holder, meta, announced, catalog: OnceCell::new() };
+                return Snapshot { holder, meta, announced, catalog: OnceCell::new(), map: OnceCell::new() };
             }
             core.readers.withdraw(announced, meta.txn);
         }
+    }
+
+    /// With [`crate::Options::mmap_reads`] and a full pool, a page that indexes no
+    /// others is read in place from the file's memory map (checksummed the first time,
+    /// `pool::Verified`) instead of evicting a frame for a copy of it: the kernel's page
+    /// cache is then the cold tier, as for LMDB, and the pool keeps the inner levels
+    /// and the pages read before it filled. `None`: read it through the pool.
+    fn read_mapped<'s>(&'s self, core: &'s Core, phys: PhysId, id: PageId) -> Result<Option<PageRef<'s>>> {
+        if core.mmap.is_none() || !core.pool.is_full() {
+            return Ok(None);
+        }
+        if let Some((guard, frame)) = core.pool.lookup(phys) {
+            crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
+            core.translations.remember_frame(id.0, frame);
+            return Ok(Some(PageRef::new(guard, id)));
+        }
+        let page_size = core.page_size;
+        let end = self.meta.page_count * page_size as u64;
+        let Some(map) = self.map.get_or_init(|| core.file_map(end)) else { return Ok(None) };
+        let start = phys.0 as usize * page_size;
+        let Some(bytes) = map.get(start..start + page_size) else { return Ok(None) };
+        if crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
+            return Ok(None);
+        }
+        if core.pool.verified.contains(phys.0) {
+            crate::page::verify_identity(bytes, phys, None, id.0)?;
+        } else {
+            core.pool.counters.read();
+            crate::page::verify_expect(bytes, phys, None, id.0, self.meta.txn)?;
+            core.pool.verified.insert(phys.0);
+        }
+        core.pool.counters.miss();
+        Ok(Some(PageRef::mapped(bytes, id)))
     }
 
     fn catalog(&self) -> Result<&catalog::Catalog> {
@@ -98,6 +134,9 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
         if let Some(guard) = hint.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));
+        }
+        if let Some(page) = self.read_mapped(core, phys, id)? {
+            return Ok(page);
         }
         let (guard, frame) = core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
         core.translations.remember_frame(id.0, frame);
