@@ -5,7 +5,7 @@
 //! file (`.zst` files are decompressed on the fly) through
 //! [`quiredb_datasets::meteo::load`] into an [`ObservationSink`], and prints a
 //! [`LoadSummary`]. With `--db` the sink is [`IndexSink`] (queue of raw records, B+tree
-//! (station, time), 5-D R*-tree; one transaction, or one per `--batch` rows); with
+//! (station, time), R*-tree over 1 to 8 measures; one transaction, or one per `--batch` rows); with
 //! `--dry-run` a [`NullSink`] (parse and validate only).
 
 use std::fs::File;
@@ -45,9 +45,10 @@ pub struct LoadArgs {
     /// it; writes nothing.
     #[arg(long, conflicts_with_all = ["db", "dry_run", "parse_only"])]
     pub inspect: bool,
-    /// The five measures that are the R*-tree's dimensions, in order (names, or numbers
-    /// from 0 among the measures); default: the measures, when there are exactly five.
-    #[arg(long, value_name = "M1,…,M5")]
+    /// The 1 to 8 measures that are the R*-tree's dimensions, in order (names, or
+    /// numbers from 0 among the measures); default: the first eight measures at most.
+    /// A load into an existing database must choose as many as its first load.
+    #[arg(long, value_name = "M1,…")]
     pub index_measures: Option<String>,
     /// Skip malformed rows (listed in the skip report) instead of stopping.
     #[arg(long)]

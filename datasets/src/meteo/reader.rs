@@ -23,7 +23,6 @@ use std::io::Read;
 
 use csv::ByteRecord;
 
-use super::Observation;
 use super::aggregate::RecordLayout;
 use super::fields;
 use super::melt::{MadeQueue, Pivot, PivotRow};
@@ -32,8 +31,8 @@ use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
 use super::source::{Source, TimePlan, without_unit};
-use super::store::DIMENSIONS;
 use super::timefmt::{Clock, TimeFormat};
+use super::{IndexMeasures, Observation};
 use crate::error::{Error, Result};
 
 /// What one call to [`ObservationReader::read`] found.
@@ -63,7 +62,7 @@ pub struct ObservationReader<R: Read> {
     pivot: Option<Pivot>,
     measure_names: Vec<String>,
     raw: Vec<u8>,
-    index_measures: Option<[usize; DIMENSIONS]>,
+    index_measures: Option<IndexMeasures>,
     packer: FieldPacker,
     bytes_before: u64,
 }
@@ -145,7 +144,7 @@ impl<R: Read> ObservationReader<R> {
     }
 
     /// Makes the measures named `names` (or numbered from 0 among the measures) the
-    /// R*-tree's dimensions, in that order; exactly [`DIMENSIONS`] of them.
+    /// R*-tree's dimensions, in that order; 1 to [`super::MAX_DIMENSIONS`] of them.
     pub fn set_index_measures(&mut self, names: &[String]) -> Result<()> {
         let names_list = self.measure_names.join(", ");
         let find = |name: &String| {
@@ -156,13 +155,16 @@ impl<R: Read> ObservationReader<R> {
                 Error::Argument(format!("--index-measures: no measure {name:?}; the measures are: {names_list}"))
             })
         };
-        let chosen: Vec<usize> = names.iter().map(find).collect::<Result<_>>()?;
-        let chosen = <[usize; DIMENSIONS]>::try_from(chosen).map_err(|chosen| {
-            let got = chosen.len();
-            Error::Argument(format!(
-                "--index-measures takes {DIMENSIONS} measures (the R*-tree's dimensions), got {got}"
-            ))
-        })?;
+        let names: Vec<&String> = names.iter().filter(|name| !name.trim().is_empty()).collect();
+        if !(1..=super::MAX_DIMENSIONS).contains(&names.len()) {
+            return Err(Error::Argument(format!(
+                "--index-measures takes 1 to {} measures (the R*-tree's dimensions), got {}",
+                super::MAX_DIMENSIONS,
+                names.len()
+            )));
+        }
+        let chosen: Vec<usize> = names.into_iter().map(find).collect::<Result<_>>()?;
+        let chosen = IndexMeasures::new(&chosen)?;
         self.index_measures = Some(chosen);
         Ok(())
     }
@@ -180,7 +182,7 @@ impl<R: Read> ObservationReader<R> {
                 &MissingValues::default(),
             ),
         };
-        layout.index_measures = self.index_measures.map(|chosen| chosen.to_vec());
+        layout.index_measures = self.index_measures.map(|chosen| chosen.as_slice().to_vec());
         layout
     }
 
