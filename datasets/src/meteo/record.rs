@@ -332,6 +332,12 @@ pub fn packed_field(packed: &[u8], column: usize, out: &mut Vec<u8>) -> Result<b
     let total = packed.len() * 2;
     let (mut n, mut field) = (0, 0);
     while n < total {
+        // Before the field, a byte of two plain nibbles neither of them a comma is
+        // skipped whole.
+        if field < column && n.is_multiple_of(2) && SKIPPABLE[usize::from(packed[n / 2])] {
+            n += 2;
+            continue;
+        }
         let (byte, width) = match nibble(n) {
             ESCAPE if n + 1 == total => break,
             ESCAPE if n + 2 == total => {
@@ -351,6 +357,18 @@ pub fn packed_field(packed: &[u8], column: usize, out: &mut Vec<u8>) -> Result<b
     }
     Ok(field == column)
 }
+
+/// Packed bytes of two plain nibbles, neither of them the comma's (10).
+const SKIPPABLE: [bool; 256] = {
+    let mut skippable = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (high, low) = (byte >> 4, byte & 15);
+        skippable[byte] = high < ESCAPE as usize && low < ESCAPE as usize && high != 10 && low != 10;
+        byte += 1;
+    }
+    skippable
+};
 
 /// The byte of each plain nibble (0–14).
 const BYTES: [u8; 15] = [b'0', b'1', b'2', b'3', b'4', b'5', b'6', b'7', b'8', b'9', b',', b'.', b'-', b':', b'T'];
