@@ -39,6 +39,8 @@ pub(crate) struct MadeQueue {
     /// The station as a field of the raw records (quoted if need be), made at the
     /// first pop after [`MadeQueue::start`].
     station_field: Vec<u8>,
+    /// See [`MadeQueue::set_plain_texts`].
+    plain_texts: bool,
     dates: DateTexts,
 }
 
@@ -49,11 +51,19 @@ impl MadeQueue {
         self.width = width;
         self.next = 0;
         self.station_field.clear();
+        self.plain_texts = false;
         for buffer in
             [&mut self.times as &mut dyn Clear, &mut self.lines, &mut self.values, &mut self.texts, &mut self.text_ends]
         {
             buffer.clear_all();
         }
+    }
+
+    /// Declares that no value text queued since [`MadeQueue::start`] holds a byte that
+    /// needs quoting (the delimiter, a quote, a line break): they are then copied into
+    /// the raw records without a look.
+    pub(crate) fn set_plain_texts(&mut self) {
+        self.plain_texts = true;
     }
 
     /// Queues one observation: its time, source line and (value, text) per measure.
@@ -80,7 +90,7 @@ impl MadeQueue {
         let &time = self.times.get(self.next)?;
         let at = self.next;
         self.next += 1;
-        if observation.station != self.station {
+        if !same_text(&observation.station, &self.station) {
             self.station.clone_into(&mut observation.station);
         }
         observation.time = time;
@@ -96,10 +106,22 @@ impl MadeQueue {
         for cell in at * self.width..(at + 1) * self.width {
             let start = if cell == 0 { 0 } else { self.text_ends[cell - 1] };
             raw.push(delimiter);
-            push_field(raw, &self.texts[start..self.text_ends[cell]], delimiter);
+            let text = &self.texts[start..self.text_ends[cell]];
+            if self.plain_texts {
+                raw.extend_from_slice(text);
+            } else {
+                push_field(raw, text, delimiter);
+            }
         }
         Some(self.lines[at])
     }
+}
+
+/// `a == b`, inline: station names are short, and a call of the C library's `memcmp`
+/// for each made observation cost more than the comparison.
+#[inline]
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 /// `YYYY-MM-DD` texts of recent days, direct-mapped by day number: made observations

@@ -136,7 +136,7 @@ impl Tally {
         summary.complete_rows += u64::from(complete);
         let time = observation.time;
         summary.time_range = Some(summary.time_range.map_or((time, time), |(lo, hi)| (lo.min(time), hi.max(time))));
-        if observation.station != self.last_station {
+        if !super::melt::same_text(&observation.station, &self.last_station) {
             self.last_station.clone_from(&observation.station);
             if !self.stations.contains(&observation.station) {
                 self.stations.insert(observation.station.clone());

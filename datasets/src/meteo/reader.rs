@@ -295,6 +295,9 @@ impl<R: Read> ObservationReader<R> {
         };
         let line = source.line(record);
         self.made.start(&scratch.station, 1);
+        if is_plain(record, source.delimiter) {
+            self.made.set_plain_texts();
+        }
         let clock = &self.clock;
         let times = self.period_times.get_or_insert_with(|| period_times(&source.plan.periods, clock));
         for (&(index, period), &time) in source.plan.periods.iter().zip(times.iter()) {
@@ -417,11 +420,17 @@ impl RawRow<'_> {
     }
 }
 
+/// True when no field of `record` needs quoting when joined by `delimiter`: one
+/// branch-free pass over all field bytes (`\n`, `\r` and `"` are <= `"`; so are
+/// spaces, which only cost a look per field later).
+fn is_plain(record: &ByteRecord, delimiter: u8) -> bool {
+    !record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter))
+}
+
 /// Replaces `out` with `record`'s fields joined by `delimiter`, quoted where needed.
 fn join(record: &ByteRecord, delimiter: u8, out: &mut Vec<u8>) {
     out.clear();
-    // One branch-free pass over all field bytes: `\n`, `\r` and `"` are <= `"`.
-    let plain = !record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter));
+    let plain = is_plain(record, delimiter);
     for (index, field) in record.iter().enumerate() {
         if index > 0 {
             out.push(delimiter);
