@@ -394,9 +394,9 @@ fn agg_and_output_formats_over_a_loaded_table() {
 
 #[test]
 fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
-    // Proves: with seven measures no row has a 5-D point unless --index-measures picks
-    // five of them; then knn answers over those five, stats names them, and a wrong
-    // count or name is a clear error that writes nothing.
+    // Proves: --index-measures picks the R*-tree's dimensions among seven measures (five,
+    // then three); knn answers over them, stats names them, a point of another size is
+    // refused, and a wrong count or name is a clear error that writes nothing.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tmy.quire");
     let base = ["--station-from-preamble", "1,2", "--time", "Date,Time", "--time-format", "%m/%d/%Y %H:%M"];
@@ -418,10 +418,28 @@ fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
     let sample = meteo_sample("tmy3_724666.csv");
     args.push(&sample);
     args.extend(base.iter().chain(&measures).copied());
-    args.extend(["--index-measures", "GHI,DNI,Dry-bulb"]);
-    let wrong = quire(&args);
-    assert!(!wrong.status.success() && text(&wrong).contains("takes 5 measures"), "{}", text(&wrong));
-    assert!(!other.exists(), "a refused load creates no database");
+    for (choice, error) in [
+        ("", "takes 1 to 8 measures (the R*-tree's dimensions), got 0"),
+        (
+            "GHI,DNI,Dry-bulb,Dew-point,RHum,Pressure,Wspd,GHI,DNI",
+            "takes 1 to 8 measures (the R*-tree's dimensions), got 9",
+        ),
+        ("GHI,Wind", "no measure \"Wind\""),
+    ] {
+        let wrong = quire(&[&args[..], &["--index-measures", choice]].concat());
+        assert!(!wrong.status.success() && text(&wrong).contains(error), "{choice}: {}", text(&wrong));
+        assert!(!other.exists(), "a refused load creates no database");
+    }
+    let three = ["--index-measures", "Pressure,Dry-bulb,Wspd"];
+    let out = load_csv(&other, &[sample.as_str()], &[&base[..], &measures, &three].concat(), 4);
+    assert!(out.contains("4 points in"), "{out}");
+    let knn = quire(&["knn", path_str(&other), "--point", "822,-6,4.5", "-k", "1"]);
+    assert!(String::from_utf8_lossy(&knn.stdout).starts_with("0.0000\t01/01/1988,24:00,"), "{}", text(&knn));
+    let five = quire(&["knn", path_str(&other), "--point", "-6,-11,59,822,4.5", "-k", "1"]);
+    assert!(!five.status.success() && text(&five).contains("3 dimensions: 3 values needed, got 5"), "{}", text(&five));
+    let stats = quire(&["stats", path_str(&other)]);
+    let dims = "R*-tree dimensions:       Pressure (mbar), Dry-bulb (C), Wspd (m/s)";
+    assert!(text(&stats).contains("points (3-D R*-tree):     4") && text(&stats).contains(dims), "{}", text(&stats));
 }
 
 #[test]

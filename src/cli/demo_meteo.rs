@@ -39,14 +39,14 @@ pub fn tour(db: &Database) -> Result<()> {
     let range = view.range(&station, i64::MIN, i64::MAX)?;
     println!("meteo: range  station {station:?}, all time: {} records in {:.1} ms", range.len(), ms(start));
     let start = Instant::now();
-    let window = view.window([10.0, 1005.0, 0.0, 0.0, 1.0], [15.0, 1010.0, 5.0, 0.5, 3.0])?;
+    let window = view.window(&[10.0, 1005.0, 0.0, 0.0, 1.0], &[15.0, 1010.0, 5.0, 0.5, 3.0])?;
     println!(
         "meteo: window 10–15 °C, 1005–1010 hPa, dew point 0–5 °C, rain ≤ 0.5, wind 1–3: {} records in {:.1} ms",
         window.len(),
         ms(start)
     );
     let start = Instant::now();
-    let nearest = view.knn([20.0, 1000.0, 10.0, 0.0, 2.0], 10)?;
+    let nearest = view.knn(&[20.0, 1000.0, 10.0, 0.0, 2.0], 10)?;
     let farthest = nearest.last().and_then(|found| found.distance).unwrap_or(0.0);
     println!(
         "meteo: kNN    10 nearest to (20 °C, 1000 hPa, 10 °C, 0 mm, 2 m/s): farthest at {farthest:.3}, in {:.1} ms",

@@ -5,7 +5,7 @@
 //! file (`.zst` files are decompressed on the fly) through
 //! [`quiredb_datasets::meteo::load`] into an [`ObservationSink`], and prints a
 //! [`LoadSummary`]. With `--db` the sink is [`IndexSink`] (queue of raw records, B+tree
-//! (station, time), 5-D R*-tree; one transaction, or one per `--batch` rows); with
+//! (station, time), R*-tree over 1 to 8 measures; one transaction, or one per `--batch` rows); with
 //! `--dry-run` a [`NullSink`] (parse and validate only).
 
 use std::fs::File;
@@ -45,9 +45,10 @@ pub struct LoadArgs {
     /// it; writes nothing.
     #[arg(long, conflicts_with_all = ["db", "dry_run", "parse_only"])]
     pub inspect: bool,
-    /// The five measures that are the R*-tree's dimensions, in order (names, or numbers
-    /// from 0 among the measures); default: the measures, when there are exactly five.
-    #[arg(long, value_name = "M1,…,M5")]
+    /// The 1 to 8 measures that are the R*-tree's dimensions, in order (names, or
+    /// numbers from 0 among the measures); default: the first eight measures at most.
+    /// A load into an existing database must choose as many as its first load.
+    #[arg(long, value_name = "M1,…")]
     pub index_measures: Option<String>,
     /// Skip malformed rows (listed in the skip report) instead of stopping.
     #[arg(long)]
@@ -88,7 +89,8 @@ pub struct LoadArgs {
     #[arg(long, conflicts_with_all = ["dry_run", "db"])]
     pub parse_only: bool,
     /// With --parse-only: also deserialize each row into a typed default-schema row
-    /// with serde (the `csv` crate's usual typed parse).
+    /// (with --wide: station text and a float per other column) with serde (the `csv`
+    /// crate's usual typed parse).
     #[arg(long, requires = "parse_only")]
     pub typed: bool,
     /// Before the load, parse the same file with the `csv` crate into typed rows (the
@@ -110,7 +112,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         return super::inspect::run(&args.files[0], open_first(&args)?, &schema, &args.mapping);
     }
     let baseline = match args.baseline {
-        true => Some(super::load_speed::baseline(open_first(&args)?, baseline_delimiter(&args)?)?.2),
+        true => Some(super::load_speed::baseline(open_first(&args)?, baseline_delimiter(&args)?, typed(&args))?.2),
         false => None,
     };
     let watch = super::load_speed::Stopwatch::start();
@@ -280,7 +282,7 @@ impl From<DurabilityArg> for Durability {
 fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
     let input = open_first(args)?;
     let delimiter = baseline_delimiter(args)?;
-    let baseline = if args.typed { Baseline::Typed } else { Baseline::Split };
+    let baseline = if args.typed { typed(args) } else { Baseline::Split };
     let started = Instant::now();
     let (records, bytes) = csv_parse_only(input, delimiter, baseline)?;
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
@@ -292,6 +294,11 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
         bytes as f64 / 1e6 / seconds
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The typed baseline parse: of wide rows with `--wide`, else of default-schema rows.
+fn typed(args: &LoadArgs) -> Baseline {
+    if args.mapping.wide.is_some() { Baseline::TypedWide } else { Baseline::Typed }
 }
 
 /// The delimiter of the baseline parses: `--delimiter`, else `,`.

@@ -1,6 +1,7 @@
 //! `quire load-csv --baseline`: the load-speed goal measured in one run. Before the
 //! load, the same file is parsed by the `csv` crate into typed default-schema rows
-//! (serde, [`Baseline::Typed`]: what `--parse-only --typed` does); after it, both are
+//! (serde, [`Baseline::Typed`], or [`Baseline::TypedWide`] for `--wide`: what
+//! `--parse-only --typed` does); after it, both are
 //! printed with wall and CPU time and the ratio of the load's speed to the parse's.
 //!
 //! CPU time is the whole process's user + system time from `/proc/self/stat`, in clock
@@ -50,9 +51,9 @@ fn process_cpu_seconds() -> Option<f64> {
 }
 
 /// The baseline parse of `input`: (records, bytes, time).
-pub fn baseline(input: impl std::io::Read, delimiter: u8) -> anyhow::Result<(u64, u64, Span)> {
+pub fn baseline(input: impl std::io::Read, delimiter: u8, kind: Baseline) -> anyhow::Result<(u64, u64, Span)> {
     let watch = Stopwatch::start();
-    let (records, bytes) = quiredb_datasets::meteo::csv_parse_only(input, delimiter, Baseline::Typed)?;
+    let (records, bytes) = quiredb_datasets::meteo::csv_parse_only(input, delimiter, kind)?;
     Ok((records, bytes, watch.span()))
 }
 

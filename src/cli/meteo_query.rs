@@ -1,6 +1,6 @@
 //! The meteorological queries: `quire range` (one station, a time interval, via the
-//! B+tree), `quire window` (a box over the five measures, via the R*-tree), `quire knn`
-//! (nearest records to a point of the five measures) and `quire stats` (sizes of the
+//! B+tree), `quire window` (a box over the indexed measures, 1 to 8 of them, via the
+//! R*-tree), `quire knn` (nearest records to a point of the indexed measures) and `quire stats` (sizes of the
 //! layout). Answers go to stdout in `--format` (`meteo_output.rs`); counts and timings
 //! to stderr. Aggregates are `meteo_agg.rs`.
 //! The layout is documented in `datasets/src/meteo/store.rs`.
@@ -14,7 +14,6 @@ use anyhow::{Context, Result, bail};
 use quiredb_datasets::meteo::aggregate::{stored_layout, stored_measure_names};
 use quiredb_datasets::meteo::fields::parse_timestamp;
 use quiredb_datasets::meteo::query::{Found, MeteoView};
-use quiredb_datasets::meteo::store::DIMENSIONS;
 use quiredb_engine::{Database, Options, PageRead};
 
 use super::meteo_output::{OutputArgs, RecordMeaning, write_records};
@@ -43,11 +42,12 @@ pub struct RangeArgs {
 pub struct WindowArgs {
     /// Database file.
     pub db: PathBuf,
-    /// Lower corner: five comma-separated values, in the order of the R*-tree's
-    /// dimensions (the load's five measures, or its --index-measures; see `quire stats`).
+    /// Lower corner: comma-separated values, one for each of the R*-tree's dimensions,
+    /// in their order (the load's --index-measures, or its first eight measures at most;
+    /// see `quire stats`).
     #[arg(long, allow_hyphen_values = true)]
     pub min: String,
-    /// Upper corner: five comma-separated values.
+    /// Upper corner: as many comma-separated values.
     #[arg(long, allow_hyphen_values = true)]
     pub max: String,
     /// Output format and limit.
@@ -60,7 +60,7 @@ pub struct WindowArgs {
 pub struct KnnArgs {
     /// Database file.
     pub db: PathBuf,
-    /// Query point: five comma-separated values.
+    /// Query point: one comma-separated value for each of the R*-tree's dimensions.
     #[arg(long, allow_hyphen_values = true)]
     pub point: String,
     /// Number of neighbours.
@@ -86,12 +86,12 @@ pub(super) fn open(path: &Path) -> Result<Database> {
     Database::open_read_only(path, Options::default()).with_context(|| format!("cannot open {}", path.display()))
 }
 
-fn point(text: &str) -> Result<[f64; DIMENSIONS]> {
-    let values: Vec<f64> = text
-        .split(',')
+/// Comma-separated numbers (a point's count is checked against the R*-tree's
+/// dimensions by the query).
+fn point(text: &str) -> Result<Vec<f64>> {
+    text.split(',')
         .map(|value| value.trim().parse::<f64>().with_context(|| format!("{value:?} is not a number")))
-        .collect::<Result<_>>()?;
-    <[f64; DIMENSIONS]>::try_from(values).map_err(|v| anyhow::anyhow!("{DIMENSIONS} values needed, got {}", v.len()))
+        .collect()
 }
 
 pub(super) fn time(text: &str) -> Result<i64> {
@@ -127,7 +127,7 @@ pub fn window(args: WindowArgs) -> Result<ExitCode> {
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let started = Instant::now();
-    let found = MeteoView::open(&txn)?.window(min, max)?;
+    let found = MeteoView::open(&txn)?.window(&min, &max)?;
     print(&txn, &found, args.output, started)
 }
 
@@ -137,7 +137,7 @@ pub fn knn(args: KnnArgs) -> Result<ExitCode> {
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let started = Instant::now();
-    let found = MeteoView::open(&txn)?.knn(query, args.k)?;
+    let found = MeteoView::open(&txn)?.knn(&query, args.k)?;
     print(&txn, &found, args.output, started)
 }
 
@@ -148,12 +148,12 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
     let stats = MeteoView::open(&txn)?.stats()?;
     println!("records (queue):          {}", stats.records);
     println!("keys (station, time):     {}", stats.keys);
-    println!("points (5-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
+    let dims = stats.dimensions;
+    println!("points ({dims}-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
     println!("measures:                 {}", stats.measure_names.join(", "));
-    if let Some(chosen) = stored_layout(&txn)?.and_then(|layout| layout.index_measures) {
-        let names: Vec<&str> = chosen.iter().filter_map(|&i| stats.measure_names.get(i).map(String::as_str)).collect();
-        println!("R*-tree dimensions:       {}", names.join(", "));
-    }
+    let chosen = stored_layout(&txn)?.and_then(|layout| layout.index_measures).unwrap_or_else(|| (0..dims).collect());
+    let names: Vec<&str> = chosen.iter().filter_map(|&i| stats.measure_names.get(i).map(String::as_str)).collect();
+    println!("R*-tree dimensions:       {}", names.join(", "));
     let [queue, btree, rtree] = stats.pages;
     println!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}");
     println!("file:                     {} bytes", std::fs::metadata(&args.db)?.len());

@@ -9,7 +9,8 @@ use quiredb_structures::queue::RecordId;
 use super::Observation;
 use super::reader::RawRow;
 use super::record::RecordEncoding;
-use super::store::{CHUNK_ROWS, DIMENSIONS, encode_station, encode_time};
+use super::store::{CHUNK_ROWS, encode_station, encode_time};
+use crate::error::{Error, Result};
 
 /// One chunk of buffered rows: raw records, B+tree keys and R-tree points.
 #[derive(Default)]
@@ -18,7 +19,11 @@ pub(crate) struct Chunk {
     raw_ends: Vec<usize>,
     keys: Vec<u8>,
     key_ends: Vec<usize>,
-    points: Vec<Option<[f64; DIMENSIONS]>>,
+    /// Whether each row has an R-tree point (all its index measures present).
+    has_point: Vec<bool>,
+    /// The points' coordinates, one after the other (as many a point as the load's
+    /// R-tree has dimensions).
+    coords: Vec<f64>,
     /// The station of the last key encoded and its encoding (rows come station by
     /// station: most keys reuse it); `None` before the first key.
     station: Option<(String, Vec<u8>)>,
@@ -49,7 +54,8 @@ impl Chunk {
         self.raw_ends.clear();
         self.keys.clear();
         self.key_ends.clear();
-        self.points.clear();
+        self.has_point.clear();
+        self.coords.clear();
     }
 
     /// Buffers one row, its raw line stored with `encoding`; true when the chunk holds
@@ -79,16 +85,27 @@ impl Chunk {
         self.keys.extend_from_slice(encoded);
         encode_time(observation.time, &mut self.keys);
         self.key_ends.push(self.keys.len());
-        self.points.push(observation.index_point());
+        let has_point = observation.index_point(&mut self.coords);
+        self.has_point.push(has_point);
         self.len() >= CHUNK_ROWS
     }
 
-    /// The points of the chunk with the record ids they get.
-    pub(crate) fn points<'a>(
+    /// The points of the chunk with the record ids they get, `D` coordinates each; an
+    /// error if the rows' points have another size.
+    pub(crate) fn points<'a, const D: usize>(
         &'a self,
         ids: &'a [RecordId],
-    ) -> impl Iterator<Item = ([f64; DIMENSIONS], RecordId)> + 'a {
-        self.points.iter().zip(ids).filter_map(|(point, id)| point.map(|point| (point, *id)))
+    ) -> Result<impl Iterator<Item = ([f64; D], RecordId)> + 'a> {
+        let count = self.has_point.iter().filter(|&&has| has).count();
+        if self.coords.len() != count * D {
+            return Err(Error::Argument(format!(
+                "{} coordinates for {count} points of an R*-tree of {D} dimensions",
+                self.coords.len()
+            )));
+        }
+        let ids = self.has_point.iter().zip(ids).filter_map(|(&has, id)| has.then_some(*id));
+        let points = self.coords.chunks_exact(D).map(|point| point.try_into().expect("chunks of D coordinates"));
+        Ok(points.zip(ids))
     }
 }
 

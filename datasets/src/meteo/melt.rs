@@ -17,10 +17,9 @@
 
 use std::collections::HashMap;
 
-use csv::ByteRecord;
-
 use super::Observation;
 use super::fields;
+use super::reader::push_field;
 use crate::error::{Error, Result};
 
 /// Most distinct times of one station the pivot holds (an error beyond).
@@ -37,7 +36,11 @@ pub(crate) struct MadeQueue {
     texts: Vec<u8>,
     text_ends: Vec<usize>,
     next: usize,
-    time_text: Vec<u8>,
+    /// The station as a field of the raw records (quoted if need be), made at the
+    /// first pop after [`MadeQueue::start`].
+    station_field: Vec<u8>,
+    /// See [`MadeQueue::set_plain_texts`].
+    plain_texts: bool,
     dates: DateTexts,
 }
 
@@ -47,11 +50,20 @@ impl MadeQueue {
         station.clone_into(&mut self.station);
         self.width = width;
         self.next = 0;
+        self.station_field.clear();
+        self.plain_texts = false;
         for buffer in
             [&mut self.times as &mut dyn Clear, &mut self.lines, &mut self.values, &mut self.texts, &mut self.text_ends]
         {
             buffer.clear_all();
         }
+    }
+
+    /// Declares that no value text queued since [`MadeQueue::start`] holds a byte that
+    /// needs quoting (the delimiter, a quote, a line break): they are then copied into
+    /// the raw records without a look.
+    pub(crate) fn set_plain_texts(&mut self) {
+        self.plain_texts = true;
     }
 
     /// Queues one observation: its time, source line and (value, text) per measure.
@@ -71,31 +83,45 @@ impl MadeQueue {
         self.next == self.times.len()
     }
 
-    /// Moves the next observation into `observation` and its raw record into `raw`;
-    /// false when the queue is empty.
-    pub(crate) fn pop_into(&mut self, observation: &mut Observation, raw: &mut ByteRecord) -> bool {
-        let Some(&time) = self.times.get(self.next) else { return false };
+    /// Moves the next observation into `observation` and its raw record, joined by
+    /// `delimiter` (fields quoted where needed), into `raw`; returns its source line,
+    /// `None` when the queue is empty.
+    pub(crate) fn pop_into(&mut self, observation: &mut Observation, raw: &mut Vec<u8>, delimiter: u8) -> Option<u64> {
+        let &time = self.times.get(self.next)?;
         let at = self.next;
         self.next += 1;
-        if observation.station != self.station {
+        if !same_text(&observation.station, &self.station) {
             self.station.clone_into(&mut observation.station);
         }
         observation.time = time;
         observation.measures.clear();
         observation.measures.extend_from_slice(&self.values[at * self.width..(at + 1) * self.width]);
+        if self.station_field.is_empty() {
+            push_field(&mut self.station_field, self.station.as_bytes(), delimiter);
+        }
         raw.clear();
-        raw.push_field(self.station.as_bytes());
-        self.dates.format(time, &mut self.time_text);
-        raw.push_field(&self.time_text);
+        raw.extend_from_slice(&self.station_field);
+        raw.push(delimiter);
+        self.dates.append(time, raw);
         for cell in at * self.width..(at + 1) * self.width {
             let start = if cell == 0 { 0 } else { self.text_ends[cell - 1] };
-            raw.push_field(&self.texts[start..self.text_ends[cell]]);
+            raw.push(delimiter);
+            let text = &self.texts[start..self.text_ends[cell]];
+            if self.plain_texts {
+                raw.extend_from_slice(text);
+            } else {
+                push_field(raw, text, delimiter);
+            }
         }
-        let mut position = csv::Position::new();
-        position.set_line(self.lines[at]);
-        raw.set_position(Some(position));
-        true
+        Some(self.lines[at])
     }
+}
+
+/// `a == b`, inline: station names are short, and a call of the C library's `memcmp`
+/// for each made observation cost more than the comparison.
+#[inline]
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 /// `YYYY-MM-DD` texts of recent days, direct-mapped by day number: made observations
@@ -115,18 +141,18 @@ impl Default for DateTexts {
 const DATE_SLOTS: usize = 4096;
 
 impl DateTexts {
-    /// Replaces `out` with `YYYY-MM-DDTHH:MM` of `time` ([`fields::format_timestamp`]).
-    fn format(&mut self, time: i64, out: &mut Vec<u8>) {
-        out.clear();
+    /// Appends `YYYY-MM-DDTHH:MM` of `time` to `out` ([`fields::format_timestamp`]).
+    fn append(&mut self, time: i64, out: &mut Vec<u8>) {
         let day = time.div_euclid(86_400);
         let slot = &mut self.slots[day.rem_euclid(DATE_SLOTS as i64) as usize];
         if slot.0 != day {
+            let start = out.len();
             fields::format_timestamp(time, out);
-            match out.get(..10).and_then(|date| <[u8; 10]>::try_from(date).ok()) {
-                Some(date) if out.len() == 16 => *slot = (day, date),
+            match out.get(start..start + 10).and_then(|date| <[u8; 10]>::try_from(date).ok()) {
+                Some(date) if out.len() == start + 16 => *slot = (day, date),
                 _ => return,
             }
-            out.clear();
+            out.truncate(start);
         }
         let second_of_day = time.rem_euclid(86_400);
         let (hour, minute) = (second_of_day / 3_600, second_of_day % 3_600 / 60);
@@ -262,10 +288,10 @@ mod tests {
         let mut queue = MadeQueue::default();
         let mut seen = Vec::new();
         let drain = |queue: &mut MadeQueue, seen: &mut Vec<_>| {
-            let (mut observation, mut raw) = (Observation::default(), ByteRecord::new());
-            while queue.pop_into(&mut observation, &mut raw) {
-                let fields: Vec<String> = raw.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect();
-                let line = raw.position().map(|p| p.line());
+            let (mut observation, mut raw) = (Observation::default(), Vec::new());
+            while let Some(line) = queue.pop_into(&mut observation, &mut raw, b',') {
+                let fields: Vec<String> =
+                    raw.split(|&b| b == b',').map(|f| String::from_utf8_lossy(f).into_owned()).collect();
                 seen.push((observation.station.clone(), observation.time, observation.measures.clone(), fields, line));
             }
         };
@@ -285,7 +311,7 @@ mod tests {
             [("A", 1, vec![Some(10.0), None]), ("A", 2, vec![Some(12.0), Some(3.0)]), ("B", 1, vec![None, Some(0.5)])]
         );
         assert_eq!(seen[1].3, ["A", "1970-01-01T00:00", "12", "3.0"]);
-        assert_eq!(seen[1].4, Some(2));
+        assert_eq!(seen[1].4, 2);
         assert_eq!(pivot.slot("SNOW"), None);
     }
 
@@ -298,7 +324,8 @@ mod tests {
         times.extend([0, DATE_SLOTS as i64 * 86_400, -400_000_000_000, 300_000_000_000, 0]);
         let (mut cached, mut direct) = (Vec::new(), Vec::new());
         for time in times {
-            dates.format(time, &mut cached);
+            cached.clear();
+            dates.append(time, &mut cached);
             direct.clear();
             fields::format_timestamp(time, &mut direct);
             assert_eq!(cached, direct, "time {time}");

@@ -18,7 +18,7 @@
 //! `quire load-csv --db` uses.
 //!
 //! Reading back: [`query::MeteoView`] (range by station and time, window and kNN over
-//! the five measures, sizes); [`aggregate`] (per-station period buckets of one measure,
+//! the indexed measures (1 to 8, chosen at load), sizes); [`aggregate`] (per-station period buckets of one measure,
 //! streamed over the B+tree). `quire load-csv --inspect` is [`inspect`].
 //!
 //! An [`Observation`] is one row: a station name, a time in seconds since
@@ -37,6 +37,8 @@
 //! --parse-only [--typed]` and `--dry-run`.
 //!
 //! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`, `store.rs`.
+
+use crate::error;
 
 pub mod aggregate;
 pub mod calibration;
@@ -72,7 +74,7 @@ pub use reader::{ObservationReader, RawRow, ReadOutcome};
 pub use schema::{
     ColumnRef, Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema, StationSpec, TextEncoding, TimeSpec,
 };
-pub use store::IndexSink;
+pub use store::{IndexSink, MAX_DIMENSIONS};
 
 /// The number of measures of the default schema and of the paper's records (dimension 5).
 pub const DEFAULT_MEASURES: usize = 5;
@@ -91,8 +93,8 @@ pub struct Observation {
     /// Measures in schema order; `None` = missing (`NA`, empty, a sentinel).
     pub measures: Vec<Option<f64>>,
     /// The measures that are the R*-tree's dimensions (`--index-measures`); `None`:
-    /// all of them, when there are exactly [`store::DIMENSIONS`].
-    pub index_measures: Option<[usize; store::DIMENSIONS]>,
+    /// the first [`store::MAX_DIMENSIONS`] measures at most.
+    pub index_measures: Option<IndexMeasures>,
 }
 
 impl Observation {
@@ -114,14 +116,52 @@ impl Observation {
         Some(point)
     }
 
-    /// The R*-tree's point of this row: the [`Observation::index_measures`], or
-    /// [`Observation::point`] without them; `None` when one of them is missing.
-    pub fn index_point(&self) -> Option<[f64; store::DIMENSIONS]> {
-        let Some(chosen) = self.index_measures else { return self.point() };
-        let mut point = [0.0; store::DIMENSIONS];
-        for (slot, &measure) in point.iter_mut().zip(&chosen) {
-            *slot = (*self.measures.get(measure)?)?;
+    /// Appends the R*-tree's point of this row to `out`: the
+    /// [`Observation::index_measures`], or the first [`store::MAX_DIMENSIONS`]
+    /// measures at most. False, and `out` as it was, when one of them is missing.
+    pub fn index_point(&self, out: &mut Vec<f64>) -> bool {
+        let start = out.len();
+        let default = self.measures.len().min(store::MAX_DIMENSIONS);
+        let chosen = self.index_measures.as_ref().map_or(&DEFAULT_ORDER[..default], IndexMeasures::as_slice);
+        for &measure in chosen {
+            match self.measures.get(measure).copied().flatten() {
+                Some(value) => out.push(value),
+                None => {
+                    out.truncate(start);
+                    return false;
+                }
+            }
         }
-        Some(point)
+        true
+    }
+}
+
+/// Measures 0, 1, … : the R*-tree's dimensions without `--index-measures`.
+const DEFAULT_ORDER: [usize; store::MAX_DIMENSIONS] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+/// The measures that are the R*-tree's dimensions, in order: 1 to
+/// [`store::MAX_DIMENSIONS`] measure numbers (a copy costs no allocation: every
+/// observation carries one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexMeasures {
+    len: usize,
+    measures: [usize; store::MAX_DIMENSIONS],
+}
+
+impl IndexMeasures {
+    /// The measures numbered `measures` (from 0, in schema order); an error unless
+    /// there are 1 to [`store::MAX_DIMENSIONS`] of them.
+    pub fn new(measures: &[usize]) -> error::Result<Self> {
+        if !(1..=store::MAX_DIMENSIONS).contains(&measures.len()) {
+            return Err(store::dimension_error(measures.len()));
+        }
+        let mut chosen = [0; store::MAX_DIMENSIONS];
+        chosen[..measures.len()].copy_from_slice(measures);
+        Ok(IndexMeasures { len: measures.len(), measures: chosen })
+    }
+
+    /// The measure numbers, in dimension order.
+    pub fn as_slice(&self) -> &[usize] {
+        &self.measures[..self.len]
     }
 }

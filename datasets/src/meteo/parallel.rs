@@ -38,7 +38,10 @@ use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::{ObservationReader, RawRow};
 use super::record::RecordEncoding;
 use super::sort_feed::{Points, SORT_BATCHES, sort_pool, sort_thread};
-use super::store::{Chunk, KeyWriter, SinkStats, open_layout, record_encoding, write_meta, write_records};
+use super::store::{
+    Chunk, KeyWriter, SinkStats, index_dimensions, open_layout, record_encoding, with_dimensions, write_meta,
+    write_records,
+};
 use super::timing::{process_cpu, thread_cpu, timed};
 use crate::error::{Error, Result};
 
@@ -95,8 +98,10 @@ pub fn load_parallel<R: std::io::Read>(
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
         let releaser = super::page_cache::spawn_releaser(scope, config.db_file.as_deref());
-        let indexer =
-            scope.spawn(move || index_thread(db, Config { load: config, encoding }, &from_parser, Some(recycle)));
+        let chosen = config.record_layout.as_ref().and_then(|layout| layout.index_measures.as_deref());
+        let dims = index_dimensions(config.measure_names.len(), chosen);
+        let config = Config { load: config, encoding, dims };
+        let indexer = scope.spawn(move || index_thread(db, config, &from_parser, Some(recycle)));
         let started_cpu = thread_cpu();
         let wait = std::time::Duration::ZERO;
         let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding, wait };
@@ -189,7 +194,9 @@ fn index_thread(
     let mut stats = SinkStats::default();
     loop {
         let txn = db.begin_write()?;
-        match one_transaction(&txn, config, messages, &mut recycle, &mut stats)? {
+        let ended =
+            with_dimensions!(config.dims, D => one_transaction::<D>(&txn, config, messages, &mut recycle, &mut stats))?;
+        match ended {
             Ending::Abort => {
                 txn.abort();
                 return Ok(stats);
@@ -224,11 +231,13 @@ fn index_thread(
 struct Config<'a> {
     load: &'a ParallelConfig,
     encoding: RecordEncoding,
+    /// The R*-tree's dimensions ([`index_dimensions`]).
+    dims: usize,
 }
 
 /// Writes chunks into `txn` until a batch end, the finish or an abort. Into an empty
 /// R*-tree the points go through a sort thread (see [`sort_thread`]).
-fn one_transaction(
+fn one_transaction<const D: usize>(
     txn: &WriteTxn<'_>,
     config: Config<'_>,
     messages: &Receiver<Message>,
@@ -236,7 +245,7 @@ fn one_transaction(
     stats: &mut SinkStats,
 ) -> Result<Ending> {
     let started = Mark::now();
-    let (mut queue, rtree) = open_layout(txn)?;
+    let (mut queue, rtree) = open_layout::<D>(txn)?;
     let mut keys = KeyWriter::default();
     if !rtree.is_empty(txn)? {
         let layout = (&mut queue, &mut keys);
@@ -289,13 +298,13 @@ impl Mark {
 }
 
 /// Receives chunks and writes them until a batch end, the finish or an abort.
-fn receive(
+fn receive<const D: usize>(
     txn: &WriteTxn<'_>,
     messages: &Receiver<Message>,
     recycle: &mut Option<Sender<Chunk>>,
     stats: &mut SinkStats,
     (queue, keys): (&mut Queue, &mut KeyWriter),
-    points: &mut Points<'_>,
+    points: &mut Points<'_, D>,
 ) -> Result<Ending> {
     let mut ids = Vec::new();
     Ok(loop {
@@ -323,7 +332,7 @@ fn receive(
 /// counts the tail since `tail`.
 fn finish_meta(
     txn: &WriteTxn<'_>,
-    Config { load: config, encoding }: Config<'_>,
+    Config { load: config, encoding, .. }: Config<'_>,
     (ending, keys): (Ending, &mut KeyWriter),
     stats: &mut SinkStats,
     tail: Mark,
@@ -339,10 +348,10 @@ fn finish_meta(
     Ok(ending)
 }
 
-fn write_chunk(
+fn write_chunk<const D: usize>(
     txn: &WriteTxn<'_>,
     layout: (&mut Queue, &mut KeyWriter),
-    points: &mut Points<'_>,
+    points: &mut Points<'_, D>,
     chunk: &Chunk,
     ids: &mut Vec<RecordId>,
     stats: &mut SinkStats,

@@ -15,8 +15,8 @@ use quiredb_structures::rtree::{Rect, WindowMode};
 
 use super::record::RecordEncoding;
 use super::store::{
-    BTREE_NAME, DIMENSIONS, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key,
-    stored_encoding, unpack_record_id,
+    BTREE_NAME, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, stored_encoding,
+    tree_dimensions, unpack_record_id, with_dimensions,
 };
 use crate::error::{Error, Result};
 
@@ -40,6 +40,8 @@ pub struct StoreStats {
     pub keys: u64,
     /// Points in the R*-tree.
     pub points: u64,
+    /// Dimensions of the R*-tree.
+    pub dimensions: usize,
     /// Height of the R*-tree.
     pub rtree_height: u32,
     /// Measure names recorded at load time.
@@ -52,7 +54,8 @@ pub struct StoreStats {
 pub struct MeteoView<'t, T: PageRead> {
     txn: &'t T,
     queue: Queue,
-    rtree: MeasureTree,
+    /// The R*-tree's dimensions: every query over it dispatches on them.
+    dims: usize,
     encoding: RecordEncoding,
 }
 
@@ -61,9 +64,10 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     pub fn open(txn: &'t T) -> Result<Self> {
         let missing = |error| Error::Schema(format!("no meteorological data in this database ({error})"));
         let queue = Queue::open(txn, QUEUE_NAME).map_err(missing)?;
-        let rtree = MeasureTree::open(txn, RTREE_NAME).map_err(missing)?;
+        let no_tree = || Error::Schema(format!("no meteorological data in this database (no {RTREE_NAME})"));
+        let dims = tree_dimensions(txn)?.ok_or_else(no_tree)?;
         let encoding = stored_encoding(txn)?;
-        Ok(MeteoView { txn, queue, rtree, encoding })
+        Ok(MeteoView { txn, queue, dims, encoding })
     }
 
     /// Records of `station` with `from <= time <= to`, in time order.
@@ -88,23 +92,45 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         Ok(found)
     }
 
-    /// Records whose five measures all lie in `[min, max]` (inclusive), in id order.
-    pub fn window(&self, min: [f64; DIMENSIONS], max: [f64; DIMENSIONS]) -> Result<Vec<Found>> {
+    /// The dimensions of the R*-tree (the values a point of [`MeteoView::window`] and
+    /// [`MeteoView::knn`] has).
+    pub fn dimensions(&self) -> usize {
+        self.dims
+    }
+
+    /// Records whose indexed measures all lie in `[min, max]` (inclusive), in id order;
+    /// `min` and `max` have [`MeteoView::dimensions`] values.
+    pub fn window(&self, min: &[f64], max: &[f64]) -> Result<Vec<Found>> {
         let mut payloads = Vec::new();
-        let query = Rect::new(min, max);
-        self.rtree.visit_window(self.txn, &query, WindowMode::Intersects, |payload, _| payloads.push(payload))?;
+        with_dimensions!(self.dims, D => {
+            let query = Rect::new(self.point::<D>(min)?, self.point::<D>(max)?);
+            let tree = MeasureTree::<D>::open(self.txn, RTREE_NAME)?;
+            tree.visit_window(self.txn, &query, WindowMode::Intersects, |payload, _| payloads.push(payload))
+                .map_err(Error::from)
+        })?;
         let mut ids: Vec<RecordId> = payloads.into_iter().map(unpack_record_id).collect();
         ids.sort();
         ids.into_iter().map(|id| self.resolve(id, None)).collect()
     }
 
-    /// The `k` records nearest to `point` (Euclidean over the five measures), nearest
-    /// first, ties by record.
-    pub fn knn(&self, point: [f64; DIMENSIONS], k: usize) -> Result<Vec<Found>> {
+    /// The `k` records nearest to `point` (Euclidean over the indexed measures, of
+    /// which `point` has [`MeteoView::dimensions`] values), nearest first, ties by
+    /// record.
+    pub fn knn(&self, point: &[f64], k: usize) -> Result<Vec<Found>> {
         let mut result = ResultSet::detached();
-        self.rtree.nearest_k(self.txn, point, k, None, &mut result)?;
+        with_dimensions!(self.dims, D => {
+            let tree = MeasureTree::<D>::open(self.txn, RTREE_NAME)?;
+            tree.nearest_k(self.txn, self.point::<D>(point)?, k, None, &mut result).map_err(Error::from)
+        })?;
         let rows: Vec<(u64, f64)> = result.ids().iter().copied().zip(result.scores().iter().copied()).collect();
         rows.into_iter().map(|(payload, distance)| self.resolve(unpack_record_id(payload), Some(distance))).collect()
+    }
+
+    /// `values` as a point of the R*-tree; an error naming the count otherwise.
+    fn point<const D: usize>(&self, values: &[f64]) -> Result<[f64; D]> {
+        values.try_into().map_err(|_| {
+            Error::Argument(format!("the R*-tree has {D} dimensions: {D} values needed, got {}", values.len()))
+        })
     }
 
     /// Sizes of the structures and the measure names.
@@ -115,8 +141,12 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let pages = [
             self.queue.stats(self.txn)?.data_pages,
             btree_stats.leaves + btree_stats.branches,
-            self.rtree.node_pages(self.txn)?,
+            with_dimensions!(self.dims, D => MeasureTree::<D>::open(self.txn, RTREE_NAME)?.node_pages(self.txn).map_err(Error::from))?,
         ];
+        let (points, rtree_height) = with_dimensions!(self.dims, D => {
+            let tree = MeasureTree::<D>::open(self.txn, RTREE_NAME)?;
+            Ok::<_, Error>((tree.len(self.txn)?, tree.height(self.txn)?))
+        })?;
         let measure_names = match BTree::open(self.txn, META_NAME) {
             Ok(meta) => meta.get_vec(b"measures")?.unwrap_or_default(),
             Err(_) => Vec::new(),
@@ -125,8 +155,9 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         Ok(StoreStats {
             records: self.queue.len(self.txn)?,
             keys,
-            points: self.rtree.len(self.txn)?,
-            rtree_height: self.rtree.height(self.txn)?,
+            points,
+            dimensions: self.dims,
+            rtree_height,
             measure_names: names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
             pages,
         })

@@ -23,7 +23,6 @@ use std::io::Read;
 
 use csv::ByteRecord;
 
-use super::Observation;
 use super::aggregate::RecordLayout;
 use super::fields;
 use super::melt::{MadeQueue, Pivot, PivotRow};
@@ -32,8 +31,8 @@ use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
 use super::source::{Source, TimePlan, without_unit};
-use super::store::DIMENSIONS;
 use super::timefmt::{Clock, TimeFormat};
+use super::{IndexMeasures, Observation};
 use crate::error::{Error, Result};
 
 /// What one call to [`ObservationReader::read`] found.
@@ -56,14 +55,17 @@ pub struct ObservationReader<R: Read> {
     clock: Clock,
     record: ByteRecord,
     made: MadeQueue,
-    /// The raw record of the current made observation.
-    out: ByteRecord,
+    /// The source line of the current made observation (its raw record is in `raw`).
+    made_line: u64,
+    /// Per period column of a wide table, its time when the header alone gives it (a
+    /// full date): computed at the input's first row.
+    period_times: Option<Vec<Option<i64>>>,
     /// True when the current row is a made observation (`out`), not `record`.
     made_current: bool,
     pivot: Option<Pivot>,
     measure_names: Vec<String>,
     raw: Vec<u8>,
-    index_measures: Option<[usize; DIMENSIONS]>,
+    index_measures: Option<IndexMeasures>,
     packer: FieldPacker,
     bytes_before: u64,
 }
@@ -113,7 +115,8 @@ impl<R: Read> ObservationReader<R> {
             clock,
             record: ByteRecord::new(),
             made: MadeQueue::default(),
-            out: ByteRecord::new(),
+            made_line: 0,
+            period_times: None,
             made_current: false,
             pivot,
             measure_names,
@@ -145,7 +148,7 @@ impl<R: Read> ObservationReader<R> {
     }
 
     /// Makes the measures named `names` (or numbered from 0 among the measures) the
-    /// R*-tree's dimensions, in that order; exactly [`DIMENSIONS`] of them.
+    /// R*-tree's dimensions, in that order; 1 to [`super::MAX_DIMENSIONS`] of them.
     pub fn set_index_measures(&mut self, names: &[String]) -> Result<()> {
         let names_list = self.measure_names.join(", ");
         let find = |name: &String| {
@@ -156,13 +159,16 @@ impl<R: Read> ObservationReader<R> {
                 Error::Argument(format!("--index-measures: no measure {name:?}; the measures are: {names_list}"))
             })
         };
-        let chosen: Vec<usize> = names.iter().map(find).collect::<Result<_>>()?;
-        let chosen = <[usize; DIMENSIONS]>::try_from(chosen).map_err(|chosen| {
-            let got = chosen.len();
-            Error::Argument(format!(
-                "--index-measures takes {DIMENSIONS} measures (the R*-tree's dimensions), got {got}"
-            ))
-        })?;
+        let names: Vec<&String> = names.iter().filter(|name| !name.trim().is_empty()).collect();
+        if !(1..=super::MAX_DIMENSIONS).contains(&names.len()) {
+            return Err(Error::Argument(format!(
+                "--index-measures takes 1 to {} measures (the R*-tree's dimensions), got {}",
+                super::MAX_DIMENSIONS,
+                names.len()
+            )));
+        }
+        let chosen: Vec<usize> = names.into_iter().map(find).collect::<Result<_>>()?;
+        let chosen = IndexMeasures::new(&chosen)?;
         self.index_measures = Some(chosen);
         Ok(())
     }
@@ -180,7 +186,7 @@ impl<R: Read> ObservationReader<R> {
                 &MissingValues::default(),
             ),
         };
-        layout.index_measures = self.index_measures.map(|chosen| chosen.to_vec());
+        layout.index_measures = self.index_measures.map(|chosen| chosen.as_slice().to_vec());
         layout
     }
 
@@ -192,7 +198,7 @@ impl<R: Read> ObservationReader<R> {
     /// 1-based line of the current row in its input.
     pub fn line(&self) -> u64 {
         match self.made_current {
-            true => self.out.position().map_or(0, |position| position.line()),
+            true => self.made_line,
             false => self.source.line(&self.record),
         }
     }
@@ -201,8 +207,8 @@ impl<R: Read> ObservationReader<R> {
     pub fn read(&mut self, observation: &mut Observation) -> Result<ReadOutcome> {
         loop {
             observation.index_measures = self.index_measures;
-            if self.made.pop_into(observation, &mut self.out) {
-                self.made_current = true;
+            if let Some(line) = self.made.pop_into(observation, &mut self.raw, self.source.delimiter) {
+                (self.made_current, self.made_line) = (true, line);
                 return Ok(ReadOutcome::Row);
             }
             self.made_current = false;
@@ -225,15 +231,17 @@ impl<R: Read> ObservationReader<R> {
     /// The current row re-joined with the delimiter (fields quoted when they hold the
     /// delimiter, a quote or a line break), without line terminator.
     pub fn raw_record(&mut self) -> &[u8] {
-        let record = if self.made_current { &self.out } else { &self.record };
-        join(record, self.source.delimiter, &mut self.raw);
+        if !self.made_current {
+            join(&self.record, self.source.delimiter, &mut self.raw);
+        }
         &self.raw
     }
 
     /// The current row's raw record, joined only when asked for ([`RawRow`]).
     pub fn row(&mut self) -> RawRow<'_> {
-        let record = if self.made_current { &self.out } else { &self.record };
-        RawRow { record, packer: &self.packer, joined: &mut self.raw, ready: false }
+        // A made observation's record is joined already (by `MadeQueue::pop_into`).
+        let ready = self.made_current;
+        RawRow { record: &self.record, packer: &self.packer, joined: &mut self.raw, ready }
     }
 
     /// Reads the next input row into `record`, going on to the next input at the end
@@ -253,6 +261,7 @@ impl<R: Read> ObservationReader<R> {
             let Some((name, input)) = self.inputs.pop_front() else { return Ok(false) };
             self.bytes_before += self.source.end_bytes();
             self.source = open_source(Some(name), input, &self.schema, true)?;
+            self.period_times = None;
             self.packer = FieldPacker::new(self.source.delimiter);
         }
     }
@@ -286,8 +295,17 @@ impl<R: Read> ObservationReader<R> {
         };
         let line = source.line(record);
         self.made.start(&scratch.station, 1);
-        for &(index, period) in &source.plan.periods {
-            match wide_cell(source, record, (index, period), row_date, &self.clock) {
+        if is_plain(record, source.delimiter) {
+            self.made.set_plain_texts();
+        }
+        let clock = &self.clock;
+        let times = self.period_times.get_or_insert_with(|| period_times(&source.plan.periods, clock));
+        for (&(index, period), &time) in source.plan.periods.iter().zip(times.iter()) {
+            let cell = match time {
+                Some(time) => source.measure(record, index).map(|value| Some((value, time))),
+                _ => wide_cell(source, record, (index, period), row_date, clock),
+            };
+            match cell {
                 Ok(None) => {}
                 Ok(Some((value, time))) => {
                     self.made.push(time, line, std::iter::once((value, record[index].trim_ascii())));
@@ -353,6 +371,17 @@ fn wide_cell<R: Read>(
     }
 }
 
+/// The time of each period column that has a full date (year, month and day): the
+/// same for every row, as [`wide_cell`] finds it (`None` for the others, and for dates
+/// that do not exist, which `wide_cell` reports).
+fn period_times(periods: &[(usize, Period)], clock: &Clock) -> Vec<Option<i64>> {
+    let time = |period: &Period| {
+        let year = period.year.filter(|_| period.month != 0)?;
+        fields::civil_seconds(year, period.month, period.day, 0).and_then(|civil| clock.to_utc(civil)).ok()
+    };
+    periods.iter().map(|(_, period)| time(period)).collect()
+}
+
 /// Opens one input; with `named`, an opening error names the file.
 fn open_source<R: Read>(name: Option<String>, input: R, schema: &Schema, named: bool) -> Result<Source<R>> {
     let file = name.clone();
@@ -384,18 +413,24 @@ impl RawRow<'_> {
     /// Appends the raw record stored with `encoding` to `out`: the bytes of
     /// `encoding.encode(self.bytes(), out)`, packed from the fields when it can.
     pub fn encode(&mut self, encoding: RecordEncoding, out: &mut Vec<u8>) {
-        if encoding == RecordEncoding::Nibble && self.packer.pack(self.record, out) {
+        if !self.ready && encoding == RecordEncoding::Nibble && self.packer.pack(self.record, out) {
             return;
         }
         encoding.encode(self.bytes(), out);
     }
 }
 
+/// True when no field of `record` needs quoting when joined by `delimiter`: one
+/// branch-free pass over all field bytes (`\n`, `\r` and `"` are <= `"`; so are
+/// spaces, which only cost a look per field later).
+fn is_plain(record: &ByteRecord, delimiter: u8) -> bool {
+    !record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter))
+}
+
 /// Replaces `out` with `record`'s fields joined by `delimiter`, quoted where needed.
 fn join(record: &ByteRecord, delimiter: u8, out: &mut Vec<u8>) {
     out.clear();
-    // One branch-free pass over all field bytes: `\n`, `\r` and `"` are <= `"`.
-    let plain = !record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter));
+    let plain = is_plain(record, delimiter);
     for (index, field) in record.iter().enumerate() {
         if index > 0 {
             out.push(delimiter);
@@ -408,7 +443,9 @@ fn join(record: &ByteRecord, delimiter: u8, out: &mut Vec<u8>) {
     }
 }
 
-fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
+/// Appends `field` to `out`, quoted (quotes doubled) if it holds `delimiter`, a quote
+/// or a line break.
+pub(crate) fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
     let needs_quotes = field.iter().any(|&b| b == delimiter || b == b'"' || b == b'\n' || b == b'\r');
     if !needs_quotes {
         out.extend_from_slice(field);

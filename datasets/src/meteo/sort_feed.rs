@@ -24,7 +24,7 @@ use quiredb_engine::WriteTxn;
 use quiredb_structures::queue::RecordId;
 use quiredb_structures::rtree::{BulkSorter, Rect};
 
-use super::store::{CHUNK_ROWS, Chunk, DIMENSIONS, MeasureTree, SinkStats, pack_record_id};
+use super::store::{CHUNK_ROWS, Chunk, MeasureTree, SinkStats, pack_record_id};
 use super::timing::{thread_cpu, timed};
 use crate::error::{Error, Result};
 
@@ -32,17 +32,17 @@ use crate::error::{Error, Result};
 pub const SORT_BATCHES: usize = 12;
 
 /// A batch of R-tree points with their payloads.
-pub(crate) type PointBatch = Vec<([f64; DIMENSIONS], u64)>;
+pub(crate) type PointBatch<const D: usize> = Vec<([f64; D], u64)>;
 
 /// Where a transaction's R-tree points go.
-pub(crate) enum Points<'a> {
+pub(crate) enum Points<'a, const D: usize> {
     /// To the sort thread, one batch per chunk.
-    Sort { to_sorter: SyncSender<PointBatch>, recycled: Receiver<PointBatch> },
+    Sort { to_sorter: SyncSender<PointBatch<D>>, recycled: Receiver<PointBatch<D>> },
     /// Into a non-empty tree, one by one.
-    Insert(&'a MeasureTree),
+    Insert(&'a MeasureTree<D>),
 }
 
-impl Points<'_> {
+impl<const D: usize> Points<'_, D> {
     /// Hands the chunk's complete points, with the record ids `ids` they got, to the
     /// sort thread or inserts them.
     pub(crate) fn write(
@@ -55,7 +55,7 @@ impl Points<'_> {
         match self {
             Points::Sort { to_sorter, recycled } => {
                 let mut batch = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK_ROWS));
-                for (point, id) in chunk.points(ids) {
+                for (point, id) in chunk.points::<D>(ids)? {
                     batch.push((point, pack_record_id(id)?));
                 }
                 stats.points += batch.len() as u64;
@@ -63,7 +63,7 @@ impl Points<'_> {
                 sent.map_err(|_| Error::Worker("the R-tree sort thread stopped".into()))?;
             }
             Points::Insert(tree) => {
-                for (point, id) in chunk.points(ids) {
+                for (point, id) in chunk.points::<D>(ids)? {
                     tree.insert_point(txn, point, pack_record_id(id)?)?;
                     stats.points += 1;
                 }
@@ -91,11 +91,11 @@ pub(crate) fn sort_pool() -> Result<rayon::ThreadPool> {
 /// The sort thread: keys and sorts the points into runs (`BulkSorter`), off the index
 /// thread. The Hilbert key bounds are those of the first batch widened by its span (at
 /// least 1) on each side; points outside are clamped for the key only.
-pub(crate) fn sort_thread(
-    mut sorter: BulkSorter<DIMENSIONS, f64>,
-    batches: &Receiver<PointBatch>,
-    recycle: &Sender<PointBatch>,
-) -> Result<(BulkSorter<DIMENSIONS, f64>, Duration, Duration)> {
+pub(crate) fn sort_thread<const D: usize>(
+    mut sorter: BulkSorter<D, f64>,
+    batches: &Receiver<PointBatch<D>>,
+    recycle: &Sender<PointBatch<D>>,
+) -> Result<(BulkSorter<D, f64>, Duration, Duration)> {
     let started = thread_cpu();
     let mut wait = Duration::ZERO;
     while let Ok(mut batch) = timed(&mut wait, || batches.recv()) {
@@ -112,12 +112,12 @@ pub(crate) fn sort_thread(
 
 /// The bounds of `batch` widened by their span (at least 1) on each side; a
 /// non-finite coordinate is left for `push_point` to refuse.
-fn widened_bounds(batch: &PointBatch) -> Rect<DIMENSIONS> {
-    let mut bounds = Rect::new([f64::MAX; DIMENSIONS], [f64::MIN; DIMENSIONS]);
+fn widened_bounds<const D: usize>(batch: &PointBatch<D>) -> Rect<D> {
+    let mut bounds = Rect::new([f64::MAX; D], [f64::MIN; D]);
     for (point, _) in batch.iter().filter(|(p, _)| p.iter().all(|v| v.is_finite())) {
         bounds.expand(&Rect::point(*point));
     }
-    for d in 0..DIMENSIONS {
+    for d in 0..D {
         if bounds.min[d] > bounds.max[d] {
             (bounds.min[d], bounds.max[d]) = (0.0, 0.0);
         }
@@ -135,7 +135,7 @@ mod tests {
     /// and skip non-finite points (left for `push_point` to refuse).
     #[test]
     fn key_bounds_widen_the_first_batch() {
-        let batch: PointBatch = vec![
+        let batch: PointBatch<5> = vec![
             ([0.0, 1000.0, -5.0, 0.0, 1.0], 1),
             ([10.0, 1010.0, 5.0, 0.0, 3.0], 2),
             ([f64::NAN, 1e9, 0.0, 0.0, 0.0], 3),
@@ -143,7 +143,7 @@ mod tests {
         let bounds = widened_bounds(&batch);
         assert_eq!(bounds.min, [-10.0, 990.0, -15.0, -1.0, -1.0]);
         assert_eq!(bounds.max, [20.0, 1020.0, 15.0, 1.0, 5.0]);
-        let empty = widened_bounds(&vec![([f64::INFINITY; DIMENSIONS], 1)]);
-        assert_eq!((empty.min, empty.max), ([-1.0; DIMENSIONS], [1.0; DIMENSIONS]));
+        let empty = widened_bounds(&vec![([f64::INFINITY; 3], 1)]);
+        assert_eq!((empty.min, empty.max), ([-1.0; 3], [1.0; 3]));
     }
 }

@@ -6,7 +6,7 @@
 //! |--------------------------|---------|------------------------------------------------------|
 //! | `meteo.records`          | queue   | every loaded row: its CSV line (no terminator) packed 4 bits a character (`record.rs`) |
 //! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::table::Key`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
-//! | `meteo.by_measures`      | R*-tree | 5-D points (f64) of the rows with all five measures, a point tree (leaves hold points, 48 B an entry; files of earlier versions have box leaves and still read); payload [`pack_record_id`] |
+//! | `meteo.by_measures`      | R*-tree | D-dimensional points (f64, 1 ≤ D ≤ [`MAX_DIMENSIONS`], chosen at load: the `--index-measures`, else the first eight measures at most) of the rows with all of them present, a point tree (leaves hold points, 8·D + 8 B an entry; files of earlier versions have box leaves and still read); payload [`pack_record_id`]. D is the tree's own (its catalog entry; [`tree_dimensions`]), the measures it stands for are `record_layout`'s `index_measures` (absent: the first D) |
 //! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated; `record_encoding` → `nibble1` (absent in files of earlier versions, whose queue holds the raw lines) |
 //!
 //! A row missing a measure is in the queue and the B+tree but not in the R-tree. A
@@ -108,16 +108,89 @@ pub const BTREE_NAME: &str = "meteo.by_station_time";
 pub const RTREE_NAME: &str = "meteo.by_measures";
 /// Name of the B+tree of metadata.
 pub const META_NAME: &str = "meteo.meta";
-/// Dimensions of the R*-tree.
-pub const DIMENSIONS: usize = 5;
+/// Dimensions of the R*-tree of the default schema (its five measures).
+pub const DEFAULT_DIMENSIONS: usize = 5;
+/// Most dimensions of the R*-tree (`--index-measures` takes 1 to this many measures).
+pub const MAX_DIMENSIONS: usize = 8;
 /// Rows buffered before they are written into the transaction.
 pub const CHUNK_ROWS: usize = 65_536;
 /// Most points held for a bulk load (48 bytes each: 192 MiB); beyond, the points
 /// collected so far are bulk-loaded and the rest inserted one by one.
 pub const BULK_POINTS_LIMIT: usize = 4 << 20;
 
-/// The R*-tree type of the layout.
-pub type MeasureTree = RTree<DIMENSIONS, f64>;
+/// The R*-tree type of the layout, of `D` dimensions.
+pub type MeasureTree<const D: usize> = RTree<D, f64>;
+
+/// Runs `$body` with the const `$d` bound to the run-time dimension count `$dims`
+/// (1 to [`MAX_DIMENSIONS`]): the one place where the R*-tree's dimensions go from a
+/// value to a type. The body's type is a `Result`; another count is an
+/// [`Error::Argument`].
+macro_rules! with_dimensions {
+    ($dims:expr, $d:ident => $body:expr) => {
+        match $dims {
+            1 => {
+                const $d: usize = 1;
+                $body
+            }
+            2 => {
+                const $d: usize = 2;
+                $body
+            }
+            3 => {
+                const $d: usize = 3;
+                $body
+            }
+            4 => {
+                const $d: usize = 4;
+                $body
+            }
+            5 => {
+                const $d: usize = 5;
+                $body
+            }
+            6 => {
+                const $d: usize = 6;
+                $body
+            }
+            7 => {
+                const $d: usize = 7;
+                $body
+            }
+            8 => {
+                const $d: usize = 8;
+                $body
+            }
+            other => Err($crate::meteo::store::dimension_error(other)),
+        }
+    };
+}
+pub(crate) use with_dimensions;
+
+/// The error of an R*-tree dimension count outside 1..=[`MAX_DIMENSIONS`].
+pub(crate) fn dimension_error(dims: usize) -> Error {
+    Error::Argument(format!("the R*-tree takes 1 to {MAX_DIMENSIONS} measures as its dimensions, not {dims}"))
+}
+
+/// The dimensions of the R*-tree of a load: `index_measures` when chosen, else the
+/// first [`MAX_DIMENSIONS`] of `measures` at most.
+pub fn index_dimensions(measures: usize, index_measures: Option<&[usize]>) -> usize {
+    index_measures.map_or(measures.min(MAX_DIMENSIONS), <[usize]>::len)
+}
+
+/// The dimensions of the stored R*-tree; `None` when the database has none.
+pub fn tree_dimensions(txn: &impl PageRead) -> Result<Option<usize>> {
+    if txn.catalog_entry(RTREE_NAME)?.is_none() {
+        return Ok(None);
+    }
+    for dims in 1..=MAX_DIMENSIONS {
+        if with_dimensions!(dims, D => Ok(MeasureTree::<D>::open(txn, RTREE_NAME).is_ok()))? {
+            return Ok(Some(dims));
+        }
+    }
+    // Not an R*-tree of 1 to 8 dimensions: let the open of 5 say why.
+    MeasureTree::<DEFAULT_DIMENSIONS>::open(txn, RTREE_NAME)?;
+    Ok(Some(DEFAULT_DIMENSIONS))
+}
 
 /// Packs a record id into the R-tree's u64 payload: page in the high 32 bits, sequence
 /// number in the low 32. Fails past 2^32 pages or records.
@@ -318,13 +391,20 @@ pub fn stored_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
     RecordEncoding::from_meta(value.as_deref())
 }
 
-/// Opens or creates the queue, the B+tree and the R*-tree in `txn`.
-pub(crate) fn open_layout(txn: &WriteTxn<'_>) -> Result<(Queue, MeasureTree)> {
+/// Opens or creates the queue, the B+tree and the `D`-dimensional R*-tree in `txn`;
+/// an error if the database's R*-tree has other dimensions.
+pub(crate) fn open_layout<const D: usize>(txn: &WriteTxn<'_>) -> Result<(Queue, MeasureTree<D>)> {
     let queue = Queue::open_or_create(txn, QUEUE_NAME)?;
     BTree::open_or_create(txn, BTREE_NAME)?;
-    let rtree = match MeasureTree::open(txn, RTREE_NAME) {
-        Ok(tree) => tree,
-        Err(_) => MeasureTree::create_points(txn, RTREE_NAME)?,
+    let rtree = match tree_dimensions(txn)? {
+        None => MeasureTree::<D>::create_points(txn, RTREE_NAME)?,
+        Some(dims) if dims == D => MeasureTree::<D>::open(txn, RTREE_NAME)?,
+        Some(dims) => {
+            return Err(Error::Argument(format!(
+                "the database's R*-tree has {dims} dimensions, this load indexes {D} \
+                 (--index-measures must name as many measures as the first load did)"
+            )));
+        }
     };
     Ok((queue, rtree))
 }
@@ -336,7 +416,11 @@ pub struct IndexSink<'db> {
     txn: Option<WriteTxn<'db>>,
     queue: Queue,
     keys: KeyWriter,
-    rtree: MeasureTree,
+    /// The R*-tree's dimensions ([`index_dimensions`]).
+    dims: usize,
+    /// Whether this transaction opened (or created) the R*-tree yet: done at its first
+    /// chunk, once the record layout (and its dimensions) is known.
+    tree_ready: bool,
     chunk: Chunk,
     encoding: RecordEncoding,
     bulk: Option<(Vec<u64>, Vec<f64>)>,
@@ -347,12 +431,14 @@ pub struct IndexSink<'db> {
 }
 
 impl<'db> IndexSink<'db> {
-    /// Opens a write transaction on `db` and opens or creates the structures.
-    /// `measure_names` are recorded in `meteo.meta`.
+    /// Opens a write transaction on `db` and opens or creates the queue and the
+    /// B+tree. `measure_names` are recorded in `meteo.meta`; the R*-tree indexes the
+    /// first eight of them at most, or the record layout's `index_measures`
+    /// ([`IndexSink::with_record_layout`]).
     pub fn new(db: &'db Database, durability: Durability, measure_names: Vec<String>) -> Result<Self> {
         let txn = db.begin_write()?;
-        let (queue, rtree) = open_layout(&txn)?;
-        let empty = rtree.is_empty(&txn)?;
+        let queue = Queue::open_or_create(&txn, QUEUE_NAME)?;
+        BTree::open_or_create(&txn, BTREE_NAME)?;
         let encoding = record_encoding(&txn)?;
         Ok(IndexSink {
             db,
@@ -360,10 +446,11 @@ impl<'db> IndexSink<'db> {
             txn: Some(txn),
             queue,
             keys: KeyWriter::default(),
-            rtree,
+            dims: index_dimensions(measure_names.len(), None),
+            tree_ready: false,
             chunk: Chunk::default(),
             encoding,
-            bulk: empty.then(|| (Vec::new(), Vec::new())),
+            bulk: Some((Vec::new(), Vec::new())),
             measure_names,
             record_layout: None,
             bulk_limit: BULK_POINTS_LIMIT,
@@ -373,6 +460,7 @@ impl<'db> IndexSink<'db> {
 
     /// Records `layout` in `meteo.meta` at commit (what `agg` reads measures with).
     pub fn with_record_layout(mut self, layout: RecordLayout) -> Self {
+        self.dims = index_dimensions(self.measure_names.len(), layout.index_measures.as_deref());
         self.record_layout = Some(layout);
         self
     }
@@ -396,28 +484,56 @@ impl<'db> IndexSink<'db> {
         self.txn.as_ref().ok_or_else(|| Error::Argument("the load was already finished or aborted".into()))
     }
 
+    /// Opens or creates the R*-tree at the transaction's first chunk; a tree not empty
+    /// takes its points one by one.
+    fn ready_tree(&mut self) -> Result<()> {
+        if !self.tree_ready {
+            let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
+            let empty = with_dimensions!(self.dims, D => open_layout::<D>(txn).and_then(|(_, tree)| tree.is_empty(txn).map_err(Error::from)))?;
+            if !empty {
+                self.bulk = None;
+            }
+            self.tree_ready = true;
+        }
+        Ok(())
+    }
+
     /// Writes the buffered chunk into the open transaction.
     fn flush_chunk(&mut self) -> Result<()> {
+        self.ready_tree()?;
         if self.chunk.len() == 0 {
             return Ok(());
         }
         let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
         let mut ids = Vec::with_capacity(self.chunk.len());
         write_records(txn, (&mut self.queue, &mut self.keys), &self.chunk, &mut ids, &mut self.stats)?;
-        for (point, id) in self.chunk.points(&ids) {
-            let payload = pack_record_id(id)?;
-            match self.bulk.as_mut() {
-                Some((payloads, coords)) => {
-                    payloads.push(payload);
-                    coords.extend_from_slice(&point);
-                }
-                None => self.rtree.insert_point(txn, point, payload)?,
-            }
-            self.stats.points += 1;
-        }
+        with_dimensions!(self.dims, D => self.write_points::<D>(&ids))?;
         self.chunk.clear();
         if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= self.bulk_limit) {
             self.flush_bulk()?;
+        }
+        Ok(())
+    }
+
+    /// Collects the chunk's points for the bulk load, or inserts them.
+    fn write_points<const D: usize>(&mut self, ids: &[RecordId]) -> Result<()> {
+        let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
+        let points = self.chunk.points::<D>(ids)?;
+        match self.bulk.as_mut() {
+            Some((payloads, coords)) => {
+                for (point, id) in points {
+                    payloads.push(pack_record_id(id)?);
+                    coords.extend_from_slice(&point);
+                    self.stats.points += 1;
+                }
+            }
+            None => {
+                let tree = MeasureTree::<D>::open(txn, RTREE_NAME)?;
+                for (point, id) in points {
+                    tree.insert_point(txn, point, pack_record_id(id)?)?;
+                    self.stats.points += 1;
+                }
+            }
         }
         Ok(())
     }
@@ -427,7 +543,8 @@ impl<'db> IndexSink<'db> {
     fn flush_bulk(&mut self) -> Result<()> {
         let Some((payloads, coords)) = self.bulk.take() else { return Ok(()) };
         if !payloads.is_empty() {
-            self.rtree.bulk_load_points(self.txn()?, &payloads, &coords)?;
+            let txn = self.txn()?;
+            with_dimensions!(self.dims, D => MeasureTree::<D>::open(txn, RTREE_NAME)?.bulk_load_points(txn, &payloads, &coords).map_err(Error::from))?;
         }
         Ok(())
     }
@@ -468,6 +585,7 @@ impl ObservationSink for IndexSink<'_> {
     fn end_batch(&mut self) -> Result<()> {
         self.commit()?;
         self.txn = Some(self.db.begin_write()?);
+        self.tree_ready = false;
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 //! root); when that folder is absent the tests that need it print a message and return.
 #![forbid(unsafe_code)]
 
+mod dimensions;
 mod generator;
 mod layouts;
 mod malformed;

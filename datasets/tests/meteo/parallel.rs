@@ -44,8 +44,8 @@ fn answers(db: &Database) -> Vec<Vec<Vec<u8>>> {
     };
     vec![
         sorted(view.range("S00002", i64::MIN, i64::MAX).expect("range")),
-        sorted(view.window([0.0, 1000.0, -10.0, 0.0, 0.0], [20.0, 1020.0, 5.0, 0.0, 3.0]).expect("window")),
-        view.knn([10.0, 1010.0, 0.0, 0.0, 2.0], 5).expect("knn").into_iter().map(|f| f.raw).collect(),
+        sorted(view.window(&[0.0, 1000.0, -10.0, 0.0, 0.0], &[20.0, 1020.0, 5.0, 0.0, 3.0]).expect("window")),
+        view.knn(&[10.0, 1010.0, 0.0, 0.0, 2.0], 5).expect("knn").into_iter().map(|f| f.raw).collect(),
     ]
 }
 

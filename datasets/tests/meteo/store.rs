@@ -64,7 +64,7 @@ fn queries_equal_a_naive_scan() {
     let inside = |p: [f64; 5]| (0..5).all(|d| min[d] <= p[d] && p[d] <= max[d]);
     let mut expected: Vec<Vec<u8>> =
         observations.iter().filter(|o| o.point::<5>().is_some_and(inside)).map(line).collect();
-    let mut got: Vec<Vec<u8>> = view.window(min, max).expect("window").into_iter().map(|f| f.raw).collect();
+    let mut got: Vec<Vec<u8>> = view.window(&min, &max).expect("window").into_iter().map(|f| f.raw).collect();
     expected.sort();
     got.sort();
     assert_eq!(got, expected);
@@ -74,7 +74,7 @@ fn queries_equal_a_naive_scan() {
     let distance = |p: [f64; 5]| (0..5).map(|d| (p[d] - point[d]).powi(2)).sum::<f64>().sqrt();
     let mut naive: Vec<f64> = observations.iter().filter_map(|o| o.point::<5>()).map(distance).collect();
     naive.sort_by(f64::total_cmp);
-    let found = view.knn(point, 10).expect("knn");
+    let found = view.knn(&point, 10).expect("knn");
     let distances: Vec<f64> = found.iter().map(|f| f.distance.expect("kNN has distances")).collect();
     assert_eq!(distances.len(), 10);
     for (got, want) in distances.iter().zip(&naive) {
@@ -217,7 +217,7 @@ fn earlier_raw_line_databases_read_and_keep_their_encoding() {
     store::encode_key(&"OLD".to_owned(), 946_684_800, &mut key);
     let mut btree = BTree::create(&txn, BTREE_NAME).expect("btree");
     btree.insert(&key, &store::encode_record_id(id).expect("id")).expect("insert");
-    let rtree = MeasureTree::create(&txn, RTREE_NAME).expect("rtree");
+    let rtree = MeasureTree::<5>::create(&txn, RTREE_NAME).expect("rtree");
     rtree.insert_point(&txn, [1.0, 1000.0, 0.0, 0.0, 1.0], store::pack_record_id(id).expect("id")).expect("point");
     BTree::create(&txn, META_NAME).expect("meta").insert(b"measures", names().join(",").as_bytes()).expect("meta");
     txn.commit(Durability::None).expect("commit");
