@@ -14,6 +14,7 @@ const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit throu
 const QUIREDB_KV_MMAP: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB, pool misses copied from a memory map (Options::mmap_reads)";
 const QUIREDB_KV_FULL: &str = "B+tree, Durability::Full per commit, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
+const QUIREDB_BLOBS_MMAP: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB, pages beyond the pool read in place from a memory map (Options::mmap_reads)";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
 const SQLITE_DELETE: &str = "journal_mode=DELETE, synchronous=FULL, page 4 KiB";
 const FJALL: &str = "fjall 3, write batch per commit with PersistMode::SyncData (journal fdatasync), cache = cache budget or fjall's default";
@@ -100,6 +101,7 @@ pub fn xml() -> Vec<Entry<XmlOpen>> {
 pub fn blobs() -> Vec<Entry<BlobOpen>> {
     vec![
         Entry { id: "quiredb", settings: QUIREDB_BLOBS, open: peers::quiredb_blobs::QuireBlobs::open },
+        Entry { id: "quiredb-mmap", settings: QUIREDB_BLOBS_MMAP, open: peers::quiredb_blobs::QuireBlobs::open_mmap },
         Entry { id: "files", settings: "one file per blob, no fsync", open: peers::files::BlobFiles::open },
         Entry { id: "sqlite-wal", settings: "SQL reads, WAL, FULL", open: peers::sqlite::SqliteBlobs::open_sql },
         Entry {

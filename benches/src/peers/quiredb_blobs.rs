@@ -25,8 +25,18 @@ pub struct QuireBlobs {
 impl QuireBlobs {
     /// Opener for `quiredb` in T6.
     pub fn open(dir: &Path) -> Result<Box<dyn BlobEngine>> {
+        Self::create(dir, false)
+    }
+
+    /// Opener for `quiredb-mmap` in T6: pages beyond the pool read in place from a
+    /// memory map of the file (`Options::mmap_reads`).
+    pub fn open_mmap(dir: &Path) -> Result<Box<dyn BlobEngine>> {
+        Self::create(dir, true)
+    }
+
+    fn create(dir: &Path, mmap: bool) -> Result<Box<dyn BlobEngine>> {
         create_dir(dir)?;
-        let options = Database::builder().page_size(4096).cache_bytes(256 << 20).into_options();
+        let options = Database::builder().page_size(4096).cache_bytes(256 << 20).mmap_reads(mmap).into_options();
         let db = Database::create(dir.join("blobs.quire"), options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
