@@ -10,6 +10,11 @@
 #![forbid(unsafe_code)]
 
 mod error;
+/// The column-mapping options of `quire load-csv` (`--preset`, `--station`, `--time`,
+/// `--measures`, …) and the [`datasets::meteo::Schema`] they build; shared with the
+/// Python package's `load_csv(path, **options)`.
+#[path = "cli/load_schema.rs"]
+pub mod load_schema;
 
 pub use error::{Error, Result};
 pub use quiredb_datasets as datasets;

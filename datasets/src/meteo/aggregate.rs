@@ -231,7 +231,8 @@ pub fn aggregate(
     Ok(folder.emitted)
 }
 
-fn decode_key(key: &[u8]) -> Result<(String, i64)> {
+/// The (station, time) of a key of the B+tree.
+pub(crate) fn decode_key(key: &[u8]) -> Result<(String, i64)> {
     let mut rest = key;
     let station = String::decode_key(&mut rest, false);
     let time = i64::decode_key(&mut rest, true);

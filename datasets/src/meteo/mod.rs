@@ -39,6 +39,8 @@
 //! Read next: `schema.rs` (mapping and presets), `reader.rs`, `pipeline.rs`, `store.rs`.
 
 pub mod aggregate;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod calibration;
 mod chunk;
 pub mod fields;
@@ -49,6 +51,8 @@ pub mod inspect;
 mod melt;
 pub mod page_cache;
 pub mod parallel;
+#[cfg(feature = "parquet")]
+pub mod parquet_input;
 pub mod period;
 pub mod pipeline;
 pub mod query;

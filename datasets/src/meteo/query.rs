@@ -132,6 +132,47 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         })
     }
 
+    /// Visits the records of `station` (every station when `None`) with `from <= time
+    /// <= to` in (station, time) order, each with its station, time and raw record (the
+    /// buffers are reused, nothing is collected); `visit` returns false to stop.
+    pub fn scan(
+        &self,
+        station: Option<&str>,
+        (from, to): (i64, i64),
+        visit: &mut dyn FnMut(&str, i64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let (low, high) = match station {
+            Some(station) => {
+                let (mut low, mut high) = (Vec::new(), Vec::new());
+                encode_key(&station.to_owned(), from, &mut low);
+                encode_key(&station.to_owned(), to, &mut high);
+                (Bound::Included(low), Bound::Included(high))
+            }
+            None => (Bound::Unbounded, Bound::Unbounded),
+        };
+        let btree = BTree::open(self.txn, BTREE_NAME)?;
+        let (mut stored, mut raw) = (Vec::new(), Vec::new());
+        for entry in btree.range(low.as_ref().map(Vec::as_slice), high.as_ref().map(Vec::as_slice)) {
+            let (key, value) = entry?;
+            let (station, time) = super::aggregate::decode_key(&key)?;
+            if time < from || time > to {
+                continue;
+            }
+            let id =
+                decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
+            stored.clear();
+            raw.clear();
+            if !self.queue.get(self.txn, id, &mut stored)? {
+                return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
+            }
+            self.encoding.decode(&stored, &mut raw)?;
+            if !visit(&station, time, &raw)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {
         let mut stored = Vec::new();
         if !self.queue.get(self.txn, id, &mut stored)? {
