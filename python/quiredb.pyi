@@ -18,6 +18,9 @@ from typing import Any, Literal, Optional, Union, overload
 import pyarrow
 
 __version__: str
+PARQUET_INPUT: bool
+"""True when the module was built with the `parquet` feature: `load_csv` then also reads
+`.parquet` files (as the CSV of their rows, with the same options)."""
 
 StrPath = Union[str, PathLike[str]]
 Key = Union[bytes, bytearray, str]

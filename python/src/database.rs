@@ -13,6 +13,7 @@ use std::thread::ThreadId;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use quiredb::datasets::meteo::aggregate::AggregateQuery;
 use quiredb::{Durability, engine};
 
 use crate::errors::OrRaise;
@@ -182,7 +183,14 @@ impl Database {
         skip_report: Option<PathBuf>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyDict>> {
-        let request = meteo::LoadRequest::new(paths, (skip_bad, batch, index_measures, skip_report), options)?;
+        let request = meteo::LoadRequest {
+            paths: meteo::path_list(paths)?,
+            schema: crate::options::schema(options)?,
+            skip_bad,
+            batch,
+            index_measures: index_measures.map(meteo::names).transpose()?,
+            skip_report,
+        };
         meteo::load_csv(py, self.shared()?, request, progress)
     }
 
@@ -197,7 +205,7 @@ impl Database {
         end: Option<&Bound<'py, PyAny>>,
         limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        meteo::range(py, self.shared()?, station, (start, end), limit)
+        meteo::range(py, self.shared()?, station, meteo::times(start, end)?, limit)
     }
 
     /// Records whose five indexed measures all lie in the box `[low, high]`.
@@ -222,7 +230,10 @@ impl Database {
         start: Option<&Bound<'py, PyAny>>,
         end: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        meteo::agg(py, self.shared()?, (measure, every, station), (start, end))
+        let times = meteo::times(start, end)?;
+        let (from, to) = (*times.start(), *times.end());
+        let query = AggregateQuery { station, from, to, every: meteo::every(every)?, measure };
+        meteo::agg(py, self.shared()?, query)
     }
 
     /// Sizes of the meteorological structures and the measure names, as a dict.
@@ -240,7 +251,7 @@ impl Database {
         skip_bad: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyDict>> {
-        xml::load(py, self.shared()?, (name, meteo::path_list(paths)?), skip_bad, progress)
+        xml::load(py, self.shared()?, name, meteo::path_list(paths)?, skip_bad, progress)
     }
 
     /// Runs an XPath query over collection `name`. `output`: "auto" (nodes, or the
@@ -255,7 +266,7 @@ impl Database {
         output: &str,
         limit: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        xml::xpath(py, self.shared()?, (name, query), xml::Output::parse(output)?, limit)
+        xml::xpath(py, self.shared()?, name, query, xml::Output::parse(output)?, limit)
     }
 
     /// Runs the query and gives its plan with each operator's rows and time.

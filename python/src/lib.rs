@@ -34,5 +34,6 @@ fn quiredb_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tree::TreeIter>()?;
     m.add_class::<xml::Node>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("PARQUET_INPUT", cfg!(feature = "parquet"))?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,31 +35,18 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
 /// What `load_csv` was asked to do.
 pub struct LoadRequest {
-    paths: Vec<PathBuf>,
-    schema: Schema,
-    skip_bad: bool,
-    batch: Option<u64>,
-    index_measures: Option<Vec<String>>,
-    skip_report: Option<PathBuf>,
-}
-
-impl LoadRequest {
-    /// The request of `load_csv`'s arguments.
-    pub fn new(
-        paths: &Bound<'_, PyAny>,
-        (skip_bad, batch, index_measures, skip_report): (bool, Option<u64>, Option<&Bound<'_, PyAny>>, Option<PathBuf>),
-        options: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
-        let index_measures = index_measures.map(names).transpose()?;
-        Ok(LoadRequest {
-            paths: path_list(paths)?,
-            schema: crate::options::schema(options)?,
-            skip_bad,
-            batch,
-            index_measures,
-            skip_report,
-        })
-    }
+    /// Files and folders.
+    pub paths: Vec<PathBuf>,
+    /// The column mapping (`options::schema`).
+    pub schema: Schema,
+    /// Skip malformed rows.
+    pub skip_bad: bool,
+    /// Commit every this many rows.
+    pub batch: Option<u64>,
+    /// The R*-tree's five measures.
+    pub index_measures: Option<Vec<String>>,
+    /// Where skipped rows are listed.
+    pub skip_report: Option<PathBuf>,
 }
 
 /// One path or a list of paths.
@@ -74,7 +62,7 @@ pub fn path_list(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 }
 
 /// Names given as "a,b,c" or a list.
-fn names(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+pub fn names(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     match value.extract::<String>() {
         Ok(text) => Ok(text.split(',').map(|name| name.trim().to_owned()).collect()),
         Err(_) => value.extract(),
@@ -159,6 +147,11 @@ fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
     for path in files::expand(paths)? {
         let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         total += file.metadata()?.len();
+        #[cfg(feature = "parquet")]
+        if quiredb::datasets::meteo::parquet_input::is_parquet(&path) {
+            inputs.push((path.display().to_string(), quiredb::datasets::meteo::parquet_input::csv_stream(&path)?));
+            continue;
+        }
         let counting = Counting { inner: file, count: Arc::clone(&read) };
         inputs.push((path.display().to_string(), files::decompressed(&path, counting)?));
     }
@@ -243,9 +236,20 @@ fn time(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     Err(PyTypeError::new_err("a time is an int (Unix seconds), an ISO 8601 str or a datetime"))
 }
 
-/// The bounds `(start, end)`, unbounded where None.
-fn bounds(start: Option<&Bound<'_, PyAny>>, end: Option<&Bound<'_, PyAny>>) -> PyResult<(i64, i64)> {
-    Ok((start.map(time).transpose()?.unwrap_or(i64::MIN), end.map(time).transpose()?.unwrap_or(i64::MAX)))
+/// The times from `start` to `end` (inclusive), unbounded where None.
+pub fn times(start: Option<&Bound<'_, PyAny>>, end: Option<&Bound<'_, PyAny>>) -> PyResult<RangeInclusive<i64>> {
+    Ok(start.map(time).transpose()?.unwrap_or(i64::MIN)..=end.map(time).transpose()?.unwrap_or(i64::MAX))
+}
+
+/// `every=` of `agg`.
+pub fn every(name: &str) -> PyResult<Every> {
+    match name {
+        "hour" => Ok(Every::Hour),
+        "day" => Ok(Every::Day),
+        "month" => Ok(Every::Month),
+        "year" => Ok(Every::Year),
+        other => Err(PyValueError::new_err(format!("every {other:?}: use \"hour\", \"day\", \"month\" or \"year\""))),
+    }
 }
 
 /// `batch` as a `pyarrow.Table` (through the C stream interface: the buffers are shared).
@@ -259,13 +263,12 @@ pub fn range<'py>(
     py: Python<'py>,
     shared: &Shared,
     station: Option<String>,
-    (start, end): (Option<&Bound<'py, PyAny>>, Option<&Bound<'py, PyAny>>),
+    times: RangeInclusive<i64>,
     limit: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let span = bounds(start, end)?;
     let db = Arc::clone(&shared.db);
     let batch = py
-        .detach(move || batches::range(&db.begin_read()?, station.as_deref(), span, limit.unwrap_or(usize::MAX)))
+        .detach(move || batches::range(&db.begin_read()?, station.as_deref(), times, limit.unwrap_or(usize::MAX)))
         .or_raise()?;
     table(py, batch)
 }
@@ -304,23 +307,7 @@ pub fn knn<'py>(py: Python<'py>, shared: &Shared, query: Vec<f64>, k: usize) -> 
 }
 
 /// `Database.agg`.
-pub fn agg<'py>(
-    py: Python<'py>,
-    shared: &Shared,
-    (measure, every, station): (String, &str, Option<String>),
-    (start, end): (Option<&Bound<'py, PyAny>>, Option<&Bound<'py, PyAny>>),
-) -> PyResult<Bound<'py, PyAny>> {
-    let every = match every {
-        "hour" => Every::Hour,
-        "day" => Every::Day,
-        "month" => Every::Month,
-        "year" => Every::Year,
-        other => {
-            return Err(PyValueError::new_err(format!("every {other:?}: use \"hour\", \"day\", \"month\" or \"year\"")));
-        }
-    };
-    let (from, to) = bounds(start, end)?;
-    let query = AggregateQuery { station, from, to, every, measure };
+pub fn agg<'py>(py: Python<'py>, shared: &Shared, query: AggregateQuery) -> PyResult<Bound<'py, PyAny>> {
     let db = Arc::clone(&shared.db);
     let batch = py
         .detach(move || {

@@ -87,7 +87,8 @@ enum Answer {
 pub fn load(
     py: Python<'_>,
     shared: &Arc<Shared>,
-    (name, paths): (String, Vec<std::path::PathBuf>),
+    name: String,
+    paths: Vec<std::path::PathBuf>,
     skip_bad: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyDict>> {
@@ -132,7 +133,8 @@ pub fn load(
 pub fn xpath<'py>(
     py: Python<'py>,
     shared: &Shared,
-    (name, query): (String, String),
+    name: String,
+    query: String,
     output: Output,
     limit: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {

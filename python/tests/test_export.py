@@ -5,6 +5,7 @@ Hive-partitioned data sets, compared row by row with the database's own answer
 import subprocess
 
 import pyarrow as pa
+import pyarrow.csv  # noqa: F401  (pa.csv)
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
@@ -70,6 +71,8 @@ def test_duckdb_reads_the_export_row_by_row(exporting_quire, meteo_path, meteo_d
     assert got == want
     years = con.execute(f"SELECT DISTINCT year FROM read_parquet('{out}/**/*.parquet', hive_partitioning = true)").fetchall()
     assert years == [(2014,)]
+    kind = con.execute(f"DESCRIBE SELECT time FROM read_parquet('{out}/**/*.parquet')").fetchone()[1]
+    assert kind == "TIMESTAMP WITH TIME ZONE"
 
 
 def test_arrow_ipc_and_unpartitioned(exporting_quire, meteo_path, meteo_db, tmp_path):
@@ -79,7 +82,10 @@ def test_arrow_ipc_and_unpartitioned(exporting_quire, meteo_path, meteo_db, tmp_
     assert table.equals(database_rows(meteo_db))
     flat = tmp_path / "flat"
     export(exporting_quire, meteo_path, flat)
-    assert pq.read_table(flat / "part-0.parquet").equals(database_rows(meteo_db))
+    exported = pq.read_table(flat / "part-0.parquet")
+    assert exported.schema.field("time").type == pa.timestamp("ms", tz="UTC")  # Parquet has no seconds
+    expected = database_rows(meteo_db)
+    assert exported.cast(expected.schema).equals(expected)
 
 
 def test_bad_partitioning_is_refused(exporting_quire, meteo_path, tmp_path):
@@ -102,3 +108,18 @@ def test_xpath_results_as_parquet(exporting_quire, tmp_path):
     assert table["value"].to_pylist() == ["1", "2"]
     with quiredb.open(db_path, read_only=True) as db:
         assert table["pre"].to_pylist() == [node.pre for node in db.xpath("c", "//b/@id")]
+
+
+def test_parquet_input_loads_like_the_csv(tmp_path, meteo_rows, meteo_db):
+    if not quiredb.PARQUET_INPUT:
+        pytest.skip("the module was built without the `parquet` feature (maturin develop --features parquet)")
+    csv_path, rows = meteo_rows
+    source = pa.csv.read_csv(csv_path, convert_options=pa.csv.ConvertOptions(strings_can_be_null=True))
+    parquet = tmp_path / "weather.parquet"
+    pq.write_table(source, parquet, row_group_size=500)
+    with quiredb.open(tmp_path / "p.quire") as db:
+        summary = db.load_csv(parquet)
+        assert summary["rows"] == len(rows)
+        got, want = db.range(), meteo_db.range()
+        for name in ["station", "time", *MEASURES]:
+            assert got[name].equals(want[name]), name

@@ -85,9 +85,8 @@ def test_window_and_knn_match_the_cli(meteo_db, meteo_path, quire_bin):
                     "--max", ",".join(map(str, high)))
     assert table.num_rows == len(cli) > 0
     assert table.column("record").to_pylist() == [row["record"] for row in cli]
-    for measure in MEASURES:
-        values = table.column(measure).to_pylist()
-        assert all(lo <= v <= hi for v, lo, hi in zip(values, low * len(values), high * len(values)))
+    for i, measure in enumerate(MEASURES):
+        assert all(low[i] <= v <= high[i] for v in table.column(measure).to_pylist())
     point = [10, 1010, 0, 0, 5]
     nearest = meteo_db.knn(point, 25)
     cli = cli_jsonl(quire_bin, "knn", str(meteo_path), "--point", ",".join(map(str, point)), "-k", "25")
@@ -174,3 +173,23 @@ def test_queries_from_threads_agree(meteo_db):
 def test_no_meteorological_data(db):
     with pytest.raises(quiredb.Error, match="no meteorological data"):
         db.range("x")
+
+
+def test_real_beijing_data_matches_the_cli(tmp_path, quire_bin):
+    from conftest import REPO
+
+    source = REPO.parent / "shared" / "data" / "weather" / "beijing_multisite_all_stations.csv.zst"
+    if not source.exists():
+        pytest.skip(f"real data absent: {source} (see ../shared/data/README.md)")
+    path = tmp_path / "beijing.quire"
+    with quiredb.open(path) as db:
+        summary = db.load_csv(source, preset="beijing")
+    assert summary["rows"] == 420_768 and summary["stations"] == 12
+    with quiredb.open(path, read_only=True) as db:
+        table = db.range("Dongsi", "2016-02-01", "2016-02-29T23:00")
+        assert table.num_rows == 29 * 24
+        cli = cli_jsonl(quire_bin, "range", str(path), "--station", "Dongsi", "--from", "2016-02-01", "--to", "2016-02-29T23:00")
+        assert table.column("record").to_pylist() == [row["record"] for row in cli]
+        assert table.column("TEMP").to_pylist() == [row["measures"]["TEMP"] for row in cli]
+        monthly = db.agg("PRES", "year", station="Wanliu")
+        assert monthly.column("start").cast(pa.int64()).to_pylist()[0] == 1356998400  # 2013-01-01

@@ -5,8 +5,10 @@
 //!
 //! The records are streamed over the (station, time) B+tree in batches
 //! ([`quiredb_datasets::meteo::arrow::scan_batches`], the columns of the Python
-//! package's `range`), each batch cut into runs of one partition; a partition's file
-//! stays open until its station is done (with `--partition-by year`, until the end).
+//! package's `range`), each batch cut into runs of one partition and handed to a second
+//! thread that encodes and writes (the two halves cost about the same); a partition's
+//! file stays open until its station is done (with `--partition-by year`, until the end).
+//! Parquet files hold the time in milliseconds (UTC; Parquet has no unit of seconds).
 //! The partition columns are in the paths, not in the files (Hive style); station names
 //! are percent-encoded where they hold characters other than letters, digits, `-`, `_`
 //! and `.`.
@@ -19,14 +21,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampSecondType;
-use arrow_schema::Schema;
+use arrow_array::types::{TimestampMillisecondType, TimestampSecondType};
+use arrow_array::{Array, RecordBatch, TimestampMillisecondArray};
+use arrow_schema::{Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
-use quiredb_datasets::meteo::arrow::scan_batches;
+use quiredb_datasets::meteo::arrow::{Batching, scan_batches};
 use quiredb_datasets::meteo::fields::civil_from_days;
 
 /// Rows of a batch read from the database.
@@ -104,7 +106,7 @@ impl Writer {
 
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         match self {
-            Writer::Parquet(writer) => writer.write(batch)?,
+            Writer::Parquet(writer) => writer.write(&in_milliseconds(batch)?)?,
             Writer::Ipc(writer) => writer.write(batch)?,
         }
         Ok(())
@@ -130,11 +132,11 @@ struct Outputs {
 impl Outputs {
     fn write(&mut self, dir: PathBuf, batch: &RecordBatch) -> Result<()> {
         if !self.open.contains_key(&dir) {
-            let name = match self.format {
-                FileFormat::Parquet => "part-0.parquet",
-                FileFormat::ArrowIpc => "part-0.arrow",
+            let (name, schema) = match self.format {
+                FileFormat::Parquet => ("part-0.parquet", in_milliseconds(batch)?.schema()),
+                FileFormat::ArrowIpc => ("part-0.arrow", batch.schema()),
             };
-            let writer = Writer::create(&self.root.join(&dir).join(name), &batch.schema(), self.format)?;
+            let writer = Writer::create(&self.root.join(&dir).join(name), &schema, self.format)?;
             self.open.insert(dir.clone(), writer);
             self.files += 1;
         }
@@ -149,7 +151,16 @@ impl Outputs {
     }
 }
 
-/// Runs `quire export`.
+/// What the scanning thread hands to the writing thread.
+enum Message {
+    /// Rows of one partition.
+    Write(PathBuf, RecordBatch),
+    /// Every partition so far is complete (a station is done): close their files.
+    CloseAll,
+}
+
+/// Runs `quire export`: this thread scans the database and cuts the batches into
+/// partitions, a second one encodes and writes the files.
 pub fn run(args: Args) -> Result<ExitCode> {
     let partitioning = Partitioning::parse(args.partition_by.as_deref())?;
     let db = super::meteo_query::open(&args.db)?;
@@ -157,49 +168,60 @@ pub fn run(args: Args) -> Result<ExitCode> {
     std::fs::create_dir_all(&args.to).with_context(|| format!("cannot create {}", args.to.display()))?;
     let started = Instant::now();
     let mut outputs = Outputs { root: args.to.clone(), format: args.format, open: BTreeMap::new(), files: 0 };
-    let mut rows = 0u64;
-    let mut failed = None;
-    let mut station = String::new();
-    scan_batches(
-        &txn,
-        args.station.as_deref(),
-        (i64::MIN, i64::MAX),
-        (BATCH_ROWS, partitioning.station),
-        &mut |batch| {
-            rows += batch.num_rows() as u64;
-            let this = batch.column(0).as_string::<i32>().value(0).to_owned();
-            if partitioning.station && this != station {
-                if let Err(error) = outputs.close_all() {
-                    failed = Some(error);
-                    return Ok(false);
-                }
-                station = this;
-            }
-            match write_batch(&mut outputs, partitioning, &batch) {
-                Ok(()) => Ok(true),
-                Err(error) => {
-                    failed = Some(error);
-                    Ok(false)
+    let (to_writer, from_scan) = std::sync::mpsc::sync_channel::<Message>(4);
+    let (rows, written) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> Result<usize> {
+            for message in from_scan {
+                match message {
+                    Message::Write(dir, batch) => outputs.write(dir, &batch)?,
+                    Message::CloseAll => outputs.close_all()?,
                 }
             }
-        },
-    )?;
-    if let Some(error) = failed {
-        return Err(error);
-    }
-    outputs.close_all()?;
+            outputs.close_all()?;
+            Ok(outputs.files)
+        });
+        let mut rows = 0u64;
+        let mut station = String::new();
+        let scanned = scan_batches(
+            &txn,
+            args.station.as_deref(),
+            i64::MIN..=i64::MAX,
+            Batching { rows: BATCH_ROWS, split_stations: partitioning.station },
+            &mut |batch| {
+                rows += batch.num_rows() as u64;
+                let this = batch.column(0).as_string::<i32>().value(0);
+                let mut messages = Vec::new();
+                if partitioning.station && this != station {
+                    station = this.to_owned();
+                    messages.push(Message::CloseAll);
+                }
+                messages
+                    .extend(partitions(partitioning, &batch)?.into_iter().map(|(dir, part)| Message::Write(dir, part)));
+                // A closed channel: the writer stopped on an error, reported by its join.
+                Ok(messages.into_iter().all(|message| to_writer.send(message).is_ok()))
+            },
+        );
+        drop(to_writer);
+        let written = writer.join().map_err(|_| anyhow::anyhow!("the writing thread panicked"))?;
+        scanned?;
+        anyhow::Ok((rows, written?))
+    })?;
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
-        "{rows} records in {} file(s) under {} in {seconds:.2} s ({:.0} records/s)",
-        outputs.files,
+        "{rows} records in {written} file(s) under {} in {seconds:.2} s ({:.0} records/s)",
         args.to.display(),
         rows as f64 / seconds.max(1e-9)
     );
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes one batch (of one station when partitioned by station) in runs of one year.
-fn write_batch(outputs: &mut Outputs, partitioning: Partitioning, batch: &RecordBatch) -> Result<()> {
+/// One batch (of one station when partitioned by station) cut into its partitions:
+/// the directory of each and its rows (without the station column when it is in the
+/// path); runs of one year when partitioned by year.
+fn partitions(
+    partitioning: Partitioning,
+    batch: &RecordBatch,
+) -> quiredb_datasets::Result<Vec<(PathBuf, RecordBatch)>> {
     let station_dir = match partitioning.station {
         true => PathBuf::from(format!("station={}", escape(batch.column(0).as_string::<i32>().value(0)))),
         false => PathBuf::new(),
@@ -209,10 +231,11 @@ fn write_batch(outputs: &mut Outputs, partitioning: Partitioning, batch: &Record
         false => batch.clone(),
     };
     if !partitioning.year {
-        return outputs.write(station_dir, &stored);
+        return Ok(vec![(station_dir, stored)]);
     }
     let times = batch.column(1).as_primitive::<TimestampSecondType>();
     let year_of = |row: usize| civil_from_days(times.value(row).div_euclid(86_400)).0;
+    let mut parts = Vec::new();
     let mut start = 0;
     while start < batch.num_rows() {
         let year = year_of(start);
@@ -220,10 +243,26 @@ fn write_batch(outputs: &mut Outputs, partitioning: Partitioning, batch: &Record
         while end < batch.num_rows() && year_of(end) == year {
             end += 1;
         }
-        outputs.write(station_dir.join(format!("year={year}")), &stored.slice(start, end - start))?;
+        parts.push((station_dir.join(format!("year={year}")), stored.slice(start, end - start)));
         start = end;
     }
-    Ok(())
+    Ok(parts)
+}
+
+/// `batch` with its `time` column in milliseconds: Parquet has no timestamp of
+/// seconds, and a column of seconds is written as a bare INT64 that DuckDB and Spark
+/// read as a number.
+fn in_milliseconds(batch: &RecordBatch) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let Ok(index) = schema.index_of("time") else { return Ok(batch.clone()) };
+    let seconds = batch.column(index).as_primitive::<TimestampSecondType>();
+    let millis: TimestampMillisecondArray =
+        seconds.unary::<_, TimestampMillisecondType>(|time| time.saturating_mul(1000)).with_timezone("UTC");
+    let mut fields: Vec<Field> = schema.fields().iter().map(|field| field.as_ref().clone()).collect();
+    fields[index] = Field::new("time", millis.data_type().clone(), false);
+    let mut columns = batch.columns().to_vec();
+    columns[index] = Arc::new(millis);
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
 }
 
 /// A partition value as a path segment: characters other than ASCII letters, digits,

@@ -10,6 +10,7 @@
 //! Buckets ([`buckets`]): `station`, `start`, `rows`, `count`, `sum`, `min`, `max`,
 //! `mean` (the last four null for a bucket without values).
 
+use std::ops::{Range, RangeInclusive};
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, StringBuilder, TimestampSecondBuilder, UInt64Builder};
@@ -18,9 +19,15 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use quiredb_engine::PageRead;
 
 use super::aggregate::{Bucket, RecordLayout, stored_layout, stored_measure_names};
+use super::fields::parse_measure;
 use super::query::{Found, MeteoView};
 use super::schema::MissingValues;
 use crate::error::Result;
+
+/// Positions of `byte` in `text`.
+fn positions_of(byte: u8, text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    text.iter().enumerate().filter(move |&(_, &b)| b == byte).map(|(i, _)| i)
+}
 
 /// Which columns a batch of records has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +52,8 @@ pub struct RecordColumns {
     measures: Vec<Float64Builder>,
     record: StringBuilder,
     rows: usize,
+    /// Where the fields of the line being appended are.
+    spans: Vec<Range<usize>>,
 }
 
 impl RecordColumns {
@@ -69,6 +78,7 @@ impl RecordColumns {
             distance: Float64Builder::new(),
             record: StringBuilder::new(),
             rows: 0,
+            spans: Vec::new(),
         })
     }
 
@@ -87,11 +97,32 @@ impl RecordColumns {
             self.distance.append_option(distance);
         }
         if let Some((layout, missing)) = &self.layout {
-            for (i, column) in self.measures.iter_mut().enumerate() {
-                column.append_option(layout.value(raw, i, missing));
+            if raw.contains(&b'"') {
+                // Quoted fields: the layout's CSV reading.
+                for (i, column) in self.measures.iter_mut().enumerate() {
+                    column.append_option(layout.value(raw, i, missing));
+                }
+            } else {
+                // One split of the line for every measure (`value` splits it per measure).
+                self.spans.clear();
+                let mut start = 0;
+                for end in positions_of(layout.delimiter, raw) {
+                    self.spans.push(start..end);
+                    start = end + 1;
+                }
+                self.spans.push(start..raw.len());
+                let decimal_comma = layout.delimiter != b',';
+                for (column, &field) in self.measures.iter_mut().zip(&layout.columns) {
+                    let text = self.spans.get(field).map(|span| &raw[span.clone()]);
+                    let value = text.and_then(|text| parse_measure(text, decimal_comma, missing).ok());
+                    column.append_option(value.flatten());
+                }
             }
         }
-        self.record.append_value(String::from_utf8_lossy(raw));
+        match std::str::from_utf8(raw) {
+            Ok(text) => self.record.append_value(text),
+            Err(_) => self.record.append_value(String::from_utf8_lossy(raw)),
+        }
         self.rows += 1;
     }
 
@@ -139,11 +170,16 @@ impl RecordColumns {
     }
 }
 
-/// The records of `station` (every station when `None`) with `from <= time <= to`, at
-/// most `limit`, in (station, time) order, as one batch of [`Shape::Keyed`].
-pub fn range(txn: &impl PageRead, station: Option<&str>, (from, to): (i64, i64), limit: usize) -> Result<RecordBatch> {
+/// The records of `station` (every station when `None`) with a time in `times`, at most
+/// `limit`, in (station, time) order, as one batch of [`Shape::Keyed`].
+pub fn range(
+    txn: &impl PageRead,
+    station: Option<&str>,
+    times: RangeInclusive<i64>,
+    limit: usize,
+) -> Result<RecordBatch> {
     let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
-    MeteoView::open(txn)?.scan(station, (from, to), &mut |station, time, raw| {
+    MeteoView::open(txn)?.scan(station, times, &mut |station, time, raw| {
         if columns.len() >= limit {
             return Ok(false);
         }
@@ -153,22 +189,30 @@ pub fn range(txn: &impl PageRead, station: Option<&str>, (from, to): (i64, i64),
     columns.finish()
 }
 
-/// The records of [`range`] (no limit) in batches of `batch_rows` rows handed to
-/// `emit` (which returns false to stop); a batch never spans two stations when
-/// `split_stations`.
+/// How [`scan_batches`] cuts the records into batches.
+#[derive(Clone, Copy, Debug)]
+pub struct Batching {
+    /// Rows of a batch (at most).
+    pub rows: usize,
+    /// A batch never spans two stations.
+    pub split_stations: bool,
+}
+
+/// The records of [`range`] (no limit) in batches handed to `emit` (which returns false
+/// to stop).
 pub fn scan_batches(
     txn: &impl PageRead,
     station: Option<&str>,
-    (from, to): (i64, i64),
-    (batch_rows, split_stations): (usize, bool),
+    times: RangeInclusive<i64>,
+    batching: Batching,
     emit: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<()> {
     let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
     let mut current = String::new();
     let mut stopped = false;
-    MeteoView::open(txn)?.scan(station, (from, to), &mut |station, time, raw| {
-        let new_station = split_stations && station != current;
-        if !columns.is_empty() && (columns.len() >= batch_rows.max(1) || new_station) {
+    MeteoView::open(txn)?.scan(station, times, &mut |station, time, raw| {
+        let new_station = batching.split_stations && station != current;
+        if !columns.is_empty() && (columns.len() >= batching.rows.max(1) || new_station) {
             if !emit(columns.finish()?)? {
                 stopped = true;
                 return Ok(false);

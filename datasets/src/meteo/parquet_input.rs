@@ -26,7 +26,7 @@ pub fn is_parquet(path: &Path) -> bool {
 }
 
 /// The Parquet file at `path` as a stream of CSV text.
-pub fn csv_stream(path: &Path) -> Result<Box<dyn Read + Send>> {
+pub fn csv_stream(path: &Path) -> Result<Box<dyn Read>> {
     let file = File::open(path)?;
     let bad = |error: parquet::errors::ParquetError| Error::Schema(format!("{}: {error}", path.display()));
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(bad)?;

@@ -6,7 +6,7 @@
 //! Everything runs in a caller's snapshot (`ReadTxn` or the write transaction), so a
 //! query sees one consistent state while loads go on.
 
-use std::ops::Bound;
+use std::ops::{Bound, RangeInclusive};
 
 use quiredb_engine::{PageRead, ResultSet};
 use quiredb_structures::btree::BTree;
@@ -138,9 +138,10 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     pub fn scan(
         &self,
         station: Option<&str>,
-        (from, to): (i64, i64),
+        times: RangeInclusive<i64>,
         visit: &mut dyn FnMut(&str, i64, &[u8]) -> Result<bool>,
     ) -> Result<()> {
+        let (from, to) = (*times.start(), *times.end());
         let (low, high) = match station {
             Some(station) => {
                 let (mut low, mut high) = (Vec::new(), Vec::new());
