@@ -126,7 +126,7 @@ fn unpartitioned_export_and_arrow_ipc() {
     quire(&["export", db_path.to_str().unwrap(), "--to", ipc.to_str().unwrap(), "--format", "arrow-ipc"]);
     let file = File::open(ipc.join("part-0.arrow")).unwrap();
     let reader = arrow_ipc::reader::FileReader::try_new(file, None).unwrap();
-    let exported: Vec<_> = reader.map(|batch| rows(&batch.unwrap())).flatten().collect();
+    let exported: Vec<_> = reader.flat_map(|batch| rows(&batch.unwrap())).collect();
     assert!(exported == expected);
 }
 

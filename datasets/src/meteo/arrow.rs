@@ -179,11 +179,11 @@ pub fn range(
     limit: usize,
 ) -> Result<RecordBatch> {
     let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
-    MeteoView::open(txn)?.scan(station, times, &mut |station, time, raw| {
+    MeteoView::open(txn)?.scan(station, times, &mut |record| {
         if columns.len() >= limit {
             return Ok(false);
         }
-        columns.push(Some((station, time)), raw, None);
+        columns.push(Some((record.station, record.time)), record.raw, None);
         Ok(columns.len() < limit)
     })?;
     columns.finish()
@@ -210,18 +210,17 @@ pub fn scan_batches(
     let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
     let mut current = String::new();
     let mut stopped = false;
-    MeteoView::open(txn)?.scan(station, times, &mut |station, time, raw| {
-        let new_station = batching.split_stations && station != current;
-        if !columns.is_empty() && (columns.len() >= batching.rows.max(1) || new_station) {
-            if !emit(columns.finish()?)? {
-                stopped = true;
-                return Ok(false);
-            }
+    MeteoView::open(txn)?.scan(station, times, &mut |record| {
+        let new_station = batching.split_stations && record.station != current;
+        let full = columns.len() >= batching.rows.max(1) || new_station;
+        if !columns.is_empty() && full && !emit(columns.finish()?)? {
+            stopped = true;
+            return Ok(false);
         }
         if new_station {
-            current = station.to_owned();
+            current = record.station.to_owned();
         }
-        columns.push(Some((station, time)), raw, None);
+        columns.push(Some((record.station, record.time)), record.raw, None);
         Ok(true)
     })?;
     if !stopped && !columns.is_empty() {

@@ -5,7 +5,7 @@
 //!
 //! [`csv_stream`] renders the record batches one at a time: a header of the column
 //! names, then one line per row, fields written by `arrow-cast`'s display (numbers as
-//! written, timestamps in ISO 8601 with `Z` or their offset, nulls empty, which the
+//! written, timestamps in ISO 8601 with `Z` or their offset (named zones too), nulls empty, which the
 //! loader reads as missing) and quoted by the `csv` crate where needed. Messages about a
 //! bad value name "line N": row N − 1 of the file (the header is line 1).
 

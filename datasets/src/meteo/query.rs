@@ -31,6 +31,17 @@ pub struct Found {
     pub distance: Option<f64>,
 }
 
+/// A record as [`MeteoView::scan`] hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct Keyed<'a> {
+    /// Its station.
+    pub station: &'a str,
+    /// Its time, seconds since 1970 (UTC).
+    pub time: i64,
+    /// The line as loaded.
+    pub raw: &'a [u8],
+}
+
 /// Sizes of a loaded layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreStats {
@@ -132,14 +143,14 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         })
     }
 
-    /// Visits the records of `station` (every station when `None`) with `from <= time
-    /// <= to` in (station, time) order, each with its station, time and raw record (the
-    /// buffers are reused, nothing is collected); `visit` returns false to stop.
+    /// Visits the records of `station` (every station when `None`) with a time in
+    /// `times` in (station, time) order, each with its station, time and raw record
+    /// (the buffers are reused, nothing is collected); `visit` returns false to stop.
     pub fn scan(
         &self,
         station: Option<&str>,
         times: RangeInclusive<i64>,
-        visit: &mut dyn FnMut(&str, i64, &[u8]) -> Result<bool>,
+        visit: &mut dyn FnMut(Keyed<'_>) -> Result<bool>,
     ) -> Result<()> {
         let (from, to) = (*times.start(), *times.end());
         let (low, high) = match station {
@@ -153,7 +164,8 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         };
         let btree = BTree::open(self.txn, BTREE_NAME)?;
         let (mut stored, mut raw) = (Vec::new(), Vec::new());
-        for entry in btree.range(low.as_ref().map(Vec::as_slice), high.as_ref().map(Vec::as_slice)) {
+        // Entries read in place (no copy of the key and value).
+        for entry in btree.entries(low.as_ref().map(Vec::as_slice), high.as_ref().map(Vec::as_slice)) {
             let (key, value) = entry?;
             let (station, time) = super::aggregate::decode_key(&key)?;
             if time < from || time > to {
@@ -167,7 +179,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
                 return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
             }
             self.encoding.decode(&stored, &mut raw)?;
-            if !visit(&station, time, &raw)? {
+            if !visit(Keyed { station: &station, time, raw: &raw })? {
                 break;
             }
         }
