@@ -10,9 +10,10 @@
 #![forbid(unsafe_code)]
 
 mod error;
-/// The column-mapping options of `quire load-csv` (`--preset`, `--station`, `--time`,
-/// `--measures`, …) and the [`datasets::meteo::Schema`] they build; shared with the
-/// Python package's `load_csv(path, **options)`.
+// The column-mapping options of `quire load-csv` and the schema they build, shared with
+// the Python package's `load_csv(path, **options)`. Its field docs are clap's help
+// text (`year,month,day[,hour]`), not links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[path = "cli/load_schema.rs"]
 pub mod load_schema;
 
