@@ -38,6 +38,9 @@ enum Command {
     Agg(cli::meteo_agg::AggArgs),
     /// Sizes of the meteorological structures of a database.
     Stats(cli::meteo_query::StatsArgs),
+    /// Write the meteorological records as Hive-partitioned Parquet or Arrow IPC files.
+    #[cfg(feature = "parquet")]
+    Export(cli::export::Args),
     /// Generate data sets (XML collections, XPath query sets).
     #[command(subcommand)]
     Gen(cli::r#gen::Gen),
@@ -66,6 +69,8 @@ fn main() -> std::process::ExitCode {
         Command::Knn(args) => cli::meteo_query::knn(args),
         Command::Agg(args) => cli::meteo_agg::run(args),
         Command::Stats(args) => cli::meteo_query::stats(args),
+        #[cfg(feature = "parquet")]
+        Command::Export(args) => cli::export::run(args),
         Command::Gen(command) => cli::r#gen::run(command),
         Command::XpathRef(args) => cli::xpath::run(args),
         Command::LoadXml(args) => cli::xml_store::load(args),

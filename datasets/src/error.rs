@@ -54,6 +54,11 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     Argument(String),
 
+    /// Building Arrow arrays or writing Arrow/Parquet failed (feature `arrow`).
+    #[cfg(feature = "arrow")]
+    #[error("Arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+
     /// The database that receives or answers the data failed (I/O, corruption, …).
     #[error("the database failed: {0}")]
     Engine(#[from] quiredb_engine::Error),

@@ -32,7 +32,8 @@ use super::load_schema::MappingArgs;
 #[derive(clap::Args)]
 pub struct LoadArgs {
     /// CSV files or folders to load as one (`.gz` and `.zst` are decompressed on the
-    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files in name order).
+    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files in name order); with the
+    /// `parquet` feature also `.parquet` files, read as the CSV of their rows.
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Database file to load into.
@@ -328,6 +329,12 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
     for path in files::expand(paths)? {
         let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         total_bytes += file.metadata()?.len();
+        #[cfg(feature = "parquet")]
+        if quiredb_datasets::meteo::parquet_input::is_parquet(&path) {
+            // Read as the CSV text of its rows (feature `parquet`); no byte progress.
+            files.push((path.display().to_string(), quiredb_datasets::meteo::parquet_input::csv_stream(&path)?));
+            continue;
+        }
         let counting = CountingReader { inner: file, count: Arc::clone(&read_bytes) };
         files.push((path.display().to_string(), files::decompressed(&path, counting)?));
     }

@@ -8,10 +8,12 @@ pub mod demo_meteo;
 pub mod demo_queue;
 pub mod demo_rtree;
 pub mod demo_xml;
+#[cfg(feature = "parquet")]
+pub mod export;
 pub mod r#gen;
 pub mod inspect;
 pub mod load_csv;
-pub mod load_schema;
+pub use quiredb::load_schema;
 pub mod load_speed;
 pub mod meteo_agg;
 pub mod meteo_output;
@@ -19,3 +21,5 @@ pub mod meteo_query;
 pub mod xml_query;
 pub mod xml_store;
 pub mod xpath;
+#[cfg(feature = "parquet")]
+pub mod xpath_parquet;

@@ -55,6 +55,15 @@ pub struct Args {
     /// Buffer pool size in MiB.
     #[arg(long, default_value_t = 256)]
     cache_mib: usize,
+    /// Write the results to --out in this format instead of printing them: `parquet`,
+    /// one row per node (pre, size, level, name, path, string value).
+    #[cfg(feature = "parquet")]
+    #[arg(long, value_enum, requires = "out")]
+    format: Option<super::xpath_parquet::Format>,
+    /// The file of --format.
+    #[cfg(feature = "parquet")]
+    #[arg(long, requires = "format")]
+    out: Option<PathBuf>,
 }
 
 /// Prints the number, string or boolean an expression gives (`count(//a)`), with
@@ -103,6 +112,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         write!(out, "{}", prepared.explain())?;
         writeln!(out, "{} results in {:.3} ms a run", labels.len(), elapsed.as_secs_f64() * 1e3)?;
         out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    #[cfg(feature = "parquet")]
+    if let Some(path) = &args.out {
+        let written = super::xpath_parquet::write(&store, &mut prepared, &labels, path)?;
+        eprintln!("{written} results written to {}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
     let dict = store.dictionary();

@@ -363,6 +363,14 @@ impl Folder {
     }
 }
 
+/// The (station, time) of a key of the B+tree.
+pub(crate) fn decode_key(key: &[u8]) -> Result<(String, i64)> {
+    let mut rest = key;
+    let station = String::decode_key(&mut rest, false);
+    let time = i64::decode_key(&mut rest, true);
+    station.zip(time).ok_or_else(|| Error::Schema("a B+tree key is not (station, time)".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,8 @@
 use crate::error;
 
 pub mod aggregate;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod calibration;
 mod chunk;
 pub mod fields;
@@ -51,6 +53,8 @@ pub mod inspect;
 mod melt;
 pub mod page_cache;
 pub mod parallel;
+#[cfg(feature = "parquet")]
+pub mod parquet_input;
 pub mod period;
 pub mod pipeline;
 pub mod query;

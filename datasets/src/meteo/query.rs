@@ -6,7 +6,7 @@
 //! Everything runs in a caller's snapshot (`ReadTxn` or the write transaction), so a
 //! query sees one consistent state while loads go on.
 
-use std::ops::Bound;
+use std::ops::{Bound, RangeInclusive};
 
 use quiredb_engine::{PageRead, ResultSet};
 use quiredb_structures::btree::BTree;
@@ -29,6 +29,17 @@ pub struct Found {
     pub raw: Vec<u8>,
     /// Euclidean distance to the query point (kNN only).
     pub distance: Option<f64>,
+}
+
+/// A record as [`MeteoView::scan`] hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct Keyed<'a> {
+    /// Its station.
+    pub station: &'a str,
+    /// Its time, seconds since 1970 (UTC).
+    pub time: i64,
+    /// The line as loaded.
+    pub raw: &'a [u8],
 }
 
 /// Sizes of a loaded layout.
@@ -161,6 +172,49 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
             measure_names: names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
             pages,
         })
+    }
+
+    /// Visits the records of `station` (every station when `None`) with a time in
+    /// `times` in (station, time) order, each with its station, time and raw record
+    /// (the buffers are reused, nothing is collected); `visit` returns false to stop.
+    pub fn scan(
+        &self,
+        station: Option<&str>,
+        times: RangeInclusive<i64>,
+        visit: &mut dyn FnMut(Keyed<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let (from, to) = (*times.start(), *times.end());
+        let (low, high) = match station {
+            Some(station) => {
+                let (mut low, mut high) = (Vec::new(), Vec::new());
+                encode_key(&station.to_owned(), from, &mut low);
+                encode_key(&station.to_owned(), to, &mut high);
+                (Bound::Included(low), Bound::Included(high))
+            }
+            None => (Bound::Unbounded, Bound::Unbounded),
+        };
+        let btree = BTree::open(self.txn, BTREE_NAME)?;
+        let (mut stored, mut raw) = (Vec::new(), Vec::new());
+        // Entries read in place (no copy of the key and value).
+        for entry in btree.entries(low.as_ref().map(Vec::as_slice), high.as_ref().map(Vec::as_slice)) {
+            let (key, value) = entry?;
+            let (station, time) = super::aggregate::decode_key(&key)?;
+            if time < from || time > to {
+                continue;
+            }
+            let id =
+                decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
+            stored.clear();
+            raw.clear();
+            if !self.queue.get(self.txn, id, &mut stored)? {
+                return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
+            }
+            self.encoding.decode(&stored, &mut raw)?;
+            if !visit(Keyed { station: &station, time, raw: &raw })? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {

@@ -1,0 +1,78 @@
+"""The XML store: load_xml, xpath giving nodes, string values, XML, counts and the
+values of non-node expressions (compared with the `quire xpath` CLI), explain, and
+errors (a malformed query, a malformed document: the database unchanged)."""
+
+import subprocess
+
+import pytest
+
+import quiredb
+
+LIBRARY = """<library>
+  <book id="b1" year="1851"><title>Moby-Dick</title><author>Melville</author></book>
+  <book id="b2" year="1813"><title>Pride and Prejudice</title><author>Austen</author></book>
+  <book id="b3" year="1869"><title>War and Peace</title><author>Tolstoy</author></book>
+  <!-- more to come -->
+</library>"""
+
+
+@pytest.fixture
+def library(tmp_path):
+    folder = tmp_path / "xml"
+    folder.mkdir()
+    (folder / "a.xml").write_text(LIBRARY)
+    (folder / "b.xml").write_text("<library><book id='b4' year='1605'><title>Don Quixote</title></book></library>")
+    path = tmp_path / "lib.quire"
+    with quiredb.open(path) as db:
+        summary = db.load_xml("books", folder)
+        assert summary["documents"] == 2
+        assert summary["nodes"]["comment"] == 1
+    return path
+
+
+def test_nodes_values_xml_and_counts(library):
+    with quiredb.open(library, read_only=True) as db:
+        assert db.collections() == ["books"]
+        titles = db.xpath("books", "//book/title")
+        assert [node.path for node in titles] == ["/library/book/title"] * 4
+        assert [node.name for node in titles] == ["title"] * 4
+        assert titles == sorted(titles, key=lambda node: node.pre)
+        assert db.xpath("books", "//book/title", output="values") == [
+            "Moby-Dick", "Pride and Prejudice", "War and Peace", "Don Quixote"]
+        assert db.xpath("books", "//book[@year < 1850]/@id", output="values") == ["b2", "b4"]
+        assert db.xpath("books", "//book/@id", output="count") == 4
+        assert db.xpath("books", "//author", output="xml", limit=1) == ["<author>Melville</author>"]
+        assert db.xpath("books", "count(//book)") == 4.0
+        assert db.xpath("books", "string(//book[2]/title)") == "Pride and Prejudice"
+        assert db.xpath("books", "//book/@year = 1869") is True
+        plan = db.explain("books", "//book[author]/title")
+        assert "title" in plan
+
+
+def test_xpath_matches_the_cli(library, quire_bin):
+    query = "//book[@year > 1800]/title"
+    with quiredb.open(library, read_only=True) as db:
+        nodes = db.xpath("books", query)
+        values = db.xpath("books", query, output="values")
+    cli = subprocess.run([quire_bin, "xpath", str(library), "books", query], check=True, capture_output=True, text=True)
+    assert [f"{node.pre}\t{node.path}" for node in nodes] == cli.stdout.splitlines()
+    cli = subprocess.run([quire_bin, "xpath", str(library), "books", query, "--values"],
+                         check=True, capture_output=True, text=True)
+    assert values == cli.stdout.splitlines()
+
+
+def test_errors_carry_the_message_and_change_nothing(library, tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<library><book></library>")
+    with quiredb.open(library) as db:
+        with pytest.raises(quiredb.Error, match="bad.xml"):
+            db.load_xml("books", bad)
+        assert db.xpath("books", "//book", output="count") == 4
+        with pytest.raises(quiredb.Error, match="(?i)column|position|expected"):
+            db.xpath("books", "//book[")
+        with pytest.raises(quiredb.Error, match="nowhere"):
+            db.xpath("nowhere", "//a")
+        with pytest.raises(ValueError, match="output"):
+            db.xpath("books", "//a", output="json")
+        summary = db.load_xml("more", [bad, library.parent / "xml" / "b.xml"], skip_bad=True)
+        assert summary["documents"] == 1 and summary["skipped"][0][0].endswith("bad.xml")
