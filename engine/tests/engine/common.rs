@@ -97,6 +97,20 @@ pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut StdRng, model: &mut Model, value
     Ok(())
 }
 
+/// One round of the model workload: a random transaction, aborted one time in five,
+/// else committed with a random durability (and then `model` follows it).
+pub fn model_round(db: &Database, rng: &mut StdRng, model: &mut Model, round: u64) {
+    let mut next = model.clone();
+    let txn = db.begin_write().unwrap();
+    random_txn(&txn, rng, &mut next, round).unwrap();
+    if rng.random_bool(0.2) {
+        drop(txn);
+    } else {
+        txn.commit(random_durability(rng)).unwrap();
+        *model = next;
+    }
+}
+
 /// A durability level picked by `rng`.
 pub fn random_durability(rng: &mut StdRng) -> Durability {
     match rng.random_range(0..3) {

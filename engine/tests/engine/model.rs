@@ -4,7 +4,6 @@
 use super::common::*;
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, PageRead, check};
-use rand::Rng;
 use std::sync::Arc;
 
 #[test]
@@ -17,15 +16,7 @@ fn random_transactions_match_the_model_across_aborts_and_reopens() {
     let mut model = Model::new();
     let rounds = env_usize("QUIRE_MODEL_ROUNDS", 300);
     for round in 0..rounds as u64 {
-        let mut next = model.clone();
-        let txn = db.begin_write().unwrap();
-        random_txn(&txn, &mut rng, &mut next, round).unwrap();
-        if rng.random_bool(0.2) {
-            drop(txn);
-        } else {
-            txn.commit(random_durability(&mut rng)).unwrap();
-            model = next;
-        }
+        model_round(&db, &mut rng, &mut model, round);
         assert_matches(&db.begin_read().unwrap(), &model);
         if round % 25 == 0 {
             let report = check(&db).unwrap();
@@ -187,15 +178,7 @@ fn mapped_model(log_pages: u64) {
     let mut held: Option<(quiredb_engine::ReadTxn<'_>, Model)> = None;
     let before = db.stats();
     for round in 0..env_usize("QUIRE_MODEL_ROUNDS", 300) as u64 {
-        let mut next = model.clone();
-        let txn = db.begin_write().unwrap();
-        random_txn(&txn, &mut rng, &mut next, round).unwrap();
-        if rng.random_bool(0.2) {
-            drop(txn);
-        } else {
-            txn.commit(random_durability(&mut rng)).unwrap();
-            model = next;
-        }
+        model_round(&db, &mut rng, &mut model, round);
         assert_matches(&db.begin_read().unwrap(), &model);
         if let Some((reader, seen)) = &held {
             assert_matches(reader, seen);
