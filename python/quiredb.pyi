@@ -92,10 +92,10 @@ class Database:
         >>> db.range("Dongsi", "2014-01-01", "2014-01-31T23:00").to_pandas()
         """
     def window(self, low: Sequence[float], high: Sequence[float]) -> pyarrow.Table:
-        """Records whose five indexed measures lie in [low, high]; columns: the
+        """Records whose indexed measures (the R*-tree's 1 to 8 dimensions) lie in [low, high]; columns: the
         measures, record."""
     def knn(self, point: Sequence[float], k: int) -> pyarrow.Table:
-        """The k records nearest to `point` (five measures), nearest first; columns:
+        """The k records nearest to `point` (one value per R*-tree dimension), nearest first; columns:
         distance, the measures, record."""
     def agg(self, measure: str, every: Literal["hour", "day", "month", "year"], *, station: Optional[str] = None, start: Optional[Time] = None, end: Optional[Time] = None) -> pyarrow.Table:
         """Per-station buckets of one measure; columns: station, start, rows, count,

@@ -21,7 +21,6 @@ use pyo3::types::{PyDict, PyString};
 use quiredb::datasets::meteo::aggregate::{AggregateQuery, Every, aggregate};
 use quiredb::datasets::meteo::fields::parse_timestamp;
 use quiredb::datasets::meteo::parallel::DEFAULT_RTREE_BUDGET;
-use quiredb::datasets::meteo::store::DIMENSIONS;
 use quiredb::datasets::meteo::{
     LoadOptions, LoadSummary, MeteoView, ObservationReader, ParallelConfig, Schema, files, load_parallel,
 };
@@ -273,19 +272,13 @@ pub fn range<'py>(
     table(py, batch)
 }
 
-fn point(values: Vec<f64>, what: &str) -> PyResult<[f64; DIMENSIONS]> {
-    <[f64; DIMENSIONS]>::try_from(values)
-        .map_err(|v| PyValueError::new_err(format!("{what}: {DIMENSIONS} values needed, got {}", v.len())))
-}
-
 /// `Database.window`.
 pub fn window<'py>(py: Python<'py>, shared: &Shared, low: Vec<f64>, high: Vec<f64>) -> PyResult<Bound<'py, PyAny>> {
-    let (low, high) = (point(low, "low")?, point(high, "high")?);
     let db = Arc::clone(&shared.db);
     let batch = py
         .detach(move || {
             let txn = db.begin_read()?;
-            let found = MeteoView::open(&txn)?.window(low, high)?;
+            let found = MeteoView::open(&txn)?.window(&low, &high)?;
             batches::found(&txn, &found, false)
         })
         .or_raise()?;
@@ -294,12 +287,11 @@ pub fn window<'py>(py: Python<'py>, shared: &Shared, low: Vec<f64>, high: Vec<f6
 
 /// `Database.knn`.
 pub fn knn<'py>(py: Python<'py>, shared: &Shared, query: Vec<f64>, k: usize) -> PyResult<Bound<'py, PyAny>> {
-    let query = point(query, "point")?;
     let db = Arc::clone(&shared.db);
     let batch = py
         .detach(move || {
             let txn = db.begin_read()?;
-            let found = MeteoView::open(&txn)?.knn(query, k)?;
+            let found = MeteoView::open(&txn)?.knn(&query, k)?;
             batches::found(&txn, &found, true)
         })
         .or_raise()?;

@@ -94,7 +94,7 @@ def test_window_and_knn_match_the_cli(meteo_db, meteo_path, quire_bin):
     assert nearest.column("record").to_pylist() == [row["record"] for row in cli]
     assert nearest.column("distance").to_pylist() == pytest.approx([row["distance"] for row in cli])
     assert nearest.column("distance").to_pylist() == sorted(nearest.column("distance").to_pylist())
-    with pytest.raises(ValueError, match="5 values"):
+    with pytest.raises(quiredb.Error, match="5 values needed, got 3"):
         meteo_db.knn([1, 2, 3], 3)
 
 
