@@ -13,6 +13,8 @@ mod error;
 // The column-mapping options of `quire load-csv` and the schema they build, shared with
 // the Python package's `load_csv(path, **options)`. Its field docs are clap's help
 // text (`year,month,day[,hour]`), not links.
+#[path = "cli/load_io.rs"]
+pub mod load_io;
 #[allow(rustdoc::broken_intra_doc_links)]
 #[path = "cli/load_schema.rs"]
 pub mod load_schema;

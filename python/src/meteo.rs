@@ -28,6 +28,7 @@ use quiredb_datasets::meteo::arrow as batches;
 
 use crate::database::{Shared, WriterTurn};
 use crate::errors::OrRaise;
+use quiredb::load_io::{CountingReader, LazyFile};
 
 /// Seconds between two calls of a progress callback.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -123,7 +124,7 @@ fn run_load(
     let options = LoadOptions {
         skip_bad: request.skip_bad,
         batch_rows: request.batch,
-        skip_report: request.skip_report.clone().map(|path| Box::new(LazyFile { path, file: None }) as Box<dyn Write>),
+        skip_report: request.skip_report.clone().map(|path| Box::new(LazyFile::new(path)) as Box<dyn Write>),
     };
     let mut update = |rows: u64, _: u64| report(rows, read_bytes.load(Ordering::Relaxed), total, false);
     let loaded = load_parallel(&shared.db, &config, &mut reader, options, &mut update);
@@ -151,44 +152,10 @@ fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
             inputs.push((path.display().to_string(), quiredb::datasets::meteo::parquet_input::csv_stream(&path)?));
             continue;
         }
-        let counting = Counting { inner: file, count: Arc::clone(&read) };
+        let counting = CountingReader::new(file, Arc::clone(&read));
         inputs.push((path.display().to_string(), files::decompressed(&path, counting)?));
     }
     Ok((inputs, read, total))
-}
-
-/// Counts the bytes read from a file (for the progress callback).
-struct Counting {
-    inner: File,
-    count: Arc<AtomicU64>,
-}
-
-impl Read for Counting {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let read = self.inner.read(buf)?;
-        self.count.fetch_add(read as u64, Ordering::Relaxed);
-        Ok(read)
-    }
-}
-
-/// The skip report, created at its first skipped row.
-struct LazyFile {
-    path: PathBuf,
-    file: Option<File>,
-}
-
-impl Write for LazyFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => self.file.insert(File::create(&self.path)?),
-        };
-        file.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), File::flush)
-    }
 }
 
 fn summary_dict(py: Python<'_>, summary: &LoadSummary) -> PyResult<Py<PyDict>> {

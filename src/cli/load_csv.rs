@@ -9,7 +9,7 @@
 //! `--dry-run` a [`NullSink`] (parse and validate only).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -26,6 +26,7 @@ use quiredb_datasets::meteo::{
 };
 use quiredb_engine::{Database, Durability};
 
+use super::load_io::{CountingReader, LazyFile};
 use super::load_schema::MappingArgs;
 
 /// Arguments of `quire load-csv`.
@@ -225,7 +226,7 @@ fn run_load<'a, R: Read>(
     let options = LoadOptions {
         skip_bad: args.skip_bad,
         batch_rows: args.batch,
-        skip_report: Some(Box::new(LazyFile { path: report_path.to_path_buf(), file: None })),
+        skip_report: Some(Box::new(LazyFile::new(report_path.to_path_buf()))),
     };
     let mut update = |rows: u64, _: u64| {
         progress.bar.set_position(progress.read_bytes.load(Ordering::Relaxed));
@@ -335,7 +336,7 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
             files.push((path.display().to_string(), quiredb_datasets::meteo::parquet_input::csv_stream(&path)?));
             continue;
         }
-        let counting = CountingReader { inner: file, count: Arc::clone(&read_bytes) };
+        let counting = CountingReader::new(file, Arc::clone(&read_bytes));
         files.push((path.display().to_string(), files::decompressed(&path, counting)?));
     }
     Ok(Inputs { files, read_bytes, total_bytes })
@@ -396,42 +397,6 @@ fn print_summary(args: &LoadArgs, summary: &LoadSummary, seconds: f64, report: &
     );
     if summary.skipped_rows > 0 {
         println!("skip report:   {}", report.display());
-    }
-}
-
-/// Counts the bytes read through it (for the progress bar of compressed input).
-struct CountingReader<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        let read = self.inner.read(buffer)?;
-        self.count.fetch_add(read as u64, Ordering::Relaxed);
-        Ok(read)
-    }
-}
-
-/// A file created on the first write (so a clean load leaves no empty skip report).
-struct LazyFile {
-    path: PathBuf,
-    file: Option<File>,
-}
-
-impl Write for LazyFile {
-    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
-        if self.file.is_none() {
-            self.file = Some(File::create(&self.path)?);
-        }
-        match self.file.as_mut() {
-            Some(file) => file.write(buffer),
-            None => Ok(0),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), Write::flush)
     }
 }
 

@@ -13,7 +13,7 @@ pub mod export;
 pub mod r#gen;
 pub mod inspect;
 pub mod load_csv;
-pub use quiredb::load_schema;
+pub use quiredb::{load_io, load_schema};
 pub mod load_speed;
 pub mod meteo_agg;
 pub mod meteo_output;
