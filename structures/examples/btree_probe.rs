@@ -5,7 +5,7 @@
 //!
 //! `cargo run --release -p quiredb-structures --example btree_probe -- [n] [random|sorted] [queries] [cache MB]`
 //! (the cache defaults to 256 MB; T2's "80% fits" is 0.8 × 32 B × n; `QUIRE_DIRTY=P` sets the
-//! dirty limit in percent).
+//! dirty limit in percent; `QUIRE_BATCH=B` the keys per transaction, 100,000 by default).
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::{self, BTree, HeadCache};
@@ -13,6 +13,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
+/// Keys per transaction unless `QUIRE_BATCH` says otherwise.
 const BATCH: usize = 100_000;
 
 fn key(i: u64) -> [u8; 12] {
@@ -47,7 +48,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         head
     };
     let started = Instant::now();
-    for chunk in order.chunks(BATCH) {
+    let batch = std::env::var("QUIRE_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(BATCH);
+    for chunk in order.chunks(batch) {
         let txn = db.begin_write()?;
         let mut tree = BTree::open_head(&txn, "kv", head)?;
         let value = [7u8; 20];

@@ -227,3 +227,27 @@ fn streamed_bulk_load_over_chunks_matches_the_model() {
     assert!(matches!(error, quiredb_structures::Error::BulkLoadUnsorted { index: 1 }), "{error}");
     assert_eq!(appender.len(), 1, "the refused entry is not counted");
 }
+
+/// A random batch four times larger than the pool, in one transaction, writes each
+/// page about once (it is sorted before it reaches the leaves, so a leaf the pool
+/// spilled is not dirtied again), not once per key; the tree matches the model.
+#[test]
+fn a_random_batch_larger_than_the_pool_writes_each_page_about_once() {
+    let mut rng = Rng(seed() | 1);
+    let options = Database::builder().page_size(4096).cache_bytes(256 * 4096).into_options();
+    let db = Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("in-memory database");
+    let pairs: Pairs = (0..40_000).map(|_| (key(rng.below(8), rng.below(1 << 40)), value(&mut rng))).collect();
+    let model: Model = pairs.iter().cloned().collect();
+    let before = db.stats().writes;
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::create(&txn, "t").expect("tree");
+    assert_eq!(tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch"), model.len() as u64);
+    drop(tree);
+    txn.commit(Durability::Checksummed).expect("commit");
+    let written = db.stats().writes - before;
+    let pages = db.meta().page_count;
+    assert!(pages > 4 * 256, "the tree ({pages} pages) is larger than the pool");
+    assert!(written * 10 <= pages * 12, "{written} page writes for a file of {pages} pages");
+    let txn = db.begin_read().expect("reader");
+    assert_matches(&BTree::open(&txn, "t").expect("open"), &model, "after the commit");
+}
