@@ -69,6 +69,9 @@ pub struct Core {
     pub group: crate::txn::GroupCommit,
     /// Whether logged commits share appends.
     pub group_commit: bool,
+    /// Free share of the file, in percent, above which a commit runs one compaction
+    /// step ([`crate::Options::auto_compact_percent`]).
+    pub auto_compact_percent: Option<u8>,
     /// Pages of commit log wanted ([`crate::Options::commit_log_pages`]; 0 = no log).
     pub log_wanted: u64,
     /// Dirty pages a writer may hold before spilling.
@@ -109,18 +112,48 @@ impl Core {
         self.check_not_poisoned()
     }
 
-    /// The largest page count a valid meta in either slot names (`None` if a slot
-    /// cannot be read): the file must not be cut below it.
-    pub fn pages_named_by_metas(&self) -> Option<u64> {
+    /// The largest page count a valid meta in either slot names: the file must not be
+    /// cut below it. A slot that does not decode names nothing (open would not use it).
+    pub fn pages_named_by_metas(&self) -> Result<u64> {
         let mut page = vec![0u8; self.page_size];
         let mut most = 0;
         for slot in 0..crate::meta::META_PAGES {
-            self.storage.read_at(slot * self.page_size as u64, &mut page).ok()?;
+            let read = self.storage.read_at(slot * self.page_size as u64, &mut page);
+            self.poison_on_io(read.map_err(|error| Error::io(format!("read of meta page {slot}"), error)))?;
             if let Ok(meta) = Meta::decode(slot, &page) {
                 most = most.max(meta.page_count);
             }
         }
-        Some(most)
+        Ok(most)
+    }
+
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> Result<u64> {
+        let len = self.storage.len().map_err(|error| Error::io("reading the file length", error));
+        self.poison_on_io(len)
+    }
+
+    /// True when the published meta is durable and written in place (no logged commit
+    /// extends it), so [`Core::mirror_meta`] may copy it over the other slot.
+    pub fn published_is_durable(&self) -> bool {
+        let txn = self.published.txn();
+        self.shared.lock().last_synced >= txn && self.log.lock().offset == 0
+    }
+
+    /// Shortens the file to the pages the published snapshot and both meta slots name
+    /// (an older slot may still need pages past the newest end); returns the length.
+    /// The caller holds the writer lock.
+    pub fn cut_to_metas(&self) -> Result<u64> {
+        let len = self.file_len()?;
+        let named = self.pages_named_by_metas()?;
+        let end = named.max(self.published.load().page_count) * self.page_size as u64;
+        if len <= end {
+            return Ok(len);
+        }
+        let cut = self.storage.truncate(end).map_err(|error| Error::io("truncating the file", error));
+        self.poison_on_io(cut)?;
+        self.file_len.store(end, Ordering::Release);
+        Ok(end)
     }
 
     /// Writes the published meta, which must be durable, over the other slot too

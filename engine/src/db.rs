@@ -11,7 +11,7 @@
 use crate::core::{Core, Shared};
 use crate::error::{Error, Result};
 use crate::freespace::FreeSpace;
-use crate::meta::{Durability, META_PAGES, Meta};
+use crate::meta::{META_PAGES, Meta};
 use crate::open::Rollback;
 use crate::options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
 use crate::page;
@@ -19,14 +19,16 @@ use crate::pool::Pool;
 use crate::resultset::{ResultSet, ResultSetPool};
 use crate::stats::Stats;
 use crate::storage::{FileStorage, OpenError, Storage};
-use crate::txn::{OwnedReadTxn, ReadTxn, WriteTxn};
+use crate::txn::{CompactStep, OwnedReadTxn, ReadTxn, WriteTxn};
 use parking_lot::Mutex;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-/// Commits `compact` makes: relocation rounds, then two that only trim.
-const COMPACT_ROUNDS: usize = 4;
+/// Pages one step of [`Database::compact`] moves.
+const COMPACT_BUDGET: u64 = 4096;
+/// Steps [`Database::compact`] makes after the file's end last fell.
+const COMPACT_STALLED_STEPS: u32 = 3;
 
 /// An open database. `Send + Sync`: share it between threads by reference or `Arc`.
 ///
@@ -137,6 +139,7 @@ impl Database {
             mmap: options.mmap_reads.then(|| Mutex::new(None)),
             log: Mutex::new(recovered.log),
             log_wanted: options.commit_log_pages,
+            auto_compact_percent: options.auto_compact_percent,
             group: crate::txn::GroupCommit::default(),
             group_commit: options.group_commit,
             spill_threshold: frames * options.dirty_limit_percent as usize / 100,
@@ -241,32 +244,44 @@ impl Database {
         self.core.read_only
     }
 
-    /// Returns the free pages at the end of the file to the operating system.
-    /// Returns the file length before and after.
+    /// Compacts the whole file now: [`Database::compact_step`] until a step changes
+    /// nothing, then both meta slots are made to agree so the file can be cut to the
+    /// last page in use. Returns the file length before and after, in bytes. Pages that
+    /// old snapshots still read stay (and so does what lies above them); readers and
+    /// other writers are never blocked for longer than one step.
     pub fn compact(&self) -> Result<(u64, u64)> {
-        self.core.check_writable()?;
-        let before = self.core.storage.len().map_err(|error| Error::io("reading the file length", error))?;
-        // Move pages out of the upper part of the file (each move frees a high page and
-        // takes the lowest free one), then let two more commits retire the old record
-        // pages; every commit trims the free tail.
-        for round in 0..COMPACT_ROUNDS {
-            let txn = self.begin_write()?;
-            if round + 2 < COMPACT_ROUNDS {
-                let threshold = txn.packed_page_count() + txn.packed_page_count() / 16 + 64;
-                txn.relocate_from(threshold)?;
+        let before = self.core.file_len()?;
+        // Each step copies the page-map path of what it moves and writes a commit record,
+        // which may open a hole the next step fills: stop once the end stops falling.
+        let (mut lowest_end, mut stalled) = (u64::MAX, 0);
+        while stalled < COMPACT_STALLED_STEPS {
+            let step = self.compact_step(COMPACT_BUDGET)?;
+            let end = self.meta().page_count;
+            stalled = if end < lowest_end { 0 } else { stalled + 1 };
+            lowest_end = lowest_end.min(end);
+            if step.done {
+                break;
             }
-            txn.trim_tail();
-            txn.commit(Durability::Full)?;
         }
-        let _writer = self.core.writer.lock();
-        // The older meta names pages past the end; the newest is durable (`Full`), so
-        // it is copied over the older one first and the tail can go.
-        self.core.poison_on_io(self.core.mirror_meta())?;
-        let end = self.meta().page_count * self.core.page_size as u64;
-        let result = self.core.storage.truncate(end).map_err(|error| Error::io("truncating the file", error));
-        self.core.poison_on_io(result)?;
-        self.core.file_len.store(end, std::sync::atomic::Ordering::Release);
-        Ok((before, end))
+        let writer = self.core.writer.lock();
+        if self.core.published_is_durable() {
+            self.core.poison_on_io(self.core.mirror_meta())?;
+        }
+        self.core.cut_to_metas()?;
+        drop(writer);
+        Ok((before, self.core.file_len()?))
+    }
+
+    /// One bounded step of online compaction: one write transaction that moves up to
+    /// `budget` pages in use from the end of the file into free pages nearer its start
+    /// (by remapping their logical ids: structures never notice), frees the end of the
+    /// file that earlier steps emptied, and shortens the file to what both meta slots
+    /// name. Readers keep their snapshots (a page one still reads is not reused until it
+    /// finishes) and never wait; writers wait for one step at most. Call it repeatedly,
+    /// e.g. between other work, until [`CompactStep::done`]; or let
+    /// [`crate::DatabaseBuilder::auto_compact_percent`] run one step after commits.
+    pub fn compact_step(&self, budget: u64) -> Result<CompactStep> {
+        crate::txn::compact_step(&self.core, budget)
     }
 }
 
@@ -283,7 +298,7 @@ impl Drop for Database {
         if len <= self.meta().page_count * page_size {
             return;
         }
-        let Some(named) = self.core.pages_named_by_metas() else { return };
+        let Ok(named) = self.core.pages_named_by_metas() else { return };
         let end = named.max(self.meta().page_count) * page_size;
         if len > end {
             let _ = self.core.storage.truncate(end);

@@ -54,7 +54,7 @@ pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 pub use pool::prefetch_bytes;
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
-pub use txn::{OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};
+pub use txn::{CompactStep, OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};
 
 /// What a structure author builds on, and all of it: logical pages read through a
 /// transaction ([`PageRead`], [`PageRef`]) and written in

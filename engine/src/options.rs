@@ -43,6 +43,12 @@ pub struct Options {
     /// append, so a reader may see a commit whose `commit` has not returned yet. Off by
     /// default.
     pub group_commit: bool,
+    /// Compact the file online as it goes: after a commit, when more than this share of
+    /// the file (in percent, 1..=99) is free, the committing thread runs one
+    /// [`crate::Database::compact_step`] of a few hundred pages before `commit`
+    /// returns. `None` (the default): the file only shrinks when asked
+    /// ([`crate::Database::compact`], `compact_step`).
+    pub auto_compact_percent: Option<u8>,
 }
 
 impl Default for Options {
@@ -56,6 +62,7 @@ impl Default for Options {
             dirty_limit_percent: 75,
             commit_log_pages: 0,
             group_commit: false,
+            auto_compact_percent: None,
         }
     }
 }
@@ -84,6 +91,9 @@ impl Options {
         }
         if self.commit_log_pages != 0 && !(64..=65536).contains(&self.commit_log_pages) {
             return Err(Error::InvalidOptions("commit_log_pages must be 0 (no log) or in 64..=65536".into()));
+        }
+        if self.auto_compact_percent.is_some_and(|percent| !(1..=99).contains(&percent)) {
+            return Err(Error::InvalidOptions("auto_compact_percent must be in 1..=99".into()));
         }
         Ok(frames)
     }
@@ -168,6 +178,13 @@ impl DatabaseBuilder {
     /// Logged commits of several threads share durable appends ([`Options::group_commit`]).
     pub fn group_commit(mut self, on: bool) -> Self {
         self.options.group_commit = on;
+        self
+    }
+
+    /// Runs a compaction step after commits that leave more than `percent` % of the
+    /// file free ([`Options::auto_compact_percent`]).
+    pub fn auto_compact_percent(mut self, percent: u8) -> Self {
+        self.options.auto_compact_percent = Some(percent);
         self
     }
 

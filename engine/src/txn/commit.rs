@@ -221,6 +221,14 @@ impl WriteTxn<'_> {
                 free.free.pop_last();
                 state.meta.page_count -= 1;
             }
+            if cfg!(quire_mutant = "compact_trim_pending") {
+                // mutant: pages still pending (old snapshots read them) are trimmed too
+                let last = state.meta.page_count - 1;
+                if free.pending.iter().any(|(_, pages)| pages.contains(&last)) {
+                    free.pending.iter_mut().for_each(|(_, pages)| pages.retain(|&page| page != last));
+                    state.meta.page_count -= 1;
+                }
+            }
         }
         let waiting_for_sync = freed_now.len()
             + free.pending.iter().filter(|(txn, _)| *txn > last_synced).map(|(_, pages)| pages.len()).sum::<usize>();

@@ -13,6 +13,7 @@
 //! of transaction, and `WriteTxn::{page_mut, alloc_page, free_page}` for writing.
 
 pub(crate) mod commit;
+mod compact;
 mod group;
 mod log;
 mod logged;
@@ -21,6 +22,8 @@ mod pagemap;
 mod read;
 mod write;
 
+pub use compact::CompactStep;
+pub(crate) use compact::{auto_compact, compact_step};
 pub(crate) use group::GroupCommit;
 pub(crate) use log::{LogState, recover as recover_log};
 pub use read::{OwnedReadTxn, ReadTxn};

@@ -1,8 +1,8 @@
 //! The writer's side of the page map (shadow paging): translating logical ids through
 //! the transaction's own copy of the map, pointing an id at a new physical page by
 //! copying the map pages on its path top-down (a copy-on-write radix tree, one copy
-//! per page per transaction), releasing map pages that became empty, and moving pages
-//! out of the end of the file for `compact`. Read `core.rs` for the read side and
+//! per page per transaction), releasing map pages that became empty (`compact.rs` moves
+//! pages out of the end of the file). Read `core.rs` for the read side and
 //! `engine/FORMAT.md` for the map page layout.
 
 use super::write::{WriteState, WriteTxn};
@@ -119,35 +119,5 @@ impl<'db> WriteTxn<'db> {
             page::write_u64(&mut guard.bytes, slot, 0);
         }
         Ok(())
-    }
-
-    /// Moves every logical page stored at a physical page at or above `threshold` to
-    /// the lowest free pages (by rewriting it unchanged), and rewrites every page-map
-    /// page likewise. Returns how many data pages moved.
-    pub(crate) fn relocate_from(&self, threshold: u64) -> Result<u64> {
-        let logical_next = self.state.borrow().meta.logical_next;
-        let mut moved = 0;
-        let mut last_leaf = u64::MAX;
-        for logical in 1..logical_next {
-            let state = &mut *self.state.borrow_mut();
-            let Some(phys) = self.lookup(state, logical)? else { continue };
-            if logical / self.core.fanout != last_leaf {
-                last_leaf = logical / self.core.fanout;
-                self.map_set(state, logical, phys.0)?; // copies this leaf's map path
-            }
-            if phys.0 >= threshold && !state.fresh.contains(&phys.0) {
-                let (new, guard) = self.writable(state, phys, None, logical)?;
-                drop(guard);
-                self.map_set(state, logical, new.0)?;
-                moved += 1;
-            }
-        }
-        Ok(moved)
-    }
-
-    /// Pages in use if the file were perfectly packed (excluding the map and record).
-    pub(crate) fn packed_page_count(&self) -> u64 {
-        let state = self.state.borrow();
-        crate::meta::META_PAGES + state.meta.live_pages
     }
 }

@@ -437,12 +437,29 @@ impl<'db> WriteTxn<'db> {
         self.state.borrow_mut().trim_tail = true;
     }
 
+    /// True when the last page of the file is free now (a commit with
+    /// [`WriteTxn::trim_tail`] would shorten the file).
+    pub(crate) fn trims_tail(&self) -> bool {
+        let end = self.state.borrow().meta.page_count;
+        self.core.free.lock().free.last() == Some(&end.saturating_sub(1))
+    }
+
     /// Commits with the given durability. On an I/O error the database is poisoned and
     /// the committed state stays as it was before this transaction.
     /// With group commit (`Options::group_commit`) the writer lock is released before
     /// the wait for the commit's durable append, so the next writer can build its
     /// transaction meanwhile; `commit` still returns only once this commit is durable.
+    /// With [`crate::Options::auto_compact_percent`], a commit that leaves enough of the
+    /// file free then runs one compaction step (`compact.rs`).
     pub fn commit(self, durability: crate::meta::Durability) -> Result<()> {
+        let core = self.core;
+        self.commit_alone(durability)?;
+        super::auto_compact(core);
+        Ok(())
+    }
+
+    /// [`WriteTxn::commit`] without the automatic compaction step after it.
+    pub(super) fn commit_alone(self, durability: crate::meta::Durability) -> Result<()> {
         self.core.check_not_poisoned()?;
         let core = self.core;
         let result = self.commit_inner(durability);

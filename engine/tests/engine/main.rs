@@ -10,6 +10,7 @@
 //! - `alloc`: a counting allocator shows repeated queries allocate nothing.
 //! - `overwrite`: pages allocated for overwrite against zeroed ones.
 //! - `log`: the commit log: its writes, faults at every operation, read-only replay.
+//! - `compact`: online compaction beside writers and readers, automatic, under faults.
 //!
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
@@ -17,6 +18,7 @@ mod alloc;
 #[path = "../support/child.rs"]
 mod child;
 mod common;
+mod compact;
 mod corruption;
 mod crafted;
 mod crash;
