@@ -38,6 +38,11 @@ pub trait KvEngine {
     }
     /// Another handle on the same database for a concurrent thread (T7).
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>>;
+    /// One bounded step of online compaction (KV, after removal): `Some(done)`, or
+    /// `None` when the engine has no online compaction.
+    fn compact_step(&mut self) -> Result<Option<bool>> {
+        Ok(None)
+    }
 }
 
 /// Options a key-value engine is opened with.

@@ -30,6 +30,13 @@ pub struct CheckArgs {
 pub struct CompactArgs {
     /// Database file.
     pub path: PathBuf,
+    /// Pages one step moves (each step is one short write transaction: readers never
+    /// wait, a writer waits for one step at most).
+    #[arg(long, default_value_t = 4096)]
+    pub budget: u64,
+    /// Stop after this many steps (default: until the file is as small as it gets).
+    #[arg(long)]
+    pub steps: Option<u64>,
 }
 
 fn open(path: &PathBuf) -> Result<Database> {
@@ -111,10 +118,25 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     }
 }
 
-/// Returns free space at the end of the file to the OS.
+/// Compacts the file online, in steps ([`Database::compact_step`]), printing each
+/// step's progress; without `--steps`, finishes with [`Database::compact`] (which
+/// cuts the file to its last page in use).
 pub fn compact(args: CompactArgs) -> Result<ExitCode> {
     let db = open(&args.path)?;
-    let (before, after) = db.compact()?;
-    println!("{}: {before} bytes -> {after} bytes", args.path.display());
+    let started = std::fs::metadata(&args.path).with_context(|| format!("cannot stat {}", args.path.display()))?.len();
+    let mut taken = 0;
+    while args.steps.is_none_or(|steps| taken < steps) {
+        let step = db.compact_step(args.budget)?;
+        taken += 1;
+        println!("step {taken}: moved {} pages, {} held by snapshots, file {} bytes", step.moved, step.held, step.after);
+        if step.done {
+            break;
+        }
+    }
+    if args.steps.is_none() {
+        db.compact()?;
+    }
+    let after = std::fs::metadata(&args.path).with_context(|| format!("cannot stat {}", args.path.display()))?.len();
+    println!("{}: {started} bytes -> {after} bytes", args.path.display());
     Ok(ExitCode::SUCCESS)
 }

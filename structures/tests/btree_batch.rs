@@ -251,3 +251,29 @@ fn a_random_batch_larger_than_the_pool_writes_each_page_about_once() {
     let txn = db.begin_read().expect("reader");
     assert_matches(&BTree::open(&txn, "t").expect("open"), &model, "after the commit");
 }
+
+/// Removing half the keys at random merges the leaves it leaves under half full (into
+/// at most 7/8 of a page): at most 70 % of the leaves stay (95 % did when only nodes
+/// under a quarter merged), the tree matches the model and the checker is clean.
+#[test]
+fn removing_half_the_keys_at_random_merges_the_leaves_left_under_half_full() {
+    let mut rng = Rng(seed() | 1);
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::create(&txn, "t").expect("tree");
+    let mut model = Model::new();
+    for _ in 0..20_000 {
+        let (k, v) = (key(rng.below(8), rng.below(1 << 40)), vec![5u8; 40]);
+        tree.insert(&k, &v).expect("insert");
+        model.insert(k, v);
+    }
+    let before = btree::stats(&tree).expect("stats").leaves;
+    let doomed: Vec<Vec<u8>> = model.keys().filter(|_| rng.below(2) == 0).cloned().collect();
+    for k in &doomed {
+        assert!(tree.remove(k).expect("remove"));
+        model.remove(k);
+    }
+    let after = btree::stats(&tree).expect("stats").leaves;
+    assert!(after * 10 <= before * 7, "{before} leaves before, {after} after removing half the keys");
+    assert_matches(&tree, &model, "after removing half");
+}

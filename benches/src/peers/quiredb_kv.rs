@@ -20,6 +20,8 @@ const ID: &str = "quiredb";
 const NAME: &str = "kv";
 /// Commit log region of `quiredb-log` (16 MiB at 8 KiB pages).
 pub const LOG_PAGES: u64 = 2048;
+/// Pages one compaction step moves (KV's compaction after removal).
+const COMPACT_BUDGET: u64 = 512;
 /// Pool size when the harness sets no cache budget.
 const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
 
@@ -147,6 +149,10 @@ impl KvEngine for QuireKv {
 
     fn size_bytes(&mut self) -> Result<u64> {
         dir_size(&self.dir)
+    }
+
+    fn compact_step(&mut self) -> Result<Option<bool>> {
+        Ok(Some(self.db.compact_step(COMPACT_BUDGET).or_engine(ID)?.done))
     }
 
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {

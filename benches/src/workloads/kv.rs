@@ -5,14 +5,16 @@
 //! reopened with that budget, a warm-up of half the keys, then a pass over all of them;
 //! LMDB, which has no cache knob, reads through its mapping each time); the bulk load
 //! again with a cache of 25 % of the data (speed, bytes written, file size); removal of
-//! half the keys in one transaction; file size before and after.
+//! half the keys in one transaction; file size before and after; then, for engines with
+//! online compaction, compaction steps until done beside a thread reading random keys
+//! (time, the longest single read, file size after).
 //! Engines: the ordered key-value family (range reads where the adapter has them).
 
 use super::{Config, Outcome, remove_dir};
 use crate::check::{Checks, fnv};
 use crate::error::{BenchError, Result};
 use crate::family::{Entry, KvEngine, KvOpen, KvOptions};
-use crate::measure::time;
+use crate::measure::{Sample, time};
 use crate::registry;
 use crate::results::{Collector, Unit};
 
@@ -248,5 +250,46 @@ fn removal(engine: &mut dyn KvEngine, id: &str, data: &Data<'_>, c: &mut Collect
     c.add(id, "remove half (1 txn)", Unit::OpsPerSec, s);
     checks.record(id, "removed", removed)?;
     c.add_bytes(id, "size after removal", engine.size_bytes()?);
+    compaction(engine, id, data, c)
+}
+
+/// Online compaction after the removal, for engines that have it: steps until done
+/// while another thread keeps reading random keys; the file size after, the time the
+/// steps took, and the longest single read meanwhile (a reader's pause).
+fn compaction(engine: &mut dyn KvEngine, id: &str, data: &Data<'_>, c: &mut Collector) -> Result<()> {
+    let mut reader = engine.reader()?;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let keys: Vec<[u8; KEY_LEN]> = data.order.iter().map(|&i| data.load[i].0).collect();
+    let (outcome, pause) = std::thread::scope(|scope| {
+        let ticker = scope.spawn(|| {
+            let (mut out, mut longest, mut reads) = (Vec::new(), 0f64, 0usize);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let started = std::time::Instant::now();
+                reader.get(&keys[reads % keys.len()], &mut out)?;
+                longest = longest.max(started.elapsed().as_secs_f64());
+                reads += 1;
+            }
+            Ok::<_, BenchError>(longest)
+        });
+        let steps = time(1, || {
+            let mut steps = 0u64;
+            while let Some(done) = engine.compact_step()? {
+                steps += 1;
+                if done {
+                    return Ok::<_, BenchError>(Some(steps));
+                }
+            }
+            Ok(None)
+        });
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (steps, ticker.join().expect("the reader thread does not panic"))
+    });
+    let (steps, s) = outcome?;
+    let pause = pause?;
+    if steps.is_some() {
+        c.add(id, "compaction after removal (online)", Unit::Seconds, s);
+        c.add(id, "longest read during compaction", Unit::MsPerOp, Sample { wall_s: pause, cpu_s: pause, n: 1 });
+        c.add_bytes(id, "size after removal and compaction", engine.size_bytes()?);
+    }
     Ok(())
 }

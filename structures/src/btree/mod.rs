@@ -55,10 +55,13 @@
 //! the two stay at most 7/8 full, else split in two by bytes (a key past the end of the
 //! last leaf starts a new leaf), so random inserts leave leaves about 80% full.
 //!
-//! Removal policy: a node left under a quarter full is merged with its left sibling,
-//! else its right sibling, when the two fit in one page; otherwise it is redistributed
-//! evenly with the first of them when the parent has room for the new separator, else
-//! it stays (its siblings are then over three quarters full). Freed pages go back to
+//! Removal policy: a node left under half full is merged with its left sibling, else
+//! its right sibling, when the two fit in 7/8 of a page (under a quarter full: in one
+//! page), so removing half the keys at random leaves about 65 % of the leaves (95 %
+//! when only quarter-full nodes merged: `btree_batch.rs`); otherwise a
+//! node under a quarter full is redistributed evenly with the first of them when the
+//! parent has room for the new separator, else it stays (its siblings are then over
+//! three quarters full). Freed pages go back to
 //! the engine. The checker verifies that no two adjacent siblings are both under a
 //! quarter full and that no non-root node is empty.
 //!

@@ -1,6 +1,7 @@
 //! Remove, and the rebalancing of underfull nodes (policy in `mod.rs`): merge with a
-//! sibling when both fit in one page, else redistribute when the parent has room for
-//! the new separator, else leave the node as it is. The root collapses when a branch
+//! sibling when both fit in one page (when the node is only under half full: in 7/8
+//! of one), else redistribute a node under a quarter when the parent has room
+//! for the new separator, else leave the node as it is. The root collapses when a branch
 //! root is left with a single child.
 
 use super::node::{self, BRANCH_ENTRY, LEAF_ENTRY};
@@ -59,9 +60,15 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             let Some(&(parent, index)) = path.last() else {
                 return self.collapse_root(id, level, count);
             };
-            if used >= payload / 4 {
+            if used >= payload / 2 {
                 return Ok(());
             }
+            // Under a quarter: merge whenever the pair fits, else redistribute. Between
+            // a quarter and a half: merge only into a node at most 7/8 full (room left
+            // for inserts, as the insert policy leaves it; a leaf just split in halves
+            // does not merge back), else stay.
+            let underfull = used < payload / 4;
+            let limit = if underfull { payload } else { payload * 7 / 8 };
             let siblings = node::count(&self.txn.page(PageId(parent))?);
             let mut candidates = Vec::with_capacity(2);
             if index > 0 {
@@ -74,13 +81,16 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             let mut first = None;
             for left_index in candidates {
                 let pair = self.gather(parent, left_index, level)?;
-                if pair_size(&pair) <= payload {
+                if pair_size(&pair) <= limit {
                     fitting = Some(pair);
                     break;
                 }
                 first.get_or_insert(pair);
             }
             let Some(pair) = fitting else {
+                if !underfull {
+                    return Ok(());
+                }
                 let per_entry = if level == 0 { LEAF_ENTRY } else { BRANCH_ENTRY };
                 return match first {
                     Some(pair) => self.redistribute(parent, pair, per_entry).map(drop),
