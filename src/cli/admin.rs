@@ -128,7 +128,10 @@ pub fn compact(args: CompactArgs) -> Result<ExitCode> {
     while args.steps.is_none_or(|steps| taken < steps) {
         let step = db.compact_step(args.budget)?;
         taken += 1;
-        println!("step {taken}: moved {} pages, {} held by snapshots, file {} bytes", step.moved, step.held, step.after);
+        println!(
+            "step {taken}: moved {} pages, {} held by snapshots, file {} bytes",
+            step.moved, step.held, step.after
+        );
         if step.done {
             break;
         }

@@ -277,3 +277,21 @@ fn removing_half_the_keys_at_random_merges_the_leaves_left_under_half_full() {
     assert!(after * 10 <= before * 7, "{before} leaves before, {after} after removing half the keys");
     assert_matches(&tree, &model, "after removing half");
 }
+
+/// `remove_batch` of keys in random order, present and absent, repeated: the count of
+/// keys that were present, and the tree equals the model after.
+#[test]
+fn remove_batch_matches_single_removes() {
+    let mut rng = Rng(seed() | 1);
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::create(&txn, "t").expect("tree");
+    let mut model = Model::new();
+    let pairs: Pairs = (0..5000).map(|n| (key(rng.below(3), n * 3), value(&mut rng))).collect();
+    tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch");
+    model.extend(pairs);
+    let doomed: Vec<Vec<u8>> = (0..4000).map(|_| key(rng.below(3), rng.below(16_000))).collect();
+    let present = doomed.iter().filter(|k| model.remove(*k).is_some()).count() as u64;
+    assert_eq!(tree.remove_batch(&doomed).expect("remove batch"), present);
+    assert_matches(&tree, &model, "after the batch removal");
+}

@@ -101,10 +101,7 @@ impl KvEngine for QuireKv {
     fn delete_batch(&mut self, keys: &[&[u8]]) -> Result<u64> {
         let txn = self.db.begin_write().or_engine(ID)?;
         let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
-        let mut deleted = 0;
-        for key in keys {
-            deleted += u64::from(tree.remove(key).or_engine(ID)?);
-        }
+        let deleted = tree.remove_batch(keys.iter()).or_engine(ID)?;
         drop(tree);
         txn.commit(self.durability).or_engine(ID)?;
         Ok(deleted)

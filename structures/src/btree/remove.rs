@@ -49,6 +49,26 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         Ok(true)
     }
 
+    /// Removes every key given; returns how many were present. The keys are sorted
+    /// first (in runs of up to 16 M), so the leaves are visited in key order: each once
+    /// per run rather than once per key, which matters when the tree is larger than the
+    /// pool. After an error, abort the transaction.
+    pub fn remove_batch<K: AsRef<[u8]>>(&mut self, keys: impl IntoIterator<Item = K>) -> Result<u64> {
+        let mut keys = keys.into_iter();
+        let mut run: Vec<K> = Vec::new();
+        let mut removed = 0;
+        loop {
+            run.extend(keys.by_ref().take(super::write::SORT_RUN));
+            if run.is_empty() {
+                return Ok(removed);
+            }
+            run.sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
+            for key in run.drain(..) {
+                removed += u64::from(self.remove(key.as_ref())?);
+            }
+        }
+    }
+
     /// Restores the fill policy from node `id` upwards along `path`.
     pub(super) fn rebalance(&self, mut path: Path, mut id: u64) -> Result<()> {
         let payload = self.txn.payload_size();

@@ -22,10 +22,10 @@ use super::{BTree, Head, node_write};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageKind, PageMut, PageRead, WriteTxn};
 
-/// The most pairs [`BTree::insert_batch`] gathers and sorts at once (16 M: at 32
+/// The most pairs [`BTree::insert_batch`] (keys: `remove_batch`) gathers and sorts at once (16 M: at 32
 /// bytes per borrowed pair, 512 MiB at most; batches that large are rare, and a
 /// larger run only saves leaf visits).
-const SORT_RUN: usize = 1 << 24;
+pub(super) const SORT_RUN: usize = 1 << 24;
 
 /// Branch nodes visited on the way down: node id and the child index taken.
 pub(super) type Path = Vec<(u64, usize)>;
