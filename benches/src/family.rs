@@ -38,10 +38,13 @@ pub trait KvEngine {
     }
     /// Another handle on the same database for a concurrent thread (T7).
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>>;
-    /// One bounded step of online compaction (KV, after removal): `Some(done)`, or
-    /// `None` when the engine has no online compaction.
-    fn compact_step(&mut self) -> Result<Option<bool>> {
-        Ok(None)
+    /// Whether the engine compacts its file online ([`KvEngine::compact_step`]).
+    fn compacts_online(&self) -> bool {
+        false
+    }
+    /// One bounded step of online compaction (KV, after removal); true when done.
+    fn compact_step(&mut self) -> Result<bool> {
+        Ok(true)
     }
 }
 

@@ -148,8 +148,12 @@ impl KvEngine for QuireKv {
         dir_size(&self.dir)
     }
 
-    fn compact_step(&mut self) -> Result<Option<bool>> {
-        Ok(Some(self.db.compact_step(COMPACT_BUDGET).or_engine(ID)?.done))
+    fn compacts_online(&self) -> bool {
+        true
+    }
+
+    fn compact_step(&mut self) -> Result<bool> {
+        Ok(self.db.compact_step(COMPACT_BUDGET).or_engine(ID)?.done)
     }
 
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
