@@ -25,6 +25,8 @@ for mutant in "${mutants[@]}"; do
     # checkpoint cut between its meta write and its sync are the engine tests' (the
     # simulator tears a durable write only when a fault strikes that very operation).
     log_no_crc | checkpoint_no_sync) ;;
+    # Compaction runs in the engine's compaction tests only.
+    compact_*) ;;
     log_* | group_*) targets+=("-p quiredb-structures --test crash --test powercut") ;;
     *) targets+=("-p quiredb-structures --test crash --test powercut" "-p quiredb-xml --test xpath store::") ;;
   esac

@@ -29,8 +29,13 @@ fn demo_then_info_check_and_compact_on_its_database() {
     assert!(text(&info).contains("page size"), "{}", text(&info));
     let check = quire(&["check", path_str(&db)]);
     assert!(check.status.success(), "{}", text(&check));
+    let step = quire(&["compact", path_str(&db), "--steps", "1", "--budget", "8"]);
+    assert!(step.status.success(), "{}", text(&step));
+    assert!(text(&step).contains("step 1: moved"), "{}", text(&step));
+    assert!(!text(&step).contains("step 2"), "one step only: {}", text(&step));
     let compact = quire(&["compact", path_str(&db)]);
     assert!(compact.status.success(), "{}", text(&compact));
+    assert!(text(&compact).contains("bytes ->"), "{}", text(&compact));
     let check = quire(&["check", path_str(&db)]);
     assert!(check.status.success(), "after compact: {}", text(&check));
 }
