@@ -13,6 +13,7 @@ pub mod check;
 pub mod error;
 mod handles;
 mod open;
+mod opened;
 pub mod queue;
 pub mod rtree;
 pub mod table;

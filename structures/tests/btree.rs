@@ -437,15 +437,14 @@ fn fault_txn_model(base: &Model) -> Model {
     next
 }
 
-/// `open_cached` reuses the head only within one snapshot: after a commit that moves
-/// the root, a new read transaction sees the new tree.
+/// An open in a read transaction is remembered only within one snapshot: after a
+/// commit that moves the root, a new read transaction sees the new tree.
 #[test]
 fn head_cache_follows_snapshots() {
     let (_storage, db) = memdb(small_options());
     let txn = db.begin_write().expect("writer");
-    let head = BTree::create(&txn, "t").expect("create").head_page();
+    BTree::create(&txn, "t").expect("create");
     txn.commit(Durability::None).expect("commit");
-    let cache = btree::HeadCache::default();
     for round in 0..5u64 {
         let txn = db.begin_write().expect("writer");
         let mut tree = BTree::open(&txn, "t").expect("open");
@@ -456,15 +455,15 @@ fn head_cache_follows_snapshots() {
         txn.commit(Durability::None).expect("commit");
         let txn = db.begin_read().expect("reader");
         for _ in 0..2 {
-            let tree = BTree::open_cached(&txn, "t", head, &cache).expect("open cached");
+            let tree = BTree::open(&txn, "t").expect("open remembered");
             assert_eq!(tree.len(), (round + 1) * 2000);
             assert_eq!(tree.get_vec(&(round * 2000).to_be_bytes()).expect("get"), Some(vec![round as u8; 40]));
         }
     }
 }
 
-/// The head cache is keyed by the engine's snapshot token, not the transaction id: a
-/// write transaction neither uses nor fills it (its rolled-back id is reused by the
+/// Remembered opens are keyed by the engine's snapshot token, not the transaction id:
+/// a write transaction neither uses nor fills them (its rolled-back id is reused by the
 /// next writer, with other contents), and another database with the same ids and
 /// head page does not hit it.
 #[test]
@@ -490,22 +489,20 @@ fn head_cache_ignores_writers_and_other_databases() {
         (storage, db)
     };
     let (_a_storage, a) = create();
-    let cache = btree::HeadCache::default();
     {
         let txn = a.begin_write().expect("writer");
-        let head = BTree::open(&txn, "t").expect("open").head_page();
         let mut tree = BTree::open(&txn, "t").expect("open");
         tree.insert(b"x", b"v").expect("insert");
         drop(tree);
-        assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 1);
+        assert_eq!(BTree::open(&txn, "t").expect("open").len(), 1);
     } // rolled back: the next writer gets the same transaction id
     let head = fill(&a, 3, true);
     let txn = a.begin_read().expect("reader");
-    assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 3);
+    assert_eq!(BTree::open(&txn, "t").expect("open").len(), 3);
     let (_b_storage, b) = create();
     assert_eq!(fill(&b, 5, true), head, "same head page in both databases");
     let txn = b.begin_read().expect("reader");
-    assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 5);
+    assert_eq!(BTree::open(&txn, "t").expect("open").len(), 5);
 }
 
 /// `insert_batch` equals one `insert` per pair, later pairs winning, one head write.

@@ -185,14 +185,14 @@ fn streamed_bulk_load_over_chunks_matches_the_model() {
     for round in 0..6u64 {
         let db = memdb();
         let txn = db.begin_write().expect("writer");
-        let head = BTree::create(&txn, "t").expect("create").head_page();
+        BTree::create(&txn, "t").expect("create");
         let mut appender = BTree::open(&txn, "t").expect("open").bulk_appender().expect("appender");
         let mut model = Model::new();
         let total = [0, 1, 2, 500, 20_000, 60_000][round as usize];
         let mut n = 0u64;
         while n < total {
             let chunk = (rng.below(5000) as usize).min((total - n) as usize);
-            let tree = BTree::open_head(&txn, "t", head).expect("open");
+            let tree = BTree::open(&txn, "t").expect("open");
             assert!(tree.is_empty(), "the tree reads empty until the finish");
             for _ in 0..chunk {
                 n += 1;

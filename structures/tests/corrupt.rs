@@ -256,13 +256,13 @@ fn three_structures() -> Database {
     let txn = db.begin_write().expect("a writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
     let mut queue = Queue::create(&txn, "q").expect("create");
-    let rtree = RTree::<2>::create(&txn, "r").expect("create");
+    let mut rtree = RTree::<_, 2>::create(&txn, "r").expect("create");
     for i in 0..300u32 {
         let len = if i % 50 == 7 { 3000 } else { (i % 40) as usize };
         tree.insert(format!("key{i:05}").as_bytes(), &vec![i as u8; len]).expect("insert");
-        queue.append(&txn, &vec![i as u8; if i % 60 == 9 { 5000 } else { 20 }]).expect("append");
+        queue.append(&vec![i as u8; if i % 60 == 9 { 5000 } else { 20 }]).expect("append");
         let (x, y) = (f64::from(i % 17), f64::from(i / 17));
-        rtree.insert(&txn, &Rect::new([x, y], [x + 0.5, y + 0.25]), u64::from(i)).expect("insert");
+        rtree.insert(&Rect::new([x, y], [x + 0.5, y + 0.25]), u64::from(i)).expect("insert");
     }
     drop(tree);
     txn.commit(Durability::None).expect("commit");
@@ -287,19 +287,19 @@ fn read_all(txn: &impl PageRead) -> usize {
     }
     match Queue::open(txn, "q") {
         Ok(queue) => {
-            note(queue.len(txn).is_ok());
-            note(queue.for_each(txn, None, |_, _| std::ops::ControlFlow::Continue(())).is_ok());
+            note(queue.len().is_ok());
+            note(queue.for_each(None, |_, _| std::ops::ControlFlow::Continue(())).is_ok());
         }
         Err(_) => note(false),
     }
-    match RTree::<2>::open(txn, "r") {
+    match RTree::<_, 2>::open(txn, "r") {
         Ok(rtree) => {
             let everything = Rect::new([-1e9, -1e9], [1e9, 1e9]);
-            let window = rtree.window_iter(txn, &everything, WindowMode::Intersects);
+            let window = rtree.window(&everything, WindowMode::Intersects);
             note(window.is_ok_and(|mut hits| hits.all(|hit| hit.is_ok())));
-            let nearest = rtree.nearest(txn, [3.0, 3.0], None);
+            let nearest = rtree.nearest([3.0, 3.0], None);
             note(nearest.is_ok_and(|mut found| found.by_ref().take(20).all(|hit| hit.is_ok())));
-            note(rtree.check(txn).is_ok_and(|problems| problems.is_empty()));
+            note(rtree.check().is_ok_and(|problems| problems.is_empty()));
         }
         Err(_) => note(false),
     }

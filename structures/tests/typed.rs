@@ -128,14 +128,14 @@ fn typed_queues() {
     }
     let txn = db.begin_write().expect("writer");
     assert!(txn.delete_queue(EVENTS).expect("delete"));
-    Queue::create(&txn, "raw").expect("untyped queue").append(&txn, b"bytes").expect("append");
+    Queue::create(&txn, "raw").expect("untyped queue").append(b"bytes").expect("append");
     const RAW: QueueDef<&[u8]> = QueueDef::new("raw");
     let raw = txn.open_queue(RAW).expect("an untyped queue holds bytes");
     assert_eq!(raw.len().expect("len"), 1);
 }
 
 fn txn_len(snapshot: &quiredb_engine::ReadTxn<'_>) -> u64 {
-    Queue::open(snapshot, "events").expect("the raw queue opens a typed one").len(snapshot).expect("len")
+    Queue::open(snapshot, "events").expect("the raw queue opens a typed one").len().expect("len")
 }
 
 /// A typed R*-tree keeps its dimensions and coordinate type, and one handle per write

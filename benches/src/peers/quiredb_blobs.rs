@@ -48,7 +48,7 @@ impl QuireBlobs {
 impl BlobEngine for QuireBlobs {
     fn put_batch(&mut self, blobs: &[(u64, &[u8])]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut tree = BTree::open(&txn, NAME).or_engine(ID)?;
         for (id, bytes) in blobs {
             let stored = blob::write_bytes(&txn, bytes).or_engine(ID)?;
             tree.insert(&id.to_be_bytes(), &stored.to_bytes()).or_engine(ID)?;
@@ -59,7 +59,7 @@ impl BlobEngine for QuireBlobs {
 
     fn read(&mut self, id: u64, out: &mut Vec<u8>) -> Result<bool> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         if !tree.get(&id.to_be_bytes(), &mut self.reference).or_engine(ID)? {
             return Ok(false);
         }

@@ -12,7 +12,7 @@ use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{KvEngine, KvOptions, dir_size};
 use quiredb_engine::{Database, Durability, PageId};
-use quiredb_structures::btree::{BTree, HeadCache};
+use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -90,7 +90,7 @@ impl QuireKv {
 impl KvEngine for QuireKv {
     fn put_batch(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut tree = BTree::open(&txn, NAME).or_engine(ID)?;
         tree.insert_batch(pairs.iter().copied()).or_engine(ID)?;
         drop(tree);
         txn.commit(self.durability).or_engine(ID)
@@ -98,7 +98,7 @@ impl KvEngine for QuireKv {
 
     fn delete_batch(&mut self, keys: &[&[u8]]) -> Result<u64> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut deleted = 0;
         for key in keys {
             deleted += u64::from(tree.remove(key).or_engine(ID)?);
@@ -110,13 +110,13 @@ impl KvEngine for QuireKv {
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         tree.get(key, out).or_engine(ID)
     }
 
     fn scan(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<()> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek_first().or_engine(ID)?;
         let mut value = Vec::new();
@@ -130,7 +130,7 @@ impl KvEngine for QuireKv {
 
     fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek(start).or_engine(ID)?;
         let mut value = Vec::new();

@@ -22,7 +22,7 @@ use crate::measure::{Sample, time};
 use crate::peers::OrEngine;
 use crate::results::{Collector, Unit};
 use quiredb_engine::{Database, Durability, PageId, PageRead, ResultSet};
-use quiredb_structures::btree::{BTree, HeadCache};
+use quiredb_structures::btree::BTree;
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use std::path::Path;
 
@@ -212,7 +212,7 @@ fn query(
     let txn = f.db.begin_read().or_engine(ID)?;
     p.mark(0);
     if matches!(kind, Kind::Get | Kind::Range) {
-        let tree = BTree::open_cached(&txn, TREE, f.head, &f.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, TREE).or_engine(ID)?;
         p.mark(1);
         let mut rows = mode.take(&txn);
         p.mark(2);
