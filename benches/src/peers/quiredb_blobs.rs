@@ -6,7 +6,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{BlobEngine, dir_size};
-use quiredb_engine::{Database, Durability, PageId};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::blob::{self, BlobRef};
 use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,6 @@ const NAME: &str = "blobs";
 /// The blob adapter.
 pub struct QuireBlobs {
     db: Database,
-    head: PageId,
     dir: PathBuf,
     reference: Vec<u8>,
 }
@@ -39,9 +38,9 @@ impl QuireBlobs {
         let options = Database::builder().page_size(4096).cache_bytes(256 << 20).mmap_reads(mmap).into_options();
         let db = Database::create(dir.join("blobs.quire"), options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
-        let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
+        BTree::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(Box::new(QuireBlobs { db, head, dir: dir.into(), reference: Vec::new() }))
+        Ok(Box::new(QuireBlobs { db, dir: dir.into(), reference: Vec::new() }))
     }
 }
 

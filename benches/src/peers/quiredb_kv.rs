@@ -4,14 +4,14 @@
 //! committed with `Durability::Checksummed` (one sync per commit; `quiredb-full`:
 //! `Durability::Full`, two syncs; `quiredb-log`: `Checksummed` with a commit log of
 //! [`LOG_PAGES`] pages, one durable append per small commit; `quiredb-group`: the same
-//! with group commit; `quiredb-mmap`: pool misses served from a memory map). Reads open a snapshot per call and reach the tree through its head page
-//! (id cached at open, contents cached per snapshot) instead of the catalog. Pool: the harness's cache budget, else
+//! with group commit; `quiredb-mmap`: pool misses served from a memory map). Every call opens the tree by name in its own
+//! transaction (a read open is remembered per snapshot: no catalog lookup). Pool: the harness's cache budget, else
 //! 1 GiB.
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{KvEngine, KvOptions, dir_size};
-use quiredb_engine::{Database, Durability, PageId};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,11 +26,8 @@ const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
 /// The key-value adapter.
 pub struct QuireKv {
     db: Arc<Database>,
-    head: PageId,
     durability: Durability,
     dir: PathBuf,
-    /// The tree's head as read in the last snapshot (skips a page per lookup).
-    cache: HeadCache,
 }
 
 impl QuireKv {
@@ -81,9 +78,9 @@ impl QuireKv {
         let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
             .or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
-        let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
+        BTree::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireKv { db: Arc::new(db), head, durability, dir: dir.into(), cache: HeadCache::default() })
+        Ok(QuireKv { db: Arc::new(db), durability, dir: dir.into() })
     }
 }
 
@@ -152,10 +149,8 @@ impl KvEngine for QuireKv {
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
         Ok(Box::new(QuireKv {
             db: self.db.clone(),
-            head: self.head,
             durability: self.durability,
             dir: self.dir.clone(),
-            cache: HeadCache::default(),
         }))
     }
 }
