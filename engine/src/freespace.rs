@@ -74,11 +74,6 @@ impl FreeSpace {
             self.free.extend(pages);
         }
     }
-
-    /// Number of physical pages free or pending.
-    pub fn free_and_pending(&self) -> usize {
-        self.free.len() + self.pending.iter().map(|(_, pages)| pages.len()).sum::<usize>()
-    }
 }
 
 /// The decoded commit record.

@@ -16,24 +16,21 @@
 //! author needs [`raw`]: structures use only logical pages — [`PageRead::page`] to
 //! read, and [`WriteTxn::page_mut`], [`WriteTxn::alloc_page`], [`WriteTxn::free_page`]
 //! to write — and the catalog. Each page has `page_size − 32` bytes of payload. The
-//! modules `catalog`, `freespace`, `meta` and `pool` are internals, hidden from the
-//! docs (public only for the engine's own tests and benches).
+//! modules `catalog`, `freespace`, `meta` and `pool` are private; the engine's own
+//! tests and benches reach the few internals they craft files or measure with through
+//! `testing`, which exists only with the `testing` feature (a dev-dependency).
 
-#[doc(hidden)]
-pub mod catalog;
+mod catalog;
 pub mod check;
 mod core;
 pub mod db;
 pub mod error;
-#[doc(hidden)]
-pub mod freespace;
-#[doc(hidden)]
-pub mod meta;
+mod freespace;
+mod meta;
 mod open;
 mod options;
 pub mod page;
-#[doc(hidden)]
-pub mod pool;
+mod pool;
 mod readers;
 pub mod resultset;
 pub mod stats;
@@ -67,4 +64,15 @@ pub mod raw {
     };
     pub use crate::resultset::ResultSet;
     pub use crate::txn::{PageMut, PageRead, PageRef, SnapshotToken, WriteTxn};
+}
+
+/// Internals for the engine's own tests and benches, and nothing else: the free-space
+/// record layout (to craft damaged files) and the buffer pool with its bookkeeping
+/// sizes (to measure). Only built with the `testing` feature, which the engine enables
+/// for its tests and benches through a dev-dependency on itself.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::freespace::{RECORD_BODY, Record, record_page_body};
+    pub use crate::pool::{FRAME_OVERHEAD_BYTES, MAP_ENTRY_BYTES, Pool};
 }

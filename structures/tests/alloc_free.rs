@@ -66,8 +66,7 @@ fn pass(
 
 #[test]
 fn repeated_queries_make_no_allocator_calls() {
-    let seed: u64 = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed);
-    println!("seed {seed} (QUIRE_SEED to replay)");
+    let seed = quiredb_test_support::seed(0x5eed);
     let mut rng = StdRng::seed_from_u64(seed);
     let db = Database::with_storage(Arc::new(MemStorage::new()), Options::default(), "alloc-free").expect("db");
     let points: Vec<[f64; 5]> = (0..N).map(|_| std::array::from_fn(|_| rng.random::<f64>())).collect();

@@ -1,7 +1,7 @@
 //! Integration tests of the B+tree: random operations against `BTreeMap` with the
 //! checker after every batch, floor/ceiling/range edge cases at page boundaries, bulk
 //! load fill, reopen after commits, typed keys, errors, space reuse, and fault
-//! injection at every I/O operation. Seeds are printed: `QUIREDB_TEST_SEED` replays,
+//! injection at every I/O operation. Seeds are printed: `QUIRE_SEED` replays,
 //! `QUIREDB_TEST_SCALE` multiplies the operation counts.
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
@@ -13,36 +13,18 @@ use quiredb_structures::table::TableDef;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
+use quiredb_test_support::Rng;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xB7EE_5EED);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    seed
+    quiredb_test_support::seed(0xB7EE_5EED)
 }
 
 fn scale() -> usize {
     std::env::var("QUIREDB_TEST_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
 }
 
-/// xorshift64*, replayable from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn bytes(&mut self, len: usize, alphabet: u8) -> Vec<u8> {
-        (0..len).map(|_| self.below(u64::from(alphabet)) as u8).collect()
-    }
-}
 
 fn small_options() -> Options {
     Database::builder().page_size(4096).into_options()
@@ -94,7 +76,7 @@ fn random_value(rng: &mut Rng) -> Vec<u8> {
 #[test]
 fn random_operations_match_btreemap() {
     let seed = seed();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     let (mut storage, mut db) = memdb(small_options());
     {
         let txn = db.begin_write().expect("writer");
@@ -174,7 +156,7 @@ fn floor_ceiling_and_ranges_at_page_boundaries() {
         assert_eq!(tree.floor(probe).expect("floor").as_ref().map(|e| (&e.0, &e.1)), floor, "floor {probe:?}");
         assert_eq!(tree.ceiling(probe).expect("ceiling").as_ref().map(|e| (&e.0, &e.1)), ceiling, "ceiling {probe:?}");
     }
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     for _ in 0..300 {
         let low = &probes[rng.below(probes.len() as u64) as usize];
         let high = &probes[rng.below(probes.len() as u64) as usize];
@@ -511,7 +493,7 @@ fn insert_batch_matches_single_inserts() {
     let (_storage, db) = memdb(small_options());
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..5000).map(|_| (random_key(&mut rng), random_value(&mut rng))).collect();
     let model: Model = pairs.iter().cloned().collect();
     assert_eq!(tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch"), model.len() as u64);

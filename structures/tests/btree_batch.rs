@@ -3,7 +3,7 @@
 //! Batches are ascending runs (fresh keys past the end, keys interleaved with existing
 //! ones, replacements of other sizes, blob values), random and descending; and the leaf
 //! fill random inserts leave. The seed is
-//! printed: `QUIREDB_TEST_SEED` replays.
+//! printed: `QUIRE_SEED` replays.
 
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, PageRead};
@@ -11,30 +11,15 @@ use quiredb_structures::btree::{self, BTree};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
+use quiredb_test_support::Rng;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5047_BA7C);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    seed
+    quiredb_test_support::seed(0x5047_BA7C)
 }
 
-/// xorshift64*, replayable from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn memdb() -> Database {
     let options = Database::builder().page_size(4096).into_options();
@@ -106,7 +91,7 @@ fn batch(rng: &mut Rng, next: &mut u64) -> (Pairs, &'static str) {
 /// Random batches of every kind equal the model after each batch, across commits.
 #[test]
 fn sorted_and_unsorted_batches_match_the_model() {
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::new(seed() | 1);
     let db = memdb();
     let mut model = Model::new();
     let mut next = 0u64;
@@ -155,7 +140,7 @@ fn ascending_batches_fill_leaves() {
 #[test]
 fn random_inserts_fill_leaves() {
     let seed = seed();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     let db = memdb();
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
@@ -181,7 +166,7 @@ fn random_inserts_fill_leaves() {
 /// errors.
 #[test]
 fn streamed_bulk_load_over_chunks_matches_the_model() {
-    let mut rng = Rng(seed() ^ 0xB01C);
+    let mut rng = Rng::new(seed() ^ 0xB01C);
     for round in 0..6u64 {
         let db = memdb();
         let txn = db.begin_write().expect("writer");

@@ -182,8 +182,7 @@ fn crash_torture_of_all_structures() {
     // Proves: after a SIGKILL at any moment the file checks clean (engine and every
     // structure) and the B+tree, queue and R*-tree hold exactly one commit's state, at or
     // after the last acknowledged commit.
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("structures crash torture: QUIRE_SEED={seed}");
+    let seed = quiredb_test_support::random_seed();
     let kills: usize = std::env::var("QUIRE_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("structures.quire");

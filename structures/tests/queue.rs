@@ -1,6 +1,6 @@
 //! Integration tests of the paged queue (`quiredb_structures::queue`): random
 //! operation sequences against a `VecDeque` model (seed printed; replay with
-//! `QUEUE_SEED=<seed>`, scale up with `QUEUE_SCALE=<n>`), scans across page boundaries
+//! `QUIRE_SEED=<seed>`, scale up with `QUEUE_SCALE=<n>`), scans across page boundaries
 //! and reopen, edge record sizes, freeing of emptied pages, and fault injection at
 //! every storage operation of a commit.
 
@@ -10,32 +10,15 @@ use quiredb_structures::queue::{Queue, RecordId};
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::Arc;
+use quiredb_test_support::Rng;
 
-/// splitmix64: a small replayable generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn seed() -> u64 {
-    let seed = env_u64("QUEUE_SEED", 0x5EED_0005);
-    println!("QUEUE_SEED={seed}");
-    seed
+    quiredb_test_support::seed(0x5EED_0005)
 }
 
 fn options(page_size: u32) -> Options {
@@ -147,7 +130,7 @@ fn random_sequences_match_a_vecdeque_model() {
     // aborts and reopens, and that the checker finds nothing after each commit.
     let seed = seed();
     let rounds = 60 * env_u64("QUEUE_SCALE", 1);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let storage = Arc::new(MemStorage::new());
     let mut db = mem_db(&storage, 4096);
     let (mut model, mut counter) = (VecDeque::new(), 0u64);

@@ -6,28 +6,22 @@
 //! duplicate-heavy one-by-one inserts (flat boxes, equal points); and fault injection
 //! at every storage operation of a transaction.
 //!
-//! Replay a failure with `RTREE_SEED=<seed>`; scale the sizes with `RTREE_SCALE=<n>`.
+//! Replay a failure with `QUIRE_SEED=<seed>`; scale the sizes with `RTREE_SCALE=<n>`.
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage, Storage};
 use quiredb_engine::{Database, Durability, Options, PageRead, ResultSet};
 use quiredb_structures::Error;
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::sync::Arc;
+use quiredb_test_support::Rng;
 
-/// splitmix64: a tiny seeded generator (no dependency).
-struct Rng(u64);
+/// What these tests draw beyond [`Rng`]'s own helpers.
+trait RngExt {
+    /// A coordinate on a grid of 1/256 (exact in f32; makes distance ties common).
+fn coord(&mut self) -> f64;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+impl RngExt for Rng {
     /// A coordinate on a grid of 1/256 (exact in f32; makes distance ties common).
     fn coord(&mut self) -> f64 {
         self.below(257) as f64 / 256.0
@@ -37,9 +31,7 @@ impl Rng {
 /// Corrupts a node page given the root's logical id.
 type Damage = fn(&mut [u8], u64);
 fn seed() -> u64 {
-    let seed = std::env::var("RTREE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_0006);
-    println!("RTREE_SEED={seed}");
-    seed
+    quiredb_test_support::seed(0x5eed_0006)
 }
 
 fn scale() -> usize {
@@ -157,7 +149,7 @@ fn oracle_run<const D: usize, C: Coord>(seed: u64, n: usize, max_entries: Option
 fn oracle_layout<const D: usize, C: Coord>(seed: u64, n: usize, layout: RTreeOptions) {
     let points = layout.points;
     println!("oracle D={D} {} {layout:?}", C::NAME);
-    let mut rng = Rng(seed ^ (D as u64) << 40 ^ C::BYTES as u64);
+    let mut rng = Rng::new(seed ^ (D as u64) << 40 ^ C::BYTES as u64);
     let storage = Arc::new(MemStorage::new());
     let db = Database::with_storage(storage.clone(), options(), "oracle").expect("db");
     let mut model: Model<D> = Vec::new();
@@ -333,7 +325,7 @@ fn remove_everything_then_reuse() {
     let txn = db.begin_write().expect("write");
     let mut tree =
         RTree::<_, 2>::create_with(&txn, "t", RTreeOptions { points: false, max_entries: Some(5) }).expect("create");
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let items: Model<2> = (0..500).map(|i| (random_rect(&mut rng), i)).collect();
     for (r, id) in &items {
         tree.insert(r, *id).expect("insert");
@@ -366,7 +358,7 @@ fn contents(image: Vec<u8>) -> Vec<(Rect<2>, u64)> {
 fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
     // Proves atomicity of an R-tree transaction (inserts with splits, removes with
     // condensing) under EIO, torn writes and power cuts at every operation index.
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let storage = Arc::new(MemStorage::new());
     let db = Database::with_storage(storage.clone(), options(), "base").expect("db");
     let old: Model<2> = (0..300).map(|i| (random_rect(&mut rng), i)).collect();
@@ -420,7 +412,7 @@ fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
 fn io_per_query<const D: usize>(points: usize) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("io.quire");
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let mut unit = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
     let coords: Vec<f64> = (0..points * D).map(|_| unit()).collect();
     let ids: Vec<u64> = (0..points as u64).collect();
@@ -584,7 +576,7 @@ fn duplicate_heavy<const D: usize>(rng: &mut Rng) -> Rect<D> {
 /// reinserts among equal entries) into a box tree and a point tree, checked against
 /// the brute-force model after each batch, then removes a third.
 fn duplicates_layout<const D: usize>(seed: u64, n: usize, points: bool) {
-    let mut rng = Rng(seed ^ 0xd0b1 ^ (D as u64) << 32);
+    let mut rng = Rng::new(seed ^ 0xd0b1 ^ (D as u64) << 32);
     let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "dups").expect("db");
     let txn = db.begin_write().expect("write");
     let layout = RTreeOptions { max_entries: None, points };

@@ -4,34 +4,28 @@
 //! after reopen. Bad boxes are refused at push and leave the tree untouched. The same
 //! holds for a `BulkSorter` fed on another thread, with key bounds given up front
 //! (runs sorted while pushing), also when the bounds are too small and clamp.
-//! `RTREE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
+//! `QUIRE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
 
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::Error;
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
 use std::sync::Arc;
+use quiredb_test_support::Rng;
 
-/// splitmix64.
-struct Rng(u64);
+/// What these tests draw beyond [`Rng`]'s own helpers.
+trait RngExt {
+    fn coord(&mut self) -> f64;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+impl RngExt for Rng {
     fn coord(&mut self) -> f64 {
         (self.next() % 1025) as f64 / 1024.0
     }
 }
 
 fn seed() -> u64 {
-    let seed = std::env::var("RTREE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_5173);
-    println!("RTREE_SEED={seed}");
-    seed
+    quiredb_test_support::seed(0x5eed_5173)
 }
 
 fn scale() -> usize {
@@ -127,7 +121,7 @@ fn stream_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expe
 fn stream_layout<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expect_runs: bool, points: bool) {
     // Point leaves hold more entries: a budget holding two of them is larger.
     let budget = if points { 2 * budget } else { budget };
-    let mut rng = Rng(seed ^ ((D as u64) << 32) ^ C::BYTES as u64 ^ budget as u64);
+    let mut rng = Rng::new(seed ^ ((D as u64) << 32) ^ C::BYTES as u64 ^ budget as u64);
     let model = random_entries::<D>(&mut rng, n, points);
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
@@ -191,7 +185,7 @@ fn sorter_layout<const D: usize, C: Coord>(
     expect_runs: bool,
     points: bool,
 ) {
-    let mut rng = Rng(seed ^ ((D as u64) << 40) ^ budget as u64 ^ bounds as u64);
+    let mut rng = Rng::new(seed ^ ((D as u64) << 40) ^ budget as u64 ^ bounds as u64);
     let model = random_entries::<D>(&mut rng, n, points);
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
@@ -310,7 +304,7 @@ fn streaming_build_of_many_points_in_bounded_memory() {
     let dir = tempfile::tempdir().expect("tmp dir");
     let options = Database::builder().page_size(8192).cache_bytes(64 << 20).into_options();
     let db = Database::create(dir.path().join("big.db"), options).expect("database");
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let start = std::time::Instant::now();
     let txn = db.begin_write().expect("txn");
     let mut tree = RTree::<_, 5>::create(&txn, "big").expect("create");
@@ -349,7 +343,7 @@ fn profile<const D: usize>() {
     let dir = tempfile::tempdir().expect("tmp dir");
     let options = Database::builder().page_size(8192).cache_bytes(256 << 20).into_options();
     let db = Database::create(dir.path().join("q.db"), options).expect("database");
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let (ids, coords): (Vec<u64>, Vec<f64>) = (0..n).map(|i| (i, 0.0)).unzip();
     let coords: Vec<f64> = coords.iter().flat_map(|_| std::array::from_fn::<f64, D, _>(|_| rng.coord())).collect();
     let txn = db.begin_write().expect("txn");

@@ -287,8 +287,8 @@ fn round_trip<K: Key + 'static, M: Ord + Clone + Debug>(
 
 /// The seed to run with: `QUIRE_SEED`, else a random one; printed for replay.
 fn runner(test: &str) -> TestRunner {
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("{test}: QUIRE_SEED={seed}");
+    println!("{test}:");
+    let seed = quiredb_test_support::random_seed();
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     TestRunner::new_with_rng(
