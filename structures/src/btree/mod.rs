@@ -107,6 +107,12 @@ fn max_inline_cell(payload_size: usize) -> usize {
     (payload_size - node::NODE_HEADER) / 4 - node::BRANCH_ENTRY
 }
 
+thread_local! {
+    /// Trees opened in read transactions on this thread: head page and head, by name
+    /// and snapshot (see [`BTree::open`]).
+    static HEADS: crate::opened::Remembered<(PageId, Head)> = const { crate::opened::Remembered::new() };
+}
+
 /// The fields of the head page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Head {
@@ -178,7 +184,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
     /// nothing (see `opened.rs`); pass a `&'t str` (not a `String`) for that.
     pub fn open(txn: &'t T, name: impl Into<Cow<'t, str>>) -> Result<Self> {
         let name = name.into();
-        let (head_page, head) = crate::opened::remembered(txn, &name, || {
+        let (head_page, head) = crate::opened::remembered_in(&HEADS, txn, &name, || {
             let entry = txn
                 .catalog_entry(&name)?
                 .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.clone().into_owned())))?;
