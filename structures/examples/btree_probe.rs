@@ -96,11 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Like KV's "batch writes": 100 transactions of 1,000 random keys each (mostly new,
 /// between existing ones).
-fn small_batches(
-    db: &Database,
-    n: u64,
-    rng: &mut rand::rngs::StdRng,
-) -> Result<(), Box<dyn std::error::Error>> {
+fn small_batches(db: &Database, n: u64, rng: &mut rand::rngs::StdRng) -> Result<(), Box<dyn std::error::Error>> {
     let before = db.stats();
     let started = Instant::now();
     for _ in 0..100 {

@@ -125,10 +125,7 @@ fn insert_all<const D: usize>(
 }
 
 #[inline(never)]
-fn windows_all<const D: usize>(
-    db: &Database,
-    windows: &[Rect<D>],
-) -> Result<usize, Box<dyn std::error::Error>> {
+fn windows_all<const D: usize>(db: &Database, windows: &[Rect<D>]) -> Result<usize, Box<dyn std::error::Error>> {
     let mut found = 0;
     for w in windows {
         let read = db.begin_read()?;
@@ -139,10 +136,7 @@ fn windows_all<const D: usize>(
 }
 
 #[inline(never)]
-fn knn_all<const D: usize>(
-    db: &Database,
-    points: &[[f64; D]],
-) -> Result<usize, Box<dyn std::error::Error>> {
+fn knn_all<const D: usize>(db: &Database, points: &[[f64; D]]) -> Result<usize, Box<dyn std::error::Error>> {
     let mut found = 0;
     for p in points {
         let read = db.begin_read()?;

@@ -26,11 +26,7 @@ fn calls() -> usize {
 
 /// One pass of every query kind over `keys` / `points`; returns rows seen.
 /// `value` is the caller's scratch for B+tree values (allocated outside the count).
-fn pass(
-    db: &Database,
-    points: &[[f64; 5]],
-    value: &mut Vec<u8>,
-) -> u64 {
+fn pass(db: &Database, points: &[[f64; 5]], value: &mut Vec<u8>) -> u64 {
     let mut rows_seen = 0;
     for (i, p) in points.iter().enumerate() {
         let txn = db.begin_read().expect("snapshot");

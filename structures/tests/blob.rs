@@ -5,9 +5,9 @@
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::blob::{self, BlobRef};
+use quiredb_test_support::Rng;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
-use quiredb_test_support::Rng;
 
 fn seed() -> u64 {
     quiredb_test_support::seed(0x5eed_b10b)

@@ -10,10 +10,10 @@ use quiredb_structures::Error;
 use quiredb_structures::Structures;
 use quiredb_structures::btree::{self, BTree};
 use quiredb_structures::table::TableDef;
+use quiredb_test_support::Rng;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
-use quiredb_test_support::Rng;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -24,7 +24,6 @@ fn seed() -> u64 {
 fn scale() -> usize {
     std::env::var("QUIREDB_TEST_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
 }
-
 
 fn small_options() -> Options {
     Database::builder().page_size(4096).into_options()

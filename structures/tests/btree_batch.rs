@@ -8,10 +8,10 @@
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::btree::{self, BTree};
+use quiredb_test_support::Rng;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
-use quiredb_test_support::Rng;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
@@ -19,7 +19,6 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 fn seed() -> u64 {
     quiredb_test_support::seed(0x5047_BA7C)
 }
-
 
 fn memdb() -> Database {
     let options = Database::builder().page_size(4096).into_options();

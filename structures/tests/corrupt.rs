@@ -238,7 +238,6 @@ fn a_blob_value_claiming_more_than_its_tree_holds_is_an_error_not_an_allocation(
     assert!(txn.page(PageId(blob_root)).is_ok(), "the blob root itself is readable");
 }
 
-
 /// A database holding a B+tree "t" (some values blobs), a queue "q" (some records
 /// overflowing) and a 2-D R*-tree "r", each over several pages.
 fn three_structures() -> Database {

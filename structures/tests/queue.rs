@@ -7,11 +7,10 @@
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage, Storage};
 use quiredb_engine::{Database, Durability, Options, PageRead};
 use quiredb_structures::queue::{Queue, RecordId};
+use quiredb_test_support::Rng;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use quiredb_test_support::Rng;
-
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -221,11 +220,8 @@ fn edge_record_sizes_round_trip_and_free_their_pages() {
         let live_before = db.meta().live_pages;
         let txn = db.begin_write().expect("write");
         let mut queue = Queue::open(&txn, "edge").expect("open");
-        let ids: Vec<RecordId> = lens
-            .iter()
-            .enumerate()
-            .map(|(n, &len)| queue.append(&record(n as u64, len)).expect("append"))
-            .collect();
+        let ids: Vec<RecordId> =
+            lens.iter().enumerate().map(|(n, &len)| queue.append(&record(n as u64, len)).expect("append")).collect();
         drop(queue);
         txn.commit(Durability::Full).expect("commit");
         assert_sound(&db, 0);

@@ -12,13 +12,13 @@ use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemSto
 use quiredb_engine::{Database, Durability, Options, PageRead, ResultSet};
 use quiredb_structures::Error;
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
-use std::sync::Arc;
 use quiredb_test_support::Rng;
+use std::sync::Arc;
 
 /// What these tests draw beyond [`Rng`]'s own helpers.
 trait RngExt {
     /// A coordinate on a grid of 1/256 (exact in f32; makes distance ties common).
-fn coord(&mut self) -> f64;
+    fn coord(&mut self) -> f64;
 }
 
 impl RngExt for Rng {
@@ -106,8 +106,7 @@ fn compare<T: PageRead, const D: usize, C: Coord>(
                 |r: &Rect<D>| if mode == WindowMode::Intersects { window.intersects(r) } else { window.contains(r) };
             let expected = sorted(model.iter().filter(|(r, _)| test(r)).map(|(_, id)| *id).collect());
             assert_eq!(sorted(out.ids().to_vec()), expected, "window {mode:?} #{q} {window:?}");
-            let iterated: Vec<u64> =
-                tree.window(&window, mode).expect("iter").map(|r| r.expect("row").1).collect();
+            let iterated: Vec<u64> = tree.window(&window, mode).expect("iter").map(|r| r.expect("row").1).collect();
             assert_eq!(sorted(iterated), expected, "window_iter {mode:?} #{q}");
         }
         let p: [f64; D] = std::array::from_fn(|_| rng.coord());
@@ -124,12 +123,8 @@ fn compare<T: PageRead, const D: usize, C: Coord>(
         let mut visited = Vec::new();
         tree.visit_nearest_k(p, k, max, |d, id| visited.push((id, d))).expect("visit knn");
         assert_eq!(visited, expected, "visit_nearest_k #{q}");
-        let iterated: Vec<(u64, f64)> = tree
-            .nearest(p, max)
-            .expect("nearest")
-            .take(k)
-            .map(|r| r.map(|(d, id)| (id, d)).expect("row"))
-            .collect();
+        let iterated: Vec<(u64, f64)> =
+            tree.nearest(p, max).expect("nearest").take(k).map(|r| r.map(|(d, id)| (id, d)).expect("row")).collect();
         assert_eq!(iterated, expected, "nearest iterator #{q}");
     }
 }
@@ -335,10 +330,7 @@ fn remove_everything_then_reuse() {
         assert!(tree.remove(r, *id).expect("remove"));
     }
     assert_sound(&tree);
-    assert_eq!(
-        (tree.len().expect("len"), tree.height().expect("h"), tree.node_pages().expect("n")),
-        (0, 1, 1)
-    );
+    assert_eq!((tree.len().expect("len"), tree.height().expect("h"), tree.node_pages().expect("n")), (0, 1, 1));
     tree.insert(&items[0].0, 7).expect("insert again");
     assert_sound(&tree);
 }

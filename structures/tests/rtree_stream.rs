@@ -10,8 +10,8 @@ use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::Error;
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
-use std::sync::Arc;
 use quiredb_test_support::Rng;
+use std::sync::Arc;
 
 /// What these tests draw beyond [`Rng`]'s own helpers.
 trait RngExt {
@@ -288,10 +288,7 @@ fn bad_boxes_are_refused_at_push_and_the_tree_is_untouched() {
     tree.window_into(&Rect::new([0.0, 0.0], [1.0, 1.0]), WindowMode::Intersects, &mut out).expect("window");
     assert_eq!(out.ids(), [1]);
     assert!(matches!(tree.bulk_builder(dir.path(), 100), Err(Error::InvalidParameter { .. })));
-    assert!(matches!(
-        tree.bulk_builder(dir.path().join("missing"), 1 << 20),
-        Err(Error::InvalidParameter { .. })
-    ));
+    assert!(matches!(tree.bulk_builder(dir.path().join("missing"), 1 << 20), Err(Error::InvalidParameter { .. })));
 }
 
 /// Scale run (ignored; `RTREE_STREAM_N=10000000 cargo test --release --test rtree_stream

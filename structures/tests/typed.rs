@@ -10,7 +10,7 @@ use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::{Queue, QueueDef};
-use quiredb_structures::rtree::{RTreeDef, Rect, WindowMode};
+use quiredb_structures::rtree::{RTree, RTreeDef, Rect, WindowMode};
 use quiredb_structures::table::{Key, TableDef};
 use quiredb_structures::{Error, Structures, StructuresMut};
 use std::collections::BTreeMap;
@@ -86,6 +86,34 @@ fn second_handle_is_already_open() {
     txn.commit(Durability::Checksummed).expect("commit");
     let txn = db.begin_write().expect("next writer");
     let _handle = txn.open_table(COUNTS).expect("a new transaction starts with no handle open");
+}
+
+/// The untyped queue and R*-tree follow the same handle model as the typed ones and
+/// the B+tree: a handle borrows its transaction, a second one on the same structure in
+/// a write transaction is `AlreadyOpen` (typed or not), dropping the first frees the
+/// name, and read transactions open as many as they like.
+#[test]
+fn raw_queue_and_rtree_handles_are_one_per_write_transaction() {
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut queue = Queue::create(&txn, "raw_q").expect("queue");
+    let mut tree = RTree::<_, 2>::create(&txn, "raw_r").expect("rtree");
+    assert!(matches!(Queue::open(&txn, "raw_q"), Err(Error::AlreadyOpen { name }) if name == "raw_q"));
+    assert!(matches!(RTree::<_, 2>::open(&txn, "raw_r"), Err(Error::AlreadyOpen { name }) if name == "raw_r"));
+    const TYPED: RTreeDef<2> = RTreeDef::new("raw_r");
+    assert!(matches!(txn.open_rtree(TYPED), Err(Error::AlreadyOpen { .. })), "typed and raw share the mark");
+    queue.append(b"one").expect("append");
+    tree.insert_point([1.0, 2.0], 9).expect("insert");
+    drop((queue, tree));
+    assert_eq!(Queue::open(&txn, "raw_q").expect("reopened").len().expect("len"), 1);
+    assert_eq!(txn.open_rtree(TYPED).expect("reopened typed").len().expect("len"), 1);
+    txn.commit(Durability::Checksummed).expect("commit");
+    let snapshot = db.begin_read().expect("reader");
+    let (a, b) = (Queue::open(&snapshot, "raw_q").expect("a"), Queue::open(&snapshot, "raw_q").expect("b"));
+    assert_eq!((a.len().expect("a"), b.len().expect("b")), (1, 1));
+    let (c, d) =
+        (RTree::<_, 2>::open(&snapshot, "raw_r").expect("c"), RTree::<_, 2>::open(&snapshot, "raw_r").expect("d"));
+    assert_eq!((c.len().expect("c"), d.entries().expect("d")), (1, vec![(Rect::point([1.0, 2.0]), 9)]));
 }
 
 /// A borrowed string before the last key member cannot hold NUL; as the last it can.

@@ -147,10 +147,6 @@ impl KvEngine for QuireKv {
     }
 
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
-        Ok(Box::new(QuireKv {
-            db: self.db.clone(),
-            durability: self.durability,
-            dir: self.dir.clone(),
-        }))
+        Ok(Box::new(QuireKv { db: self.db.clone(), durability: self.durability, dir: self.dir.clone() }))
     }
 }

@@ -119,7 +119,10 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
     fn knn(&mut self, p: &[f64], k: usize, out: &mut Vec<u64>) -> Result<()> {
         let txn = open_db(&self.db)?.begin_read().or_engine(ID)?;
         out.clear();
-        RTree::<_, N, C>::open(&txn, NAME).or_engine(ID)?.visit_nearest_k(point::<N>(p), k, None, |_, id| out.push(id)).or_engine(ID)
+        RTree::<_, N, C>::open(&txn, NAME)
+            .or_engine(ID)?
+            .visit_nearest_k(point::<N>(p), k, None, |_, id| out.push(id))
+            .or_engine(ID)
     }
 
     fn reopen_with_cache_fraction(&mut self, fraction: f64) -> Result<bool> {

@@ -279,11 +279,7 @@ impl<'t, T: PageRead> MeasureReader<'t, T> {
     }
 
     /// The measure of record `id`; `stored` and `field` are scratch buffers.
-    fn value(
-        &self,
-        id: RecordId,
-        (stored, field): &mut (Vec<u8>, Vec<u8>),
-    ) -> Result<Option<f64>> {
+    fn value(&self, id: RecordId, (stored, field): &mut (Vec<u8>, Vec<u8>)) -> Result<Option<f64>> {
         stored.clear();
         if !self.queue.get(id, stored)? {
             return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));

@@ -45,12 +45,7 @@ pub(crate) enum Points<'t, 'db, const D: usize> {
 impl<const D: usize> Points<'_, '_, D> {
     /// Hands the chunk's complete points, with the record ids `ids` they got, to the
     /// sort thread or inserts them.
-    pub(crate) fn write(
-        &mut self,
-        chunk: &Chunk,
-        ids: &[RecordId],
-        stats: &mut SinkStats,
-    ) -> Result<()> {
+    pub(crate) fn write(&mut self, chunk: &Chunk, ids: &[RecordId], stats: &mut SinkStats) -> Result<()> {
         match self {
             Points::Sort { to_sorter, recycled } => {
                 let mut batch = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK_ROWS));

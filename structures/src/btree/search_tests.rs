@@ -8,7 +8,6 @@ use super::node_write;
 use super::write::{branch_cell, leaf_cell};
 use quiredb_test_support::Rng;
 
-
 fn seed() -> u64 {
     quiredb_test_support::seed(0x005E_A2C4)
 }

@@ -81,8 +81,8 @@ pub use handle::{QueueDef, QueueHandle};
 pub use reader::Cursor;
 
 use crate::error::{Error, Result};
-use page::{HeadState, corrupted};
 use crate::handles::OpenMark;
+use page::{HeadState, corrupted};
 use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
 use std::ops::ControlFlow;
 
@@ -250,7 +250,11 @@ impl<'t, T: PageRead> Queue<'t, T> {
     /// Visits records in append order from the head (`from = None`) or from record
     /// `from` (an id already consumed starts at the head); `visit` returns
     /// `ControlFlow::Break(())` to stop. Returns how many records were visited.
-    pub fn for_each(&self, from: Option<RecordId>, visit: impl FnMut(RecordId, &[u8]) -> ControlFlow<()>) -> Result<u64> {
+    pub fn for_each(
+        &self,
+        from: Option<RecordId>,
+        visit: impl FnMut(RecordId, &[u8]) -> ControlFlow<()>,
+    ) -> Result<u64> {
         self.core.for_each(self.txn, from, visit)
     }
 

@@ -6,8 +6,8 @@
 //! coordinate type are stored in the catalog and checked on open (by [`RTree::open`]:
 //! [`Error::WrongKind`]; by a def: [`Error::TypeMismatch`]).
 
-use super::{Coord, Core, Nearest, RTreeOptions, Rect, WindowIter, WindowMode};
 use super::{BulkBuilder, BulkSorter};
+use super::{Coord, Core, Nearest, RTreeOptions, Rect, WindowIter, WindowMode};
 use crate::error::{Error, Result};
 use crate::handles::{OpenMark, deletable};
 use quiredb_engine::{PageRead, ResultSet, StructureKind, WriteTxn};

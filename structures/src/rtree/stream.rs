@@ -46,12 +46,12 @@
 
 mod runs;
 
-use super::{Core, RTree};
 use super::coord::{Coord, stored_point, stored_rect};
 use super::geom::Rect;
 use super::hilbert::HilbertKey;
 use super::node::Entry;
 use super::packer::LevelPacker;
+use super::{Core, RTree};
 use crate::error::{Error, Result};
 use quiredb_engine::WriteTxn;
 use rayon::prelude::*;
