@@ -2,7 +2,7 @@
 //!
 //! Layers, bottom up (a lower layer never calls up):
 //! 1. [`storage`] — the I/O seam: real file, in-memory file, faulty file.
-//! 2. [`page`] and [`meta`] — page header, checksums, the two meta pages
+//! 2. [`page`] and `meta` — page header, checksums, the two meta pages
 //!    (`FORMAT.md` has the whole on-disk format).
 //! 3. `pool` — the shared buffer pool of page frames (CLOCK eviction).
 //! 4. `core` — page map lookups (logical → physical, a copy-on-write radix tree),

@@ -194,7 +194,7 @@ fn visit_page(
     Ok(((count - at.slot) as u64, ControlFlow::Continue(())))
 }
 
-/// A forward cursor over a queue (see [`Queue::cursor`]); pins one page at a time.
+/// A forward cursor over a queue (see [`Queue::cursor`](super::Queue::cursor)); pins one page at a time.
 pub struct Cursor<'q, 't, T: PageRead> {
     txn: &'t T,
     queue: &'q Core,
