@@ -12,7 +12,7 @@
 //! `cargo bench -p quiredb-engine` runs them; `cargo test --benches` runs each once.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use quiredb_engine::pool::{FRAME_OVERHEAD_BYTES, MAP_ENTRY_BYTES, Pool};
+use quiredb_engine::testing::{FRAME_OVERHEAD_BYTES, MAP_ENTRY_BYTES, Pool};
 use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, PhysId};
 use std::fs::OpenOptions;
 use std::hint::black_box;

@@ -74,8 +74,10 @@ impl FreeSpace {
             self.free.extend(pages);
         }
     }
+}
 
-    /// Number of physical pages free or pending.
+impl FreeSpace {
+    /// Number of physical pages free or pending (`txn/compact.rs`: when to compact).
     pub fn free_and_pending(&self) -> usize {
         self.free.len() + self.pending.iter().map(|(_, pages)| pages.len()).sum::<usize>()
     }

@@ -2,7 +2,7 @@
 //!
 //! Layers, bottom up (a lower layer never calls up):
 //! 1. [`storage`] — the I/O seam: real file, in-memory file, faulty file.
-//! 2. [`page`] and [`meta`] — page header, checksums, the two meta pages
+//! 2. [`page`] and `meta` — page header, checksums, the two meta pages
 //!    (`FORMAT.md` has the whole on-disk format).
 //! 3. `pool` — the shared buffer pool of page frames (CLOCK eviction).
 //! 4. `core` — page map lookups (logical → physical, a copy-on-write radix tree),
@@ -16,24 +16,24 @@
 //! author needs [`raw`]: structures use only logical pages — [`PageRead::page`] to
 //! read, and [`WriteTxn::page_mut`], [`WriteTxn::alloc_page`], [`WriteTxn::free_page`]
 //! to write — and the catalog. Each page has `page_size − 32` bytes of payload. The
-//! modules `catalog`, `freespace`, `meta` and `pool` are internals, hidden from the
-//! docs (public only for the engine's own tests and benches).
+//! modules `catalog`, `freespace`, `meta` and `pool` are private; the engine's own
+//! tests and benches reach the few internals they craft files or measure with through
+//! `testing`, which exists only with the `testing` feature (a dev-dependency).
 
-#[doc(hidden)]
-pub mod catalog;
+mod catalog;
 pub mod check;
 mod core;
 pub mod db;
 pub mod error;
-#[doc(hidden)]
-pub mod freespace;
-#[doc(hidden)]
-pub mod meta;
+mod freespace;
+mod meta;
 mod open;
 mod options;
 pub mod page;
-#[doc(hidden)]
-pub mod pool;
+// The bookkeeping sizes and `Pool::page_size` are read only by the engine's bench
+// (through `testing`).
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+mod pool;
 mod readers;
 pub mod resultset;
 pub mod stats;
@@ -67,4 +67,15 @@ pub mod raw {
     };
     pub use crate::resultset::ResultSet;
     pub use crate::txn::{PageMut, PageRead, PageRef, SnapshotToken, WriteTxn};
+}
+
+/// Internals for the engine's own tests and benches, and nothing else: the free-space
+/// record layout (to craft damaged files) and the buffer pool with its bookkeeping
+/// sizes (to measure). Only built with the `testing` feature, which the engine enables
+/// for its tests and benches through a dev-dependency on itself.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::freespace::{RECORD_BODY, Record, record_page_body};
+    pub use crate::pool::{FRAME_OVERHEAD_BYTES, MAP_ENTRY_BYTES, Pool};
 }

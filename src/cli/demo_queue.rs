@@ -16,16 +16,16 @@ pub fn tour(db: &Database) -> Result<()> {
     let ids = append(db)?;
     scan(db)?;
     let txn = db.begin_write()?;
-    let queue = Queue::open(&txn, "demo_queue")?;
+    let mut queue = Queue::open(&txn, "demo_queue")?;
     let mut out = Vec::new();
-    ensure!(queue.get(&txn, ids[1], &mut out)? && out.len() == 100_000, "the overflow record reads back");
+    ensure!(queue.get(ids[1], &mut out)? && out.len() == 100_000, "the overflow record reads back");
     let start = Instant::now();
     for _ in 0..100_000 {
-        queue.consume(&txn, &mut out)?;
+        queue.consume(&mut out)?;
     }
     let consumed = start.elapsed();
-    let truncated = queue.truncate_before(&txn, ids[0])?;
-    let stats = queue.stats(&txn)?;
+    let truncated = queue.truncate_before(ids[0])?;
+    let stats = queue.stats()?;
     txn.commit(Durability::Full)?;
     println!(
         "queue: consumed 100000 records in {:.1} ms, truncated {truncated} more; {} records left in {} data pages",
@@ -42,7 +42,7 @@ fn append(db: &Database) -> Result<[RecordId; 2]> {
     let start = Instant::now();
     let txn = db.begin_write()?;
     let mut queue = Queue::create(&txn, "demo_queue")?;
-    let mut appender = queue.appender(&txn)?;
+    let mut appender = queue.appender()?;
     let mut middle = None;
     let mut record = [0u8; RECORD_BYTES];
     for n in 0..FIXED {
@@ -53,7 +53,7 @@ fn append(db: &Database) -> Result<[RecordId; 2]> {
         }
     }
     drop(appender);
-    let pages = queue.stats(&txn)?.data_pages;
+    let pages = queue.stats()?.data_pages;
     txn.commit(Durability::Full)?;
     let elapsed = start.elapsed().as_secs_f64();
     let payload = pages * (db.page_size() as u64 - 32);
@@ -65,7 +65,7 @@ fn append(db: &Database) -> Result<[RecordId; 2]> {
     );
     let txn = db.begin_write()?;
     let mut queue = Queue::open(&txn, "demo_queue")?;
-    let mut appender = queue.appender(&txn)?;
+    let mut appender = queue.appender()?;
     appender.append(b"a short variable-length record")?;
     let big = appender.append(&vec![7u8; 100_000])?;
     appender.append(b"")?;
@@ -80,7 +80,7 @@ fn scan(db: &Database) -> Result<()> {
     let queue = Queue::open(&txn, "demo_queue")?;
     let start = Instant::now();
     let mut sum = 0u64;
-    let count = queue.for_each(&txn, None, |_, bytes| {
+    let count = queue.for_each(None, |_, bytes| {
         if bytes.len() == RECORD_BYTES {
             sum += u64::from_le_bytes(bytes[..8].try_into().expect("32-byte record"));
         }
@@ -93,7 +93,7 @@ fn scan(db: &Database) -> Result<()> {
         elapsed * 1e3,
         count as f64 / elapsed / 1e6,
         (FIXED as f64 * RECORD_BYTES as f64) / elapsed / 1e6,
-        queue.len(&txn)?
+        queue.len()?
     );
     Ok(())
 }

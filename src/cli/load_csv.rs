@@ -21,13 +21,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
 use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME};
 use quiredb_datasets::meteo::{
-    Baseline, LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig, csv_parse_only, files, load,
-    load_parallel,
+    LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig, files, load, load_parallel,
 };
 use quiredb_engine::{Database, Durability};
 
 use super::load_io::{CountingReader, LazyFile};
 use super::load_schema::MappingArgs;
+use super::load_speed::{Baseline, csv_parse_only};
 
 /// Arguments of `quire load-csv`.
 #[derive(clap::Args)]

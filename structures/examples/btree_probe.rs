@@ -8,7 +8,7 @@
 //! dirty limit in percent; `QUIRE_BATCH=B` the keys per transaction, 100,000 by default).
 
 use quiredb_engine::{Database, Durability};
-use quiredb_structures::btree::{self, BTree, HeadCache};
+use quiredb_structures::btree::{self, BTree};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -41,17 +41,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &path,
         Database::builder().cache_bytes((cache_mb * 1e6) as usize).dirty_limit_percent(dirty).into_options(),
     )?;
-    let head = {
+    {
         let txn = db.begin_write()?;
-        let head = BTree::create(&txn, "kv")?.head_page();
+        BTree::create(&txn, "kv")?;
         txn.commit(Durability::Full)?;
-        head
-    };
+    }
     let started = Instant::now();
     let batch = std::env::var("QUIRE_BATCH").ok().and_then(|v| v.parse().ok()).unwrap_or(BATCH);
     for chunk in order.chunks(batch) {
         let txn = db.begin_write()?;
-        let mut tree = BTree::open_head(&txn, "kv", head)?;
+        let mut tree = BTree::open(&txn, "kv")?;
         let value = [7u8; 20];
         tree.insert_batch(chunk.iter().map(|&i| (key(i), value)))?;
         drop(tree);
@@ -69,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let meta = db.meta();
     let size = std::fs::metadata(&path)?.len();
     let txn = db.begin_read()?;
-    let tree = BTree::open_head(&txn, "kv", head)?;
+    let tree = BTree::open(&txn, "kv")?;
     let s = btree::stats(&tree)?;
     println!(
         "file {:.1} MB, page_count {}, live {}, leaves {}, branches {}, height {}, leaf fill {:.3}",
@@ -84,33 +83,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     drop(tree);
     drop(txn);
     let picks: Vec<u64> = (0..queries).map(|_| rng.random_range(0..n)).collect();
-    let cache = HeadCache::default();
     let mut out = Vec::new();
     let started = Instant::now();
     let mut found = 0;
     for &i in &picks {
         let txn = db.begin_read()?;
-        let tree = BTree::open_cached(&txn, "kv", head, &cache)?;
+        let tree = BTree::open(&txn, "kv")?;
         found += usize::from(tree.get(&key(i), &mut out)?);
     }
     let secs = started.elapsed().as_secs_f64();
     println!("point queries: {found}/{queries} found, {:.0} k/s", queries as f64 / secs / 1e3);
-    small_batches(&db, head, n, &mut rng)
+    small_batches(&db, n, &mut rng)
 }
 
 /// Like KV's "batch writes": 100 transactions of 1,000 random keys each (mostly new,
 /// between existing ones).
-fn small_batches(
-    db: &Database,
-    head: quiredb_engine::PageId,
-    n: u64,
-    rng: &mut rand::rngs::StdRng,
-) -> Result<(), Box<dyn std::error::Error>> {
+fn small_batches(db: &Database, n: u64, rng: &mut rand::rngs::StdRng) -> Result<(), Box<dyn std::error::Error>> {
     let before = db.stats();
     let started = Instant::now();
     for _ in 0..100 {
         let txn = db.begin_write()?;
-        let mut tree = BTree::open_head(&txn, "kv", head)?;
+        let mut tree = BTree::open(&txn, "kv")?;
         let value = [3u8; 20];
         tree.insert_batch((0..1000).map(|_| {
             let mut k = key(rng.random_range(0..n));

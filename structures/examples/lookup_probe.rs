@@ -12,7 +12,7 @@
 //! `mmap` to serve pool misses from a memory map of the file.
 
 use quiredb_engine::{Database, Durability};
-use quiredb_structures::btree::{BTree, HeadCache};
+use quiredb_structures::btree::BTree;
 use std::ops::Bound;
 use std::time::Instant;
 
@@ -58,14 +58,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         txn.commit(Durability::Checksummed)?;
         db
     };
-    let head = BTree::open(&db.begin_read()?, "kv")?.head_page();
-    let cache = HeadCache::default();
     let (mut state, mut found, mut out) = (7u64, 0u64, Vec::new());
     let start = Instant::now();
     for _ in 0..ops {
         let target = key(next(&mut state) % keys);
         let txn = db.begin_read()?;
-        let tree = BTree::open_cached(&txn, "kv", head, &cache)?;
+        let tree = BTree::open(&txn, "kv")?;
         if mode == "get" {
             found += u64::from(tree.get(&target, &mut out)?);
         } else {

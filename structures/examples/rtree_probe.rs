@@ -56,38 +56,41 @@ fn run<const D: usize>(
     let options = Database::builder().page_size(8192).cache_bytes(256 << 20).into_options();
     let db = Database::create(dir.path().join("probe.quire"), options)?;
     let txn = db.begin_write()?;
-    let tree = RTree::<D>::create_points(&txn, "points")?;
+    let mut tree = RTree::<_, D>::create_points(&txn, "points")?;
     let ids: Vec<u64> = (0..(coords.len() / D) as u64).collect();
     let start = Instant::now();
     if bulk {
-        bulk_all(&tree, &txn, &ids, coords)?;
+        bulk_all(&mut tree, &ids, coords)?;
     } else {
-        insert_all(&tree, &txn, coords)?;
+        insert_all(&mut tree, coords)?;
     }
+    drop(tree);
     let built = start.elapsed().as_secs_f64();
     commit_all(txn)?;
     println!("build {built:.3} s, commit {:.3} s", start.elapsed().as_secs_f64() - built);
     let n = coords.len() / D;
     let secs = start.elapsed().as_secs_f64();
     let read = db.begin_read()?;
+    let tree = RTree::<_, D>::open(&read, "points")?;
     println!(
         "{n} points {}: {:.0}/s, height {}, {} nodes, {} problems",
         if bulk { "bulk" } else { "inserted" },
         n as f64 / secs,
-        tree.height(&read)?,
-        tree.node_pages(&read)?,
-        tree.check(&read)?.len()
+        tree.height()?,
+        tree.node_pages()?,
+        tree.check()?.len()
     );
+    drop(tree);
     drop(read);
     if queries > 0 {
         let windows = make_windows::<D>(coords, queries, selectivity, real, rng);
         let start = Instant::now();
-        let found = windows_all(&db, &tree, &windows)?;
+        let found = windows_all(&db, &windows)?;
         let secs = start.elapsed().as_secs_f64();
         println!("{queries} windows of {selectivity}: {:.0}/s, {found} found", queries as f64 / secs);
         let points: Vec<[f64; D]> = windows.iter().map(|w| std::array::from_fn(|d| w.min[d])).collect();
         let start = Instant::now();
-        let found = knn_all(&db, &tree, &points)?;
+        let found = knn_all(&db, &points)?;
         let secs = start.elapsed().as_secs_f64();
         println!("{queries} kNN (k = 10): {:.0}/s, {found} found", queries as f64 / secs);
     }
@@ -96,12 +99,11 @@ fn run<const D: usize>(
 
 #[inline(never)]
 fn bulk_all<const D: usize>(
-    tree: &RTree<D>,
-    txn: &quiredb_engine::WriteTxn<'_>,
+    tree: &mut RTree<'_, quiredb_engine::WriteTxn<'_>, D>,
     ids: &[u64],
     coords: &[f64],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    tree.bulk_load_points(txn, ids, coords)?;
+    tree.bulk_load_points(ids, coords)?;
     Ok(())
 }
 
@@ -113,40 +115,33 @@ fn commit_all(txn: quiredb_engine::WriteTxn<'_>) -> Result<(), Box<dyn std::erro
 
 #[inline(never)]
 fn insert_all<const D: usize>(
-    tree: &RTree<D>,
-    txn: &quiredb_engine::WriteTxn<'_>,
+    tree: &mut RTree<'_, quiredb_engine::WriteTxn<'_>, D>,
     coords: &[f64],
 ) -> Result<(), Box<dyn std::error::Error>> {
     for (id, p) in coords.chunks_exact(D).enumerate() {
-        tree.insert_point(txn, p.try_into()?, id as u64)?;
+        tree.insert_point(p.try_into()?, id as u64)?;
     }
     Ok(())
 }
 
 #[inline(never)]
-fn windows_all<const D: usize>(
-    db: &Database,
-    tree: &RTree<D>,
-    windows: &[Rect<D>],
-) -> Result<usize, Box<dyn std::error::Error>> {
+fn windows_all<const D: usize>(db: &Database, windows: &[Rect<D>]) -> Result<usize, Box<dyn std::error::Error>> {
     let mut found = 0;
     for w in windows {
         let read = db.begin_read()?;
-        tree.visit_window(&read, w, WindowMode::Intersects, |_, _| found += 1)?;
+        let tree = RTree::<_, D>::open(&read, "points")?;
+        tree.visit_window(w, WindowMode::Intersects, |_, _| found += 1)?;
     }
     Ok(found)
 }
 
 #[inline(never)]
-fn knn_all<const D: usize>(
-    db: &Database,
-    tree: &RTree<D>,
-    points: &[[f64; D]],
-) -> Result<usize, Box<dyn std::error::Error>> {
+fn knn_all<const D: usize>(db: &Database, points: &[[f64; D]]) -> Result<usize, Box<dyn std::error::Error>> {
     let mut found = 0;
     for p in points {
         let read = db.begin_read()?;
-        tree.visit_nearest_k(&read, *p, 10, None, |_, _| found += 1)?;
+        let tree = RTree::<_, D>::open(&read, "points")?;
+        tree.visit_nearest_k(*p, 10, None, |_, _| found += 1)?;
     }
     Ok(found)
 }

@@ -22,7 +22,7 @@
 
 use crate::error::Result;
 use crate::queue::{QueueDef, QueueHandle, handle as queue};
-use crate::rtree::{Coord, RTreeDef, RTreeHandle, handle as rtree};
+use crate::rtree::{Coord, RTree, RTreeDef, handle as rtree};
 use crate::table::{Key, Table, TableDef, Value, open as table};
 use quiredb_engine::{OwnedReadTxn, PageRead, ReadTxn, WriteTxn};
 
@@ -33,7 +33,7 @@ pub trait Structures: PageRead + Sized {
     /// Opens the queue `def` names (see the module docs).
     fn open_queue<Rec: Value + 'static>(&self, def: QueueDef<Rec>) -> Result<QueueHandle<'_, Self, Rec>>;
     /// Opens the R*-tree `def` names (see the module docs).
-    fn open_rtree<const D: usize, C: Coord>(&self, def: RTreeDef<D, C>) -> Result<RTreeHandle<'_, Self, D, C>>;
+    fn open_rtree<const D: usize, C: Coord>(&self, def: RTreeDef<D, C>) -> Result<RTree<'_, Self, D, C>>;
 }
 
 /// Deleting typed structures in a write transaction: each frees the structure's pages
@@ -61,7 +61,7 @@ macro_rules! read_structures {
             fn open_queue<Rec: Value + 'static>(&self, def: QueueDef<Rec>) -> Result<QueueHandle<'_, Self, Rec>> {
                 queue::open_read(self, def)
             }
-            fn open_rtree<const D: usize, C: Coord>(&self, def: RTreeDef<D, C>) -> Result<RTreeHandle<'_, Self, D, C>> {
+            fn open_rtree<const D: usize, C: Coord>(&self, def: RTreeDef<D, C>) -> Result<RTree<'_, Self, D, C>> {
                 rtree::open_read(self, def)
             }
         }
@@ -78,7 +78,7 @@ impl Structures for WriteTxn<'_> {
     fn open_queue<Rec: Value + 'static>(&self, def: QueueDef<Rec>) -> Result<QueueHandle<'_, Self, Rec>> {
         queue::open_write(self, def)
     }
-    fn open_rtree<const D: usize, C: Coord>(&self, def: RTreeDef<D, C>) -> Result<RTreeHandle<'_, Self, D, C>> {
+    fn open_rtree<const D: usize, C: Coord>(&self, def: RTreeDef<D, C>) -> Result<RTree<'_, Self, D, C>> {
         rtree::open_write(self, def)
     }
 }

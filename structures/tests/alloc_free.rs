@@ -5,8 +5,8 @@
 //! test thread allocates while it counts.
 
 use quiredb_engine::storage::MemStorage;
-use quiredb_engine::{Database, Durability, Options, PageId, PageRead, ResultSet};
-use quiredb_structures::btree::{BTree, HeadCache};
+use quiredb_engine::{Database, Durability, Options, PageRead, ResultSet};
+use quiredb_structures::btree::BTree;
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -26,18 +26,12 @@ fn calls() -> usize {
 
 /// One pass of every query kind over `keys` / `points`; returns rows seen.
 /// `value` is the caller's scratch for B+tree values (allocated outside the count).
-fn pass(
-    db: &Database,
-    head: PageId,
-    cache: &HeadCache,
-    rtree: &RTree<5, f64>,
-    points: &[[f64; 5]],
-    value: &mut Vec<u8>,
-) -> u64 {
+fn pass(db: &Database, points: &[[f64; 5]], value: &mut Vec<u8>) -> u64 {
     let mut rows_seen = 0;
     for (i, p) in points.iter().enumerate() {
         let txn = db.begin_read().expect("snapshot");
-        let tree = BTree::open_cached(&txn, "kv", head, cache).expect("open btree");
+        let tree = BTree::open(&txn, "kv").expect("open btree");
+        let rtree = RTree::<_, 5, f64>::open(&txn, "points").expect("open rtree");
         let mut rows: ResultSet = txn.result_set();
         let key = (i as u64 * 7 % N).to_be_bytes();
         assert!(tree.get(&key, value).expect("get"));
@@ -54,12 +48,13 @@ fn pass(
         }
         let lo = p.map(|c| c - 0.05);
         let hi = p.map(|c| c + 0.05);
-        rtree.window(&txn, &Rect::new(lo, hi), WindowMode::Intersects, &mut rows).expect("window");
-        rtree.nearest_k(&txn, *p, 10, None, &mut rows).expect("knn");
+        rtree.window_into(&Rect::new(lo, hi), WindowMode::Intersects, &mut rows).expect("window");
+        rtree.nearest_k(*p, 10, None, &mut rows).expect("knn");
         rows_seen += rows.len() as u64;
         drop(rows);
         drop(cursor);
         drop(tree);
+        drop(rtree);
         drop(txn);
     }
     rows_seen
@@ -67,27 +62,25 @@ fn pass(
 
 #[test]
 fn repeated_queries_make_no_allocator_calls() {
-    let seed: u64 = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed);
-    println!("seed {seed} (QUIRE_SEED to replay)");
+    let seed = quiredb_test_support::seed(0x5eed);
     let mut rng = StdRng::seed_from_u64(seed);
     let db = Database::with_storage(Arc::new(MemStorage::new()), Options::default(), "alloc-free").expect("db");
     let points: Vec<[f64; 5]> = (0..N).map(|_| std::array::from_fn(|_| rng.random::<f64>())).collect();
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::open_or_create(&txn, "kv").expect("btree");
     tree.bulk_load((0..N).map(|k| (k.to_be_bytes(), (k * 3).to_le_bytes()))).expect("bulk load");
-    let head = tree.head_page();
     drop(tree);
-    let rtree = RTree::<5, f64>::create(&txn, "points").expect("rtree");
+    let mut rtree = RTree::<_, 5, f64>::create(&txn, "points").expect("rtree");
     for (id, p) in points.iter().enumerate() {
-        rtree.insert(&txn, &Rect::point(*p), id as u64).expect("insert");
+        rtree.insert(&Rect::point(*p), id as u64).expect("insert");
     }
+    drop(rtree);
     txn.commit(Durability::None).expect("commit");
-    let cache = HeadCache::default();
     let queries = &points[..500];
     let mut value = Vec::with_capacity(64);
-    let warm = pass(&db, head, &cache, &rtree, queries, &mut value);
+    let warm = pass(&db, queries, &mut value);
     let before = calls();
-    let again = pass(&db, head, &cache, &rtree, queries, &mut value);
+    let again = pass(&db, queries, &mut value);
     let made = calls() - before;
     assert_eq!(warm, again, "same queries, same answers");
     assert!(again > 500 * 20, "the queries found rows: {again}");

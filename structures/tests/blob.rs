@@ -1,30 +1,21 @@
 //! Integration tests of blobs: round trips at every size boundary of the layout,
 //! positional and streaming reads, freeing, named blobs across reopen, the checker.
-//! Seeds are printed; set `QUIREDB_TEST_SEED` to replay.
+//! Seeds are printed; set `QUIRE_SEED` to replay.
 
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, Options};
 use quiredb_structures::blob::{self, BlobRef};
+use quiredb_test_support::Rng;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_b10b);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    seed
-}
-
-/// xorshift64*: enough randomness for test data, replayable from the seed.
-fn next(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    quiredb_test_support::seed(0x5eed_b10b)
 }
 
 fn bytes(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed | 1;
-    (0..len).map(|_| next(&mut state) as u8).collect()
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| rng.next() as u8).collect()
 }
 
 fn memdb() -> Database {
@@ -96,11 +87,11 @@ fn multi_megabyte_blob_read_at_and_seek() {
     let txn = db.begin_read().expect("reader");
     let pages = check_clean(&txn, blob);
     assert!(pages.len() <= len / 8160 + 4, "{} pages", pages.len());
-    let mut state = seed | 1;
+    let mut rng = Rng::new(seed ^ 1);
     let mut buf = vec![0u8; 40_000];
     for _ in 0..200 {
-        let offset = next(&mut state) % (len as u64 + 10);
-        let want = (next(&mut state) % 40_000) as usize;
+        let offset = rng.below(len as u64 + 10);
+        let want = rng.below(40_000) as usize;
         let got = blob::read_at(&txn, blob, offset, &mut buf[..want]).expect("read_at");
         let end = (offset as usize + want).min(len);
         let expect = data.get(offset as usize..end).unwrap_or(&[]);

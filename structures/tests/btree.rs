@@ -1,7 +1,7 @@
 //! Integration tests of the B+tree: random operations against `BTreeMap` with the
 //! checker after every batch, floor/ceiling/range edge cases at page boundaries, bulk
 //! load fill, reopen after commits, typed keys, errors, space reuse, and fault
-//! injection at every I/O operation. Seeds are printed: `QUIREDB_TEST_SEED` replays,
+//! injection at every I/O operation. Seeds are printed: `QUIRE_SEED` replays,
 //! `QUIREDB_TEST_SCALE` multiplies the operation counts.
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
@@ -10,6 +10,7 @@ use quiredb_structures::Error;
 use quiredb_structures::Structures;
 use quiredb_structures::btree::{self, BTree};
 use quiredb_structures::table::TableDef;
+use quiredb_test_support::Rng;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -17,31 +18,11 @@ use std::sync::Arc;
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xB7EE_5EED);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    seed
+    quiredb_test_support::seed(0xB7EE_5EED)
 }
 
 fn scale() -> usize {
     std::env::var("QUIREDB_TEST_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
-}
-
-/// xorshift64*, replayable from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn bytes(&mut self, len: usize, alphabet: u8) -> Vec<u8> {
-        (0..len).map(|_| self.below(u64::from(alphabet)) as u8).collect()
-    }
 }
 
 fn small_options() -> Options {
@@ -94,7 +75,7 @@ fn random_value(rng: &mut Rng) -> Vec<u8> {
 #[test]
 fn random_operations_match_btreemap() {
     let seed = seed();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     let (mut storage, mut db) = memdb(small_options());
     {
         let txn = db.begin_write().expect("writer");
@@ -174,7 +155,7 @@ fn floor_ceiling_and_ranges_at_page_boundaries() {
         assert_eq!(tree.floor(probe).expect("floor").as_ref().map(|e| (&e.0, &e.1)), floor, "floor {probe:?}");
         assert_eq!(tree.ceiling(probe).expect("ceiling").as_ref().map(|e| (&e.0, &e.1)), ceiling, "ceiling {probe:?}");
     }
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     for _ in 0..300 {
         let low = &probes[rng.below(probes.len() as u64) as usize];
         let high = &probes[rng.below(probes.len() as u64) as usize];
@@ -437,15 +418,14 @@ fn fault_txn_model(base: &Model) -> Model {
     next
 }
 
-/// `open_cached` reuses the head only within one snapshot: after a commit that moves
-/// the root, a new read transaction sees the new tree.
+/// An open in a read transaction is remembered only within one snapshot: after a
+/// commit that moves the root, a new read transaction sees the new tree.
 #[test]
 fn head_cache_follows_snapshots() {
     let (_storage, db) = memdb(small_options());
     let txn = db.begin_write().expect("writer");
-    let head = BTree::create(&txn, "t").expect("create").head_page();
+    BTree::create(&txn, "t").expect("create");
     txn.commit(Durability::None).expect("commit");
-    let cache = btree::HeadCache::default();
     for round in 0..5u64 {
         let txn = db.begin_write().expect("writer");
         let mut tree = BTree::open(&txn, "t").expect("open");
@@ -456,15 +436,15 @@ fn head_cache_follows_snapshots() {
         txn.commit(Durability::None).expect("commit");
         let txn = db.begin_read().expect("reader");
         for _ in 0..2 {
-            let tree = BTree::open_cached(&txn, "t", head, &cache).expect("open cached");
+            let tree = BTree::open(&txn, "t").expect("open remembered");
             assert_eq!(tree.len(), (round + 1) * 2000);
             assert_eq!(tree.get_vec(&(round * 2000).to_be_bytes()).expect("get"), Some(vec![round as u8; 40]));
         }
     }
 }
 
-/// The head cache is keyed by the engine's snapshot token, not the transaction id: a
-/// write transaction neither uses nor fills it (its rolled-back id is reused by the
+/// Remembered opens are keyed by the engine's snapshot token, not the transaction id:
+/// a write transaction neither uses nor fills them (its rolled-back id is reused by the
 /// next writer, with other contents), and another database with the same ids and
 /// head page does not hit it.
 #[test]
@@ -490,22 +470,20 @@ fn head_cache_ignores_writers_and_other_databases() {
         (storage, db)
     };
     let (_a_storage, a) = create();
-    let cache = btree::HeadCache::default();
     {
         let txn = a.begin_write().expect("writer");
-        let head = BTree::open(&txn, "t").expect("open").head_page();
         let mut tree = BTree::open(&txn, "t").expect("open");
         tree.insert(b"x", b"v").expect("insert");
         drop(tree);
-        assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 1);
+        assert_eq!(BTree::open(&txn, "t").expect("open").len(), 1);
     } // rolled back: the next writer gets the same transaction id
     let head = fill(&a, 3, true);
     let txn = a.begin_read().expect("reader");
-    assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 3);
+    assert_eq!(BTree::open(&txn, "t").expect("open").len(), 3);
     let (_b_storage, b) = create();
     assert_eq!(fill(&b, 5, true), head, "same head page in both databases");
     let txn = b.begin_read().expect("reader");
-    assert_eq!(BTree::open_cached(&txn, "t", head, &cache).expect("cached").len(), 5);
+    assert_eq!(BTree::open(&txn, "t").expect("open").len(), 5);
 }
 
 /// `insert_batch` equals one `insert` per pair, later pairs winning, one head write.
@@ -514,7 +492,7 @@ fn insert_batch_matches_single_inserts() {
     let (_storage, db) = memdb(small_options());
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..5000).map(|_| (random_key(&mut rng), random_value(&mut rng))).collect();
     let model: Model = pairs.iter().cloned().collect();
     assert_eq!(tree.insert_batch(pairs.iter().map(|(k, v)| (k, v))).expect("batch"), model.len() as u64);

@@ -3,11 +3,12 @@
 //! Batches are ascending runs (fresh keys past the end, keys interleaved with existing
 //! ones, replacements of other sizes, blob values), random and descending; and the leaf
 //! fill random inserts leave. The seed is
-//! printed: `QUIREDB_TEST_SEED` replays.
+//! printed: `QUIRE_SEED` replays.
 
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::btree::{self, BTree};
+use quiredb_test_support::Rng;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -16,24 +17,7 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5047_BA7C);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    seed
-}
-
-/// xorshift64*, replayable from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+    quiredb_test_support::seed(0x5047_BA7C)
 }
 
 fn memdb() -> Database {
@@ -106,7 +90,7 @@ fn batch(rng: &mut Rng, next: &mut u64) -> (Pairs, &'static str) {
 /// Random batches of every kind equal the model after each batch, across commits.
 #[test]
 fn sorted_and_unsorted_batches_match_the_model() {
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::new(seed() | 1);
     let db = memdb();
     let mut model = Model::new();
     let mut next = 0u64;
@@ -155,7 +139,7 @@ fn ascending_batches_fill_leaves() {
 #[test]
 fn random_inserts_fill_leaves() {
     let seed = seed();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     let db = memdb();
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
@@ -181,18 +165,18 @@ fn random_inserts_fill_leaves() {
 /// errors.
 #[test]
 fn streamed_bulk_load_over_chunks_matches_the_model() {
-    let mut rng = Rng(seed() ^ 0xB01C);
+    let mut rng = Rng::new(seed() ^ 0xB01C);
     for round in 0..6u64 {
         let db = memdb();
         let txn = db.begin_write().expect("writer");
-        let head = BTree::create(&txn, "t").expect("create").head_page();
+        BTree::create(&txn, "t").expect("create");
         let mut appender = BTree::open(&txn, "t").expect("open").bulk_appender().expect("appender");
         let mut model = Model::new();
         let total = [0, 1, 2, 500, 20_000, 60_000][round as usize];
         let mut n = 0u64;
         while n < total {
             let chunk = (rng.below(5000) as usize).min((total - n) as usize);
-            let tree = BTree::open_head(&txn, "t", head).expect("open");
+            let tree = BTree::open(&txn, "t").expect("open");
             assert!(tree.is_empty(), "the tree reads empty until the finish");
             for _ in 0..chunk {
                 n += 1;
@@ -233,7 +217,7 @@ fn streamed_bulk_load_over_chunks_matches_the_model() {
 /// spilled is not dirtied again), not once per key; the tree matches the model.
 #[test]
 fn a_random_batch_larger_than_the_pool_writes_each_page_about_once() {
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::new(seed());
     let options = Database::builder().page_size(4096).cache_bytes(256 * 4096).into_options();
     let db = Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("in-memory database");
     let pairs: Pairs = (0..40_000).map(|_| (key(rng.below(8), rng.below(1 << 40)), value(&mut rng))).collect();
@@ -257,7 +241,7 @@ fn a_random_batch_larger_than_the_pool_writes_each_page_about_once() {
 /// under a quarter merged), the tree matches the model and the checker is clean.
 #[test]
 fn removing_half_the_keys_at_random_merges_the_leaves_left_under_half_full() {
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::new(seed());
     let db = memdb();
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "t").expect("tree");
@@ -282,7 +266,7 @@ fn removing_half_the_keys_at_random_merges_the_leaves_left_under_half_full() {
 /// keys that were present, and the tree equals the model after.
 #[test]
 fn remove_batch_matches_single_removes() {
-    let mut rng = Rng(seed() | 1);
+    let mut rng = Rng::new(seed());
     let db = memdb();
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "t").expect("tree");

@@ -15,6 +15,7 @@ use quiredb_structures::Error;
 use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::Queue;
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
+use quiredb_test_support::Rng;
 
 const PAGE_SIZE: usize = 4096;
 
@@ -237,18 +238,6 @@ fn a_blob_value_claiming_more_than_its_tree_holds_is_an_error_not_an_allocation(
     assert!(txn.page(PageId(blob_root)).is_ok(), "the blob root itself is readable");
 }
 
-/// xorshift64*, replayable from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as usize % n
-    }
-}
-
 /// A database holding a B+tree "t" (some values blobs), a queue "q" (some records
 /// overflowing) and a 2-D R*-tree "r", each over several pages.
 fn three_structures() -> Database {
@@ -256,13 +245,13 @@ fn three_structures() -> Database {
     let txn = db.begin_write().expect("a writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
     let mut queue = Queue::create(&txn, "q").expect("create");
-    let rtree = RTree::<2>::create(&txn, "r").expect("create");
+    let mut rtree = RTree::<_, 2>::create(&txn, "r").expect("create");
     for i in 0..300u32 {
         let len = if i % 50 == 7 { 3000 } else { (i % 40) as usize };
         tree.insert(format!("key{i:05}").as_bytes(), &vec![i as u8; len]).expect("insert");
-        queue.append(&txn, &vec![i as u8; if i % 60 == 9 { 5000 } else { 20 }]).expect("append");
+        queue.append(&vec![i as u8; if i % 60 == 9 { 5000 } else { 20 }]).expect("append");
         let (x, y) = (f64::from(i % 17), f64::from(i / 17));
-        rtree.insert(&txn, &Rect::new([x, y], [x + 0.5, y + 0.25]), u64::from(i)).expect("insert");
+        rtree.insert(&Rect::new([x, y], [x + 0.5, y + 0.25]), u64::from(i)).expect("insert");
     }
     drop(tree);
     txn.commit(Durability::None).expect("commit");
@@ -287,19 +276,19 @@ fn read_all(txn: &impl PageRead) -> usize {
     }
     match Queue::open(txn, "q") {
         Ok(queue) => {
-            note(queue.len(txn).is_ok());
-            note(queue.for_each(txn, None, |_, _| std::ops::ControlFlow::Continue(())).is_ok());
+            note(queue.len().is_ok());
+            note(queue.for_each(None, |_, _| std::ops::ControlFlow::Continue(())).is_ok());
         }
         Err(_) => note(false),
     }
-    match RTree::<2>::open(txn, "r") {
+    match RTree::<_, 2>::open(txn, "r") {
         Ok(rtree) => {
             let everything = Rect::new([-1e9, -1e9], [1e9, 1e9]);
-            let window = rtree.window_iter(txn, &everything, WindowMode::Intersects);
+            let window = rtree.window(&everything, WindowMode::Intersects);
             note(window.is_ok_and(|mut hits| hits.all(|hit| hit.is_ok())));
-            let nearest = rtree.nearest(txn, [3.0, 3.0], None);
+            let nearest = rtree.nearest([3.0, 3.0], None);
             note(nearest.is_ok_and(|mut found| found.by_ref().take(20).all(|hit| hit.is_ok())));
-            note(rtree.check(txn).is_ok_and(|problems| problems.is_empty()));
+            note(rtree.check().is_ok_and(|problems| problems.is_empty()));
         }
         Err(_) => note(false),
     }
@@ -311,18 +300,18 @@ fn read_all(txn: &impl PageRead) -> usize {
 fn damage(page: &mut [u8], rng: &mut Rng) -> String {
     match rng.below(3) {
         0 => {
-            let at = rng.below(256) * 2;
+            let at = rng.below(256) as usize * 2;
             let value = rng.below(1 << 16) as u16;
             page[at..at + 2].copy_from_slice(&value.to_le_bytes());
             format!("u16 {value} at {at}")
         }
         1 => {
-            let at = rng.below(page.len());
+            let at = rng.index(page.len());
             page[at] = rng.below(256) as u8;
             format!("byte {} at {at}", page[at])
         }
         _ => {
-            let at = rng.below(page.len() - 16);
+            let at = rng.index(page.len() - 16);
             page[at..at + 16].fill(0xFF);
             format!("16 x 0xFF at {at}")
         }
@@ -335,9 +324,8 @@ fn random_damage_to_any_structure_page_gives_errors_never_a_panic() {
     // and nearest queries, the checkers) treat every offset, length and count read
     // from a page as untrusted: bytes damaged through the raw page API in a write
     // transaction (then read in it, and the transaction dropped) never panic.
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xDA3A_6ED5);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    let mut rng = Rng(seed | 1);
+    let seed = quiredb_test_support::seed(0xDA3A_6ED5);
+    let mut rng = Rng::new(seed | 1);
     let db = three_structures();
     let pages: Vec<(PageId, PageKind)> = {
         let txn = db.begin_read().expect("a reader");
@@ -350,7 +338,7 @@ fn random_damage_to_any_structure_page_gives_errors_never_a_panic() {
     let (mut panics, mut noticed) = (Vec::new(), 0);
     for round in 0..1500 {
         let txn = db.begin_write().expect("a writer");
-        let (id, kind) = pages[rng.below(pages.len())];
+        let (id, kind) = pages[rng.index(pages.len())];
         let what: Vec<String> = {
             let mut page = txn.page_mut(id).expect("the page is mapped");
             (0..1 + rng.below(3)).map(|_| damage(&mut page, &mut rng)).collect()

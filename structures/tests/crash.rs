@@ -106,18 +106,18 @@ fn options() -> Options {
 fn apply(txn: &WriteTxn<'_>, ops: &[Op], commit: u64) -> quiredb_structures::Result<()> {
     let mut tree = BTree::open_or_create(txn, "tree")?;
     let mut queue = Queue::open_or_create(txn, "queue")?;
-    let rtree = match RTree::<2>::open(txn, "points") {
+    let mut rtree = match RTree::<_, 2>::open(txn, "points") {
         Ok(rtree) => rtree,
-        Err(_) => RTree::<2>::create(txn, "points")?,
+        Err(_) => RTree::<_, 2>::create(txn, "points")?,
     };
     for op in ops {
         match op {
             Op::Put(key, value) => drop(tree.insert(key, value)?),
             Op::Del(key) => drop(tree.remove(key)?),
-            Op::Append(record) => drop(queue.append(txn, record)?),
-            Op::Consume => drop(queue.consume(txn, &mut Vec::new())?),
-            Op::PointPut(id, point) => rtree.insert_point(txn, *point, *id)?,
-            Op::PointDel(id, point) => assert!(rtree.remove(txn, &Rect::point(*point), *id)?, "point {id} present"),
+            Op::Append(record) => drop(queue.append(record)?),
+            Op::Consume => drop(queue.consume(&mut Vec::new())?),
+            Op::PointPut(id, point) => rtree.insert_point(*point, *id)?,
+            Op::PointDel(id, point) => assert!(rtree.remove(&Rect::point(*point), *id)?, "point {id} present"),
         }
     }
     tree.insert(COUNTER, &commit.to_le_bytes())?;
@@ -139,13 +139,13 @@ fn load(db: &Database) -> Model {
     }
     let queue = Queue::open(&txn, "queue").unwrap();
     queue
-        .for_each(&txn, None, |_, record| {
+        .for_each(None, |_, record| {
             model.queue.push_back(record.to_vec());
             ControlFlow::Continue(())
         })
         .unwrap();
-    let rtree = RTree::<2>::open(&txn, "points").unwrap();
-    for (rect, id) in rtree.entries(&txn).unwrap() {
+    let rtree = RTree::<_, 2>::open(&txn, "points").unwrap();
+    for (rect, id) in rtree.entries().unwrap() {
         model.points.insert(id, rect.min);
     }
     model
@@ -182,8 +182,7 @@ fn crash_torture_of_all_structures() {
     // Proves: after a SIGKILL at any moment the file checks clean (engine and every
     // structure) and the B+tree, queue and R*-tree hold exactly one commit's state, at or
     // after the last acknowledged commit.
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("structures crash torture: QUIRE_SEED={seed}");
+    let seed = quiredb_test_support::random_seed();
     let kills: usize = std::env::var("QUIRE_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("structures.quire");

@@ -1,41 +1,23 @@
 //! Integration tests of the paged queue (`quiredb_structures::queue`): random
 //! operation sequences against a `VecDeque` model (seed printed; replay with
-//! `QUEUE_SEED=<seed>`, scale up with `QUEUE_SCALE=<n>`), scans across page boundaries
+//! `QUIRE_SEED=<seed>`, scale up with `QUEUE_SCALE=<n>`), scans across page boundaries
 //! and reopen, edge record sizes, freeing of emptied pages, and fault injection at
 //! every storage operation of a commit.
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage, Storage};
 use quiredb_engine::{Database, Durability, Options, PageRead};
 use quiredb_structures::queue::{Queue, RecordId};
+use quiredb_test_support::Rng;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-
-/// splitmix64: a small replayable generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn seed() -> u64 {
-    let seed = env_u64("QUEUE_SEED", 0x5EED_0005);
-    println!("QUEUE_SEED={seed}");
-    seed
+    quiredb_test_support::seed(0x5EED_0005)
 }
 
 fn options(page_size: u32) -> Options {
@@ -63,10 +45,10 @@ fn random_len(rng: &mut Rng, payload: usize) -> usize {
 }
 
 /// Everything in the queue, in order, through `for_each`.
-fn scan_all(queue: &Queue, txn: &impl PageRead, from: Option<RecordId>) -> Vec<(RecordId, Vec<u8>)> {
+fn scan_all<T: PageRead>(queue: &Queue<'_, T>, from: Option<RecordId>) -> Vec<(RecordId, Vec<u8>)> {
     let mut out = Vec::new();
     queue
-        .for_each(txn, from, |id, bytes| {
+        .for_each(from, |id, bytes| {
             out.push((id, bytes.to_vec()));
             ControlFlow::Continue(())
         })
@@ -74,12 +56,12 @@ fn scan_all(queue: &Queue, txn: &impl PageRead, from: Option<RecordId>) -> Vec<(
     out
 }
 
-fn assert_matches(queue: &Queue, txn: &impl PageRead, model: &VecDeque<(RecordId, Vec<u8>)>, seed: u64) {
-    let scanned = scan_all(queue, txn, None);
+fn assert_matches<T: PageRead>(queue: &Queue<'_, T>, model: &VecDeque<(RecordId, Vec<u8>)>, seed: u64) {
+    let scanned = scan_all(queue, None);
     assert_eq!(scanned.len(), model.len(), "scan length, seed {seed}");
     assert!(scanned.iter().zip(model).all(|(a, b)| a == b), "scan contents, seed {seed}");
-    assert_eq!(queue.len(txn).expect("len"), model.len() as u64, "len, seed {seed}");
-    let mut cursor = queue.cursor(txn, None).expect("cursor");
+    assert_eq!(queue.len().expect("len"), model.len() as u64, "len, seed {seed}");
+    let mut cursor = queue.cursor(None).expect("cursor");
     for (id, bytes) in model {
         let (got_id, got) = cursor.next_record().expect("cursor step").expect("cursor not at end");
         assert_eq!((got_id, got), (*id, &bytes[..]), "cursor, seed {seed}");
@@ -96,16 +78,15 @@ fn assert_sound(db: &Database, seed: u64) {
 /// One random step inside a write transaction; mutates `model`.
 fn random_step(
     rng: &mut Rng,
-    queue: &mut Queue,
-    txn: &quiredb_engine::WriteTxn<'_>,
+    queue: &mut Queue<'_, quiredb_engine::WriteTxn<'_>>,
     model: &mut VecDeque<(RecordId, Vec<u8>)>,
     counter: &mut u64,
 ) {
-    let payload = txn.payload_size();
+    let payload = queue.txn().payload_size();
     let mut out = Vec::new();
     match rng.below(10) {
         0..=4 => {
-            let mut appender = queue.appender(txn).expect("appender");
+            let mut appender = queue.appender().expect("appender");
             for _ in 0..rng.below(200) {
                 *counter += 1;
                 let bytes = record(*counter, random_len(rng, payload));
@@ -115,7 +96,7 @@ fn random_step(
         }
         5 | 6 => {
             for _ in 0..rng.below(60) {
-                let got = queue.consume(txn, &mut out).expect("consume");
+                let got = queue.consume(&mut out).expect("consume");
                 let expected = model.pop_front();
                 assert_eq!(got, expected.as_ref().map(|e| e.0));
                 if let Some((_, bytes)) = expected {
@@ -125,17 +106,17 @@ fn random_step(
         }
         7 if !model.is_empty() => {
             let keep = rng.below(model.len() as u64) as usize;
-            let removed = queue.truncate_before(txn, model[keep].0).expect("truncate");
+            let removed = queue.truncate_before(model[keep].0).expect("truncate");
             assert_eq!(removed, keep as u64);
             model.drain(..keep);
         }
         _ => {
             for (id, bytes) in model.iter().step_by(1 + rng.below(40) as usize) {
-                assert!(queue.get(txn, *id, &mut out).expect("get"));
+                assert!(queue.get(*id, &mut out).expect("get"));
                 assert_eq!(&out, bytes);
             }
             if let Some(at) = (!model.is_empty()).then(|| rng.below(model.len() as u64) as usize) {
-                let tail = scan_all(queue, txn, Some(model[at].0));
+                let tail = scan_all(queue, Some(model[at].0));
                 assert!(tail.iter().eq(model.range(at..)), "scan from a record");
             }
         }
@@ -148,7 +129,7 @@ fn random_sequences_match_a_vecdeque_model() {
     // aborts and reopens, and that the checker finds nothing after each commit.
     let seed = seed();
     let rounds = 60 * env_u64("QUEUE_SCALE", 1);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let storage = Arc::new(MemStorage::new());
     let mut db = mem_db(&storage, 4096);
     let (mut model, mut counter) = (VecDeque::new(), 0u64);
@@ -160,9 +141,10 @@ fn random_sequences_match_a_vecdeque_model() {
         let mut queue = Queue::open(&txn, "q").expect("open");
         let mut next_model = model.clone();
         for _ in 0..1 + rng.below(4) {
-            random_step(&mut rng, &mut queue, &txn, &mut next_model, &mut counter);
+            random_step(&mut rng, &mut queue, &mut next_model, &mut counter);
         }
-        assert_matches(&queue, &txn, &next_model, seed);
+        assert_matches(&queue, &next_model, seed);
+        drop(queue);
         if rng.below(6) == 0 {
             drop(txn); // abort: the model stays as it was
         } else {
@@ -174,7 +156,7 @@ fn random_sequences_match_a_vecdeque_model() {
             db = mem_db(&storage, 4096);
         }
         let read = db.begin_read().expect("read");
-        assert_matches(&Queue::open(&read, "q").expect("open"), &read, &model, seed);
+        assert_matches(&Queue::open(&read, "q").expect("open"), &model, seed);
         assert_sound(&db, seed);
     }
 }
@@ -190,7 +172,7 @@ fn scans_cross_page_boundaries_and_survive_reopen_of_a_file() {
         let db = Database::create(&path, options(8192)).expect("create file");
         let txn = db.begin_write().expect("write");
         let mut queue = Queue::create(&txn, "log").expect("create");
-        let mut appender = queue.appender(&txn).expect("appender");
+        let mut appender = queue.appender().expect("appender");
         for n in 0..20_000u64 {
             let len = if (n / 3000) % 2 == 0 { 32 } else { (n % 97) as usize };
             let bytes = record(n, len);
@@ -202,19 +184,19 @@ fn scans_cross_page_boundaries_and_survive_reopen_of_a_file() {
     let db = Database::open(&path, options(8192)).expect("reopen");
     let txn = db.begin_read().expect("read");
     let queue = Queue::open(&txn, "log").expect("open");
-    assert!(queue.stats(&txn).expect("stats").data_pages > 20, "several pages");
-    assert_eq!(scan_all(&queue, &txn, None), expected);
+    assert!(queue.stats().expect("stats").data_pages > 20, "several pages");
+    assert_eq!(scan_all(&queue, None), expected);
     let boundaries: Vec<usize> =
         (1..expected.len()).filter(|&i| expected[i].0.page != expected[i - 1].0.page).collect();
     for &i in boundaries.iter().step_by(3) {
         for at in [i - 1, i] {
-            let tail = scan_all(&queue, &txn, Some(expected[at].0));
+            let tail = scan_all(&queue, Some(expected[at].0));
             assert!(tail.iter().eq(expected[at..].iter()), "scan from record {at} at a page boundary");
         }
     }
     let mut out = Vec::new();
     for (id, bytes) in expected.iter().step_by(7) {
-        assert!(queue.get(&txn, *id, &mut out).expect("get") && &out == bytes);
+        assert!(queue.get(*id, &mut out).expect("get") && &out == bytes);
     }
     drop(txn);
     drop(db);
@@ -233,28 +215,29 @@ fn edge_record_sizes_round_trip_and_free_their_pages() {
         let payload = ps - 32;
         let lens = [0, 0, 1, payload - 34, payload - 33, payload - 32, ps - 1, ps, ps + 1, 3 * ps + 5, 0, 17, 5 * ps];
         let txn = db.begin_write().expect("write");
-        let mut queue = Queue::create(&txn, "edge").expect("create");
+        Queue::create(&txn, "edge").expect("create");
         txn.commit(Durability::Full).expect("commit");
         let live_before = db.meta().live_pages;
         let txn = db.begin_write().expect("write");
-        let ids: Vec<RecordId> = lens
-            .iter()
-            .enumerate()
-            .map(|(n, &len)| queue.append(&txn, &record(n as u64, len)).expect("append"))
-            .collect();
+        let mut queue = Queue::open(&txn, "edge").expect("open");
+        let ids: Vec<RecordId> =
+            lens.iter().enumerate().map(|(n, &len)| queue.append(&record(n as u64, len)).expect("append")).collect();
+        drop(queue);
         txn.commit(Durability::Full).expect("commit");
         assert_sound(&db, 0);
         let txn = db.begin_write().expect("write");
+        let mut queue = Queue::open(&txn, "edge").expect("open");
         let model: VecDeque<_> =
             ids.iter().zip(lens).enumerate().map(|(n, (id, len))| (*id, record(n as u64, len))).collect();
-        assert_matches(&queue, &txn, &model, 0);
+        assert_matches(&queue, &model, 0);
         let mut out = Vec::new();
         for (id, bytes) in &model {
-            assert_eq!(queue.consume(&txn, &mut out).expect("consume"), Some(*id));
+            assert_eq!(queue.consume(&mut out).expect("consume"), Some(*id));
             assert_eq!(&out, bytes, "page size {page_size}, record of {} bytes", bytes.len());
         }
-        assert_eq!(queue.consume(&txn, &mut out).expect("consume empty"), None);
-        assert!(!queue.get(&txn, ids[3], &mut out).expect("get consumed"), "consumed records are gone");
+        assert_eq!(queue.consume(&mut out).expect("consume empty"), None);
+        assert!(!queue.get(ids[3], &mut out).expect("get consumed"), "consumed records are gone");
+        drop(queue);
         txn.commit(Durability::Full).expect("commit");
         assert_eq!(db.meta().live_pages, live_before, "every data and overflow page freed (page size {page_size})");
         assert_sound(&db, 0);
@@ -270,12 +253,12 @@ fn fixed_records_fill_pages_completely() {
     let txn = db.begin_write().expect("write");
     for (name, len, per_page) in [("r32", 32usize, 254u64), ("r100", 100, 81)] {
         let mut queue = Queue::create(&txn, name).expect("create");
-        let mut appender = queue.appender(&txn).expect("appender");
+        let mut appender = queue.appender().expect("appender");
         for n in 0..per_page * 10 {
             appender.append(&record(n, len)).expect("append");
         }
         drop(appender);
-        assert_eq!(queue.stats(&txn).expect("stats").data_pages, 10, "{len}-byte records");
+        assert_eq!(queue.stats().expect("stats").data_pages, 10, "{len}-byte records");
     }
     txn.commit(Durability::Full).expect("commit");
 }
@@ -288,16 +271,16 @@ fn ids_of_other_queues_and_truncated_records_are_rejected() {
     let txn = db.begin_write().expect("write");
     let mut a = Queue::create(&txn, "a").expect("create a");
     let mut b = Queue::create(&txn, "b").expect("create b");
-    let ids: Vec<RecordId> = (0..500).map(|n| a.append(&txn, &record(n, 40)).expect("append")).collect();
-    let other = (0..5).map(|_| b.append(&txn, b"in b").expect("append b")).last().expect("five ids");
+    let ids: Vec<RecordId> = (0..500).map(|n| a.append(&record(n, 40)).expect("append")).collect();
+    let other = (0..5).map(|_| b.append(b"in b").expect("append b")).last().expect("five ids");
     let mut out = Vec::new();
-    assert!(!a.get(&txn, other, &mut out).expect("get foreign"));
-    assert!(a.truncate_before(&txn, other).is_err(), "a foreign id cannot truncate");
-    assert_eq!(a.truncate_before(&txn, ids[300]).expect("truncate"), 300);
-    assert!(!a.get(&txn, ids[10], &mut out).expect("get truncated"));
-    assert_eq!(scan_all(&a, &txn, Some(ids[10]))[0].0, ids[300], "scan from a dead id starts at the head");
-    assert_eq!(a.clear(&txn).expect("clear"), 200);
-    Queue::drop_queue(&txn, "a").expect("drop");
+    assert!(!a.get(other, &mut out).expect("get foreign"));
+    assert!(a.truncate_before(other).is_err(), "a foreign id cannot truncate");
+    assert_eq!(a.truncate_before(ids[300]).expect("truncate"), 300);
+    assert!(!a.get(ids[10], &mut out).expect("get truncated"));
+    assert_eq!(scan_all(&a, Some(ids[10]))[0].0, ids[300], "scan from a dead id starts at the head");
+    assert_eq!(a.clear().expect("clear"), 200);
+    a.drop_queue().expect("drop");
     assert!(Queue::open(&txn, "a").is_err());
     txn.commit(Durability::Full).expect("commit");
 }
@@ -311,7 +294,7 @@ fn base_image(n: u64) -> (Vec<u8>, Vec<Vec<u8>>) {
     let records: Vec<Vec<u8>> =
         (0..n).map(|i| record(i, if i % 50 == 7 { 9000 } else { 24 + (i % 40) as usize })).collect();
     for r in &records {
-        queue.append(&txn, r).expect("append");
+        queue.append(r).expect("append");
     }
     txn.commit(Durability::Full).expect("commit");
     drop(db);
@@ -325,7 +308,7 @@ fn contents(image: Vec<u8>) -> Vec<Vec<u8>> {
     assert_sound(&db, 0);
     let txn = db.begin_read().expect("read");
     let queue = Queue::open(&txn, "q").expect("queue survives");
-    scan_all(&queue, &txn, None).into_iter().map(|(_, bytes)| bytes).collect()
+    scan_all(&queue, None).into_iter().map(|(_, bytes)| bytes).collect()
 }
 
 #[test]
@@ -349,9 +332,9 @@ fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
                 let mut queue = Queue::open(&txn, "q")?;
                 let mut out = Vec::new();
                 for _ in 0..150 {
-                    queue.consume(&txn, &mut out)?;
+                    queue.consume(&mut out)?;
                 }
-                let mut appender = queue.appender(&txn)?;
+                let mut appender = queue.appender()?;
                 for r in &new[old.len() - 150..] {
                     appender.append(r)?;
                 }

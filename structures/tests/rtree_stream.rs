@@ -4,34 +4,28 @@
 //! after reopen. Bad boxes are refused at push and leave the tree untouched. The same
 //! holds for a `BulkSorter` fed on another thread, with key bounds given up front
 //! (runs sorted while pushing), also when the bounds are too small and clamp.
-//! `RTREE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
+//! `QUIRE_SEED` replays a run, `RTREE_SCALE` scales the sizes.
 
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, PageRead};
 use quiredb_structures::Error;
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
+use quiredb_test_support::Rng;
 use std::sync::Arc;
 
-/// splitmix64.
-struct Rng(u64);
+/// What these tests draw beyond [`Rng`]'s own helpers.
+trait RngExt {
+    fn coord(&mut self) -> f64;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+impl RngExt for Rng {
     fn coord(&mut self) -> f64 {
         (self.next() % 1025) as f64 / 1024.0
     }
 }
 
 fn seed() -> u64 {
-    let seed = std::env::var("RTREE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_5173);
-    println!("RTREE_SEED={seed}");
-    seed
+    quiredb_test_support::seed(0x5eed_5173)
 }
 
 fn scale() -> usize {
@@ -68,8 +62,11 @@ fn stored<const D: usize, C: Coord>(model: &Model<D>, points: bool) -> Model<D> 
 }
 
 /// A new tree named `t`, a point tree with `points`.
-fn create<const D: usize, C: Coord>(txn: &quiredb_engine::WriteTxn<'_>, points: bool) -> RTree<D, C> {
-    RTree::<D, C>::create_with(txn, "t", RTreeOptions { max_entries: None, points }).expect("create")
+fn create<'t, 'db, const D: usize, C: Coord>(
+    txn: &'t quiredb_engine::WriteTxn<'db>,
+    points: bool,
+) -> RTree<'t, quiredb_engine::WriteTxn<'db>, D, C> {
+    RTree::<_, D, C>::create_with(txn, "t", RTreeOptions { max_entries: None, points }).expect("create")
 }
 
 fn round<const D: usize, C: Coord>(r: &Rect<D>) -> Rect<D> {
@@ -92,21 +89,21 @@ fn sorted(mut ids: Vec<u64>) -> Vec<u64> {
     ids
 }
 
-fn compare<const D: usize, C: Coord>(tree: &RTree<D, C>, txn: &impl PageRead, model: &Model<D>, rng: &mut Rng) {
-    assert_eq!(tree.len(txn).expect("len"), model.len() as u64);
-    let problems = tree.check(txn).expect("check runs");
+fn compare<T: PageRead, const D: usize, C: Coord>(tree: &RTree<'_, T, D, C>, txn: &T, model: &Model<D>, rng: &mut Rng) {
+    assert_eq!(tree.len().expect("len"), model.len() as u64);
+    let problems = tree.check().expect("check runs");
     assert!(problems.is_empty(), "invariants: {problems:?}");
     let mut out = txn.result_set();
     for q in 0..40 {
         let min: [f64; D] = std::array::from_fn(|_| rng.coord());
         let window = Rect::new(min, std::array::from_fn(|d| min[d] + (rng.next() % 300) as f64 / 1024.0));
         out.clear();
-        tree.window(txn, &window, WindowMode::Intersects, &mut out).expect("window");
+        tree.window_into(&window, WindowMode::Intersects, &mut out).expect("window");
         let expected = sorted(model.iter().filter(|(r, _)| window.intersects(r)).map(|(_, id)| *id).collect());
         assert_eq!(sorted(out.ids().to_vec()), expected, "window #{q} {window:?}");
         let k = 1 + (rng.next() % 20) as usize;
         out.clear();
-        tree.nearest_k(txn, min, k, None, &mut out).expect("knn");
+        tree.nearest_k(min, k, None, &mut out).expect("knn");
         let mut all: Vec<(f64, u64)> = model.iter().map(|(r, id)| (r.min_dist2(&min), *id)).collect();
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let expected: Vec<u64> = all.iter().take(k).map(|(_, id)| *id).collect();
@@ -124,15 +121,15 @@ fn stream_run<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expe
 fn stream_layout<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, expect_runs: bool, points: bool) {
     // Point leaves hold more entries: a budget holding two of them is larger.
     let budget = if points { 2 * budget } else { budget };
-    let mut rng = Rng(seed ^ ((D as u64) << 32) ^ C::BYTES as u64 ^ budget as u64);
+    let mut rng = Rng::new(seed ^ ((D as u64) << 32) ^ C::BYTES as u64 ^ budget as u64);
     let model = random_entries::<D>(&mut rng, n, points);
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
     let txn = db.begin_write().expect("txn");
-    let tree = create::<D, C>(&txn, points);
+    let mut tree = create::<D, C>(&txn, points);
     // Old contents are replaced by the build.
-    tree.insert_point(&txn, [0.5; D], u64::MAX).expect("insert");
-    let mut builder = tree.bulk_builder(&txn, dir.path(), budget).expect("builder");
+    tree.insert_point([0.5; D], u64::MAX).expect("insert");
+    let mut builder = tree.bulk_builder(dir.path(), budget).expect("builder");
     for (r, id) in &model {
         builder.push(r, *id).expect("push");
     }
@@ -141,9 +138,10 @@ fn stream_layout<const D: usize, C: Coord>(seed: u64, n: usize, budget: usize, e
     assert_eq!(stats.runs > 1, expect_runs, "runs {stats:?} for {n} entries in {budget} bytes");
     let model = stored::<D, C>(&model, points);
     compare(&tree, &txn, &model, &mut rng);
+    drop(tree);
     txn.commit(Durability::Full).expect("commit");
     let read = db.begin_read().expect("read");
-    let tree = RTree::<D, C>::open(&read, "t").expect("open");
+    let tree = RTree::<_, D, C>::open(&read, "t").expect("open");
     compare(&tree, &read, &model, &mut rng);
     assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "temporary files left behind");
 }
@@ -187,13 +185,13 @@ fn sorter_layout<const D: usize, C: Coord>(
     expect_runs: bool,
     points: bool,
 ) {
-    let mut rng = Rng(seed ^ ((D as u64) << 40) ^ budget as u64 ^ bounds as u64);
+    let mut rng = Rng::new(seed ^ ((D as u64) << 40) ^ budget as u64 ^ bounds as u64);
     let model = random_entries::<D>(&mut rng, n, points);
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
     let txn = db.begin_write().expect("txn");
-    let tree = create::<D, C>(&txn, points);
-    tree.insert_point(&txn, [0.5; D], u64::MAX).expect("insert");
+    let mut tree = create::<D, C>(&txn, points);
+    tree.insert_point([0.5; D], u64::MAX).expect("insert");
     let mut sorter = tree.bulk_sorter(dir.path(), budget).expect("sorter");
     sorter = match bounds {
         Bounds::Tracked => sorter,
@@ -212,14 +210,15 @@ fn sorter_layout<const D: usize, C: Coord>(
         .expect("pusher")
     });
     assert_eq!(sorter.len(), n as u64);
-    let stats = sorter.finish_into(&tree, &txn).expect("finish");
+    let stats = sorter.finish_into(&tree).expect("finish");
     assert_eq!(stats.entries, n as u64);
     assert_eq!(stats.runs > 1, expect_runs, "runs {stats:?} for {n} entries in {budget} bytes ({bounds:?})");
     let model = stored::<D, C>(&model, points);
     compare(&tree, &txn, &model, &mut rng);
+    drop(tree);
     txn.commit(Durability::Full).expect("commit");
     let read = db.begin_read().expect("read");
-    compare(&RTree::<D, C>::open(&read, "t").expect("open"), &read, &model, &mut rng);
+    compare(&RTree::<_, D, C>::open(&read, "t").expect("open"), &read, &model, &mut rng);
     assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "temporary files left behind");
 }
 
@@ -240,8 +239,8 @@ fn bad_or_late_key_bounds_are_refused_and_a_dropped_sorter_leaves_the_tree() {
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
     let txn = db.begin_write().expect("txn");
-    let tree = RTree::<2>::create(&txn, "t").expect("create");
-    tree.insert_point(&txn, [0.25, 0.25], 7).expect("insert");
+    let mut tree = RTree::<_, 2>::create(&txn, "t").expect("create");
+    tree.insert_point([0.25, 0.25], 7).expect("insert");
     let sorter = tree.bulk_sorter(dir.path(), 20_000).expect("sorter");
     assert!(matches!(sorter.with_key_bounds(&Rect::new([0.0, f64::NAN], [1.0, 1.0])), Err(Error::InvalidBox { .. })));
     let sorter = tree.bulk_sorter(dir.path(), 20_000).expect("sorter");
@@ -259,8 +258,8 @@ fn bad_or_late_key_bounds_are_refused_and_a_dropped_sorter_leaves_the_tree() {
     }
     assert!(matches!(sorter.push_point([f64::NAN, 0.0], 9), Err(Error::InvalidBox { .. })));
     drop(sorter);
-    assert_eq!(tree.len(&txn).expect("len"), 1, "an unfinished sorter leaves the tree alone");
-    assert!(tree.check(&txn).expect("check").is_empty());
+    assert_eq!(tree.len().expect("len"), 1, "an unfinished sorter leaves the tree alone");
+    assert!(tree.check().expect("check").is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0, "temporary files left behind");
     assert!(matches!(tree.bulk_sorter(dir.path(), 100), Err(Error::InvalidParameter { .. })));
 }
@@ -270,9 +269,9 @@ fn bad_boxes_are_refused_at_push_and_the_tree_is_untouched() {
     let dir = tempfile::tempdir().expect("tmp dir");
     let db = db();
     let txn = db.begin_write().expect("txn");
-    let tree = RTree::<2>::create(&txn, "t").expect("create");
-    tree.insert_point(&txn, [0.25, 0.25], 7).expect("insert");
-    let mut builder = tree.bulk_builder(&txn, dir.path(), 20_000).expect("builder");
+    let mut tree = RTree::<_, 2>::create(&txn, "t").expect("create");
+    tree.insert_point([0.25, 0.25], 7).expect("insert");
+    let mut builder = tree.bulk_builder(dir.path(), 20_000).expect("builder");
     builder.push_point([0.5, 0.5], 1).expect("good point");
     for bad in [[f64::NAN, 0.0], [0.0, f64::INFINITY], [f64::NEG_INFINITY, 1.0]] {
         assert!(matches!(builder.push_point(bad, 2), Err(Error::InvalidBox { .. })), "{bad:?}");
@@ -280,19 +279,16 @@ fn bad_boxes_are_refused_at_push_and_the_tree_is_untouched() {
     assert!(matches!(builder.push(&Rect::new([1.0, 0.0], [0.0, 0.0]), 3), Err(Error::InvalidBox { .. })));
     assert_eq!(builder.len(), 1);
     drop(builder);
-    assert_eq!(tree.len(&txn).expect("len"), 1, "an unfinished build leaves the tree alone");
-    let mut builder = tree.bulk_builder(&txn, dir.path(), 20_000).expect("builder");
+    assert_eq!(tree.len().expect("len"), 1, "an unfinished build leaves the tree alone");
+    let mut builder = tree.bulk_builder(dir.path(), 20_000).expect("builder");
     builder.push_point([0.5, 0.5], 1).expect("good point");
     assert!(builder.push_point([f64::NAN, 0.0], 2).is_err());
     builder.finish().expect("finish");
     let mut out = txn.result_set();
-    tree.window(&txn, &Rect::new([0.0, 0.0], [1.0, 1.0]), WindowMode::Intersects, &mut out).expect("window");
+    tree.window_into(&Rect::new([0.0, 0.0], [1.0, 1.0]), WindowMode::Intersects, &mut out).expect("window");
     assert_eq!(out.ids(), [1]);
-    assert!(matches!(tree.bulk_builder(&txn, dir.path(), 100), Err(Error::InvalidParameter { .. })));
-    assert!(matches!(
-        tree.bulk_builder(&txn, dir.path().join("missing"), 1 << 20),
-        Err(Error::InvalidParameter { .. })
-    ));
+    assert!(matches!(tree.bulk_builder(dir.path(), 100), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(tree.bulk_builder(dir.path().join("missing"), 1 << 20), Err(Error::InvalidParameter { .. })));
 }
 
 /// Scale run (ignored; `RTREE_STREAM_N=10000000 cargo test --release --test rtree_stream
@@ -305,11 +301,11 @@ fn streaming_build_of_many_points_in_bounded_memory() {
     let dir = tempfile::tempdir().expect("tmp dir");
     let options = Database::builder().page_size(8192).cache_bytes(64 << 20).into_options();
     let db = Database::create(dir.path().join("big.db"), options).expect("database");
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let start = std::time::Instant::now();
     let txn = db.begin_write().expect("txn");
-    let tree = RTree::<5>::create(&txn, "big").expect("create");
-    let mut builder = tree.bulk_builder(&txn, dir.path(), 128 << 20).expect("builder");
+    let mut tree = RTree::<_, 5>::create(&txn, "big").expect("create");
+    let mut builder = tree.bulk_builder(dir.path(), 128 << 20).expect("builder");
     for id in 0..n {
         builder.push_point(std::array::from_fn(|_| rng.coord()), id).expect("push");
     }
@@ -319,9 +315,9 @@ fn streaming_build_of_many_points_in_bounded_memory() {
     let peak = status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or("VmHWM: ?").to_owned();
     println!("{n} points: {stats:?} in {:.1} s, {peak}", start.elapsed().as_secs_f64());
     let read = db.begin_read().expect("read");
-    let tree = RTree::<5>::open(&read, "big").expect("open");
-    assert_eq!(tree.len(&read).expect("len"), n);
-    assert!(tree.check(&read).expect("check").is_empty());
+    let tree = RTree::<_, 5>::open(&read, "big").expect("open");
+    assert_eq!(tree.len().expect("len"), n);
+    assert!(tree.check().expect("check").is_empty());
 }
 
 /// Query loop for profiling (ignored; `RTREE_PROFILE=knn|window|both`, `RTREE_STREAM_N`
@@ -344,20 +340,21 @@ fn profile<const D: usize>() {
     let dir = tempfile::tempdir().expect("tmp dir");
     let options = Database::builder().page_size(8192).cache_bytes(256 << 20).into_options();
     let db = Database::create(dir.path().join("q.db"), options).expect("database");
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed());
     let (ids, coords): (Vec<u64>, Vec<f64>) = (0..n).map(|i| (i, 0.0)).unzip();
     let coords: Vec<f64> = coords.iter().flat_map(|_| std::array::from_fn::<f64, D, _>(|_| rng.coord())).collect();
     let txn = db.begin_write().expect("txn");
     let max_entries = std::env::var("RTREE_MAX").ok().and_then(|v| v.parse().ok());
     let points = std::env::var("RTREE_POINTS").is_ok_and(|v| v == "1");
-    let tree = RTree::<D>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
+    let mut tree = RTree::<_, D>::create_with(&txn, "q", RTreeOptions { max_entries, points }).expect("create");
     if std::env::var("RTREE_BUILD").is_ok_and(|v| v == "insert") {
         for (&id, p) in ids.iter().zip(coords.chunks_exact(D)) {
-            tree.insert_point(&txn, p.try_into().expect("D coordinates"), id).expect("insert");
+            tree.insert_point(p.try_into().expect("D coordinates"), id).expect("insert");
         }
     } else {
-        tree.bulk_load_points(&txn, &ids, &coords).expect("bulk");
+        tree.bulk_load_points(&ids, &coords).expect("bulk");
     }
+    drop(tree);
     txn.commit(Durability::Full).expect("commit");
     let selectivity: f64 = std::env::var("RTREE_WINDOW").ok().and_then(|v| v.parse().ok()).unwrap_or(1e-4);
     let side = selectivity.powf(1.0 / D as f64);
@@ -367,9 +364,10 @@ fn profile<const D: usize>() {
         let start = std::time::Instant::now();
         for _ in 0..queries {
             let read = db.begin_read().expect("read");
+            let tree = RTree::<_, D>::open(&read, "q").expect("open");
             let min: [f64; D] = std::array::from_fn(|_| rng.coord() * (1.0 - side));
             let window = Rect::new(min, std::array::from_fn(|d| min[d] + side));
-            tree.visit_window(&read, &window, WindowMode::Intersects, |_, _| found += 1).expect("window");
+            tree.visit_window(&window, WindowMode::Intersects, |_, _| found += 1).expect("window");
         }
         println!("window 0.01%: {:.0}/s ({found} found)", f64::from(queries) / start.elapsed().as_secs_f64());
     }
@@ -378,7 +376,8 @@ fn profile<const D: usize>() {
         for _ in 0..queries {
             let read = db.begin_read().expect("read");
             let mut out = read.result_set();
-            tree.nearest_k(&read, std::array::from_fn(|_| rng.coord()), 10, None, &mut out).expect("knn");
+            let tree = RTree::<_, D>::open(&read, "q").expect("open");
+            tree.nearest_k(std::array::from_fn(|_| rng.coord()), 10, None, &mut out).expect("knn");
             found += out.len();
         }
         println!("kNN k=10: {:.0}/s ({found} rows)", f64::from(queries) / start.elapsed().as_secs_f64());

@@ -10,7 +10,7 @@ use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::{Queue, QueueDef};
-use quiredb_structures::rtree::{RTreeDef, Rect, WindowMode};
+use quiredb_structures::rtree::{RTree, RTreeDef, Rect, WindowMode};
 use quiredb_structures::table::{Key, TableDef};
 use quiredb_structures::{Error, Structures, StructuresMut};
 use std::collections::BTreeMap;
@@ -88,6 +88,34 @@ fn second_handle_is_already_open() {
     let _handle = txn.open_table(COUNTS).expect("a new transaction starts with no handle open");
 }
 
+/// The untyped queue and R*-tree follow the same handle model as the typed ones and
+/// the B+tree: a handle borrows its transaction, a second one on the same structure in
+/// a write transaction is `AlreadyOpen` (typed or not), dropping the first frees the
+/// name, and read transactions open as many as they like.
+#[test]
+fn raw_queue_and_rtree_handles_are_one_per_write_transaction() {
+    let db = memdb();
+    let txn = db.begin_write().expect("writer");
+    let mut queue = Queue::create(&txn, "raw_q").expect("queue");
+    let mut tree = RTree::<_, 2>::create(&txn, "raw_r").expect("rtree");
+    assert!(matches!(Queue::open(&txn, "raw_q"), Err(Error::AlreadyOpen { name }) if name == "raw_q"));
+    assert!(matches!(RTree::<_, 2>::open(&txn, "raw_r"), Err(Error::AlreadyOpen { name }) if name == "raw_r"));
+    const TYPED: RTreeDef<2> = RTreeDef::new("raw_r");
+    assert!(matches!(txn.open_rtree(TYPED), Err(Error::AlreadyOpen { .. })), "typed and raw share the mark");
+    queue.append(b"one").expect("append");
+    tree.insert_point([1.0, 2.0], 9).expect("insert");
+    drop((queue, tree));
+    assert_eq!(Queue::open(&txn, "raw_q").expect("reopened").len().expect("len"), 1);
+    assert_eq!(txn.open_rtree(TYPED).expect("reopened typed").len().expect("len"), 1);
+    txn.commit(Durability::Checksummed).expect("commit");
+    let snapshot = db.begin_read().expect("reader");
+    let (a, b) = (Queue::open(&snapshot, "raw_q").expect("a"), Queue::open(&snapshot, "raw_q").expect("b"));
+    assert_eq!((a.len().expect("a"), b.len().expect("b")), (1, 1));
+    let (c, d) =
+        (RTree::<_, 2>::open(&snapshot, "raw_r").expect("c"), RTree::<_, 2>::open(&snapshot, "raw_r").expect("d"));
+    assert_eq!((c.len().expect("c"), d.entries().expect("d")), (1, vec![(Rect::point([1.0, 2.0]), 9)]));
+}
+
 /// A borrowed string before the last key member cannot hold NUL; as the last it can.
 #[test]
 fn nul_in_borrowed_member_is_refused() {
@@ -128,14 +156,14 @@ fn typed_queues() {
     }
     let txn = db.begin_write().expect("writer");
     assert!(txn.delete_queue(EVENTS).expect("delete"));
-    Queue::create(&txn, "raw").expect("untyped queue").append(&txn, b"bytes").expect("append");
+    Queue::create(&txn, "raw").expect("untyped queue").append(b"bytes").expect("append");
     const RAW: QueueDef<&[u8]> = QueueDef::new("raw");
     let raw = txn.open_queue(RAW).expect("an untyped queue holds bytes");
     assert_eq!(raw.len().expect("len"), 1);
 }
 
 fn txn_len(snapshot: &quiredb_engine::ReadTxn<'_>) -> u64 {
-    Queue::open(snapshot, "events").expect("the raw queue opens a typed one").len(snapshot).expect("len")
+    Queue::open(snapshot, "events").expect("the raw queue opens a typed one").len().expect("len")
 }
 
 /// A typed R*-tree keeps its dimensions and coordinate type, and one handle per write
@@ -287,8 +315,8 @@ fn round_trip<K: Key + 'static, M: Ord + Clone + Debug>(
 
 /// The seed to run with: `QUIRE_SEED`, else a random one; printed for replay.
 fn runner(test: &str) -> TestRunner {
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("{test}: QUIRE_SEED={seed}");
+    println!("{test}:");
+    let seed = quiredb_test_support::random_seed();
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     TestRunner::new_with_rng(

@@ -6,7 +6,7 @@
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{BlobEngine, dir_size};
-use quiredb_engine::{Database, Durability, PageId};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::blob::{self, BlobRef};
 use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,6 @@ const NAME: &str = "blobs";
 /// The blob adapter.
 pub struct QuireBlobs {
     db: Database,
-    head: PageId,
     dir: PathBuf,
     reference: Vec<u8>,
 }
@@ -39,16 +38,16 @@ impl QuireBlobs {
         let options = Database::builder().page_size(4096).cache_bytes(256 << 20).mmap_reads(mmap).into_options();
         let db = Database::create(dir.join("blobs.quire"), options).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
-        let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
+        BTree::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(Box::new(QuireBlobs { db, head, dir: dir.into(), reference: Vec::new() }))
+        Ok(Box::new(QuireBlobs { db, dir: dir.into(), reference: Vec::new() }))
     }
 }
 
 impl BlobEngine for QuireBlobs {
     fn put_batch(&mut self, blobs: &[(u64, &[u8])]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut tree = BTree::open(&txn, NAME).or_engine(ID)?;
         for (id, bytes) in blobs {
             let stored = blob::write_bytes(&txn, bytes).or_engine(ID)?;
             tree.insert(&id.to_be_bytes(), &stored.to_bytes()).or_engine(ID)?;
@@ -59,7 +58,7 @@ impl BlobEngine for QuireBlobs {
 
     fn read(&mut self, id: u64, out: &mut Vec<u8>) -> Result<bool> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         if !tree.get(&id.to_be_bytes(), &mut self.reference).or_engine(ID)? {
             return Ok(false);
         }

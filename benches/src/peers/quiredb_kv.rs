@@ -4,15 +4,15 @@
 //! committed with `Durability::Checksummed` (one sync per commit; `quiredb-full`:
 //! `Durability::Full`, two syncs; `quiredb-log`: `Checksummed` with a commit log of
 //! [`LOG_PAGES`] pages, one durable append per small commit; `quiredb-group`: the same
-//! with group commit; `quiredb-mmap`: pool misses served from a memory map). Reads open a snapshot per call and reach the tree through its head page
-//! (id cached at open, contents cached per snapshot) instead of the catalog. Pool: the harness's cache budget, else
+//! with group commit; `quiredb-mmap`: pool misses served from a memory map). Every call opens the tree by name in its own
+//! transaction (a read open is remembered per snapshot: no catalog lookup). Pool: the harness's cache budget, else
 //! 1 GiB.
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{KvEngine, KvOptions, dir_size};
-use quiredb_engine::{Database, Durability, PageId};
-use quiredb_structures::btree::{BTree, HeadCache};
+use quiredb_engine::{Database, Durability};
+use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -28,11 +28,8 @@ const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
 /// The key-value adapter.
 pub struct QuireKv {
     db: Arc<Database>,
-    head: PageId,
     durability: Durability,
     dir: PathBuf,
-    /// The tree's head as read in the last snapshot (skips a page per lookup).
-    cache: HeadCache,
 }
 
 impl QuireKv {
@@ -83,16 +80,16 @@ impl QuireKv {
         let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
             .or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
-        let head = BTree::open_or_create(&txn, NAME).or_engine(ID)?.head_page();
+        BTree::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireKv { db: Arc::new(db), head, durability, dir: dir.into(), cache: HeadCache::default() })
+        Ok(QuireKv { db: Arc::new(db), durability, dir: dir.into() })
     }
 }
 
 impl KvEngine for QuireKv {
     fn put_batch(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut tree = BTree::open(&txn, NAME).or_engine(ID)?;
         tree.insert_batch(pairs.iter().copied()).or_engine(ID)?;
         drop(tree);
         txn.commit(self.durability).or_engine(ID)
@@ -100,7 +97,7 @@ impl KvEngine for QuireKv {
 
     fn delete_batch(&mut self, keys: &[&[u8]]) -> Result<u64> {
         let txn = self.db.begin_write().or_engine(ID)?;
-        let mut tree = BTree::open_head(&txn, NAME, self.head).or_engine(ID)?;
+        let mut tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let deleted = tree.remove_batch(keys.iter()).or_engine(ID)?;
         drop(tree);
         txn.commit(self.durability).or_engine(ID)?;
@@ -109,13 +106,13 @@ impl KvEngine for QuireKv {
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         tree.get(key, out).or_engine(ID)
     }
 
     fn scan(&mut self, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<()> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek_first().or_engine(ID)?;
         let mut value = Vec::new();
@@ -129,7 +126,7 @@ impl KvEngine for QuireKv {
 
     fn range(&mut self, start: &[u8], count: usize, visit: &mut dyn FnMut(&[u8], &[u8])) -> Result<Option<usize>> {
         let txn = self.db.begin_read().or_engine(ID)?;
-        let tree = BTree::open_cached(&txn, NAME, self.head, &self.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek(start).or_engine(ID)?;
         let mut value = Vec::new();
@@ -157,12 +154,6 @@ impl KvEngine for QuireKv {
     }
 
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
-        Ok(Box::new(QuireKv {
-            db: self.db.clone(),
-            head: self.head,
-            durability: self.durability,
-            dir: self.dir.clone(),
-            cache: HeadCache::default(),
-        }))
+        Ok(Box::new(QuireKv { db: self.db.clone(), durability: self.durability, dir: self.dir.clone() }))
     }
 }

@@ -39,7 +39,7 @@ impl QueueEngine for QuireQueue {
     fn append_batch(&mut self, records: &[&[u8]]) -> Result<()> {
         let txn = self.db.begin_write().or_engine(ID)?;
         let mut queue = Queue::open(&txn, NAME).or_engine(ID)?;
-        let mut appender = queue.appender(&txn).or_engine(ID)?;
+        let mut appender = queue.appender().or_engine(ID)?;
         for record in records {
             appender.append(record).or_engine(ID)?;
         }
@@ -51,7 +51,7 @@ impl QueueEngine for QuireQueue {
         let txn = self.db.begin_read().or_engine(ID)?;
         let queue = Queue::open(&txn, NAME).or_engine(ID)?;
         queue
-            .for_each(&txn, None, |_, bytes| {
+            .for_each(None, |_, bytes| {
                 visit(bytes);
                 ControlFlow::Continue(())
             })

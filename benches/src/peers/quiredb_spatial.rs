@@ -22,9 +22,13 @@ use crate::error::{BenchError, Result};
 use crate::family::{PageTraffic, SpatialEngine, WindowAnswer};
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::rtree::{Coord, RTree, RTreeOptions, Rect, WindowMode};
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 const ID: &str = "quiredb";
+/// The tree's catalog name; opened in each transaction (a read open is remembered per
+/// snapshot, so a query's open reads no page).
+const NAME: &str = "points";
 /// Buffer pool: holds the 1 M-point trees (≈ 90 MiB in 5-D) entirely.
 const CACHE_BYTES: usize = 256 << 20;
 /// The smallest pool a page-traffic reopen asks for (the engine needs 64 pages).
@@ -35,9 +39,9 @@ pub struct QuireSpatial<const N: usize, C: Coord> {
     path: PathBuf,
     /// `None` only between closing and reopening the database (it holds the file's lock).
     db: Option<Database>,
-    tree: RTree<N, C>,
     pending: Vec<(u64, [f64; N])>,
     hilbert: bool,
+    coord: PhantomData<C>,
 }
 
 /// How an engine id builds its tree.
@@ -64,9 +68,9 @@ impl<const N: usize, C: Coord> QuireSpatial<N, C> {
         let txn = db.begin_write().or_engine(ID)?;
         let max_entries = std::env::var("QUIRE_RTREE_MAX").ok().and_then(|v| v.parse().ok());
         let options = RTreeOptions { max_entries, points: build.points };
-        let tree = RTree::create_with(&txn, "points", options).or_engine(ID)?;
+        RTree::<_, N, C>::create_with(&txn, NAME, options).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireSpatial { path, db: Some(db), tree, pending: Vec::new(), hilbert: build.hilbert })
+        Ok(QuireSpatial { path, db: Some(db), pending: Vec::new(), hilbert: build.hilbert, coord: PhantomData })
     }
 }
 
@@ -83,19 +87,23 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
 
     fn commit(&mut self) -> Result<()> {
         let txn = open_db(&self.db)?.begin_write().or_engine(ID)?;
+        let mut tree = RTree::<_, N, C>::open(&txn, NAME).or_engine(ID)?;
         for (id, p) in self.pending.drain(..) {
-            self.tree.insert_point(&txn, p, id).or_engine(ID)?;
+            tree.insert_point(p, id).or_engine(ID)?;
         }
+        drop(tree);
         txn.commit(Durability::Full).or_engine(ID)
     }
 
     fn bulk_load(&mut self, ids: &[u64], coords: &[f64]) -> Result<()> {
         let txn = open_db(&self.db)?.begin_write().or_engine(ID)?;
+        let mut tree = RTree::<_, N, C>::open(&txn, NAME).or_engine(ID)?;
         if self.hilbert {
-            self.tree.bulk_load_points_hilbert(&txn, ids, coords).or_engine(ID)?;
+            tree.bulk_load_points_hilbert(ids, coords).or_engine(ID)?;
         } else {
-            self.tree.bulk_load_points(&txn, ids, coords).or_engine(ID)?;
+            tree.bulk_load_points(ids, coords).or_engine(ID)?;
         }
+        drop(tree);
         txn.commit(Durability::Full).or_engine(ID)
     }
 
@@ -103,14 +111,18 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
         let txn = open_db(&self.db)?.begin_read().or_engine(ID)?;
         let mut answer = WindowAnswer::default();
         let rect = Rect::new(point::<N>(lo), point::<N>(hi));
-        self.tree.visit_window(&txn, &rect, WindowMode::Intersects, |id, _| answer.add(id)).or_engine(ID)?;
+        let tree = RTree::<_, N, C>::open(&txn, NAME).or_engine(ID)?;
+        tree.visit_window(&rect, WindowMode::Intersects, |id, _| answer.add(id)).or_engine(ID)?;
         Ok(answer)
     }
 
     fn knn(&mut self, p: &[f64], k: usize, out: &mut Vec<u64>) -> Result<()> {
         let txn = open_db(&self.db)?.begin_read().or_engine(ID)?;
         out.clear();
-        self.tree.visit_nearest_k(&txn, point::<N>(p), k, None, |_, id| out.push(id)).or_engine(ID)
+        RTree::<_, N, C>::open(&txn, NAME)
+            .or_engine(ID)?
+            .visit_nearest_k(point::<N>(p), k, None, |_, id| out.push(id))
+            .or_engine(ID)
     }
 
     fn reopen_with_cache_fraction(&mut self, fraction: f64) -> Result<bool> {
@@ -119,7 +131,7 @@ impl<const N: usize, C: Coord> SpatialEngine for QuireSpatial<N, C> {
         drop(self.db.take());
         let options = Database::builder().page_size(8192).cache_bytes(cache_bytes).into_options();
         let db = Database::open(&self.path, options).or_engine(ID)?;
-        self.tree = RTree::open(&db.begin_read().or_engine(ID)?, "points").or_engine(ID)?;
+        RTree::<_, N, C>::open(&db.begin_read().or_engine(ID)?, NAME).or_engine(ID)?;
         self.db = Some(db);
         Ok(true)
     }

@@ -21,13 +21,14 @@ use crate::error::Result;
 use crate::measure::{Sample, time};
 use crate::peers::OrEngine;
 use crate::results::{Collector, Unit};
-use quiredb_engine::{Database, Durability, PageId, PageRead, ResultSet};
-use quiredb_structures::btree::{BTree, HeadCache};
+use quiredb_engine::{Database, Durability, PageRead, ResultSet};
+use quiredb_structures::btree::BTree;
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
 use std::path::Path;
 
 const ID: &str = "quiredb";
 const TREE: &str = "t8-kv";
+const RTREE: &str = "t8-points";
 const DIMS: usize = 5;
 const K: usize = 10;
 const RANGE: usize = 10;
@@ -141,9 +142,6 @@ impl Answer {
 /// One database with a B+tree of meteo records and a 5-D R*-tree, and the queries.
 struct Fixture {
     db: Database,
-    head: PageId,
-    cache: HeadCache,
-    rtree: RTree<DIMS, f64>,
     keys: Vec<[u8; 12]>,
     windows: Vec<Rect<DIMS>>,
     knn: Vec<[f64; DIMS]>,
@@ -160,18 +158,15 @@ fn build(dir: &Path, n: usize, queries: usize, seed: u64) -> Result<Fixture> {
     let txn = db.begin_write().or_engine(ID)?;
     let mut tree = BTree::open_or_create(&txn, TREE).or_engine(ID)?;
     tree.bulk_load(records.iter().map(|r| (r.key(), r.value()))).or_engine(ID)?;
-    let head = tree.head_page();
     drop(tree);
-    let rtree = RTree::<DIMS, f64>::create(&txn, "t8-points").or_engine(ID)?;
+    let mut rtree = RTree::<_, DIMS, f64>::create(&txn, RTREE).or_engine(ID)?;
     let ids: Vec<u64> = (1..=n as u64).collect();
-    rtree.bulk_load_points(&txn, &ids, &points(n, DIMS, seed)).or_engine(ID)?;
+    rtree.bulk_load_points(&ids, &points(n, DIMS, seed)).or_engine(ID)?;
+    drop(rtree);
     txn.commit(Durability::Full).or_engine(ID)?;
     let order = permutation(n, seed ^ 0x78);
     Ok(Fixture {
         db,
-        head,
-        cache: HeadCache::default(),
-        rtree,
         keys: order.iter().cycle().take(queries).map(|&i| records[i].key()).collect(),
         windows: windows(queries, DIMS, 1e-4, seed).iter().map(|w| Rect::new(array(&w.lo), array(&w.hi))).collect(),
         knn: points(queries, DIMS, seed ^ 0x4b4e4e).chunks_exact(DIMS).map(array).collect(),
@@ -212,7 +207,7 @@ fn query(
     let txn = f.db.begin_read().or_engine(ID)?;
     p.mark(0);
     if matches!(kind, Kind::Get | Kind::Range) {
-        let tree = BTree::open_cached(&txn, TREE, f.head, &f.cache).or_engine(ID)?;
+        let tree = BTree::open(&txn, TREE).or_engine(ID)?;
         p.mark(1);
         let mut rows = mode.take(&txn);
         p.mark(2);
@@ -228,14 +223,14 @@ fn query(
         drop(rows);
         p.mark(4);
     } else {
-        // The R-tree handle lives outside the transaction: nothing to open.
+        let rtree = RTree::<_, DIMS, f64>::open(&txn, RTREE).or_engine(ID)?;
         p.mark(1);
         let mut rows = mode.take(&txn);
         p.mark(2);
         if kind == Kind::Window {
-            f.rtree.window(&txn, &f.windows[i], WindowMode::Intersects, &mut rows).or_engine(ID)?;
+            rtree.window_into(&f.windows[i], WindowMode::Intersects, &mut rows).or_engine(ID)?;
         } else {
-            f.rtree.nearest_k(&txn, f.knn[i], K, None, &mut rows).or_engine(ID)?;
+            rtree.nearest_k(f.knn[i], K, None, &mut rows).or_engine(ID)?;
         }
         p.mark(3);
         a.add(&rows);

@@ -237,7 +237,7 @@ pub fn aggregate(
                 _ => None,
             };
             let id = id.ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
-            let value = reader.value(txn, id, &mut buffers)?;
+            let value = reader.value(id, &mut buffers)?;
             if !folder.add(station, time, value, emit)? {
                 return Ok(folder.emitted);
             }
@@ -249,18 +249,18 @@ pub fn aggregate(
 }
 
 /// Reads one measure of the queue's records.
-struct MeasureReader {
-    queue: Queue,
+struct MeasureReader<'t, T: PageRead> {
+    queue: Queue<'t, T>,
     encoding: RecordEncoding,
     layout: RecordLayout,
     missing: MissingValues,
     measure: usize,
 }
 
-impl MeasureReader {
+impl<'t, T: PageRead> MeasureReader<'t, T> {
     /// The reader of the measure named `name` (ignoring case); an error naming the
     /// measures when there is none such, or for a database without a record layout.
-    fn open(txn: &impl PageRead, name: &str) -> Result<Self> {
+    fn open(txn: &'t T, name: &str) -> Result<Self> {
         let queue = Queue::open(txn, QUEUE_NAME)
             .map_err(|_| Error::Schema("no meteorological data in this database".into()))?;
         let layout = stored_layout(txn)?.ok_or_else(|| {
@@ -279,14 +279,9 @@ impl MeasureReader {
     }
 
     /// The measure of record `id`; `stored` and `field` are scratch buffers.
-    fn value(
-        &self,
-        txn: &impl PageRead,
-        id: RecordId,
-        (stored, field): &mut (Vec<u8>, Vec<u8>),
-    ) -> Result<Option<f64>> {
+    fn value(&self, id: RecordId, (stored, field): &mut (Vec<u8>, Vec<u8>)) -> Result<Option<f64>> {
         stored.clear();
-        if !self.queue.get(txn, id, stored)? {
+        if !self.queue.get(id, stored)? {
             return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
         }
         let column = self.layout.columns.get(self.measure).copied();

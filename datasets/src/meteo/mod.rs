@@ -72,7 +72,7 @@ mod transform;
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
 pub use period::PeriodPattern;
-pub use pipeline::{Baseline, LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, csv_parse_only, load};
+pub use pipeline::{LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, load};
 pub use query::MeteoView;
 pub use reader::{ObservationReader, RawRow, ReadOutcome};
 pub use schema::{

@@ -247,9 +247,9 @@ fn one_transaction<const D: usize>(
     let started = Mark::now();
     let (mut queue, rtree) = open_layout::<D>(txn)?;
     let mut keys = KeyWriter::default();
-    if !rtree.is_empty(txn)? {
+    if !rtree.is_empty()? {
         let layout = (&mut queue, &mut keys);
-        let ending = receive(txn, messages, recycle, stats, layout, &mut Points::Insert(&rtree))?;
+        let ending = receive(txn, messages, recycle, stats, layout, &mut Points::Insert(rtree))?;
         let tail = started.tail(stats);
         return finish_meta(txn, config, (ending, &mut keys), stats, tail);
     }
@@ -269,7 +269,7 @@ fn one_transaction<const D: usize>(
         stats.times.sort_wait += sort_wait;
         let ending = ending?;
         if !matches!(ending, Ending::Abort) {
-            sorter.finish_into(&rtree, txn)?;
+            sorter.finish_into(&rtree)?;
         }
         finish_meta(txn, config, (ending, &mut keys), stats, tail)
     })
@@ -303,8 +303,8 @@ fn receive<const D: usize>(
     messages: &Receiver<Message>,
     recycle: &mut Option<Sender<Chunk>>,
     stats: &mut SinkStats,
-    (queue, keys): (&mut Queue, &mut KeyWriter),
-    points: &mut Points<'_, D>,
+    (queue, keys): (&mut Queue<'_, WriteTxn<'_>>, &mut KeyWriter),
+    points: &mut Points<'_, '_, D>,
 ) -> Result<Ending> {
     let mut ids = Vec::new();
     Ok(loop {
@@ -350,12 +350,12 @@ fn finish_meta(
 
 fn write_chunk<const D: usize>(
     txn: &WriteTxn<'_>,
-    layout: (&mut Queue, &mut KeyWriter),
-    points: &mut Points<'_, D>,
+    layout: (&mut Queue<'_, WriteTxn<'_>>, &mut KeyWriter),
+    points: &mut Points<'_, '_, D>,
     chunk: &Chunk,
     ids: &mut Vec<RecordId>,
     stats: &mut SinkStats,
 ) -> Result<()> {
     write_records(txn, layout, chunk, ids, stats)?;
-    points.write(txn, chunk, ids, stats)
+    points.write(chunk, ids, stats)
 }

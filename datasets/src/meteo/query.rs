@@ -64,7 +64,7 @@ pub struct StoreStats {
 /// A read view of the layout in one transaction.
 pub struct MeteoView<'t, T: PageRead> {
     txn: &'t T,
-    queue: Queue,
+    queue: Queue<'t, T>,
     /// The R*-tree's dimensions: every query over it dispatches on them.
     dims: usize,
     encoding: RecordEncoding,
@@ -115,8 +115,8 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let mut payloads = Vec::new();
         with_dimensions!(self.dims, D => {
             let query = Rect::new(self.point::<D>(min)?, self.point::<D>(max)?);
-            let tree = MeasureTree::<D>::open(self.txn, RTREE_NAME)?;
-            tree.visit_window(self.txn, &query, WindowMode::Intersects, |payload, _| payloads.push(payload))
+            let tree = MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?;
+            tree.visit_window(&query, WindowMode::Intersects, |payload, _| payloads.push(payload))
                 .map_err(Error::from)
         })?;
         let mut ids: Vec<RecordId> = payloads.into_iter().map(unpack_record_id).collect();
@@ -130,8 +130,8 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     pub fn knn(&self, point: &[f64], k: usize) -> Result<Vec<Found>> {
         let mut result = ResultSet::detached();
         with_dimensions!(self.dims, D => {
-            let tree = MeasureTree::<D>::open(self.txn, RTREE_NAME)?;
-            tree.nearest_k(self.txn, self.point::<D>(point)?, k, None, &mut result).map_err(Error::from)
+            let tree = MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?;
+            tree.nearest_k(self.point::<D>(point)?, k, None, &mut result).map_err(Error::from)
         })?;
         let rows: Vec<(u64, f64)> = result.ids().iter().copied().zip(result.scores().iter().copied()).collect();
         rows.into_iter().map(|(payload, distance)| self.resolve(unpack_record_id(payload), Some(distance))).collect()
@@ -150,13 +150,13 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let keys = btree.len();
         let btree_stats = quiredb_structures::btree::stats(&btree)?;
         let pages = [
-            self.queue.stats(self.txn)?.data_pages,
+            self.queue.stats()?.data_pages,
             btree_stats.leaves + btree_stats.branches,
-            with_dimensions!(self.dims, D => MeasureTree::<D>::open(self.txn, RTREE_NAME)?.node_pages(self.txn).map_err(Error::from))?,
+            with_dimensions!(self.dims, D => MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?.node_pages().map_err(Error::from))?,
         ];
         let (points, rtree_height) = with_dimensions!(self.dims, D => {
-            let tree = MeasureTree::<D>::open(self.txn, RTREE_NAME)?;
-            Ok::<_, Error>((tree.len(self.txn)?, tree.height(self.txn)?))
+            let tree = MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?;
+            Ok::<_, Error>((tree.len()?, tree.height()?))
         })?;
         let measure_names = match BTree::open(self.txn, META_NAME) {
             Ok(meta) => meta.get_vec(b"measures")?.unwrap_or_default(),
@@ -164,7 +164,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         };
         let names = String::from_utf8_lossy(&measure_names);
         Ok(StoreStats {
-            records: self.queue.len(self.txn)?,
+            records: self.queue.len()?,
             keys,
             points,
             dimensions: self.dims,
@@ -206,7 +206,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
                 decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
             stored.clear();
             raw.clear();
-            if !self.queue.get(self.txn, id, &mut stored)? {
+            if !self.queue.get(id, &mut stored)? {
                 return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
             }
             self.encoding.decode(&stored, &mut raw)?;
@@ -219,7 +219,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
 
     fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {
         let mut stored = Vec::new();
-        if !self.queue.get(self.txn, id, &mut stored)? {
+        if !self.queue.get(id, &mut stored)? {
             return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
         }
         let mut raw = Vec::with_capacity(stored.len() * 2);

@@ -35,23 +35,17 @@ pub const SORT_BATCHES: usize = 12;
 pub(crate) type PointBatch<const D: usize> = Vec<([f64; D], u64)>;
 
 /// Where a transaction's R-tree points go.
-pub(crate) enum Points<'a, const D: usize> {
+pub(crate) enum Points<'t, 'db, const D: usize> {
     /// To the sort thread, one batch per chunk.
     Sort { to_sorter: SyncSender<PointBatch<D>>, recycled: Receiver<PointBatch<D>> },
     /// Into a non-empty tree, one by one.
-    Insert(&'a MeasureTree<D>),
+    Insert(MeasureTree<'t, WriteTxn<'db>, D>),
 }
 
-impl<const D: usize> Points<'_, D> {
+impl<const D: usize> Points<'_, '_, D> {
     /// Hands the chunk's complete points, with the record ids `ids` they got, to the
     /// sort thread or inserts them.
-    pub(crate) fn write(
-        &mut self,
-        txn: &WriteTxn<'_>,
-        chunk: &Chunk,
-        ids: &[RecordId],
-        stats: &mut SinkStats,
-    ) -> Result<()> {
+    pub(crate) fn write(&mut self, chunk: &Chunk, ids: &[RecordId], stats: &mut SinkStats) -> Result<()> {
         match self {
             Points::Sort { to_sorter, recycled } => {
                 let mut batch = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK_ROWS));
@@ -64,7 +58,7 @@ impl<const D: usize> Points<'_, D> {
             }
             Points::Insert(tree) => {
                 for (point, id) in chunk.points::<D>(ids)? {
-                    tree.insert_point(txn, point, pack_record_id(id)?)?;
+                    tree.insert_point(point, pack_record_id(id)?)?;
                     stats.points += 1;
                 }
             }

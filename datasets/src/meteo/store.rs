@@ -119,7 +119,7 @@ pub const CHUNK_ROWS: usize = 65_536;
 pub const BULK_POINTS_LIMIT: usize = 4 << 20;
 
 /// The R*-tree type of the layout, of `D` dimensions.
-pub type MeasureTree<const D: usize> = RTree<D, f64>;
+pub type MeasureTree<'t, T, const D: usize> = RTree<'t, T, D, f64>;
 
 /// Runs `$body` with the const `$d` bound to the run-time dimension count `$dims`
 /// (1 to [`MAX_DIMENSIONS`]): the one place where the R*-tree's dimensions go from a
@@ -183,12 +183,12 @@ pub fn tree_dimensions(txn: &impl PageRead) -> Result<Option<usize>> {
         return Ok(None);
     }
     for dims in 1..=MAX_DIMENSIONS {
-        if with_dimensions!(dims, D => Ok(MeasureTree::<D>::open(txn, RTREE_NAME).is_ok()))? {
+        if with_dimensions!(dims, D => Ok(MeasureTree::<_, D>::open(txn, RTREE_NAME).is_ok()))? {
             return Ok(Some(dims));
         }
     }
     // Not an R*-tree of 1 to 8 dimensions: let the open of 5 say why.
-    MeasureTree::<DEFAULT_DIMENSIONS>::open(txn, RTREE_NAME)?;
+    MeasureTree::<_, DEFAULT_DIMENSIONS>::open(txn, RTREE_NAME)?;
     Ok(Some(DEFAULT_DIMENSIONS))
 }
 
@@ -328,13 +328,13 @@ type Keys<'a> = (&'a dyn Fn(usize) -> &'a [u8], &'a [usize], &'a [RecordId]);
 /// `insert_batch` (an ascending run of keys reuses the leaf of the previous key).
 pub(crate) fn write_records(
     txn: &WriteTxn<'_>,
-    (queue, keys): (&mut Queue, &mut KeyWriter),
+    (queue, keys): (&mut Queue<'_, WriteTxn<'_>>, &mut KeyWriter),
     chunk: &Chunk,
     ids: &mut Vec<RecordId>,
     stats: &mut SinkStats,
 ) -> Result<()> {
     ids.clear();
-    let mut appender = queue.appender(txn)?;
+    let mut appender = queue.appender()?;
     for i in 0..chunk.len() {
         ids.push(appender.append(chunk.record(i))?);
     }
@@ -376,7 +376,7 @@ pub(crate) fn write_meta(
 /// `record.rs`): packed for a new or empty queue, else what the queue already holds.
 pub fn record_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
     let Ok(queue) = Queue::open(txn, QUEUE_NAME) else { return Ok(RecordEncoding::Nibble) };
-    if queue.len(txn)? == 0 {
+    if queue.len()? == 0 {
         return Ok(RecordEncoding::Nibble);
     }
     stored_encoding(txn)
@@ -393,12 +393,14 @@ pub fn stored_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
 
 /// Opens or creates the queue, the B+tree and the `D`-dimensional R*-tree in `txn`;
 /// an error if the database's R*-tree has other dimensions.
-pub(crate) fn open_layout<const D: usize>(txn: &WriteTxn<'_>) -> Result<(Queue, MeasureTree<D>)> {
+pub(crate) fn open_layout<'t, 'db, const D: usize>(
+    txn: &'t WriteTxn<'db>,
+) -> Result<(Queue<'t, WriteTxn<'db>>, MeasureTree<'t, WriteTxn<'db>, D>)> {
     let queue = Queue::open_or_create(txn, QUEUE_NAME)?;
     BTree::open_or_create(txn, BTREE_NAME)?;
     let rtree = match tree_dimensions(txn)? {
-        None => MeasureTree::<D>::create_points(txn, RTREE_NAME)?,
-        Some(dims) if dims == D => MeasureTree::<D>::open(txn, RTREE_NAME)?,
+        None => MeasureTree::<_, D>::create_points(txn, RTREE_NAME)?,
+        Some(dims) if dims == D => MeasureTree::<_, D>::open(txn, RTREE_NAME)?,
         Some(dims) => {
             return Err(Error::Argument(format!(
                 "the database's R*-tree has {dims} dimensions, this load indexes {D} \
@@ -414,7 +416,6 @@ pub struct IndexSink<'db> {
     db: &'db Database,
     durability: Durability,
     txn: Option<WriteTxn<'db>>,
-    queue: Queue,
     keys: KeyWriter,
     /// The R*-tree's dimensions ([`index_dimensions`]).
     dims: usize,
@@ -437,14 +438,13 @@ impl<'db> IndexSink<'db> {
     /// ([`IndexSink::with_record_layout`]).
     pub fn new(db: &'db Database, durability: Durability, measure_names: Vec<String>) -> Result<Self> {
         let txn = db.begin_write()?;
-        let queue = Queue::open_or_create(&txn, QUEUE_NAME)?;
+        Queue::open_or_create(&txn, QUEUE_NAME)?;
         BTree::open_or_create(&txn, BTREE_NAME)?;
         let encoding = record_encoding(&txn)?;
         Ok(IndexSink {
             db,
             durability,
             txn: Some(txn),
-            queue,
             keys: KeyWriter::default(),
             dims: index_dimensions(measure_names.len(), None),
             tree_ready: false,
@@ -489,7 +489,7 @@ impl<'db> IndexSink<'db> {
     fn ready_tree(&mut self) -> Result<()> {
         if !self.tree_ready {
             let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
-            let empty = with_dimensions!(self.dims, D => open_layout::<D>(txn).and_then(|(_, tree)| tree.is_empty(txn).map_err(Error::from)))?;
+            let empty = with_dimensions!(self.dims, D => open_layout::<D>(txn).and_then(|(_, tree)| tree.is_empty().map_err(Error::from)))?;
             if !empty {
                 self.bulk = None;
             }
@@ -506,7 +506,9 @@ impl<'db> IndexSink<'db> {
         }
         let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
         let mut ids = Vec::with_capacity(self.chunk.len());
-        write_records(txn, (&mut self.queue, &mut self.keys), &self.chunk, &mut ids, &mut self.stats)?;
+        let mut queue = Queue::open(txn, QUEUE_NAME)?;
+        write_records(txn, (&mut queue, &mut self.keys), &self.chunk, &mut ids, &mut self.stats)?;
+        drop(queue);
         with_dimensions!(self.dims, D => self.write_points::<D>(&ids))?;
         self.chunk.clear();
         if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= self.bulk_limit) {
@@ -528,9 +530,9 @@ impl<'db> IndexSink<'db> {
                 }
             }
             None => {
-                let tree = MeasureTree::<D>::open(txn, RTREE_NAME)?;
+                let mut tree = MeasureTree::<_, D>::open(txn, RTREE_NAME)?;
                 for (point, id) in points {
-                    tree.insert_point(txn, point, pack_record_id(id)?)?;
+                    tree.insert_point(point, pack_record_id(id)?)?;
                     self.stats.points += 1;
                 }
             }
@@ -544,7 +546,7 @@ impl<'db> IndexSink<'db> {
         let Some((payloads, coords)) = self.bulk.take() else { return Ok(()) };
         if !payloads.is_empty() {
             let txn = self.txn()?;
-            with_dimensions!(self.dims, D => MeasureTree::<D>::open(txn, RTREE_NAME)?.bulk_load_points(txn, &payloads, &coords).map_err(Error::from))?;
+            with_dimensions!(self.dims, D => MeasureTree::<_, D>::open(txn, RTREE_NAME)?.bulk_load_points(&payloads, &coords).map_err(Error::from))?;
         }
         Ok(())
     }

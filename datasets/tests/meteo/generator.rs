@@ -86,14 +86,3 @@ fn statistics_resemble_beijing() {
     assert!((0.93..0.99).contains(&dry), "{report}");
     assert!(rows.iter().all(|r| r[2] <= r[0] && r[4] >= 0.0 && r[3] >= 0.0));
 }
-
-/// Both csv-crate baselines see every generated record (header included) and every byte.
-#[test]
-fn csv_baselines_count_every_record() {
-    use quiredb_datasets::meteo::{Baseline, csv_parse_only};
-    let bytes = generate(&GeneratorConfig { seed: 2, ..GeneratorConfig::new(1_000) });
-    for baseline in [Baseline::Split, Baseline::Typed] {
-        let (records, read) = csv_parse_only(bytes.as_slice(), b',', baseline).expect("parses");
-        assert_eq!((records, read), (1_001, bytes.len() as u64), "{baseline:?}");
-    }
-}

@@ -212,13 +212,13 @@ fn earlier_raw_line_databases_read_and_keep_their_encoding() {
     let (_dir, db) = temp_db();
     let txn = db.begin_write().expect("write");
     let mut queue = Queue::create(&txn, QUEUE_NAME).expect("queue");
-    let id = queue.append(&txn, &old_line).expect("append");
+    let id = queue.append(&old_line).expect("append");
     let mut key = Vec::new();
     store::encode_key(&"OLD".to_owned(), 946_684_800, &mut key);
     let mut btree = BTree::create(&txn, BTREE_NAME).expect("btree");
     btree.insert(&key, &store::encode_record_id(id).expect("id")).expect("insert");
-    let rtree = MeasureTree::<5>::create(&txn, RTREE_NAME).expect("rtree");
-    rtree.insert_point(&txn, [1.0, 1000.0, 0.0, 0.0, 1.0], store::pack_record_id(id).expect("id")).expect("point");
+    let mut rtree = MeasureTree::<_, 5>::create(&txn, RTREE_NAME).expect("rtree");
+    rtree.insert_point([1.0, 1000.0, 0.0, 0.0, 1.0], store::pack_record_id(id).expect("id")).expect("point");
     BTree::create(&txn, META_NAME).expect("meta").insert(b"measures", names().join(",").as_bytes()).expect("meta");
     txn.commit(Durability::None).expect("commit");
 
@@ -231,7 +231,7 @@ fn earlier_raw_line_databases_read_and_keep_their_encoding() {
     let found = view.range(&first.station, first.time, first.time).expect("range");
     assert_eq!(found.iter().map(|f| f.raw.clone()).collect::<Vec<_>>(), vec![line(first)]);
     let mut stored = Vec::new();
-    Queue::open(&txn, QUEUE_NAME).expect("queue").get(&txn, found[0].id, &mut stored).expect("get");
+    Queue::open(&txn, QUEUE_NAME).expect("queue").get(found[0].id, &mut stored).expect("get");
     assert_eq!(stored, line(first), "a load into a raw-line database writes raw lines");
 
     let (_dir, fresh) = temp_db();
@@ -239,7 +239,7 @@ fn earlier_raw_line_databases_read_and_keep_their_encoding() {
     let txn = fresh.begin_read().expect("read");
     let found = MeteoView::open(&txn).expect("layout").range(&first.station, first.time, first.time).expect("range");
     assert_eq!(found[0].raw, line(first));
-    Queue::open(&txn, QUEUE_NAME).expect("queue").get(&txn, found[0].id, &mut stored).expect("get");
+    Queue::open(&txn, QUEUE_NAME).expect("queue").get(found[0].id, &mut stored).expect("get");
     assert!(stored.len() * 3 < line(first).len() * 2, "a new database stores packed records");
 }
 

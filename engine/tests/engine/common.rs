@@ -2,16 +2,17 @@
 
 use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, WriteTxn};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The workspace's test generator (`quiredb-test-support`).
+pub type TestRng = quiredb_test_support::Rng;
+
 /// The seed from `QUIRE_SEED`, else a fresh one; printed so a failure can be replayed.
 pub fn seed(test: &str) -> u64 {
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
-    println!("{test}: QUIRE_SEED={seed}");
-    seed
+    println!("{test}:");
+    quiredb_test_support::random_seed()
 }
 
 /// A number from an environment variable, else `default`.
@@ -74,7 +75,7 @@ pub fn assert_matches(txn: &impl PageRead, model: &Model) {
 }
 
 /// One random transaction: allocate, rewrite and free pages; mirrors it in `model`.
-pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut StdRng, model: &mut Model, value: u64) -> quiredb_engine::Result<()> {
+pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut TestRng, model: &mut Model, value: u64) -> quiredb_engine::Result<()> {
     let ops = rng.random_range(1..40);
     for op in 0..ops {
         let value = value * 1000 + op;
@@ -99,7 +100,7 @@ pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut StdRng, model: &mut Model, value
 
 /// One round of the model workload: a random transaction, aborted one time in five,
 /// else committed with a random durability (and then `model` follows it).
-pub fn model_round(db: &Database, rng: &mut StdRng, model: &mut Model, round: u64) {
+pub fn model_round(db: &Database, rng: &mut TestRng, model: &mut Model, round: u64) {
     let mut next = model.clone();
     let txn = db.begin_write().unwrap();
     random_txn(&txn, rng, &mut next, round).unwrap();
@@ -112,7 +113,7 @@ pub fn model_round(db: &Database, rng: &mut StdRng, model: &mut Model, round: u6
 }
 
 /// A durability level picked by `rng`.
-pub fn random_durability(rng: &mut StdRng) -> Durability {
+pub fn random_durability(rng: &mut TestRng) -> Durability {
     match rng.random_range(0..3) {
         0 => Durability::Full,
         1 => Durability::Checksummed,
@@ -121,6 +122,6 @@ pub fn random_durability(rng: &mut StdRng) -> Durability {
 }
 
 /// A seeded generator.
-pub fn rng(seed: u64) -> StdRng {
-    StdRng::seed_from_u64(seed)
+pub fn rng(seed: u64) -> TestRng {
+    TestRng::new(seed)
 }

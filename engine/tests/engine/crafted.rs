@@ -5,8 +5,8 @@
 //! live page. Also the image-editing helpers the durability tests share.
 
 use super::common::*;
-use quiredb_engine::freespace::{RECORD_BODY, Record, record_page_body};
-use quiredb_engine::meta::Meta;
+use quiredb_engine::Meta;
+use quiredb_engine::testing::{RECORD_BODY, Record, record_page_body};
 use quiredb_engine::{Database, Durability, Error, PageId, PageKind, PageRead, StructureKind, check, page};
 use std::sync::Arc;
 

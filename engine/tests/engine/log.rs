@@ -8,7 +8,6 @@ use super::common::*;
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
 use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, check};
 use rand::Rng;
-use rand::rngs::StdRng;
 use std::sync::Arc;
 
 /// Pages of the log region in these tests: small, so checkpoints happen often.
@@ -27,7 +26,7 @@ fn format_version(image: &[u8], slot: usize) -> u32 {
 /// A small transaction (1–5 page operations), mirrored in `model`.
 fn small_txn(
     db: &Database,
-    rng: &mut StdRng,
+    rng: &mut TestRng,
     model: &mut Model,
     value: u64,
     durability: Durability,

@@ -114,10 +114,10 @@ fn logged(db: &Database) -> Result<()> {
 fn points_5d(db: &Database) -> Result<()> {
     let mut rng = Rng::new(3);
     let txn = db.begin_write()?;
-    let tree = RTree::<5>::create_points(&txn, "meteo")?;
+    let mut tree = RTree::<_, 5>::create_points(&txn, "meteo")?;
     for id in 0..150u64 {
         let point = [0; 5].map(|_| (rng.below(2000) as f64 - 1000.0) / 10.0);
-        tree.insert_point(&txn, point, id)?;
+        tree.insert_point(point, id)?;
     }
     let mut index = BTree::open_or_create(&txn, "by_time")?;
     for id in 0..40u64 {
@@ -140,16 +140,16 @@ fn fill(txn: &WriteTxn<'_>, rng: &mut Rng, keys: u64, records: usize, points: u6
     let mut queue = Queue::open_or_create(txn, "queue")?;
     for index in 0..records {
         let len = if index == records / 2 { 5_000 } else { rng.below(80) };
-        queue.append(txn, &bytes(rng, len))?;
+        queue.append(&bytes(rng, len))?;
     }
-    let rtree = match RTree::<2>::open(txn, "points") {
+    let mut rtree = match RTree::<_, 2>::open(txn, "points") {
         Ok(rtree) => rtree,
-        Err(_) => RTree::<2>::create(txn, "points")?,
+        Err(_) => RTree::<_, 2>::create(txn, "points")?,
     };
     let base = rng.next_u64() % 1_000_000;
     for id in base..base + points {
         let point = [rng.below(1000) as f64, rng.below(1000) as f64 / 7.0];
-        rtree.insert(txn, &Rect::new(point, [point[0] + 1.0, point[1] + 0.5]), id)?;
+        rtree.insert(&Rect::new(point, [point[0] + 1.0, point[1] + 0.5]), id)?;
     }
     Ok(())
 }
@@ -167,14 +167,14 @@ fn thin(txn: &WriteTxn<'_>, keys: usize, records: usize, points: usize) -> Resul
         tree.remove(&key)?;
     }
     drop(tree);
-    let queue = Queue::open(txn, "queue")?;
+    let mut queue = Queue::open(txn, "queue")?;
     let mut out = Vec::new();
     for _ in 0..records {
-        queue.consume(txn, &mut out)?;
+        queue.consume(&mut out)?;
     }
-    let rtree = RTree::<2>::open(txn, "points")?;
-    for (rect, id) in rtree.entries(txn)?.into_iter().take(points) {
-        rtree.remove(txn, &rect, id)?;
+    let mut rtree = RTree::<_, 2>::open(txn, "points")?;
+    for (rect, id) in rtree.entries()?.into_iter().take(points) {
+        rtree.remove(&rect, id)?;
     }
     Ok(())
 }

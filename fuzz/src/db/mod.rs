@@ -155,31 +155,31 @@ fn read_btree_values(tree: &BTree<'_, ReadTxn<'_>>, name: &str, limit: u64) -> R
 
 fn read_queue(txn: &ReadTxn<'_>, name: &str, limit: u64) -> Result<()> {
     let queue = Queue::open(txn, name)?;
-    queue.len(txn)?;
+    queue.len()?;
     let mut seen = 0u64;
     let mut first = None;
-    queue.for_each(txn, None, |id, _| {
+    queue.for_each(None, |id, _| {
         seen += 1;
         first.get_or_insert(id);
         if seen > limit { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
     })?;
     assert!(seen <= limit, "queue scan does not end: {name:?} yields more than {limit} records (a cycle?)");
     if let Some(id) = first {
-        queue.get(txn, id, &mut Vec::new())?;
+        queue.get(id, &mut Vec::new())?;
     }
     Ok(())
 }
 
 fn read_rtree<const D: usize>(txn: &ReadTxn<'_>, name: &str, limit: u64) -> Result<()> {
-    let tree = RTree::<D>::open(txn, name)?;
-    tree.len(txn)?;
+    let tree = RTree::<_, D>::open(txn, name)?;
+    tree.len()?;
     let everything = Rect::new([f64::NEG_INFINITY; D], [f64::INFINITY; D]);
     let mut seen = 0u64;
-    tree.visit_window(txn, &everything, WindowMode::Intersects, |_, _| seen += 1)?;
+    tree.visit_window(&everything, WindowMode::Intersects, |_, _| seen += 1)?;
     assert!(seen <= limit, "R*-tree window does not end: {name:?} yields more than {limit} entries (a cycle?)");
     let mut found = 0;
-    tree.visit_nearest_k(txn, [0.0; D], 5, None, |_, _| found += 1)?;
-    tree.entries(txn)?;
+    tree.visit_nearest_k([0.0; D], 5, None, |_, _| found += 1)?;
+    tree.entries()?;
     Ok(())
 }
 
@@ -219,17 +219,17 @@ fn write_some(txn: &WriteTxn<'_>) {
     })();
     let _ = (|| -> Result<()> {
         let mut queue = Queue::open_or_create(txn, "queue")?;
-        queue.append(txn, b"record")?;
-        queue.consume(txn, &mut Vec::new())?;
+        queue.append(b"record")?;
+        queue.consume(&mut Vec::new())?;
         Ok(())
     })();
     let _ = (|| -> Result<()> {
-        let tree = match RTree::<2>::open(txn, "points") {
+        let mut tree = match RTree::<_, 2>::open(txn, "points") {
             Ok(tree) => tree,
-            Err(_) => RTree::<2>::create(txn, "points")?,
+            Err(_) => RTree::<_, 2>::create(txn, "points")?,
         };
-        tree.insert_point(txn, [1.0, 2.0], 7)?;
-        tree.remove(txn, &Rect::point([1.0, 2.0]), 7)?;
+        tree.insert_point([1.0, 2.0], 7)?;
+        tree.remove(&Rect::point([1.0, 2.0]), 7)?;
         Ok(())
     })();
     let _ = (|| -> Result<()> {

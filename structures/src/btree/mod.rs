@@ -110,9 +110,11 @@ fn max_inline_cell(payload_size: usize) -> usize {
     (payload_size - node::NODE_HEADER) / 4 - node::BRANCH_ENTRY
 }
 
-/// The head of a tree as last read in a given snapshot (see [`BTree::open_cached`]).
-#[derive(Debug, Default)]
-pub struct HeadCache(Cell<Option<(quiredb_engine::SnapshotToken, PageId, Head)>>);
+thread_local! {
+    /// Trees opened in read transactions on this thread: head page and head, by name
+    /// and snapshot (see [`BTree::open`]).
+    static HEADS: crate::opened::Remembered<(PageId, Head)> = const { crate::opened::Remembered::new() };
+}
 
 /// The fields of the head page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,12 +181,20 @@ fn corrupted(name: &str, page: u64, reason: impl Into<String>) -> Error {
 }
 
 impl<'t, T: PageRead> BTree<'t, T> {
-    /// Opens the tree `name` from the catalog.
-    pub fn open(txn: &'t T, name: &str) -> Result<Self> {
-        let entry = txn
-            .catalog_entry(name)?
-            .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.to_owned())))?;
-        Self::open_entry(txn, &entry)
+    /// Opens the tree `name`. In a read transaction, what an open reads (the catalog
+    /// entry, the head page) is remembered per thread for the snapshot, so reopening a
+    /// tree in a hot loop of short read transactions reads no page and allocates
+    /// nothing (see `opened.rs`); pass a `&'t str` (not a `String`) for that.
+    pub fn open(txn: &'t T, name: impl Into<Cow<'t, str>>) -> Result<Self> {
+        let name = name.into();
+        let (head_page, head) = crate::opened::remembered_in(&HEADS, txn, &name, || {
+            let entry = txn
+                .catalog_entry(&name)?
+                .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.clone().into_owned())))?;
+            check_kind(&entry)?;
+            Ok((entry.root, read_head(txn, &entry.name, entry.root)?))
+        })?;
+        Self::new(txn, name, head_page, head)
     }
 
     /// Opens the tree of a catalog entry.
@@ -207,34 +217,6 @@ impl<'t, T: PageRead> BTree<'t, T> {
             head: Cell::new(head),
             mark: OnceCell::new(),
         })
-    }
-
-    /// Opens a tree by its head page (see [`BTree::head_page`]), skipping the catalog
-    /// lookup: for hot loops that reopen the same tree in many short transactions.
-    /// The head page of a tree never changes while the tree exists.
-    pub fn open_head(txn: &'t T, name: &'t str, head_page: PageId) -> Result<Self> {
-        let head = read_head(txn, name, head_page)?;
-        Self::new(txn, Cow::Borrowed(name), head_page, head)
-    }
-
-    /// Like [`BTree::open_head`], but reuses the head remembered in `cache` when `txn`
-    /// reads the same committed snapshot it was read in (the engine's
-    /// [`SnapshotToken`](quiredb_engine::SnapshotToken): such a snapshot never changes),
-    /// so a hot loop of one-lookup read transactions skips one page access per lookup.
-    /// A write transaction always reads the head (and leaves the cache alone).
-    pub fn open_cached(txn: &'t T, name: &'t str, head_page: PageId, cache: &HeadCache) -> Result<Self> {
-        let Some(snapshot) = txn.snapshot_token() else {
-            return Self::open_head(txn, name, head_page);
-        };
-        let head = match cache.0.get() {
-            Some((seen, head_page_seen, head)) if seen == snapshot && head_page_seen == head_page => head,
-            _ => {
-                let head = read_head(txn, name, head_page)?;
-                cache.0.set(Some((snapshot, head_page, head)));
-                head
-            }
-        };
-        Self::new(txn, Cow::Borrowed(name), head_page, head)
     }
 
     /// A handle on a tree; in a write transaction (the only kind without a snapshot
@@ -403,7 +385,7 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
 
     /// Opens `name`, creating it empty when absent.
     pub fn open_or_create(txn: &'t WriteTxn<'db>, name: &str) -> Result<Self> {
-        if txn.catalog_entry(name)?.is_some() { Self::open(txn, name) } else { Self::create(txn, name) }
+        if txn.catalog_entry(name)?.is_some() { Self::open(txn, name.to_owned()) } else { Self::create(txn, name) }
     }
 
     /// Writes the cached head to the head page.
@@ -419,7 +401,7 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
 
     /// Removes the tree `name` from the catalog and frees all its pages and blobs.
     pub fn drop_tree(txn: &'t WriteTxn<'db>, name: &str) -> Result<()> {
-        let tree = Self::open(txn, name)?;
+        let tree = Self::open(txn, name.to_owned())?;
         let head = tree.head.get();
         tree.free_subtree(head.root, head.height)?;
         txn.free_page(tree.head_page)?;

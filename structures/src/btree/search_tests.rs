@@ -1,31 +1,15 @@
 //! Randomised tests of the in-node search against a sorted vector: keys that share long
 //! prefixes (so the node's skip is large and shrinks, grows and stays stale through
 //! in-place inserts and removals), keys that are prefixes of each other or end in zero
-//! bytes, leaves and branches. `QUIREDB_TEST_SEED` replays a printed seed.
+//! bytes, leaves and branches. `QUIRE_SEED` replays a printed seed.
 
 use super::node::{self, NODE_HEADER};
 use super::node_write;
 use super::write::{branch_cell, leaf_cell};
-
-/// xorshift64*, replayable from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use quiredb_test_support::Rng;
 
 fn seed() -> u64 {
-    let seed = std::env::var("QUIREDB_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x005E_A2C4);
-    println!("seed {seed} (set QUIREDB_TEST_SEED to replay)");
-    seed
+    quiredb_test_support::seed(0x005E_A2C4)
 }
 
 /// One of a few long shared bases, then a short tail over a tiny alphabet (zero
@@ -64,7 +48,7 @@ fn assert_agrees(page: &[u8], model: &[Vec<u8>], probes: &[Vec<u8>], what: &str)
 }
 
 fn run(seed: u64, leaf: bool) {
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     for round in 0..40 {
         let bases: Vec<Vec<u8>> =
             (0..1 + rng.below(3)).map(|_| (0..rng.below(40)).map(|_| rng.below(3) as u8).collect()).collect();
@@ -109,7 +93,7 @@ fn search_matches_sorted_vector() {
 #[test]
 fn prefix_lower_matches_partition_point() {
     let seed = seed();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     let mut page = vec![0u8; NODE_HEADER + 8 * 300];
     for round in 0..600 {
         let n = rng.below(301) as usize;

@@ -13,7 +13,7 @@
 
 use super::overflow;
 use super::page::{DATA, DataHeader, FLAG_OVERFLOW, FLAG_VARIABLE, HeadState, MAX_COUNT, Slots};
-use super::{Queue, RecordId};
+use super::{Core, RecordId};
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, PageMut, PageRead, WriteTxn};
 
@@ -23,30 +23,26 @@ struct Tail<'t> {
     header: DataHeader,
 }
 
-/// Appends records to one queue inside one write transaction. While it lives, do not
-/// touch the same queue through another handle in this transaction (its head and tail
-/// pages are locked; the engine panics on a double borrow).
+/// Appends records to one queue inside one write transaction ([`super::Queue::appender`]).
+/// It borrows the queue's handle mutably, and a queue has one handle per write
+/// transaction, so nothing else touches the queue's locked head and tail pages while
+/// it lives.
 pub struct Appender<'q, 't, 'db> {
     txn: &'t WriteTxn<'db>,
-    queue: &'q mut Queue,
+    queue: &'q mut Core,
     head: PageMut<'t>,
     state: HeadState,
     tail: Option<Tail<'t>>,
     slots: Slots,
 }
 
-impl Queue {
+impl Core {
     /// Starts appending (see [`Appender`]).
-    pub fn appender<'q, 't, 'db>(&'q mut self, txn: &'t WriteTxn<'db>) -> Result<Appender<'q, 't, 'db>> {
+    pub(crate) fn appender<'q, 't, 'db>(&'q mut self, txn: &'t WriteTxn<'db>) -> Result<Appender<'q, 't, 'db>> {
         let state = self.state(txn)?;
         let head = txn.page_mut(self.root)?;
         let slots = Slots::new(txn.payload_size());
         Ok(Appender { txn, queue: self, head, state, tail: None, slots })
-    }
-
-    /// Appends one record (an appender for one record).
-    pub fn append(&mut self, txn: &WriteTxn<'_>, record: &[u8]) -> Result<RecordId> {
-        self.appender(txn)?.append(record)
     }
 }
 

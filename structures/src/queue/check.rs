@@ -2,7 +2,7 @@
 //! entry and by the tests): walks the whole chain and returns each broken invariant of
 //! the module docs as a sentence. A page that cannot even be decoded ends the walk.
 
-use super::Queue;
+use super::Core;
 use super::overflow;
 use super::page::{DataHeader, HeadState, Slots, corrupted};
 use crate::error::{Error, Result};
@@ -10,7 +10,7 @@ use quiredb_engine::{CatalogEntry, PageId, PageKind, PageRead};
 
 /// Checks the queue of catalog entry `entry`; an empty list means it is sound.
 pub fn check(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
-    let queue = Queue { name: entry.name.clone(), root: entry.root };
+    let queue = Core { name: entry.name.clone(), root: entry.root };
     let mut problems = Vec::new();
     match walk(&queue, txn, &mut problems) {
         Ok(()) => {}
@@ -21,7 +21,7 @@ pub fn check(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-fn walk(queue: &Queue, txn: &impl PageRead, problems: &mut Vec<String>) -> Result<()> {
+fn walk(queue: &Core, txn: &impl PageRead, problems: &mut Vec<String>) -> Result<()> {
     let state = queue.state(txn)?;
     let slots = Slots::new(txn.payload_size());
     let (mut id, mut pages, mut last, mut expect_seq) = (state.head_page, 0u64, 0u64, None);
@@ -58,7 +58,7 @@ fn walk(queue: &Queue, txn: &impl PageRead, problems: &mut Vec<String>) -> Resul
 
 /// Slot offsets in order and inside the page; live overflow references readable.
 fn check_records(
-    queue: &Queue,
+    queue: &Core,
     txn: &impl PageRead,
     (id, page): (u64, &[u8]),
     header: &DataHeader,

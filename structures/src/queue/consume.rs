@@ -9,11 +9,11 @@
 
 use super::overflow;
 use super::page::{DataHeader, FLAG_OVERFLOW, HeadState, Slots, corrupted};
-use super::{Queue, RecordId};
+use super::{Core, RecordId};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
 
-impl Queue {
+impl Core {
     /// Removes the head record, copying it into `out` (replacing its contents);
     /// `None` when the queue is empty.
     pub fn consume(&self, txn: &WriteTxn<'_>, out: &mut Vec<u8>) -> Result<Option<RecordId>> {

@@ -9,7 +9,7 @@
 use super::{Queue, RecordId};
 use crate::btree::Pinned;
 use crate::error::Result;
-use crate::handles::{OpenMark, deletable};
+use crate::handles::deletable;
 use crate::table::{StoredTypes, Value, ValueGuard};
 use quiredb_engine::{PageRead, WriteTxn};
 use std::borrow::Borrow;
@@ -54,14 +54,12 @@ impl<Rec: Value + 'static> Copy for QueueDef<Rec> {}
 /// A queue opened in a transaction. Reads work in any transaction; writes need a
 /// write transaction.
 pub struct QueueHandle<'t, T: PageRead, Rec: Value + 'static> {
-    txn: &'t T,
-    queue: Queue,
-    _mark: Option<OpenMark>,
+    queue: Queue<'t, T>,
     types: PhantomData<fn() -> Rec>,
 }
 
 /// Opens `def`'s queue, checking its record type.
-fn open_checked<Rec: Value + 'static>(txn: &impl PageRead, def: QueueDef<Rec>) -> Result<Queue> {
+fn open_checked<T: PageRead, Rec: Value + 'static>(txn: &T, def: QueueDef<Rec>) -> Result<Queue<'_, T>> {
     let (queue, extra) = Queue::open_with_params(txn, def.name)?;
     let stored = match extra.is_empty() {
         true => QueueDef::<&'static [u8]>::types(),
@@ -76,7 +74,7 @@ pub(crate) fn open_read<T: PageRead, Rec: Value + 'static>(
     txn: &T,
     def: QueueDef<Rec>,
 ) -> Result<QueueHandle<'_, T, Rec>> {
-    Ok(QueueHandle { txn, queue: open_checked(txn, def)?, _mark: None, types: PhantomData })
+    Ok(QueueHandle { queue: open_checked(txn, def)?, types: PhantomData })
 }
 
 /// Opens (creating when absent) a queue in a write transaction.
@@ -84,12 +82,11 @@ pub(crate) fn open_write<'t, 'db, Rec: Value + 'static>(
     txn: &'t WriteTxn<'db>,
     def: QueueDef<Rec>,
 ) -> Result<QueueHandle<'t, WriteTxn<'db>, Rec>> {
-    let mark = OpenMark::claim(txn, def.name)?;
     let queue = match txn.catalog_entry(def.name)? {
         Some(_) => open_checked(txn, def)?,
         None => Queue::create_with_params(txn, def.name, &QueueDef::<Rec>::types().to_params())?,
     };
-    Ok(QueueHandle { txn, queue, _mark: Some(mark), types: PhantomData })
+    Ok(QueueHandle { queue, types: PhantomData })
 }
 
 /// Deletes `def`'s queue; false when absent.
@@ -97,14 +94,13 @@ pub(crate) fn delete<Rec: Value + 'static>(txn: &WriteTxn<'_>, def: QueueDef<Rec
     if !deletable(txn, def.name)? {
         return Ok(false);
     }
-    open_checked(txn, def)?;
-    Queue::drop_queue(txn, def.name)?;
+    open_checked(txn, def)?.drop_queue()?;
     Ok(true)
 }
 
 impl<T: PageRead, Rec: Value + 'static> QueueHandle<'_, T, Rec> {
-    /// The queue underneath, taking the transaction on every call.
-    pub fn raw(&self) -> &Queue {
+    /// The untyped queue underneath.
+    pub fn raw(&self) -> &Queue<'_, T> {
         &self.queue
     }
 
@@ -115,18 +111,18 @@ impl<T: PageRead, Rec: Value + 'static> QueueHandle<'_, T, Rec> {
 
     /// Number of live records.
     pub fn len(&self) -> Result<u64> {
-        self.queue.len(self.txn)
+        self.queue.len()
     }
 
     /// True when the queue holds no record.
     pub fn is_empty(&self) -> Result<bool> {
-        self.queue.is_empty(self.txn)
+        self.queue.is_empty()
     }
 
     /// The live record `id` (a copy: records may span pages); `None` when not live.
     pub fn get(&self, id: RecordId) -> Result<Option<ValueGuard<'static, Rec>>> {
         let mut out = Vec::new();
-        if !self.queue.get(self.txn, id, &mut out)? {
+        if !self.queue.get(id, &mut out)? {
             return Ok(None);
         }
         ValueGuard::new(Pinned::owned(out), self.name()).map(Some)
@@ -138,18 +134,18 @@ impl<Rec: Value + 'static> QueueHandle<'_, WriteTxn<'_>, Rec> {
     pub fn push_back<'r>(&mut self, record: impl Borrow<Rec::SelfType<'r>>) -> Result<RecordId> {
         let mut bytes = Vec::new();
         Rec::encode_value(record.borrow(), &mut bytes);
-        self.queue.append(self.txn, &bytes)
+        self.queue.append(&bytes)
     }
 
     /// Removes the record at the head; returns it with its id.
     pub fn pop_front(&mut self) -> Result<Option<(RecordId, ValueGuard<'static, Rec>)>> {
         let mut out = Vec::new();
-        let Some(id) = self.queue.consume(self.txn, &mut out)? else { return Ok(None) };
+        let Some(id) = self.queue.consume(&mut out)? else { return Ok(None) };
         Ok(Some((id, ValueGuard::new(Pinned::owned(out), self.queue.name())?)))
     }
 
     /// Removes every record; returns how many.
     pub fn clear(&mut self) -> Result<u64> {
-        self.queue.clear(self.txn)
+        self.queue.clear()
     }
 }

@@ -81,8 +81,10 @@ pub use handle::{QueueDef, QueueHandle};
 pub use reader::Cursor;
 
 use crate::error::{Error, Result};
+use crate::handles::OpenMark;
 use page::{HeadState, corrupted};
 use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
+use std::ops::ControlFlow;
 
 /// The id of one record: its data page and its sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,8 +98,9 @@ pub struct RecordId {
 /// Parameter block stored in the catalog entry: format version.
 const PARAMS: [u8; 1] = [1];
 
-/// A handle on a named queue. Cheap; holds no page. Every operation takes the
-/// transaction it runs in.
+/// A queue opened in a transaction; holds no page. Reads work in any transaction;
+/// writes need a write transaction, in which the handle is the queue's only one (a
+/// second is [`Error::AlreadyOpen`]).
 ///
 /// # Examples
 ///
@@ -109,20 +112,29 @@ const PARAMS: [u8; 1] = [1];
 /// let db = Database::builder().cache_bytes(4 << 20).with_storage(Arc::new(MemStorage::new()), "example")?;
 /// let txn = db.begin_write()?;
 /// let mut queue = Queue::create(&txn, "events")?;
-/// let first = queue.append(&txn, b"sensor 1 up")?;
-/// queue.append(&txn, b"sensor 2 up")?;
+/// let first = queue.append(b"sensor 1 up")?;
+/// queue.append(b"sensor 2 up")?;
+/// drop(queue);
 /// txn.commit(Durability::Checksummed)?;
 ///
 /// let snapshot = db.begin_read()?;
 /// let queue = Queue::open(&snapshot, "events")?;
 /// let mut record = Vec::new();
-/// assert!(queue.get(&snapshot, first, &mut record)?);
+/// assert!(queue.get(first, &mut record)?);
 /// assert_eq!(record, b"sensor 1 up");
-/// assert_eq!(queue.len(&snapshot)?, 2);
+/// assert_eq!(queue.len()?, 2);
 /// # Ok::<(), quiredb_structures::Error>(())
 /// ```
+pub struct Queue<'t, T: PageRead> {
+    txn: &'t T,
+    core: Core,
+    _mark: Option<OpenMark>,
+}
+
+/// A queue's catalog identity, with every operation taking the transaction; the
+/// public handle is [`Queue`], which borrows its transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Queue {
+pub(crate) struct Core {
     name: String,
     root: PageId,
 }
@@ -136,80 +148,32 @@ pub struct QueueStats {
     pub data_pages: u64,
 }
 
-impl Queue {
-    /// Creates an empty queue named `name`.
-    pub fn create(txn: &WriteTxn<'_>, name: &str) -> Result<Queue> {
-        Self::create_with_params(txn, name, &[])
-    }
-
+impl Core {
     /// Creates an empty queue whose catalog entry records `extra` after the version
     /// byte (a typed queue's record type, see `handle.rs`).
-    pub(crate) fn create_with_params(txn: &WriteTxn<'_>, name: &str, extra: &[u8]) -> Result<Queue> {
+    pub(crate) fn create(txn: &WriteTxn<'_>, name: &str, extra: &[u8]) -> Result<Core> {
         let root = {
             let mut page = txn.alloc_page(PageKind::QUEUE_HEAD)?;
             HeadState::default().encode(&mut page);
             page.id()
         };
         txn.create_structure(name, StructureKind::QUEUE, &[&PARAMS[..], extra].concat(), root)?;
-        Ok(Queue { name: name.to_owned(), root })
-    }
-
-    /// Opens the queue named `name`.
-    pub fn open(txn: &impl PageRead, name: &str) -> Result<Queue> {
-        Self::open_with_params(txn, name).map(|(queue, _)| queue)
+        Ok(Core { name: name.to_owned(), root })
     }
 
     /// Opens the queue named `name`; also returns the catalog parameters after the
     /// version byte (empty for an untyped queue).
-    pub(crate) fn open_with_params(txn: &impl PageRead, name: &str) -> Result<(Queue, Vec<u8>)> {
+    pub(crate) fn open(txn: &impl PageRead, name: &str) -> Result<(Core, Vec<u8>)> {
         let entry = txn.catalog_entry(name)?.ok_or_else(|| quiredb_engine::Error::NoSuchStructure(name.to_owned()))?;
         match entry.params.split_first() {
             Some((&version, extra)) if entry.kind == StructureKind::QUEUE && version == PARAMS[0] => {
-                Ok((Queue { name: name.to_owned(), root: entry.root }, extra.to_vec()))
+                Ok((Core { name: name.to_owned(), root: entry.root }, extra.to_vec()))
             }
             _ => {
                 let found = format!("{} (parameters {:?})", entry.kind.name(), entry.params);
                 Err(Error::WrongKind { name: name.to_owned(), found, expected: "queue (version 1)".into() })
             }
         }
-    }
-
-    /// Opens the queue named `name`, creating it when absent.
-    pub fn open_or_create(txn: &WriteTxn<'_>, name: &str) -> Result<Queue> {
-        match txn.catalog_entry(name)? {
-            Some(_) => Queue::open(txn, name),
-            None => Queue::create(txn, name),
-        }
-    }
-
-    /// Drops the queue `name`: removes it from the catalog and frees all its pages.
-    pub fn drop_queue(txn: &WriteTxn<'_>, name: &str) -> Result<()> {
-        let queue = Queue::open(txn, name)?;
-        queue.clear(txn)?;
-        txn.drop_structure(name)?;
-        txn.free_page(queue.root)?;
-        Ok(())
-    }
-
-    /// Catalog name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Number of live records.
-    pub fn len(&self, txn: &impl PageRead) -> Result<u64> {
-        Ok(self.state(txn)?.len())
-    }
-
-    /// True when the queue holds no record.
-    pub fn is_empty(&self, txn: &impl PageRead) -> Result<bool> {
-        Ok(self.len(txn)? == 0)
-    }
-
-    /// Record and page counts.
-    pub fn stats(&self, txn: &impl PageRead) -> Result<QueueStats> {
-        let state = self.state(txn)?;
-        Ok(QueueStats { records: state.len(), data_pages: state.data_pages })
     }
 
     /// Reads the head page.
@@ -219,5 +183,141 @@ impl Queue {
             return Err(corrupted(&self.name, self.root.0, "catalog root is not a queue head page"));
         }
         HeadState::decode(&page, &self.name, self.root.0)
+    }
+}
+
+impl<T: PageRead> std::fmt::Debug for Queue<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue").field("name", &self.name()).finish()
+    }
+}
+
+/// In a write transaction, the mark that `name` has a handle open there.
+fn claim(txn: &impl PageRead, name: &str) -> Result<Option<OpenMark>> {
+    match txn.snapshot_token() {
+        Some(_) => Ok(None),
+        None => OpenMark::claim(txn, name).map(Some),
+    }
+}
+
+impl<'t, T: PageRead> Queue<'t, T> {
+    /// Opens the queue named `name`; in a write transaction, [`Error::AlreadyOpen`]
+    /// while another handle to it is open.
+    pub fn open(txn: &'t T, name: &str) -> Result<Self> {
+        Self::open_with_params(txn, name).map(|(queue, _)| queue)
+    }
+
+    /// [`Queue::open`], also returning the catalog parameters after the version byte
+    /// (empty for an untyped queue).
+    pub(crate) fn open_with_params(txn: &'t T, name: &str) -> Result<(Self, Vec<u8>)> {
+        let mark = claim(txn, name)?;
+        let (core, extra) = Core::open(txn, name)?;
+        Ok((Queue { txn, core, _mark: mark }, extra))
+    }
+
+    /// The transaction the queue was opened in.
+    pub fn txn(&self) -> &'t T {
+        self.txn
+    }
+
+    /// Catalog name.
+    pub fn name(&self) -> &str {
+        &self.core.name
+    }
+
+    /// Number of live records.
+    pub fn len(&self) -> Result<u64> {
+        Ok(self.core.state(self.txn)?.len())
+    }
+
+    /// True when the queue holds no record.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Record and page counts.
+    pub fn stats(&self) -> Result<QueueStats> {
+        let state = self.core.state(self.txn)?;
+        Ok(QueueStats { records: state.len(), data_pages: state.data_pages })
+    }
+
+    /// Copies record `id` into `out` (replacing its contents); false when the record
+    /// is not live in this queue (consumed, truncated, or never existed).
+    pub fn get(&self, id: RecordId, out: &mut Vec<u8>) -> Result<bool> {
+        self.core.get(self.txn, id, out)
+    }
+
+    /// Visits records in append order from the head (`from = None`) or from record
+    /// `from` (an id already consumed starts at the head); `visit` returns
+    /// `ControlFlow::Break(())` to stop. Returns how many records were visited.
+    pub fn for_each(
+        &self,
+        from: Option<RecordId>,
+        visit: impl FnMut(RecordId, &[u8]) -> ControlFlow<()>,
+    ) -> Result<u64> {
+        self.core.for_each(self.txn, from, visit)
+    }
+
+    /// A pull-style cursor from the head or from record `from` (see [`Queue::for_each`]).
+    pub fn cursor(&self, from: Option<RecordId>) -> Result<Cursor<'_, 't, T>> {
+        self.core.cursor(self.txn, from)
+    }
+}
+
+impl<'t, 'db> Queue<'t, WriteTxn<'db>> {
+    /// Creates an empty queue named `name`.
+    pub fn create(txn: &'t WriteTxn<'db>, name: &str) -> Result<Self> {
+        Self::create_with_params(txn, name, &[])
+    }
+
+    /// Creates an empty queue whose catalog entry records `extra` after the version
+    /// byte (a typed queue's record type, see `handle.rs`).
+    pub(crate) fn create_with_params(txn: &'t WriteTxn<'db>, name: &str, extra: &[u8]) -> Result<Self> {
+        let mark = claim(txn, name)?;
+        Ok(Queue { txn, core: Core::create(txn, name, extra)?, _mark: mark })
+    }
+
+    /// Opens the queue named `name`, creating it when absent.
+    pub fn open_or_create(txn: &'t WriteTxn<'db>, name: &str) -> Result<Self> {
+        match txn.catalog_entry(name)? {
+            Some(_) => Queue::open(txn, name),
+            None => Queue::create(txn, name),
+        }
+    }
+
+    /// Drops the queue: removes it from the catalog and frees all its pages.
+    pub fn drop_queue(mut self) -> Result<()> {
+        self.clear()?;
+        self.txn.drop_structure(&self.core.name)?;
+        self.txn.free_page(self.core.root)?;
+        Ok(())
+    }
+
+    /// Starts appending (see [`Appender`]).
+    pub fn appender(&mut self) -> Result<Appender<'_, 't, 'db>> {
+        self.core.appender(self.txn)
+    }
+
+    /// Appends one record; returns its id (an appender for one record).
+    pub fn append(&mut self, record: &[u8]) -> Result<RecordId> {
+        self.appender()?.append(record)
+    }
+
+    /// Removes the head record, copying it into `out` (replacing its contents);
+    /// `None` when the queue is empty.
+    pub fn consume(&mut self, out: &mut Vec<u8>) -> Result<Option<RecordId>> {
+        self.core.consume(self.txn, out)
+    }
+
+    /// Removes every record before `first_kept` (which stays and becomes the head).
+    /// `first_kept` must be a live record of this queue; ids at or before the head
+    /// remove nothing. Returns the number of records removed.
+    pub fn truncate_before(&mut self, first_kept: RecordId) -> Result<u64> {
+        self.core.truncate_before(self.txn, first_kept)
+    }
+
+    /// Removes every record; returns how many there were.
+    pub fn clear(&mut self) -> Result<u64> {
+        self.core.clear(self.txn)
     }
 }

@@ -9,7 +9,7 @@
 
 use super::overflow;
 use super::page::{DATA, DataHeader, HeadState, Slots, corrupted};
-use super::{Queue, RecordId};
+use super::{Core, RecordId};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageKind, PageRead, PageRef};
 use std::ops::ControlFlow;
@@ -21,7 +21,7 @@ struct Start<'t> {
     slot: usize,
 }
 
-impl Queue {
+impl Core {
     /// Copies record `id` into `out` (replacing its contents); false when the record
     /// is not live in this queue (consumed, truncated, or never existed).
     pub fn get(&self, txn: &impl PageRead, id: RecordId, out: &mut Vec<u8>) -> Result<bool> {
@@ -143,7 +143,7 @@ fn record<'p>(
     page: &'p PageRef<'_>,
     header: &DataHeader,
     slot: usize,
-    queue: &Queue,
+    queue: &Core,
 ) -> Result<(&'p [u8], bool)> {
     if !header.is_variable() {
         let len = header.len_word as usize;
@@ -155,7 +155,7 @@ fn record<'p>(
 
 /// Visits the records of one page from `at.slot`; returns (visited, flow).
 fn visit_page(
-    queue: &Queue,
+    queue: &Core,
     txn: &impl PageRead,
     slots: &Slots,
     at: &Start<'_>,
@@ -194,10 +194,10 @@ fn visit_page(
     Ok(((count - at.slot) as u64, ControlFlow::Continue(())))
 }
 
-/// A forward cursor over a queue (see [`Queue::cursor`]); pins one page at a time.
+/// A forward cursor over a queue (see [`Queue::cursor`](super::Queue::cursor)); pins one page at a time.
 pub struct Cursor<'q, 't, T: PageRead> {
     txn: &'t T,
-    queue: &'q Queue,
+    queue: &'q Core,
     slots: Slots,
     at: Option<Start<'t>>,
     buf: Vec<u8>,

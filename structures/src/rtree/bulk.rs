@@ -24,7 +24,7 @@
 //! only where it is needed: the bounded-memory streaming build, whose input cannot
 //! be partitioned in memory.
 
-use super::RTree;
+use super::Core;
 use super::coord::{Coord, stored_point, stored_points};
 use super::geom::Rect;
 use super::group::{arranged, cut_dims, index_mask, regroup};
@@ -35,7 +35,7 @@ use super::stream::sort_chunk;
 use crate::error::Result;
 use quiredb_engine::{PageId, PageKind, WriteTxn};
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Replaces the contents of the tree with `items`, packed into full nodes. Every
     /// box is validated before the tree is touched.
     pub fn bulk_load(&self, txn: &WriteTxn<'_>, items: &[(Rect<D>, u64)]) -> Result<()> {

@@ -4,7 +4,7 @@
 //! at least 2), levels fall by one per step down and all leaves are at level 0, no
 //! page is reached twice, and the head's entry and node counts are right.
 
-use super::RTree;
+use super::Core;
 use super::coord::Coord;
 use super::node::{Head, Layout, Node};
 use crate::error::Result;
@@ -16,14 +16,14 @@ const MAX_PROBLEMS: usize = 64;
 
 struct Walk<'a, T: PageRead, const D: usize, C: Coord> {
     txn: &'a T,
-    tree: &'a RTree<D, C>,
+    tree: &'a Core<D, C>,
     seen: HashSet<u64>,
     leaf_entries: u64,
     problems: Vec<String>,
 }
 
 /// Checks `tree` (its node bounds as the catalog gives them).
-pub(crate) fn check_tree<const D: usize, C: Coord>(txn: &impl PageRead, tree: &RTree<D, C>) -> Result<Vec<String>> {
+pub(crate) fn check_tree<const D: usize, C: Coord>(txn: &impl PageRead, tree: &Core<D, C>) -> Result<Vec<String>> {
     if let Some(problem) = tree.bounds_problem(txn.payload_size()) {
         return Ok(vec![problem]);
     }
@@ -93,8 +93,8 @@ pub fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<Stri
     macro_rules! dispatch {
         ($($d:literal),*) => {
             match (p.dims, p.coord) {
-                $(($d, 8) => check_tree(txn, &RTree::<$d, f64>::from_entry(entry, &p)),
-                  ($d, 4) => check_tree(txn, &RTree::<$d, f32>::from_entry(entry, &p)),)*
+                $(($d, 8) => check_tree(txn, &Core::<$d, f64>::from_entry(entry, &p)),
+                  ($d, 4) => check_tree(txn, &Core::<$d, f32>::from_entry(entry, &p)),)*
                 (dims, coord) => Ok(vec![format!("R-tree with {dims} dimensions and coordinate code {coord} is not checked")]),
             }
         };
@@ -102,7 +102,7 @@ pub fn check_entry(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<Stri
     dispatch!(1, 2, 3, 4, 5, 6, 7, 8)
 }
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Leaf entries of the whole tree as `(box, payload)` (for tests and tools).
     pub fn entries(&self, txn: &impl PageRead) -> Result<Vec<(super::Rect<D>, u64)>> {
         let mut out = Vec::new();

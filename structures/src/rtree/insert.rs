@@ -10,7 +10,7 @@
 //! rewritten by a split or a forced reinsert are ordered like the bulk load's, so
 //! their groups of 16 entries are compact (`group.rs`).
 
-use super::RTree;
+use super::Core;
 use super::choose::choose_subtree;
 use super::coord::Coord;
 use super::geom::Rect;
@@ -51,7 +51,7 @@ struct Step<const D: usize> {
     child: Entry<D>,
 }
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Inserts `rect` with `payload`. A box with a NaN or infinite coordinate (or
     /// `min > max`) is refused with `Error::InvalidBox`, a box that is not a point in
     /// a point tree with `Error::NotAPoint`, and the tree stays unchanged.

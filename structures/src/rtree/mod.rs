@@ -56,7 +56,7 @@ mod stream;
 pub use check::check_entry;
 pub use coord::Coord;
 pub use geom::Rect;
-pub use handle::{RTreeDef, RTreeHandle};
+pub use handle::{RTree, RTreeDef};
 pub use knn::Nearest;
 pub use query::{WindowIter, WindowMode};
 pub use stream::{BulkBuilder, BulkSorter, BulkStats};
@@ -66,6 +66,7 @@ use node::{Form, Head, Layout, Node};
 use quiredb_engine::page::read_u16;
 use quiredb_engine::{CatalogEntry, PageId, PageKind, PageRead, StructureKind, WriteTxn};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// Largest number of dimensions.
 pub const MAX_DIMS: usize = 32;
@@ -80,34 +81,13 @@ pub struct RTreeOptions {
     pub points: bool,
 }
 
-/// Handle on a named R*-tree; cheap to keep across transactions.
-///
-/// # Examples
-///
-/// ```
-/// use quiredb_engine::{Database, Durability, storage::MemStorage};
-/// use quiredb_structures::rtree::{RTree, Rect, WindowMode};
-/// use std::sync::Arc;
-///
-/// let db = Database::builder().cache_bytes(4 << 20).with_storage(Arc::new(MemStorage::new()), "example")?;
-/// let txn = db.begin_write()?;
-/// let tree = RTree::<2>::create(&txn, "places")?;
-/// tree.insert(&txn, &Rect::new([0.0, 0.0], [1.0, 1.0]), 7)?;
-/// tree.insert_point(&txn, [5.0, 5.0], 8)?;
-/// txn.commit(Durability::Checksummed)?;
-///
-/// let snapshot = db.begin_read()?;
-/// let tree = RTree::<2>::open(&snapshot, "places")?;
-/// let window = Rect::new([0.5, 0.5], [2.0, 2.0]);
-/// let hits: Vec<u64> = tree.window_iter(&snapshot, &window, WindowMode::Intersects)?.map(|hit| hit.map(|(_, payload)| payload)).collect::<Result<_, _>>()?;
-/// assert_eq!(hits, [7]);
-/// let nearest = tree.nearest(&snapshot, [4.0, 4.0], None)?.next().transpose()?;
-/// assert_eq!(nearest.map(|(_, payload)| payload), Some(8));
-/// # Ok::<(), quiredb_structures::Error>(())
-/// ```
+/// A tree's catalog identity and node bounds, with every operation taking the
+/// transaction; the public handle is [`RTree`], which borrows its transaction.
+/// Cloning it is cheap (the name is shared), so an open in a read transaction is
+/// remembered per snapshot (`opened.rs`).
 #[derive(Clone, Debug)]
-pub struct RTree<const D: usize, C: Coord = f64> {
-    name: String,
+pub(crate) struct Core<const D: usize, C: Coord = f64> {
+    name: Arc<str>,
     head: PageId,
     max: usize,
     min: usize,
@@ -132,17 +112,7 @@ pub(crate) struct Params {
     pub leaf_min: usize,
 }
 
-impl<const D: usize, C: Coord> RTree<D, C> {
-    /// Creates an empty tree named `name` with default options.
-    pub fn create(txn: &WriteTxn<'_>, name: &str) -> Result<Self> {
-        Self::create_with(txn, name, RTreeOptions::default())
-    }
-
-    /// Creates an empty point tree named `name` (see [`RTreeOptions::points`]).
-    pub fn create_points(txn: &WriteTxn<'_>, name: &str) -> Result<Self> {
-        Self::create_with(txn, name, RTreeOptions { points: true, ..RTreeOptions::default() })
-    }
-
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Creates an empty tree named `name`.
     pub fn create_with(txn: &WriteTxn<'_>, name: &str, options: RTreeOptions) -> Result<Self> {
         let fit = Layout::<D, C>::capacity(txn.payload_size(), false).min(u16::MAX as usize);
@@ -158,7 +128,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
         let leaf_max = if options.points { options.max_entries.unwrap_or(point_fit) } else { max };
         let (min, leaf_min) = ((max * 2 / 5).max(2), (leaf_max * 2 / 5).max(2));
         let params = Params { dims: D, coord: C::CODE, max, min, points: options.points, leaf_max, leaf_min };
-        let mut tree = RTree::from_params(name, PageId(0), &params);
+        let mut tree = Core::from_params(name, PageId(0), &params);
         let root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() }, tree.form(0))?;
         let mut head_page = txn.alloc_page(PageKind::RTREE_HEAD)?;
         let head = Head {
@@ -184,8 +154,8 @@ impl<const D: usize, C: Coord> RTree<D, C> {
     fn from_params(name: &str, head: PageId, p: &Params) -> Self {
         let (max, min) = (p.max, p.min);
         let (leaf_max, leaf_min) = if p.points { (p.leaf_max, p.leaf_min) } else { (max, min) };
-        let name = name.to_owned();
-        RTree {
+        let name = name.into();
+        Core {
             name,
             head,
             max,
@@ -349,7 +319,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             return coord::stored_rect::<C, D>(rect);
         }
         if rect.min != rect.max {
-            return Err(Error::NotAPoint { tree: self.name.clone(), reason: format!("{rect:?} has min != max") });
+            return Err(Error::NotAPoint { tree: self.name.to_string(), reason: format!("{rect:?} has min != max") });
         }
         coord::stored_point::<C, D>(&rect.min)
     }

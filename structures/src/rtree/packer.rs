@@ -5,7 +5,7 @@
 //! packed the same way from the boxes of the level below (about `1/max` of its
 //! entries, kept in memory).
 
-use super::RTree;
+use super::Core;
 use super::coord::Coord;
 use super::node::{Entry, Form, Layout, Node, bbox};
 use crate::error::Result;
@@ -23,7 +23,7 @@ pub(crate) struct LevelPacker<'a, 't, const D: usize, C: Coord> {
 }
 
 impl<'a, 't, const D: usize, C: Coord> LevelPacker<'a, 't, D, C> {
-    pub fn new(tree: &'a RTree<D, C>, txn: &'a WriteTxn<'t>, level: u16) -> Self {
+    pub fn new(tree: &'a Core<D, C>, txn: &'a WriteTxn<'t>, level: u16) -> Self {
         let form = tree.form(level);
         let pending = Vec::with_capacity(2 * form.max);
         LevelPacker { _coord: std::marker::PhantomData, txn, level, form, pending, parents: Vec::new(), nodes: 0 }
@@ -63,7 +63,7 @@ impl<'a, 't, const D: usize, C: Coord> LevelPacker<'a, 't, D, C> {
     }
 }
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Frees the current contents; the tree is then rebuilt by a packer.
     pub(crate) fn clear_for_bulk(&self, txn: &WriteTxn<'_>) -> Result<()> {
         let head = self.head(txn)?;

@@ -16,7 +16,7 @@
 //! 0.1 % 15.3 k → 21.0 k, 1 % 3.9 k → 6.1 k). The containment shortcut alone took
 //! 2-D 1 % windows from 54.7 k to 23.9 k instructions.
 
-use super::RTree;
+use super::Core;
 use super::coord::{Coord, at};
 use super::geom::Rect;
 use super::node::{Form, GROUP, GroupCoord, Layout, corrupted};
@@ -243,7 +243,7 @@ fn chunk_within<C: Coord, const D: usize>(chunk: &[u8], q: &Rect<D>) -> bool {
     true
 }
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Appends the payloads of the entries matching `query` to `out`.
     pub fn window(&self, txn: &impl PageRead, query: &Rect<D>, mode: WindowMode, out: &mut ResultSet) -> Result<()> {
         self.visit_window(txn, query, mode, |payload, _| out.push(payload, 0.0))?;
@@ -341,7 +341,7 @@ fn matches_mode<C: Coord, const D: usize>(chunk: &[u8], query: &Rect<D>, mode: W
 
 /// Iterator of a window query; yields `(box, payload)`, or one error and then ends.
 pub struct WindowIter<'t, T: PageRead, const D: usize, C: Coord> {
-    tree: RTree<D, C>,
+    tree: Core<D, C>,
     txn: &'t T,
     query: Rect<D>,
     groups: GroupWindow<D>,

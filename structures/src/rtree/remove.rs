@@ -5,7 +5,7 @@
 //! path is fixed. A branch root with one child is replaced by the child. Also
 //! `update` (move an entry) and `clear`.
 
-use super::RTree;
+use super::Core;
 use super::coord::Coord;
 use super::geom::Rect;
 use super::node::{Entry, Head, Node};
@@ -14,7 +14,7 @@ use quiredb_engine::{PageId, WriteTxn};
 
 type Path<const D: usize> = Vec<(PageId, Node<D>, usize)>;
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Removes the entry with exactly this box and payload (as stored: an f32 tree
     /// rounds the box the same way as on insert). Returns false when absent.
     pub fn remove(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<bool> {

@@ -6,13 +6,16 @@
 //! [`SnapshotToken`] holds for every later transaction with the same token; write
 //! transactions have none and always read the head.
 //!
-//! The cache is shared by the threads that use one handle. It never makes a thread
-//! wait: when another thread holds it for its instant, the caller reads the head.
+//! Opening a tree in a read transaction reads the root into the cache, and the open
+//! is remembered per thread for its snapshot (`opened.rs`), so a loop of one-query
+//! read transactions reads neither the catalog nor the head page. The cache never
+//! makes a thread wait: when another thread holds it for its instant, the caller
+//! reads the head.
 
 use quiredb_engine::SnapshotToken;
 use std::sync::Mutex;
 
-/// One remembered (snapshot, root page, root level); empty when cloned.
+/// One remembered (snapshot, root page, root level).
 #[derive(Debug, Default)]
 pub(crate) struct RootCache(Mutex<Option<(SnapshotToken, u64, u16)>>);
 
@@ -32,7 +35,9 @@ impl RootCache {
 }
 
 impl Clone for RootCache {
+    /// A copy remembering the same root (empty while another thread holds it): what
+    /// was read under a token stays true under it.
     fn clone(&self) -> Self {
-        RootCache::default()
+        RootCache(Mutex::new(self.0.try_lock().ok().and_then(|seen| *seen)))
     }
 }

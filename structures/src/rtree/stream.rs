@@ -46,12 +46,12 @@
 
 mod runs;
 
-use super::RTree;
 use super::coord::{Coord, stored_point, stored_rect};
 use super::geom::Rect;
 use super::hilbert::HilbertKey;
 use super::node::Entry;
 use super::packer::LevelPacker;
+use super::{Core, RTree};
 use crate::error::{Error, Result};
 use quiredb_engine::WriteTxn;
 use rayon::prelude::*;
@@ -105,7 +105,7 @@ pub struct BulkSorter<const D: usize, C: Coord = f64> {
 
 /// Streaming bulk loader of an [`RTree`] in a transaction; see the module docs.
 pub struct BulkBuilder<'a, 't, const D: usize, C: Coord> {
-    tree: &'a RTree<D, C>,
+    tree: &'a Core<D, C>,
     txn: &'a WriteTxn<'t>,
     sorter: BulkSorter<D, C>,
 }
@@ -115,7 +115,7 @@ fn entry_bytes<const D: usize>(boxed: bool) -> usize {
     8 * (1 + coord_words::<D>(boxed)) + std::mem::size_of::<u128>()
 }
 
-impl<const D: usize, C: Coord> RTree<D, C> {
+impl<const D: usize, C: Coord> Core<D, C> {
     /// Starts a streaming bulk load that replaces the tree's contents at `finish`,
     /// sorting in at most about `mem_budget` bytes, with temporary files in `tmp_dir`.
     pub fn bulk_builder<'a, 't>(
@@ -151,7 +151,7 @@ impl<const D: usize, C: Coord> RTree<D, C> {
             runs: Vec::new(),
             block: Vec::new(),
             len: 0,
-            points: self.points.then(|| self.name.clone()),
+            points: self.points.then(|| self.name.to_string()),
             _coord: PhantomData,
         })
     }
@@ -248,7 +248,13 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
     }
 
     /// Replaces the contents of `tree` with the entries pushed; returns what it did.
-    pub fn finish_into(mut self, tree: &RTree<D, C>, txn: &WriteTxn<'_>) -> Result<BulkStats> {
+    pub fn finish_into(self, tree: &RTree<'_, WriteTxn<'_>, D, C>) -> Result<BulkStats> {
+        let (core, txn) = tree.parts();
+        self.finish_core(core, txn)
+    }
+
+    /// [`BulkSorter::finish_into`] the tree `tree` in `txn`.
+    pub(crate) fn finish_core(mut self, tree: &Core<D, C>, txn: &WriteTxn<'_>) -> Result<BulkStats> {
         if tree.points && self.points.is_none() {
             return Err(Error::InvalidParameter {
                 reason: format!("a sorter of a box tree cannot fill the point tree {:?}", tree.name),
@@ -392,7 +398,7 @@ impl<'a, 't, const D: usize, C: Coord> BulkBuilder<'a, 't, D, C> {
 
     /// Replaces the tree's contents with the entries pushed; returns what it did.
     pub fn finish(self) -> Result<BulkStats> {
-        self.sorter.finish_into(self.tree, self.txn)
+        self.sorter.finish_core(self.tree, self.txn)
     }
 }
 

@@ -124,7 +124,7 @@ pub fn draw_txn(rng: &mut StdRng, base: &Model) -> (Vec<Op>, Model) {
 pub fn create_all(txn: &WriteTxn<'_>) -> quiredb_structures::Result<()> {
     let mut tree = BTree::create(txn, TREE)?;
     Queue::create(txn, QUEUE)?;
-    RTree::<2>::create_points(txn, RTREE)?;
+    RTree::<_, 2>::create_points(txn, RTREE)?;
     tree.insert(COUNTER, &0u64.to_le_bytes())?;
     Ok(())
 }
@@ -133,15 +133,15 @@ pub fn create_all(txn: &WriteTxn<'_>) -> quiredb_structures::Result<()> {
 pub fn apply(txn: &WriteTxn<'_>, ops: &[Op], commit: u64) -> quiredb_structures::Result<()> {
     let mut tree = BTree::open(txn, TREE)?;
     let mut queue = Queue::open(txn, QUEUE)?;
-    let rtree = RTree::<2>::open(txn, RTREE)?;
+    let mut rtree = RTree::<_, 2>::open(txn, RTREE)?;
     for op in ops {
         match op {
             Op::Put(key, value) => drop(tree.insert(key, value)?),
             Op::Del(key) => drop(tree.remove(key)?),
-            Op::Append(record) => drop(queue.append(txn, record)?),
-            Op::Consume => assert!(queue.consume(txn, &mut Vec::new())?.is_some(), "the model's queue is not empty"),
-            Op::PointPut(id, point) => rtree.insert_point(txn, *point, *id)?,
-            Op::PointDel(id, point) => assert!(rtree.remove(txn, &Rect::point(*point), *id)?, "point {id} present"),
+            Op::Append(record) => drop(queue.append(record)?),
+            Op::Consume => assert!(queue.consume(&mut Vec::new())?.is_some(), "the model's queue is not empty"),
+            Op::PointPut(id, point) => rtree.insert_point(*point, *id)?,
+            Op::PointDel(id, point) => assert!(rtree.remove(&Rect::point(*point), *id)?, "point {id} present"),
         }
     }
     tree.insert(COUNTER, &commit.to_le_bytes())?;
@@ -161,11 +161,11 @@ pub fn load(txn: &impl PageRead) -> quiredb_structures::Result<Model> {
             model.tree.insert(key, value);
         }
     }
-    Queue::open(txn, QUEUE)?.for_each(txn, None, |_, record| {
+    Queue::open(txn, QUEUE)?.for_each(None, |_, record| {
         model.queue.push_back(record.to_vec());
         ControlFlow::Continue(())
     })?;
-    for (rect, id) in RTree::<2>::open(txn, RTREE)?.entries(txn)? {
+    for (rect, id) in RTree::<_, 2>::open(txn, RTREE)?.entries()? {
         model.points.insert(id, rect.min);
     }
     Ok(model)

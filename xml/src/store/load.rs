@@ -75,7 +75,7 @@ pub fn load(
     if txn.catalog_entry(collection)?.is_none() {
         create(txn, collection)?;
     }
-    let tree = |part: &str| BTree::open(txn, &component(collection, part));
+    let tree = |part: &str| BTree::open(txn, component(collection, part));
     let (mut doc, mut part, mut dict_tree, mut value_tree) =
         (tree("doc")?, tree("part")?, tree("dict")?, tree("value")?);
     let mut text = tree("text")?;

@@ -178,7 +178,7 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Opens collection `name`.
     pub fn open(txn: &'t T, name: &str) -> Result<Self> {
         read_counters(txn, name)?; // a missing or foreign name fails here, naming it
-        let dict = BTree::open(txn, &component(name, "dict"))?;
+        let dict = BTree::open(txn, component(name, "dict"))?;
         let dictionary = std::sync::Arc::new(Dictionary::read(&dict, name)?);
         Self::open_with(txn, name, dictionary)
     }
@@ -195,7 +195,7 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
 
     fn open_with(txn: &'t T, name: &str, dictionary: std::sync::Arc<Dictionary>) -> Result<Self> {
         let counters = read_counters(txn, name)?;
-        let tree = |part: &str| BTree::open(txn, &component(name, part));
+        let tree = |part: &str| BTree::open(txn, component(name, part));
         let dict = tree("dict")?;
         Ok(XmlStore {
             txn,
