@@ -275,3 +275,35 @@ fn keys_stream_in_order_then_fall_back_to_inserts() {
     let problems = quiredb_engine::check(&db).expect("check runs");
     assert!(problems.is_clean(), "integrity");
 }
+
+/// A range read by two threads is the one-thread range cut in two batches, in order:
+/// one station's times, every station, every station's times, one key, no key.
+#[cfg(feature = "arrow")]
+#[test]
+fn ranges_on_two_threads_equal_one_thread() {
+    use quiredb_datasets::meteo::arrow::{range, range_on_two_threads};
+    let (csv, observations) = fixture(3_000, 12);
+    let (_dir, db) = temp_db();
+    load_into(&db, &csv, None).expect("loads");
+    let (from, to) = (observations[50].time, observations[900].time);
+    let every = i64::MIN..=i64::MAX;
+    let cases = [
+        (Some("S00002"), from..=to, true),
+        (None, every.clone(), true),
+        (None, from..=to, true),
+        (Some("S00003"), from..=from, false),
+        (Some("nowhere"), every, false),
+    ];
+    for (station, times, split) in cases {
+        let one = range(&db.begin_read().expect("read"), station, times.clone(), usize::MAX).expect("range");
+        let parts = range_on_two_threads(&db, station, times.clone()).expect("range on two threads");
+        assert_eq!(parts.len(), if split { 2 } else { 1 }, "{station:?} {times:?}");
+        let mut offset = 0;
+        for part in &parts {
+            assert!(!split || part.num_rows() > 0, "{station:?} {times:?}: an empty half");
+            assert_eq!(&one.slice(offset, part.num_rows()), part, "{station:?} {times:?}");
+            offset += part.num_rows();
+        }
+        assert_eq!(offset, one.num_rows());
+    }
+}
