@@ -241,7 +241,7 @@ pub fn range<'py>(
     let parts = py
         .detach(move || match limit {
             // The first `limit` rows in order: one thread.
-            Some(limit) => Ok(vec![batches::range(&db.begin_read()?, station.as_deref(), times, limit)?]),
+            Some(limit) => batches::range(&db.begin_read()?, station.as_deref(), times, limit),
             None => batches::range_on_two_threads(&db, station.as_deref(), times),
         })
         .or_raise()?;

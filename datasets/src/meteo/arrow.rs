@@ -17,7 +17,7 @@ use arrow_array::builder::{Float64Builder, StringBuilder, TimestampSecondBuilder
 use arrow_array::{ArrayRef, RecordBatch, StringArray, TimestampSecondArray};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use quiredb_engine::{Database, PageRead, ReadTxn};
+use quiredb_engine::{Database, PageRead};
 
 use super::aggregate::{Bucket, RecordLayout, stored_layout, stored_measure_names};
 use super::fields::parse_measure;
@@ -76,6 +76,18 @@ impl RecordColumns {
             rows: 0,
             spans: Vec::new(),
         })
+    }
+
+    /// Room for `rows` rows in every column of the next batch (called before its first
+    /// row), so that they need not grow: the texts at the average length of the rows of
+    /// the last batch, with a quarter more.
+    pub fn reserve(&mut self, rows: usize) {
+        self.station.reserve(rows);
+        self.time.reserve(rows);
+        for column in &mut self.measures {
+            *column = Float64Builder::with_capacity(rows);
+        }
+        self.record.reserve(rows);
     }
 
     /// The measure names (the measure columns, in order).
@@ -175,9 +187,21 @@ struct TextColumn {
     /// Where each row ends in `bytes` (after a leading 0).
     offsets: Vec<i32>,
     bytes: Vec<u8>,
+    /// Bytes a row in the last batch finished (`reserve`'s estimate).
+    row_bytes: usize,
 }
 
 impl TextColumn {
+    /// Room for `rows` more rows (of the last batch's average length and a quarter).
+    fn reserve(&mut self, rows: usize) {
+        let row_bytes = match self.row_bytes {
+            0 => 64,
+            known => known + known / 4 + 1,
+        };
+        self.offsets.reserve(rows + 1);
+        self.bytes.reserve(rows * row_bytes);
+    }
+
     fn push(&mut self, text: &[u8]) {
         if self.offsets.is_empty() {
             self.offsets.push(0);
@@ -193,6 +217,7 @@ impl TextColumn {
         if offsets.is_empty() {
             offsets.push(0);
         }
+        self.row_bytes = bytes.len().div_ceil(offsets.len() - 1).max(1);
         let (offsets, bytes) = (OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes));
         // (Clones of buffers share them.)
         match StringArray::try_new(offsets.clone(), bytes.clone(), None) {
@@ -205,29 +230,57 @@ impl TextColumn {
     }
 }
 
+/// Rows of a batch of [`range`]: each batch's columns are allocated once at their full
+/// size (no copies as they grow), and a range's memory goes back to the allocator in
+/// pieces it hands out again to the next range (rather than to the system, which then
+/// has to clear fresh pages).
+pub const RANGE_BATCH_ROWS: usize = 1 << 16;
+
 /// The records of `station` (every station when `None`) with a time in `times`, at most
-/// `limit`, in (station, time) order, as one batch of [`Shape::Keyed`].
+/// `limit`, in (station, time) order, as batches of [`Shape::Keyed`] of
+/// [`RANGE_BATCH_ROWS`] rows (the last one fewer; one empty batch when there is none).
 pub fn range(
     txn: &impl PageRead,
     station: Option<&str>,
     times: RangeInclusive<i64>,
     limit: usize,
-) -> Result<RecordBatch> {
-    let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
-    MeteoView::open(txn)?.scan(station, times, &mut |record| {
-        if columns.len() >= limit {
-            return Ok(false);
-        }
-        columns.push(Some((record.station, record.time)), record.raw, None);
-        Ok(columns.len() < limit)
-    })?;
-    columns.finish()
+) -> Result<Vec<RecordBatch>> {
+    let (low, high) = key_bounds(station, &times);
+    range_of_keys(txn, as_slices(&low), as_slices(&high), times, limit)
 }
 
-/// The batch of [`range`] (no limit) read by two threads from two snapshots of the same
-/// commit, each over one half of the keys: two batches, in order. One thread and one
-/// batch when a commit came between the two snapshots or the range has fewer than two
-/// keys.
+/// [`range`] over the keys between `low` and `high`.
+fn range_of_keys(
+    txn: &impl PageRead,
+    low: Bound<&[u8]>,
+    high: Bound<&[u8]>,
+    times: RangeInclusive<i64>,
+    limit: usize,
+) -> Result<Vec<RecordBatch>> {
+    let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
+    columns.reserve(RANGE_BATCH_ROWS.min(limit));
+    let (mut batches, mut rows) = (Vec::new(), 0);
+    MeteoView::open(txn)?.scan_keys(low, high, times, &mut |record| {
+        if rows >= limit {
+            return Ok(false);
+        }
+        if columns.len() == RANGE_BATCH_ROWS {
+            batches.push(columns.finish()?);
+            columns.reserve(RANGE_BATCH_ROWS.min(limit - rows));
+        }
+        columns.push(Some((record.station, record.time)), record.raw, None);
+        rows += 1;
+        Ok(rows < limit)
+    })?;
+    if batches.is_empty() || !columns.is_empty() {
+        batches.push(columns.finish()?);
+    }
+    Ok(batches)
+}
+
+/// The batches of [`range`] (no limit) read by two threads from two snapshots of the
+/// same commit, each over one half of the keys, in order. One thread when a commit
+/// came between the two snapshots or the range has fewer than two keys.
 pub fn range_on_two_threads(
     db: &Database,
     station: Option<&str>,
@@ -239,22 +292,23 @@ pub fn range_on_two_threads(
         true => MeteoView::open(&front)?.middle_key(as_slices(&low), as_slices(&high))?,
         false => None,
     };
-    let Some(middle) = middle else { return Ok(vec![range(&front, station, times, usize::MAX)?]) };
-    let part = |txn: &ReadTxn<'_>, low: Bound<&[u8]>, high: Bound<&[u8]>| -> Result<RecordBatch> {
-        let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
-        MeteoView::open(txn)?.scan_keys(low, high, times.clone(), &mut |record| {
-            columns.push(Some((record.station, record.time)), record.raw, None);
-            Ok(true)
-        })?;
-        columns.finish()
-    };
+    let Some(middle) = middle else { return range(&front, station, times, usize::MAX) };
     std::thread::scope(|scope| {
         // The second snapshot moves to its thread (a snapshot is not shared).
-        let (part, middle_ref, high_ref) = (&part, &middle, &high);
-        let second = scope.spawn(move || part(&back, Bound::Included(middle_ref), as_slices(high_ref)));
-        let first = part(&front, as_slices(&low), Bound::Excluded(&middle));
+        let (middle_ref, high_ref, times_ref) = (&middle, &high, &times);
+        let second = scope.spawn(move || {
+            range_of_keys(&back, Bound::Included(middle_ref), as_slices(high_ref), times_ref.clone(), usize::MAX)
+        });
+        let first = range_of_keys(&front, as_slices(&low), Bound::Excluded(&middle), times.clone(), usize::MAX);
         let second = second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Ok(vec![first?, second?])
+        let (mut batches, second) = (first?, second?);
+        // A half without rows (times outside `times`) adds no empty batch.
+        batches.retain(|batch| batch.num_rows() > 0);
+        batches.extend(second.into_iter().filter(|batch| batch.num_rows() > 0));
+        if batches.is_empty() {
+            return range(&front, station, times.clone(), 0);
+        }
+        Ok(batches)
     })
 }
 
