@@ -217,7 +217,10 @@ impl TextColumn {
         if offsets.is_empty() {
             offsets.push(0);
         }
-        self.row_bytes = bytes.len().div_ceil(offsets.len() - 1).max(1);
+        let rows = offsets.len() - 1;
+        if rows > 0 {
+            self.row_bytes = bytes.len().div_ceil(rows).max(1);
+        }
         let (offsets, bytes) = (OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes));
         // (Clones of buffers share them.)
         match StringArray::try_new(offsets.clone(), bytes.clone(), None) {
