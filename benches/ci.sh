@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-cargo build --release -p quiredb-bench --features peers
+# .ci/run builds it beforehand (QUIRE_CI_BUILT) with the rest of the workspace.
+[ -n "${QUIRE_CI_BUILT:-}" ] || cargo build --release -p quiredb-bench --features peers
 target_dir="${CARGO_TARGET_DIR:-target}"
 results="$(mktemp -d)"
 trap 'rm -rf "$results"' EXIT

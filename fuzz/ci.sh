@@ -7,7 +7,8 @@
 # and structures bugs; see fuzz/README.md). Coverage-guided campaigns: fuzz/afl.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p quiredb-fuzz --bin quire-fuzz
+# .ci/run builds it beforehand (QUIRE_CI_BUILT) with the rest of the workspace.
+[ -n "${QUIRE_CI_BUILT:-}" ] || cargo build --release -p quiredb-fuzz --bin quire-fuzz
 driver=${CARGO_TARGET_DIR:-target}/release/quire-fuzz
 findings=${CARGO_TARGET_DIR:-target}/fuzz-findings
 # target, inputs, seconds: a fixed stretch of inputs (run here in about the time

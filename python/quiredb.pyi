@@ -87,7 +87,9 @@ class Database:
     def range(self, station: Optional[str] = None, start: Optional[Time] = None, end: Optional[Time] = None, *, limit: Optional[int] = None) -> pyarrow.Table:
         """Records of `station` (every station when None) with start <= time <= end, in
         (station, time) order. Columns: station, time (timestamp[s, UTC]), one float64
-        per measure (null when missing), record (the line as loaded).
+        per measure (null when missing), record (the line as loaded). The columns come
+        in chunks of at most 65,536 rows; without a limit two threads read the two
+        halves of the keys (from two snapshots of one commit).
 
         >>> db.range("Dongsi", "2014-01-01", "2014-01-31T23:00").to_pandas()
         """

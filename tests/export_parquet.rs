@@ -23,6 +23,11 @@ fn quire(args: &[&str]) {
     assert!(output.status.success(), "quire {args:?}: {}", String::from_utf8_lossy(&output.stderr));
 }
 
+/// The rows of `batches`, in order (see [`rows`]).
+fn rows_of_all(batches: &[RecordBatch]) -> Vec<(i64, Vec<Option<f64>>, String)> {
+    batches.iter().flat_map(rows).collect()
+}
+
 /// Rows of a batch as comparable values: time, measures, record (station excluded).
 fn rows(batch: &RecordBatch) -> Vec<(i64, Vec<Option<f64>>, String)> {
     let schema = batch.schema();
@@ -89,7 +94,7 @@ fn exported_parquet_equals_the_database_row_by_row() {
     assert!(files.len() > 3, "more than one year per station: {files:?}");
     let mut total = 0;
     for station in stations {
-        let expected = rows(&range(&txn, Some(station), i64::MIN..=i64::MAX, usize::MAX).unwrap());
+        let expected = rows_of_all(&range(&txn, Some(station), i64::MIN..=i64::MAX, usize::MAX).unwrap());
         let mut exported = Vec::new();
         for ((_, year), path) in files.range((station.clone(), i64::MIN)..=(station.clone(), i64::MAX)) {
             for batch in read_parquet(path) {
@@ -119,7 +124,7 @@ fn unpartitioned_export_and_arrow_ipc() {
     let batches = read_parquet(&out.join("part-0.parquet"));
     let db = Database::open_read_only(&db_path, Default::default()).unwrap();
     let txn = db.begin_read().unwrap();
-    let expected = rows(&range(&txn, None, i64::MIN..=i64::MAX, usize::MAX).unwrap());
+    let expected = rows_of_all(&range(&txn, None, i64::MIN..=i64::MAX, usize::MAX).unwrap());
     let exported: Vec<_> = batches.iter().flat_map(rows).collect();
     assert!(exported == expected);
     let ipc = dir.path().join("ipc");
@@ -171,8 +176,8 @@ fn load_csv_reads_an_exported_parquet_file_back() {
     let answers = |path: &Path| {
         let db = Database::open_read_only(path, Default::default()).unwrap();
         let txn = db.begin_read().unwrap();
-        let batch = range(&txn, None, i64::MIN..=i64::MAX, usize::MAX).unwrap();
-        rows(&batch).into_iter().map(|(time, measures, _)| (time, measures)).collect::<Vec<_>>()
+        let batches = range(&txn, None, i64::MIN..=i64::MAX, usize::MAX).unwrap();
+        rows_of_all(&batches).into_iter().map(|(time, measures, _)| (time, measures)).collect::<Vec<_>>()
     };
     let (before, after) = (answers(&first), answers(&second));
     assert_eq!(before.len(), 5000);

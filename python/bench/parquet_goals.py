@@ -8,7 +8,7 @@ repetitions interleaved, medians of CPU and wall time):
    `COPY t TO 'x.parquet' (FORMAT parquet)` from a table holding the same rows and
    columns (loaded from a first export), both timed from here.
 
-Usage: python parquet_goals.py QUIRE_BIN WORK_DIR ROWS STATIONS [REPEAT] [--export-only]
+Usage: python parquet_goals.py QUIRE_BIN WORK_DIR ROWS STATIONS [REPEAT] [--export-only | --range-only]
 (the data set is `quire gen meteo --rows ROWS --stations STATIONS`, loaded with
 `quire load-csv`; WORK_DIR keeps it for reruns).
 """
@@ -120,7 +120,8 @@ def main():
     csv, db = prepare(quire, work, rows, stations)
     if "--export-only" not in sys.argv:
         range_goal(db, work, repeat)
-    export_goal(quire, csv, db, work, repeat)
+    if "--range-only" not in sys.argv:
+        export_goal(quire, csv, db, work, repeat)
 
 
 if __name__ == "__main__":

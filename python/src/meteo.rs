@@ -220,8 +220,13 @@ pub fn every(name: &str) -> PyResult<Every> {
 
 /// `batch` as a `pyarrow.Table` (through the C stream interface: the buffers are shared).
 fn table(py: Python<'_>, batch: RecordBatch) -> PyResult<Bound<'_, PyAny>> {
-    let schema = batch.schema();
-    arrow_pyarrow::Table::try_new(vec![batch], schema).or_raise()?.into_pyarrow(py)
+    chunked_table(py, vec![batch])
+}
+
+/// `batches` (at least one, of one schema) as the chunks of one `pyarrow.Table`.
+fn chunked_table(py: Python<'_>, batches: Vec<RecordBatch>) -> PyResult<Bound<'_, PyAny>> {
+    let schema = batches[0].schema();
+    arrow_pyarrow::Table::try_new(batches, schema).or_raise()?.into_pyarrow(py)
 }
 
 /// `Database.range`.
@@ -233,10 +238,14 @@ pub fn range<'py>(
     limit: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let db = Arc::clone(&shared.db);
-    let batch = py
-        .detach(move || batches::range(&db.begin_read()?, station.as_deref(), times, limit.unwrap_or(usize::MAX)))
+    let parts = py
+        .detach(move || match limit {
+            // The first `limit` rows in order: one thread.
+            Some(limit) => batches::range(&db.begin_read()?, station.as_deref(), times, limit),
+            None => batches::range_on_two_threads(&db, station.as_deref(), times),
+        })
         .or_raise()?;
-    table(py, batch)
+    chunked_table(py, parts)
 }
 
 /// `Database.window`.

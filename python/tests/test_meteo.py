@@ -47,7 +47,10 @@ def test_range_is_the_csv_rows_in_time_order(meteo_db, meteo_rows):
     for i, measure in enumerate(MEASURES):
         assert table.column(measure).to_pylist() == [r[2][i] for r in expected]
     assert meteo_db.range("changping", limit=7).num_rows == 7
-    assert meteo_db.range().num_rows == len(rows)  # every station
+    every = meteo_db.range()  # every station (read on two threads, two chunks)
+    keys = list(zip(every.column("station").to_pylist(), every.column("time").cast(pa.int64()).to_pylist()))
+    assert keys == sorted((r[0], r[1]) for r in rows)
+    assert meteo_db.range("no such station").num_rows == 0
     frame = table.to_pandas()
     assert list(frame["station"].unique()) == ["changping"]
     assert str(frame["time"].dt.tz) == "UTC"

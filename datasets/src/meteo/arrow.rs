@@ -10,24 +10,20 @@
 //! Buckets ([`buckets`]): `station`, `start`, `rows`, `count`, `sum`, `min`, `max`,
 //! `mean` (the last four null for a bucket without values).
 
-use std::ops::{Range, RangeInclusive};
+use std::ops::{Bound, Range, RangeInclusive};
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, StringBuilder, TimestampSecondBuilder, UInt64Builder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch, StringArray, TimestampSecondArray};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use quiredb_engine::PageRead;
+use quiredb_engine::{Database, PageRead};
 
 use super::aggregate::{Bucket, RecordLayout, stored_layout, stored_measure_names};
 use super::fields::parse_measure;
-use super::query::{Found, MeteoView};
+use super::query::{Found, MeteoView, as_slices, key_bounds};
 use super::schema::MissingValues;
 use crate::error::Result;
-
-/// Positions of `byte` in `text`.
-fn positions_of(byte: u8, text: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    text.iter().enumerate().filter(move |&(_, &b)| b == byte).map(|(i, _)| i)
-}
 
 /// Which columns a batch of records has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,11 +42,11 @@ pub struct RecordColumns {
     shape: Shape,
     names: Vec<String>,
     layout: Option<(RecordLayout, MissingValues)>,
-    station: StringBuilder,
-    time: TimestampSecondBuilder,
+    station: TextColumn,
+    time: Vec<i64>,
     distance: Float64Builder,
     measures: Vec<Float64Builder>,
-    record: StringBuilder,
+    record: TextColumn,
     rows: usize,
     /// Where the fields of the line being appended are.
     spans: Vec<Range<usize>>,
@@ -73,13 +69,25 @@ impl RecordColumns {
             measures: names.iter().map(|_| Float64Builder::new()).collect(),
             names,
             layout,
-            station: StringBuilder::new(),
-            time: TimestampSecondBuilder::new().with_timezone("UTC"),
+            station: TextColumn::default(),
+            time: Vec::new(),
             distance: Float64Builder::new(),
-            record: StringBuilder::new(),
+            record: TextColumn::default(),
             rows: 0,
             spans: Vec::new(),
         })
+    }
+
+    /// Room for `rows` rows in every column of the next batch (called before its first
+    /// row), so that they need not grow: the texts at the average length of the rows of
+    /// the last batch, with a quarter more.
+    pub fn reserve(&mut self, rows: usize) {
+        self.station.reserve(rows);
+        self.time.reserve(rows);
+        for column in &mut self.measures {
+            *column = Float64Builder::with_capacity(rows);
+        }
+        self.record.reserve(rows);
     }
 
     /// The measure names (the measure columns, in order).
@@ -90,27 +98,30 @@ impl RecordColumns {
     /// Appends one record: its key for [`Shape::Keyed`], its distance for kNN.
     pub fn push(&mut self, key: Option<(&str, i64)>, raw: &[u8], distance: Option<f64>) {
         if let Some((station, time)) = key {
-            self.station.append_value(station);
-            self.time.append_value(time);
+            self.station.push(station.as_bytes());
+            self.time.push(time);
         }
         if let Shape::Found { distances: true } = self.shape {
             self.distance.append_option(distance);
         }
         if let Some((layout, missing)) = &self.layout {
-            if raw.contains(&b'"') {
+            // One pass over the line: where its fields are, and whether it has a quote.
+            self.spans.clear();
+            let (mut start, mut quoted) = (0, false);
+            for (at, &byte) in raw.iter().enumerate() {
+                if byte == layout.delimiter {
+                    self.spans.push(start..at);
+                    start = at + 1;
+                }
+                quoted |= byte == b'"';
+            }
+            self.spans.push(start..raw.len());
+            if quoted {
                 // Quoted fields: the layout's CSV reading.
                 for (i, column) in self.measures.iter_mut().enumerate() {
                     column.append_option(layout.value(raw, i, missing));
                 }
             } else {
-                // One split of the line for every measure (`value` splits it per measure).
-                self.spans.clear();
-                let mut start = 0;
-                for end in positions_of(layout.delimiter, raw) {
-                    self.spans.push(start..end);
-                    start = end + 1;
-                }
-                self.spans.push(start..raw.len());
                 let decimal_comma = layout.delimiter != b',';
                 for (column, &field) in self.measures.iter_mut().zip(&layout.columns) {
                     let text = self.spans.get(field).map(|span| &raw[span.clone()]);
@@ -119,10 +130,7 @@ impl RecordColumns {
                 }
             }
         }
-        match std::str::from_utf8(raw) {
-            Ok(text) => self.record.append_value(text),
-            Err(_) => self.record.append_value(String::from_utf8_lossy(raw)),
-        }
+        self.record.push(raw);
         self.rows += 1;
     }
 
@@ -158,7 +166,8 @@ impl RecordColumns {
         match self.shape {
             Shape::Keyed => {
                 columns.push(Arc::new(self.station.finish()));
-                columns.push(Arc::new(self.time.finish()));
+                let times = TimestampSecondArray::new(std::mem::take(&mut self.time).into(), None);
+                columns.push(Arc::new(times.with_timezone("UTC")));
             }
             Shape::Found { distances: true } => columns.push(Arc::new(self.distance.finish())),
             Shape::Found { distances: false } => {}
@@ -170,23 +179,140 @@ impl RecordColumns {
     }
 }
 
+/// A column of texts built from bytes: UTF-8 is checked once, when the column is
+/// finished (per row, the check cost as much as the copy); a column with a row that is
+/// not UTF-8 is rebuilt with the invalid bytes replaced.
+#[derive(Default)]
+struct TextColumn {
+    /// Where each row ends in `bytes` (after a leading 0).
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+    /// Bytes a row in the last batch finished (`reserve`'s estimate).
+    row_bytes: usize,
+}
+
+impl TextColumn {
+    /// Room for `rows` more rows (of the last batch's average length and a quarter).
+    fn reserve(&mut self, rows: usize) {
+        let row_bytes = match self.row_bytes {
+            0 => 64,
+            known => known + known / 4 + 1,
+        };
+        self.offsets.reserve(rows + 1);
+        self.bytes.reserve(rows * row_bytes);
+    }
+
+    fn push(&mut self, text: &[u8]) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.bytes.extend_from_slice(text);
+        let end = i32::try_from(self.bytes.len()).expect("a batch holds less than 2 GiB of text");
+        self.offsets.push(end);
+    }
+
+    /// The rows as a string array; the column starts over.
+    fn finish(&mut self) -> StringArray {
+        let (mut offsets, bytes) = (std::mem::take(&mut self.offsets), std::mem::take(&mut self.bytes));
+        if offsets.is_empty() {
+            offsets.push(0);
+        }
+        let rows = offsets.len() - 1;
+        if rows > 0 {
+            self.row_bytes = bytes.len().div_ceil(rows).max(1);
+        }
+        let (offsets, bytes) = (OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes));
+        // (Clones of buffers share them.)
+        match StringArray::try_new(offsets.clone(), bytes.clone(), None) {
+            Ok(array) => array,
+            Err(_) => offsets
+                .windows(2)
+                .map(|row| Some(String::from_utf8_lossy(&bytes[row[0] as usize..row[1] as usize])))
+                .collect(),
+        }
+    }
+}
+
+/// Rows of a batch of [`range`]: each batch's columns are allocated once at their full
+/// size (no copies as they grow), and a range's memory goes back to the allocator in
+/// pieces it hands out again to the next range (rather than to the system, which then
+/// has to clear fresh pages).
+pub const RANGE_BATCH_ROWS: usize = 1 << 16;
+
 /// The records of `station` (every station when `None`) with a time in `times`, at most
-/// `limit`, in (station, time) order, as one batch of [`Shape::Keyed`].
+/// `limit`, in (station, time) order, as batches of [`Shape::Keyed`] of
+/// [`RANGE_BATCH_ROWS`] rows (the last one fewer; one empty batch when there is none).
 pub fn range(
     txn: &impl PageRead,
     station: Option<&str>,
     times: RangeInclusive<i64>,
     limit: usize,
-) -> Result<RecordBatch> {
+) -> Result<Vec<RecordBatch>> {
+    let (low, high) = key_bounds(station, &times);
+    range_of_keys(txn, as_slices(&low), as_slices(&high), times, limit)
+}
+
+/// [`range`] over the keys between `low` and `high`.
+fn range_of_keys(
+    txn: &impl PageRead,
+    low: Bound<&[u8]>,
+    high: Bound<&[u8]>,
+    times: RangeInclusive<i64>,
+    limit: usize,
+) -> Result<Vec<RecordBatch>> {
     let mut columns = RecordColumns::new(txn, Shape::Keyed)?;
-    MeteoView::open(txn)?.scan(station, times, &mut |record| {
-        if columns.len() >= limit {
+    columns.reserve(RANGE_BATCH_ROWS.min(limit));
+    let (mut batches, mut rows) = (Vec::new(), 0);
+    MeteoView::open(txn)?.scan_keys(low, high, times, &mut |record| {
+        if rows >= limit {
             return Ok(false);
         }
+        if columns.len() == RANGE_BATCH_ROWS {
+            batches.push(columns.finish()?);
+            columns.reserve(RANGE_BATCH_ROWS.min(limit - rows));
+        }
         columns.push(Some((record.station, record.time)), record.raw, None);
-        Ok(columns.len() < limit)
+        rows += 1;
+        Ok(rows < limit)
     })?;
-    columns.finish()
+    if batches.is_empty() || !columns.is_empty() {
+        batches.push(columns.finish()?);
+    }
+    Ok(batches)
+}
+
+/// The batches of [`range`] (no limit) read by two threads from two snapshots of the
+/// same commit, each over one half of the keys, in order. One thread when a commit
+/// came between the two snapshots or the range has fewer than two keys.
+pub fn range_on_two_threads(
+    db: &Database,
+    station: Option<&str>,
+    times: RangeInclusive<i64>,
+) -> Result<Vec<RecordBatch>> {
+    let (front, back) = (db.begin_read()?, db.begin_read()?);
+    let (low, high) = key_bounds(station, &times);
+    let middle = match front.meta().txn == back.meta().txn {
+        true => MeteoView::open(&front)?.middle_key(as_slices(&low), as_slices(&high))?,
+        false => None,
+    };
+    let Some(middle) = middle else { return range(&front, station, times, usize::MAX) };
+    std::thread::scope(|scope| {
+        // The second snapshot moves to its thread (a snapshot is not shared).
+        let (middle_ref, high_ref, times_ref) = (&middle, &high, &times);
+        let second = scope.spawn(move || {
+            range_of_keys(&back, Bound::Included(middle_ref), as_slices(high_ref), times_ref.clone(), usize::MAX)
+        });
+        let first = range_of_keys(&front, as_slices(&low), Bound::Excluded(&middle), times.clone(), usize::MAX);
+        let second = second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (mut batches, second) = (first?, second?);
+        // A half without rows (times outside `times`) adds no empty batch.
+        batches.retain(|batch| batch.num_rows() > 0);
+        batches.extend(second.into_iter().filter(|batch| batch.num_rows() > 0));
+        if batches.is_empty() {
+            return range(&front, station, times.clone(), 0);
+        }
+        Ok(batches)
+    })
 }
 
 /// How [`scan_batches`] cuts the records into batches.

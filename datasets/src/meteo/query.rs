@@ -12,6 +12,7 @@ use quiredb_engine::{PageRead, ResultSet};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::rtree::{Rect, WindowMode};
+use quiredb_structures::table::Key;
 
 use super::record::RecordEncoding;
 use super::store::{
@@ -183,24 +184,35 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         times: RangeInclusive<i64>,
         visit: &mut dyn FnMut(Keyed<'_>) -> Result<bool>,
     ) -> Result<()> {
-        let (from, to) = (*times.start(), *times.end());
-        let (low, high) = match station {
-            Some(station) => {
-                let (mut low, mut high) = (Vec::new(), Vec::new());
-                encode_key(&station.to_owned(), from, &mut low);
-                encode_key(&station.to_owned(), to, &mut high);
-                (Bound::Included(low), Bound::Included(high))
-            }
-            None => (Bound::Unbounded, Bound::Unbounded),
-        };
+        let (low, high) = key_bounds(station, &times);
+        self.scan_keys(as_slices(&low), as_slices(&high), times, visit)
+    }
+
+    /// [`MeteoView::scan`] over the (station, time) keys between `low` and `high` (keys
+    /// of [`encode_key`]; [`key_bounds`] makes them), the records with a time outside
+    /// `times` left out.
+    pub fn scan_keys(
+        &self,
+        low: Bound<&[u8]>,
+        high: Bound<&[u8]>,
+        times: RangeInclusive<i64>,
+        visit: &mut dyn FnMut(Keyed<'_>) -> Result<bool>,
+    ) -> Result<()> {
         let btree = BTree::open(self.txn, BTREE_NAME)?;
         let (mut stored, mut raw) = (Vec::new(), Vec::new());
+        // The station of the previous key and its encoded prefix: decoded once a station.
+        let (mut station, mut prefix) = (String::new(), Vec::new());
         // Entries read in place (no copy of the key and value).
-        for entry in btree.entries(low.as_ref().map(Vec::as_slice), high.as_ref().map(Vec::as_slice)) {
+        for entry in btree.entries(low, high) {
             let (key, value) = entry?;
-            let (station, time) = super::aggregate::decode_key(&key)?;
-            if time < from || time > to {
+            let (key_station, time) = split_key_member(&key)?;
+            if !times.contains(&time) {
                 continue;
+            }
+            if key_station != prefix.as_slice() {
+                station = super::aggregate::decode_key(&key)?.0;
+                prefix.clear();
+                prefix.extend_from_slice(key_station);
             }
             let id =
                 decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
@@ -217,6 +229,20 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         Ok(())
     }
 
+    /// A key that cuts the keys between `low` and `high` in two parts, near the middle
+    /// of the key space between the first and the last key there (for the records of
+    /// one station, the middle of their times); `None` when they hold fewer than two
+    /// keys.
+    pub fn middle_key(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> Result<Option<Vec<u8>>> {
+        let btree = BTree::open(self.txn, BTREE_NAME)?;
+        let mut entries = btree.entries(low, high);
+        let Some(first) = entries.next().transpose()? else { return Ok(None) };
+        let first = first.0.to_vec();
+        let Some(last) = entries.next_back().transpose()? else { return Ok(None) };
+        let middle = midpoint(&first, &last.0);
+        Ok((first.as_slice() < middle.as_slice() && middle.as_slice() <= &*last.0).then_some(middle))
+    }
+
     fn resolve(&self, id: RecordId, distance: Option<f64>) -> Result<Found> {
         let mut stored = Vec::new();
         if !self.queue.get(id, &mut stored)? {
@@ -225,5 +251,95 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let mut raw = Vec::with_capacity(stored.len() * 2);
         self.encoding.decode(&stored, &mut raw)?;
         Ok(Found { id, raw, distance })
+    }
+}
+
+/// The key bounds of the records of `station` (every station when `None`) with a time
+/// in `times`.
+pub fn key_bounds(station: Option<&str>, times: &RangeInclusive<i64>) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    match station {
+        Some(station) => {
+            let (mut low, mut high) = (Vec::new(), Vec::new());
+            encode_key(&station.to_owned(), *times.start(), &mut low);
+            encode_key(&station.to_owned(), *times.end(), &mut high);
+            (Bound::Included(low), Bound::Included(high))
+        }
+        None => (Bound::Unbounded, Bound::Unbounded),
+    }
+}
+
+/// `bound` borrowed.
+pub fn as_slices(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    bound.as_ref().map(Vec::as_slice)
+}
+
+/// A key's station member (escaped and ended, as encoded) and its time (the last eight
+/// bytes).
+fn split_key_member(key: &[u8]) -> Result<(&[u8], i64)> {
+    let not_a_key = || Error::Schema("a B+tree key is not (station, time)".into());
+    let (station, mut time) =
+        key.split_at_checked(key.len().checked_sub(8).ok_or_else(not_a_key)?).ok_or_else(not_a_key)?;
+    let time = i64::decode_key(&mut time, true).ok_or_else(not_a_key)?;
+    Ok((station, time))
+}
+
+/// The byte string halfway between `a` and `b` read as big-endian numbers (the shorter
+/// one padded with zero bytes): between them in byte order.
+fn midpoint(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let width = a.len().max(b.len());
+    let byte = |bytes: &[u8], i: usize| u16::from(bytes.get(i).copied().unwrap_or(0));
+    // The sum, one byte a place, the carry in front.
+    let mut sum = vec![0u16; width + 1];
+    let mut carry = 0;
+    for i in (0..width).rev() {
+        let total = byte(a, i) + byte(b, i) + carry;
+        sum[i + 1] = total & 0xff;
+        carry = total >> 8;
+    }
+    sum[0] = carry;
+    // Halved from the front: each place's remainder moves to the next.
+    let mut half = Vec::with_capacity(width);
+    let mut remainder = sum[0] & 1;
+    for &place in &sum[1..] {
+        let value = (remainder << 8) | place;
+        half.push((value >> 1) as u8);
+        remainder = value & 1;
+    }
+    half
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The midpoint lies between its ends in byte order, whatever their lengths.
+    #[test]
+    fn midpoints_lie_between() {
+        let pairs: [(&[u8], &[u8]); 6] = [
+            (b"a", b"c"),
+            (b"a", b"b"),
+            (b"\x00\xff", b"\x01\x00"),
+            (b"S1\x00\x00\x80", b"S9\x00\x00\x80\x01"),
+            (b"\xff\xff", b"\xff\xff\xff"),
+            (b"", b"\x02"),
+        ];
+        for (a, b) in pairs {
+            let middle = midpoint(a, b);
+            assert!(a <= middle.as_slice() && middle.as_slice() <= b, "{a:?} {middle:?} {b:?}");
+        }
+        assert_eq!(midpoint(b"a", b"c"), b"b");
+        assert_eq!(midpoint(b"\x00\xff", b"\x01\x01"), b"\x01\x00");
+    }
+
+    /// Keys split into their station member and time; short keys are an error.
+    #[test]
+    fn key_members() {
+        let mut key = Vec::new();
+        encode_key(&"S1".to_owned(), -5, &mut key);
+        let (station, time) = split_key_member(&key).unwrap();
+        assert_eq!(time, -5);
+        assert_eq!(super::super::aggregate::decode_key(&key).unwrap(), ("S1".to_owned(), -5));
+        assert_eq!(station, &key[..key.len() - 8]);
+        assert!(split_key_member(b"short").is_err());
     }
 }

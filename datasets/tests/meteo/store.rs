@@ -275,3 +275,38 @@ fn keys_stream_in_order_then_fall_back_to_inserts() {
     let problems = quiredb_engine::check(&db).expect("check runs");
     assert!(problems.is_clean(), "integrity");
 }
+
+/// A range read by two threads has the rows of the one-thread range, in order: one
+/// station's times, every station (more than one batch), every station's times, one
+/// key, no key; and a limit stops a range.
+#[cfg(feature = "arrow")]
+#[test]
+fn ranges_on_two_threads_equal_one_thread() {
+    use quiredb_datasets::meteo::arrow::{RANGE_BATCH_ROWS, range, range_on_two_threads};
+    let (csv, observations) = fixture(RANGE_BATCH_ROWS as u64 + 4_000, 12);
+    let (_dir, db) = temp_db();
+    load_into(&db, &csv, None).expect("loads");
+    let (from, to) = (observations[50].time, observations[900].time);
+    let every = i64::MIN..=i64::MAX;
+    let cases = [
+        (Some("S00002"), from..=to, 2),
+        (None, every.clone(), 2),
+        (None, from..=to, 2),
+        (Some("S00003"), from..=from, 1),
+        (Some("nowhere"), every.clone(), 1),
+    ];
+    let rows_of = |batches: &[arrow_array::RecordBatch]| -> Vec<arrow_array::RecordBatch> {
+        batches.iter().flat_map(|batch| (0..batch.num_rows()).map(|row| batch.slice(row, 1))).collect()
+    };
+    for (station, times, batches) in cases {
+        let one = range(&db.begin_read().expect("read"), station, times.clone(), usize::MAX).expect("range");
+        let two = range_on_two_threads(&db, station, times.clone()).expect("range on two threads");
+        assert_eq!(two.len(), batches, "{station:?} {times:?}");
+        assert_eq!(rows_of(&one), rows_of(&two), "{station:?} {times:?}");
+    }
+    let all = range(&db.begin_read().expect("read"), None, every.clone(), usize::MAX).expect("range");
+    let sizes: Vec<usize> = all.iter().map(|batch| batch.num_rows()).collect();
+    assert_eq!(sizes, [RANGE_BATCH_ROWS, 4_000]);
+    let first = range(&db.begin_read().expect("read"), None, every, 7).expect("range with a limit");
+    assert_eq!(rows_of(&first), rows_of(&all)[..7]);
+}
