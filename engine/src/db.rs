@@ -234,7 +234,7 @@ impl Database {
     }
 
     /// What opening rejected, if it had to use the older meta page: which commit and
-    /// why (see [`Durability`] for when that happens). `None` after a clean open.
+    /// why (see [`crate::Durability`] for when that happens). `None` after a clean open.
     pub fn rollback(&self) -> Option<&Rollback> {
         self.core.rollback.as_ref()
     }

@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 /// Pages one automatic step moves ([`crate::Options::auto_compact_percent`]).
 const AUTO_BUDGET: u64 = 256;
 
-/// What one [`Database::compact_step`] did.
+/// What one [`crate::Database::compact_step`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CompactStep {
