@@ -54,19 +54,12 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// per run rather than once per key, which matters when the tree is larger than the
     /// pool. After an error, abort the transaction.
     pub fn remove_batch<K: AsRef<[u8]>>(&mut self, keys: impl IntoIterator<Item = K>) -> Result<u64> {
-        let mut keys = keys.into_iter();
-        let mut run: Vec<K> = Vec::new();
         let mut removed = 0;
-        loop {
-            run.extend(keys.by_ref().take(super::write::SORT_RUN));
-            if run.is_empty() {
-                return Ok(removed);
-            }
-            run.sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
-            for key in run.drain(..) {
-                removed += u64::from(self.remove(key.as_ref())?);
-            }
-        }
+        super::write::in_sorted_runs(Vec::new(), keys.into_iter(), K::as_ref, |key| {
+            removed += u64::from(self.remove(key.as_ref())?);
+            Ok(())
+        })?;
+        Ok(removed)
     }
 
     /// Restores the fill policy from node `id` upwards along `path`.

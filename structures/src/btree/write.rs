@@ -25,7 +25,25 @@ use quiredb_engine::{PageKind, PageMut, PageRead, WriteTxn};
 /// The most pairs [`BTree::insert_batch`] (keys: `remove_batch`) gathers and sorts at once (16 M: at 32
 /// bytes per borrowed pair, 512 MiB at most; batches that large are rare, and a
 /// larger run only saves leaf visits).
-pub(super) const SORT_RUN: usize = 1 << 24;
+const SORT_RUN: usize = 1 << 24;
+
+/// Hands `run` and then the rest of `items` to `each` in key order, sorted (stably:
+/// equal keys keep their order) in runs of up to [`SORT_RUN`] items.
+pub(super) fn in_sorted_runs<T>(
+    mut run: Vec<T>,
+    mut items: impl Iterator<Item = T>,
+    key: impl Fn(&T) -> &[u8],
+    mut each: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    loop {
+        run.extend(items.by_ref().take(SORT_RUN.saturating_sub(run.len())));
+        if run.is_empty() {
+            return Ok(());
+        }
+        run.sort_by(|a, b| key(a).cmp(key(b)));
+        run.drain(..).try_for_each(&mut each)?;
+    }
+}
 
 /// Branch nodes visited on the way down: node id and the child index taken.
 pub(super) type Path = Vec<(u64, usize)>;
@@ -156,16 +174,15 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             previous = Some(key);
         }
         drop(previous);
-        loop {
-            run.extend(pairs.by_ref().take(SORT_RUN - run.len()));
-            if run.is_empty() {
-                return Ok(());
-            }
-            run.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
-            for (key, value) in run.drain(..) {
+        in_sorted_runs(
+            run,
+            pairs,
+            |(key, _)| key.as_ref(),
+            |(key, value)| {
                 *added += u64::from(!self.insert_entry(key.as_ref(), value.as_ref(), &mut hint)?);
-            }
-        }
+                Ok(())
+            },
+        )
     }
 
     /// [`BTree::insert`] without writing the head page; `hint` is the leaf of the
