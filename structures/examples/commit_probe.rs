@@ -5,9 +5,11 @@
 //! With `removed`, half of the keys are removed in one transaction first (the free
 //! space a commit record must then carry is large).
 //!
+//! `QUIRE_LOG_PAGES=2048` puts a commit log of that many pages beside the file.
+//!
 //! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed]`
 
-use quiredb_engine::{Database, Durability, Options};
+use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -25,7 +27,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("probe.quire");
-    let db = Database::create(&path, Options::default())?;
+    let log_pages: u64 = std::env::var("QUIRE_LOG_PAGES").map_or(Ok(0), |v| v.parse())?;
+    let db = Database::create(&path, Database::builder().commit_log_pages(log_pages).into_options())?;
     let value = [5u8; 150];
     let txn = db.begin_write()?;
     let mut keys: Vec<[u8; 24]> = (0..n).map(|_| key(&mut rng)).collect();

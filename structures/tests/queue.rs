@@ -67,6 +67,23 @@ fn assert_matches<T: PageRead>(queue: &Queue<'_, T>, model: &VecDeque<(RecordId,
         assert_eq!((got_id, got), (*id, &bytes[..]), "cursor, seed {seed}");
     }
     assert!(cursor.next_record().expect("cursor end").is_none(), "cursor ends, seed {seed}");
+    assert_lookups_match(queue, model, seed);
+}
+
+/// A `Lookup` answers as `get` does: every live record in order and backwards (its
+/// pinned page held and replaced), ids just before the head and past the tail none.
+fn assert_lookups_match<T: PageRead>(queue: &Queue<'_, T>, model: &VecDeque<(RecordId, Vec<u8>)>, seed: u64) {
+    let mut lookup = queue.lookup().expect("lookup");
+    for (id, bytes) in model.iter().chain(model.iter().rev()) {
+        assert_eq!(lookup.get(*id).expect("lookup get"), Some(&bytes[..]), "lookup of {id:?}, seed {seed}");
+    }
+    let (Some((first, _)), Some((last, _))) = (model.front(), model.back()) else { return };
+    let before = RecordId { seq: first.seq.wrapping_sub(1), page: first.page };
+    let after = RecordId { seq: last.seq + 1, page: last.page };
+    for gone in [before, after] {
+        assert_eq!(lookup.get(gone).expect("lookup get"), None, "lookup of {gone:?}, seed {seed}");
+        assert!(!queue.get(gone, &mut Vec::new()).expect("get"), "get of {gone:?}, seed {seed}");
+    }
 }
 
 fn assert_sound(db: &Database, seed: u64) {

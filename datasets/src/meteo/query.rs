@@ -199,7 +199,8 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         visit: &mut dyn FnMut(Keyed<'_>) -> Result<bool>,
     ) -> Result<()> {
         let btree = BTree::open(self.txn, BTREE_NAME)?;
-        let (mut stored, mut raw) = (Vec::new(), Vec::new());
+        // Records loaded in key order lie in order in the queue: each page pinned once.
+        let (mut records, mut raw) = (self.queue.lookup()?, Vec::new());
         // The station of the previous key and its encoded prefix: decoded once a station.
         let (mut station, mut prefix) = (String::new(), Vec::new());
         // Entries read in place (no copy of the key and value).
@@ -216,12 +217,10 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
             }
             let id =
                 decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
-            stored.clear();
-            raw.clear();
-            if !self.queue.get(id, &mut stored)? {
+            let Some(stored) = records.get(id)? else {
                 return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
-            }
-            self.encoding.decode(&stored, &mut raw)?;
+            };
+            self.encoding.decode(stored, &mut raw)?;
             if !visit(Keyed { station: &station, time, raw: &raw })? {
                 break;
             }

@@ -286,33 +286,74 @@ pub fn unpack(packed: &[u8], out: &mut Vec<u8>) -> Result<()> {
         out.extend_from_slice(raw);
         return Ok(());
     }
-    out.reserve(packed.len() * 2);
+    // Written by index into room for the longest line (a byte a nibble), then cut.
+    let start = out.len();
+    out.resize(start + packed.len() * 2, 0);
+    let written = unpack_into(packed, &mut out[start..]);
+    out.truncate(start + written.as_ref().copied().unwrap_or(0));
+    written.map(drop)
+}
+
+/// [`unpack`] of a packed record into `out` (room for two bytes a packed byte);
+/// returns the bytes written.
+fn unpack_into(packed: &[u8], out: &mut [u8]) -> Result<usize> {
     let nibble = |n: usize| if n.is_multiple_of(2) { packed[n / 2] >> 4 } else { packed[n / 2] & 15 };
     let total = packed.len() * 2;
-    let mut n = 0;
-    while n < total {
-        // A whole byte of two plain nibbles: one table look-up.
-        if n.is_multiple_of(2) && PAIRS[usize::from(packed[n / 2])][0] != 0 {
-            out.extend_from_slice(&PAIRS[usize::from(packed[n / 2])]);
-            n += 2;
-            continue;
+    let (mut n, mut at) = (0, 0);
+    while n + 1 < total {
+        (n, at) = plain_run(packed, n, out, at);
+        if n + 1 >= total {
+            break;
         }
         match nibble(n) {
-            ESCAPE if n + 1 == total => break,
             ESCAPE if n + 2 == total => {
                 return Err(Error::Schema("a packed queue record ends inside an escape".into()));
             }
             ESCAPE => {
-                out.push(nibble(n + 1) << 4 | nibble(n + 2));
+                out[at] = nibble(n + 1) << 4 | nibble(n + 2);
                 n += 3;
             }
             plain => {
-                out.push(BYTES[usize::from(plain)]);
+                out[at] = BYTES[usize::from(plain)];
                 n += 1;
             }
         }
+        at += 1;
     }
-    Ok(())
+    if n + 1 == total && nibble(n) != ESCAPE {
+        out[at] = BYTES[usize::from(nibble(n))];
+        at += 1;
+    }
+    Ok(at)
+}
+
+/// Decodes plain nibbles from nibble `n` on, two a step with one table look-up, into
+/// `out` from byte `at`, until a pair holds an escape; returns the new `(n, at)`. An
+/// escape (three nibbles) shifts the rest of a line by a nibble, so the pairs are
+/// taken at either alignment — each in its own loop.
+fn plain_run(packed: &[u8], n: usize, out: &mut [u8], at: usize) -> (usize, usize) {
+    let slots = out[at..].chunks_exact_mut(2);
+    let mut done = 0;
+    if n.is_multiple_of(2) {
+        for (&byte, slot) in packed[n / 2..].iter().zip(slots) {
+            let pair = PAIRS[usize::from(byte)];
+            if pair[0] == 0 {
+                break;
+            }
+            slot.copy_from_slice(&pair);
+            done += 1;
+        }
+    } else {
+        for (bytes, slot) in packed[n / 2..].windows(2).zip(slots) {
+            let pair = PAIRS[usize::from(bytes[0] << 4 | bytes[1] >> 4)];
+            if pair[0] == 0 {
+                break;
+            }
+            slot.copy_from_slice(&pair);
+            done += 1;
+        }
+    }
+    (n + 2 * done, at + 2 * done)
 }
 
 /// Replaces `out` with field `column` (from 0) of the comma-separated raw line of the

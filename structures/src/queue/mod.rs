@@ -78,7 +78,7 @@ mod reader;
 pub use builder::Appender;
 pub use check::check;
 pub use handle::{QueueDef, QueueHandle};
-pub use reader::Cursor;
+pub use reader::{Cursor, Lookup};
 
 use crate::error::{Error, Result};
 use crate::handles::OpenMark;
@@ -245,6 +245,12 @@ impl<'t, T: PageRead> Queue<'t, T> {
     /// is not live in this queue (consumed, truncated, or never existed).
     pub fn get(&self, id: RecordId, out: &mut Vec<u8>) -> Result<bool> {
         self.core.get(self.txn, id, out)
+    }
+
+    /// Repeated [`Queue::get`]s that keep the last page pinned and hand records out in
+    /// place ([`Lookup`]).
+    pub fn lookup(&self) -> Result<Lookup<'_, 't, T>> {
+        self.core.lookup(self.txn)
     }
 
     /// Visits records in append order from the head (`from = None`) or from record

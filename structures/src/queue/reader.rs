@@ -21,7 +21,56 @@ struct Start<'t> {
     slot: usize,
 }
 
+/// Repeated reads by [`RecordId`] in one snapshot ([`Queue::lookup`]): the head state
+/// is read once and the last data page stays pinned, so records read in append order
+/// (an index scanned in key order over records loaded in that order) pin each page
+/// once, and a record on one page is handed out in place, not copied.
+///
+/// While a `Lookup` lives, a page of its queue stays pinned: inside a write
+/// transaction, do not write to the queue before dropping it.
+pub struct Lookup<'q, 't, T: PageRead> {
+    queue: &'q Core,
+    txn: &'t T,
+    state: HeadState,
+    slots: Slots,
+    page: Option<Start<'t>>,
+    /// A record spread over overflow pages, gathered.
+    spread: Vec<u8>,
+}
+
+impl<'t, T: PageRead> Lookup<'_, 't, T> {
+    /// Record `id`, or `None` when it is not live in this queue (consumed, truncated,
+    /// or never existed), as [`Queue::get`] but borrowed.
+    pub fn get(&mut self, id: RecordId) -> Result<Option<&[u8]>> {
+        if id.seq < self.state.head_seq || id.seq >= self.state.next_seq {
+            return Ok(None);
+        }
+        let held = self.page.as_ref().is_some_and(|at| at.page.id() == id.page);
+        if !held {
+            self.page = None; // unpinned before the next page is pinned
+            self.page = self.queue.locate(self.txn, id)?;
+        }
+        let Some(at) = &self.page else { return Ok(None) };
+        if id.seq < at.header.first_seq || id.seq >= at.header.end_seq() {
+            return Ok(None);
+        }
+        let slot = (id.seq - at.header.first_seq) as usize;
+        let (bytes, overflow) = record(&self.slots, &at.page, &at.header, slot, self.queue)?;
+        if !overflow {
+            return Ok(Some(bytes));
+        }
+        overflow::read(self.txn, bytes, &mut self.spread, &self.queue.name, at.page.id().0)?;
+        Ok(Some(&self.spread))
+    }
+}
+
 impl Core {
+    /// A [`Lookup`] of this queue in `txn`.
+    pub fn lookup<'q, 't, T: PageRead>(&'q self, txn: &'t T) -> Result<Lookup<'q, 't, T>> {
+        let state = self.state(txn)?;
+        Ok(Lookup { queue: self, txn, state, slots: Slots::new(txn.payload_size()), page: None, spread: Vec::new() })
+    }
+
     /// Copies record `id` into `out` (replacing its contents); false when the record
     /// is not live in this queue (consumed, truncated, or never existed).
     pub fn get(&self, txn: &impl PageRead, id: RecordId, out: &mut Vec<u8>) -> Result<bool> {
