@@ -68,6 +68,7 @@ pub mod store;
 pub mod timefmt;
 pub mod timing;
 mod transform;
+mod wide;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
