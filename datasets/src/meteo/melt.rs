@@ -311,6 +311,23 @@ mod tests {
         assert_eq!(pivot.slot("SNOW"), None);
     }
 
+    /// `same_text` agrees with `==` for texts of every length up to 20, equal or
+    /// differing in any one byte, and for texts of different lengths.
+    #[test]
+    fn same_text_agrees_with_equality() {
+        for len in 0..=20 {
+            let text: String = (0..len).map(|i| char::from(b'a' + i as u8)).collect();
+            assert!(same_text(&text, &text.clone()), "{text}");
+            for at in 0..len {
+                let mut other = text.clone().into_bytes();
+                other[at] = b'Z';
+                let other = String::from_utf8(other).expect("ASCII");
+                assert!(!same_text(&text, &other) && !same_text(&other, &text), "{text} {other}");
+            }
+            assert!(!same_text(&text, &format!("{text}x")), "{text}");
+        }
+    }
+
     /// Cached date texts equal `format_timestamp` for times across many days, a day
     /// and its slot-mate, and years outside 0–9999.
     #[test]

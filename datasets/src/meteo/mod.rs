@@ -123,11 +123,15 @@ impl Observation {
 
     /// Appends the R*-tree's point of this row to `out`: the
     /// [`Observation::index_measures`], or the first [`store::MAX_DIMENSIONS`]
-    /// measures at most. False, and `out` as it was, when one of them is missing.
+    /// measures at most. False, and `out` as it was, when one of them is missing or
+    /// there is no R*-tree ([`IndexMeasures::none`]).
     pub fn index_point(&self, out: &mut Vec<f64>) -> bool {
         let start = out.len();
         let default = self.measures.len().min(store::MAX_DIMENSIONS);
         let chosen = self.index_measures.as_ref().map_or(&DEFAULT_ORDER[..default], IndexMeasures::as_slice);
+        if chosen.is_empty() {
+            return false;
+        }
         for &measure in chosen {
             match self.measures.get(measure).copied().flatten() {
                 Some(value) => out.push(value),
@@ -165,7 +169,12 @@ impl IndexMeasures {
         Ok(IndexMeasures { len: measures.len(), measures: chosen })
     }
 
-    /// The measure numbers, in dimension order.
+    /// No measure: no R*-tree at all (`--index-measures none`).
+    pub fn none() -> Self {
+        IndexMeasures { len: 0, measures: [0; store::MAX_DIMENSIONS] }
+    }
+
+    /// The measure numbers, in dimension order (empty for [`IndexMeasures::none`]).
     pub fn as_slice(&self) -> &[usize] {
         &self.measures[..self.len]
     }

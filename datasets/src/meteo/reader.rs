@@ -35,6 +35,9 @@ use super::wide::WideCells;
 use super::{IndexMeasures, Observation};
 use crate::error::{Error, Result};
 
+/// The `--index-measures` value that builds no R*-tree.
+pub const NO_INDEX: &str = "none";
+
 /// What one call to [`ObservationReader::read`] found.
 #[derive(Debug)]
 pub enum ReadOutcome {
@@ -147,8 +150,16 @@ impl<R: Read> ObservationReader<R> {
     }
 
     /// Makes the measures named `names` (or numbered from 0 among the measures) the
-    /// R*-tree's dimensions, in that order; 1 to [`super::MAX_DIMENSIONS`] of them.
+    /// R*-tree's dimensions, in that order; 1 to [`super::MAX_DIMENSIONS`] of them. The
+    /// one name `none` builds no R*-tree ([`IndexMeasures::none`]; a measure called
+    /// "none" is then chosen by its number).
     pub fn set_index_measures(&mut self, names: &[String]) -> Result<()> {
+        if let [only] = names
+            && only.trim().eq_ignore_ascii_case(NO_INDEX)
+        {
+            self.index_measures = Some(IndexMeasures::none());
+            return Ok(());
+        }
         let names_list = self.measure_names.join(", ");
         let find = |name: &String| {
             let named = |m: &String| m.eq_ignore_ascii_case(name) || without_unit(m).eq_ignore_ascii_case(name);
@@ -161,7 +172,7 @@ impl<R: Read> ObservationReader<R> {
         let names: Vec<&String> = names.iter().filter(|name| !name.trim().is_empty()).collect();
         if !(1..=super::MAX_DIMENSIONS).contains(&names.len()) {
             return Err(Error::Argument(format!(
-                "--index-measures takes 1 to {} measures (the R*-tree's dimensions), got {}",
+                "--index-measures takes 1 to {} measures (the R*-tree's dimensions), got {}; or {NO_INDEX} for no R*-tree",
                 super::MAX_DIMENSIONS,
                 names.len()
             )));
