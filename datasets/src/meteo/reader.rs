@@ -196,7 +196,7 @@ impl<R: Read> ObservationReader<R> {
                 &MissingValues::default(),
             ),
         };
-        layout.index_measures = self.index_measures.map(|chosen| chosen.as_slice().to_vec());
+        layout.index_measures = self.index_measures.map(|chosen| chosen.iter().collect());
         layout
     }
 

@@ -113,7 +113,7 @@ impl WideCells {
 
     /// Moves the next observation of the row `record` into `observation` and its raw
     /// record into `raw`; returns its source line, `None` when the row is done.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_into(
         &mut self,
         record: &ByteRecord,
@@ -127,8 +127,13 @@ impl WideCells {
             self.station.clone_into(&mut observation.station);
         }
         observation.time = cell.time;
-        observation.measures.clear();
-        observation.measures.push(cell.value);
+        match observation.measures.as_mut_slice() {
+            [only] => *only = cell.value,
+            _ => {
+                observation.measures.clear();
+                observation.measures.push(cell.value);
+            }
+        }
         // The station field stays at the start of `raw` from one cell of the row to the
         // next (the reader writes `raw` only here while the row's cells are handed out).
         if self.next == 1 {
