@@ -461,9 +461,18 @@ fn index_measures_none_loads_without_r_tree() {
     assert!(out.contains("0 points in"), "{out}");
     let stats = quire(&["stats", path_str(&db)]);
     assert!(stats.status.success(), "{}", text(&stats));
-    assert!(text(&stats).contains("no R*-tree") && text(&stats).contains("records (queue):          4"), "{}", text(&stats));
+    assert!(
+        text(&stats).contains("no R*-tree") && text(&stats).contains("records (queue):          4"),
+        "{}",
+        text(&stats)
+    );
     let range = quire(&["range", path_str(&db), "--station", "B", "--from", "2020-01-01", "--to", "2020-01-02"]);
-    assert_eq!(String::from_utf8_lossy(&range.stdout), "B,2020-01-01T00:00,3\nB,2020-01-02T00:00,-4\n", "{}", text(&range));
+    assert_eq!(
+        String::from_utf8_lossy(&range.stdout),
+        "B,2020-01-01T00:00,3\nB,2020-01-02T00:00,-4\n",
+        "{}",
+        text(&range)
+    );
     let agg = quire(&["agg", path_str(&db), "--every", "year", "--measure", "t", "--fn", "sum", "--format", "csv"]);
     assert!(agg.status.success() && text(&agg).contains("A,2020") && text(&agg).contains(",4"), "{}", text(&agg));
     let check = quire(&["check", path_str(&db)]);
@@ -478,7 +487,11 @@ fn index_measures_none_loads_without_r_tree() {
     let mut args = vec!["load-csv", "--db", path_str(&db), "--quiet", path_str(&csv)];
     args.extend(flags);
     let refused = quire(&args);
-    assert!(!refused.status.success() && text(&refused).contains("loaded with --index-measures none"), "{}", text(&refused));
+    assert!(
+        !refused.status.success() && text(&refused).contains("loaded with --index-measures none"),
+        "{}",
+        text(&refused)
+    );
     assert_eq!(std::fs::read(&db).unwrap(), before, "the refused load changed the database");
 }
 

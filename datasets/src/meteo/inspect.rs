@@ -269,7 +269,8 @@ impl Guess<'_> {
         }
         if let ([Some(year), None, ..], Some(day)) = (&found[..], self.find(&DAY_OF_YEAR_NAMES, int)) {
             let (year, hour) = (*year, found[3]);
-            let references: Vec<String> = [Some(year), Some(day), hour].into_iter().flatten().map(|i| self.take(i)).collect();
+            let references: Vec<String> =
+                [Some(year), Some(day), hour].into_iter().flatten().map(|i| self.take(i)).collect();
             self.flag("--time", Some(references.join(",")));
             let format = if hour.is_some() { "%Y %j %H" } else { "%Y %j" };
             return self.flag("--time-format", Some(format.into()));
@@ -317,7 +318,9 @@ impl Guess<'_> {
     fn unix_seconds(&self) -> Option<usize> {
         let index = self.find(&UNIX_SECONDS_NAMES, |kind| *kind == ColumnKind::Integer)?;
         let plausible = |row: &Vec<String>| {
-            row.get(index).and_then(|v| v.parse::<i64>().ok()).is_some_and(|s| (100_000_000..10_000_000_000).contains(&s))
+            row.get(index)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|s| (100_000_000..10_000_000_000).contains(&s))
         };
         self.body.iter().all(plausible).then_some(index)
     }

@@ -166,7 +166,9 @@ impl IndexMeasures {
         let mut chosen = [0; store::MAX_DIMENSIONS];
         for (slot, &measure) in chosen.iter_mut().zip(measures) {
             *slot = u16::try_from(measure).map_err(|_| {
-                error::Error::Argument(format!("measure number {measure} cannot be an R*-tree dimension (at most 65535)"))
+                error::Error::Argument(format!(
+                    "measure number {measure} cannot be an R*-tree dimension (at most 65535)"
+                ))
             })?;
         }
         Ok(IndexMeasures { len: measures.len() as u8, measures: chosen })

@@ -40,8 +40,7 @@ use super::record::RecordEncoding;
 use super::sort_feed::{Points, SORT_BATCHES, sort_pool, sort_thread};
 use super::store::{
     Chunk, KeyWriter, SinkStats, index_dimensions, open_layout, open_without_tree, record_encoding, with_dimensions,
-    write_meta,
-    write_records,
+    write_meta, write_records,
 };
 use super::timing::{process_cpu, thread_cpu, timed};
 use crate::error::{Error, Result};
@@ -197,7 +196,9 @@ fn index_thread(
         let txn = db.begin_write()?;
         let ended = match config.dims {
             0 => one_transaction_without_tree(&txn, config, messages, &mut recycle, &mut stats)?,
-            dims => with_dimensions!(dims, D => one_transaction::<D>(&txn, config, messages, &mut recycle, &mut stats))?,
+            dims => {
+                with_dimensions!(dims, D => one_transaction::<D>(&txn, config, messages, &mut recycle, &mut stats))?
+            }
         };
         match ended {
             Ending::Abort => {

@@ -13,13 +13,13 @@ use std::io::Read;
 
 use csv::ByteRecord;
 
+use super::Observation;
 use super::fields;
 use super::melt::{DateTexts, same_text};
 use super::period::Period;
 use super::reader::{is_plain, push_field};
 use super::source::{Source, TimePlan};
 use super::timefmt::Clock;
-use super::Observation;
 use crate::error::{Error, Result};
 
 /// The observations of the current wide row, and the per-input period times.
@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 pub(crate) struct WideCells {
     /// Per period column: its time and time text when its name is a full date (the
     /// same for every row); `None` until the input's first row.
-    period_times: Option<Vec<Option<(i64, [u8; 16])>>>,
+    period_times: Option<Vec<Option<PeriodTime>>>,
     /// The current row's observations, in column order.
     cells: Vec<Cell>,
     next: usize,
@@ -39,6 +39,9 @@ pub(crate) struct WideCells {
     plain: bool,
     dates: DateTexts,
 }
+
+/// A period column's time and its `YYYY-MM-DDTHH:MM` text.
+type PeriodTime = (i64, [u8; 16]);
 
 /// One observation of a wide row.
 #[derive(Debug, Clone, Copy)]
@@ -183,10 +186,11 @@ fn wide_cell<R: Read>(
 /// The time and its `YYYY-MM-DDTHH:MM` text of each period column that has a full
 /// date (year, month and day): the same for every row, as [`wide_cell`] finds it
 /// (`None` for the others, and for dates that do not exist, which `wide_cell` reports).
-fn period_times(periods: &[(usize, Period)], clock: &Clock) -> Vec<Option<(i64, [u8; 16])>> {
+fn period_times(periods: &[(usize, Period)], clock: &Clock) -> Vec<Option<PeriodTime>> {
     let time = |period: &Period| {
         let year = period.year.filter(|_| period.month != 0)?;
-        let time = fields::civil_seconds(year, period.month, period.day, 0).and_then(|civil| clock.to_utc(civil)).ok()?;
+        let time =
+            fields::civil_seconds(year, period.month, period.day, 0).and_then(|civil| clock.to_utc(civil)).ok()?;
         let mut text = Vec::with_capacity(16);
         fields::format_timestamp(time, &mut text);
         Some((time, <[u8; 16]>::try_from(text.as_slice()).ok()?))
