@@ -55,9 +55,10 @@ struct Cell {
 }
 
 impl WideCells {
-    /// A new input begins (its period columns may differ).
+    /// A new input begins (its period columns and delimiter may differ).
     pub(crate) fn new_input(&mut self) {
         self.period_times = None;
+        self.station_field.clear();
         self.clear();
     }
 
