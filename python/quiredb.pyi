@@ -70,8 +70,10 @@ class Database:
         **options: Any,
     ) -> dict[str, Any]:
         """Loads CSV files or folders (`.gz`/`.zst` decompressed) into the queue, the
-        (station, time) B+tree and the 5-D R*-tree, in one transaction (one per `batch`
-        rows), like `quire load-csv --db`. `options` are that command's column-mapping
+        (station, time) B+tree and the R*-tree, in one transaction (one per `batch`
+        rows), like `quire load-csv --db`. `index_measures` names the R*-tree's 1 to 8
+        dimensions (default: the first eight measures at most), or is "none" for no
+        R*-tree (then `window` and `knn` raise quiredb.Error). `options` are that command's column-mapping
         flags with `_` for `-`: `preset="beijing"`, `station="site"`,
         `time="year,month,day,hour"`, `time_format="%d/%m/%Y %H:%M"`, `measures=[...]`,
         `delimiter=";"`, `no_header=True`, `na=["M", -99]`, `time_zone="Europe/Berlin"`,

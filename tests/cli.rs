@@ -424,10 +424,10 @@ fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
     args.push(&sample);
     args.extend(base.iter().chain(&measures).copied());
     for (choice, error) in [
-        ("", "takes 1 to 8 measures (the R*-tree's dimensions), got 0"),
+        ("", "takes 1 to 8 measures (the R*-tree's dimensions), got 0; or none"),
         (
             "GHI,DNI,Dry-bulb,Dew-point,RHum,Pressure,Wspd,GHI,DNI",
-            "takes 1 to 8 measures (the R*-tree's dimensions), got 9",
+            "takes 1 to 8 measures (the R*-tree's dimensions), got 9; or none",
         ),
         ("GHI,Wind", "no measure \"Wind\""),
     ] {
@@ -445,6 +445,54 @@ fn index_measures_choose_the_r_tree_dimensions_among_more_measures() {
     let stats = quire(&["stats", path_str(&other)]);
     let dims = "R*-tree dimensions:       Pressure (mbar), Dry-bulb (C), Wspd (m/s)";
     assert!(text(&stats).contains("points (3-D R*-tree):     4") && text(&stats).contains(dims), "{}", text(&stats));
+}
+
+#[test]
+fn index_measures_none_loads_without_r_tree() {
+    // Proves: --index-measures none loads a wide table with no R*-tree; stats, range,
+    // agg and check work on it; window and knn fail with the reason, not a panic; a
+    // later load that would build a tree is refused and changes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("wide.csv");
+    std::fs::write(&csv, "station,20200101,20200102\nA,1.5,2.5\nB,3,-4\n").unwrap();
+    let db = dir.path().join("wide.quire");
+    let flags = ["--wide", "YYYYMMDD", "--station", "station", "--wide-measure", "t"];
+    let out = load_csv(&db, &[path_str(&csv)], &[&flags[..], &["--index-measures", "none"]].concat(), 4);
+    assert!(out.contains("0 points in"), "{out}");
+    let stats = quire(&["stats", path_str(&db)]);
+    assert!(stats.status.success(), "{}", text(&stats));
+    assert!(
+        text(&stats).contains("no R*-tree") && text(&stats).contains("records (queue):          4"),
+        "{}",
+        text(&stats)
+    );
+    let range = quire(&["range", path_str(&db), "--station", "B", "--from", "2020-01-01", "--to", "2020-01-02"]);
+    assert_eq!(
+        String::from_utf8_lossy(&range.stdout),
+        "B,2020-01-01T00:00,3\nB,2020-01-02T00:00,-4\n",
+        "{}",
+        text(&range)
+    );
+    let agg = quire(&["agg", path_str(&db), "--every", "year", "--measure", "t", "--fn", "sum", "--format", "csv"]);
+    assert!(agg.status.success() && text(&agg).contains("A,2020") && text(&agg).contains(",4"), "{}", text(&agg));
+    let check = quire(&["check", path_str(&db)]);
+    assert!(check.status.success() && text(&check).contains("clean"), "{}", text(&check));
+    for query in [&["window", path_str(&db), "--min", "0", "--max", "9"][..], &["knn", path_str(&db), "--point", "1"]] {
+        let refused = quire(query);
+        assert!(!refused.status.success(), "{query:?}: {}", text(&refused));
+        assert!(text(&refused).contains("no R*-tree (it was loaded with --index-measures none)"), "{}", text(&refused));
+        assert!(!text(&refused).contains("panicked"), "{}", text(&refused));
+    }
+    let before = std::fs::read(&db).unwrap();
+    let mut args = vec!["load-csv", "--db", path_str(&db), "--quiet", path_str(&csv)];
+    args.extend(flags);
+    let refused = quire(&args);
+    assert!(
+        !refused.status.success() && text(&refused).contains("loaded with --index-measures none"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the refused load changed the database");
 }
 
 #[test]

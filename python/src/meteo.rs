@@ -43,7 +43,7 @@ pub struct LoadRequest {
     pub skip_bad: bool,
     /// Commit every this many rows.
     pub batch: Option<u64>,
-    /// The R*-tree's five measures.
+    /// The R*-tree's 1 to 8 measures, or `["none"]` for no R*-tree.
     pub index_measures: Option<Vec<String>>,
     /// Where skipped rows are listed.
     pub skip_report: Option<PathBuf>,

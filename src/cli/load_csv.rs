@@ -33,7 +33,8 @@ use super::load_speed::{Baseline, csv_parse_only};
 #[derive(clap::Args)]
 pub struct LoadArgs {
     /// CSV files or folders to load as one (`.gz` and `.zst` are decompressed on the
-    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files in name order); with the
+    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files, and .gz/.zst files with
+    /// no other extension as ISD-Lite's, in name order); with the
     /// `parquet` feature also `.parquet` files, read as the CSV of their rows.
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
@@ -49,7 +50,9 @@ pub struct LoadArgs {
     pub inspect: bool,
     /// The 1 to 8 measures that are the R*-tree's dimensions, in order (names, or
     /// numbers from 0 among the measures); default: the first eight measures at most.
-    /// A load into an existing database must choose as many as its first load.
+    /// "none": no R*-tree (a faster load; window and knn then refuse, range, agg and
+    /// stats work). A load into an existing database must choose as many as its first
+    /// load (or none again).
     #[arg(long, value_name = "M1,…")]
     pub index_measures: Option<String>,
     /// Skip malformed rows (listed in the skip report) instead of stopping.
@@ -91,8 +94,9 @@ pub struct LoadArgs {
     #[arg(long, conflicts_with_all = ["dry_run", "db"])]
     pub parse_only: bool,
     /// With --parse-only: also deserialize each row into a typed default-schema row
-    /// (with --wide: station text and a float per other column) with serde (the `csv`
-    /// crate's usual typed parse).
+    /// (with --wide: station text and a float per other column; with
+    /// --variable-column: three texts and a float) with serde (the `csv` crate's usual
+    /// typed parse).
     #[arg(long, requires = "parse_only")]
     pub typed: bool,
     /// Before the load, parse the same file with the `csv` crate into typed rows (the
@@ -298,9 +302,14 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The typed baseline parse: of wide rows with `--wide`, else of default-schema rows.
+/// The typed baseline parse: of wide rows with `--wide`, of variable-column rows with
+/// `--variable-column`, else of default-schema rows.
 fn typed(args: &LoadArgs) -> Baseline {
-    if args.mapping.wide.is_some() { Baseline::TypedWide } else { Baseline::Typed }
+    match (&args.mapping.wide, &args.mapping.variable_column) {
+        (Some(_), _) => Baseline::TypedWide,
+        (None, Some(_)) => Baseline::TypedVariable,
+        (None, None) => Baseline::Typed,
+    }
 }
 
 /// The delimiter of the baseline parses: `--delimiter`, else `,`.

@@ -1,7 +1,7 @@
 //! `quire load-csv --baseline`: the load-speed goal measured in one run. Before the
 //! load, the same file is parsed by the `csv` crate into typed default-schema rows
-//! (serde, [`Baseline::Typed`], or [`Baseline::TypedWide`] for `--wide`: what
-//! `--parse-only --typed` does); after it, both are
+//! (serde, [`Baseline::Typed`], or [`Baseline::TypedWide`] for `--wide`,
+//! [`Baseline::TypedVariable`] for `--variable-column`: what `--parse-only --typed` does); after it, both are
 //! printed with wall and CPU time and the ratio of the load's speed to the parse's.
 //!
 //! The baselines themselves ([`csv_parse_only`]) live here, with the measurement, not
@@ -88,6 +88,9 @@ pub enum Baseline {
     /// The same for a wide table: the first field as text, every other one an
     /// `Option<f64>` (serde into `(&str, Vec<Option<f64>>)`).
     TypedWide,
+    /// The same for a variable-column table (`station,time,element,value`): three
+    /// texts and an `Option<f64>`.
+    TypedVariable,
 }
 
 /// A wide row as serde sees it, for [`Baseline::TypedWide`] (its fields are only
@@ -95,6 +98,19 @@ pub enum Baseline {
 #[derive(serde::Deserialize)]
 #[allow(dead_code)]
 struct WideRow<'a>(#[serde(borrow)] &'a str, Vec<Option<f64>>);
+
+/// A variable-column row as serde sees it, for [`Baseline::TypedVariable`].
+#[derive(serde::Deserialize)]
+struct VariableRow<'a> {
+    #[serde(borrow)]
+    _station: &'a str,
+    #[serde(borrow)]
+    _time: &'a str,
+    #[serde(borrow)]
+    _element: &'a str,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    _value: Option<f64>,
+}
 
 /// A default-schema row as serde sees it, for [`Baseline::Typed`].
 #[derive(serde::Deserialize)]
@@ -133,6 +149,10 @@ pub fn csv_parse_only<R: Read>(input: R, delimiter: u8, baseline: Baseline) -> a
             }
             Baseline::TypedWide => {
                 let row: Option<WideRow> = record.deserialize(None).ok();
+                std::hint::black_box(row);
+            }
+            Baseline::TypedVariable => {
+                let row: Option<VariableRow> = record.deserialize(None).ok();
                 std::hint::black_box(row);
             }
         }

@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 /// Extensions of the data files taken from a folder (before `.gz` / `.zst`).
 pub const DATA_EXTENSIONS: [&str; 5] = ["csv", "txt", "dat", "tsv", "asc"];
 
-/// `paths` with each folder replaced by its data files (see [`DATA_EXTENSIONS`]), in
-/// name order; an error for a path that does not exist or a folder with no data file.
+/// `paths` with each folder replaced by its data files (see [`DATA_EXTENSIONS`]; also
+/// `.gz`/`.zst` files with no other extension), in name order; an error for a path that does not exist or a folder with no data file.
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for path in paths {
@@ -38,9 +38,15 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A data file: a name ending in one of [`DATA_EXTENSIONS`], perhaps compressed; or a
+/// compressed file whose name has no other extension (ISD-Lite's `010010-99999-2019.gz`).
 fn is_data_file(path: &Path) -> bool {
     let name = path.file_name().map(|name| name.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let name = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst")).unwrap_or(&name);
+    let stem = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst"));
+    if stem.is_some_and(|stem| !stem.is_empty() && !stem.contains('.')) {
+        return true;
+    }
+    let name = stem.unwrap_or(&name);
     DATA_EXTENSIONS.iter().any(|extension| name.ends_with(&format!(".{extension}")))
 }
 
@@ -54,5 +60,22 @@ pub fn decompressed<'a>(path: &Path, input: impl Read + 'a) -> Result<Box<dyn Re
             Ok(Box::new(decoder))
         }
         _ => Ok(Box::new(input)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Data files by extension, compressed or not, and compressed files without another
+    /// extension (ISD-Lite downloads); not other files.
+    #[test]
+    fn data_files_of_a_folder() {
+        for taken in ["a.csv", "A.TXT", "b.csv.gz", "c.dat.zst", "010010-99999-2019.gz", "725030-14732-2020.zst"] {
+            assert!(is_data_file(Path::new(taken)), "{taken}");
+        }
+        for left in ["README", "notes.md", "archive.tar.gz", "x.json.zst", ".gz", "010010-99999-2019"] {
+            assert!(!is_data_file(Path::new(left)), "{left}");
+        }
     }
 }

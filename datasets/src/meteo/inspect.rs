@@ -4,8 +4,9 @@
 //! Guesses, in order: the layout (wide when three header names are periods, variable
 //! when a text column holds few element codes beside a value column, else long); the
 //! station (a column named like a station, a first column of text, a preamble field,
-//! else the file name); the time (year/month/day[/hour] columns, an ISO or formatted
-//! timestamp, a date column plus a time column); the measures (the other numeric
+//! else the file name); the time (year/month/day[/hour] columns, year and day-of-year
+//! columns, Unix seconds, an ISO or formatted timestamp, a date column plus a time
+//! column); the measures (the other numeric
 //! columns, flag columns left out); sentinels seen among the values. It never reads
 //! past the sample and never writes.
 
@@ -23,6 +24,8 @@ const SENTINELS: [f64; 7] = [9999.0, 99999.0, -9900.0, 999.9, 9999.9, -99.9, 999
 const STATION_NAMES: [&str; 9] = ["station", "stn", "id", "name", "origin", "site", "stations_id", "usaf", "wmo"];
 const ELEMENT_NAMES: [&str; 5] = ["element", "variable", "parameter", "param", "elem"];
 const VALUE_NAMES: [&str; 4] = ["value", "data_value", "val", "wert"];
+const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday", "jday", "julian_day"];
+const UNIX_SECONDS_NAMES: [&str; 7] = ["epoch", "unix", "unixtime", "unix_time", "timestamp", "time", "ts"];
 
 /// What a column's sampled values look like.
 #[derive(Debug, Clone, PartialEq)]
@@ -264,6 +267,18 @@ impl Guess<'_> {
             let references: Vec<String> = found.iter().flatten().map(|&i| self.take(i)).collect();
             return self.flag("--time", Some(references.join(",")));
         }
+        if let ([Some(year), None, ..], Some(day)) = (&found[..], self.find(&DAY_OF_YEAR_NAMES, int)) {
+            let (year, hour) = (*year, found[3]);
+            let references: Vec<String> =
+                [Some(year), Some(day), hour].into_iter().flatten().map(|i| self.take(i)).collect();
+            self.flag("--time", Some(references.join(",")));
+            let format = if hour.is_some() { "%Y %j %H" } else { "%Y %j" };
+            return self.flag("--time-format", Some(format.into()));
+        }
+        if let Some(seconds) = self.unix_seconds() {
+            let reference = self.take(seconds);
+            return self.flag("--time", Some(reference));
+        }
         if !self.sniffed.header && self.columns.len() >= 5 && (0..4).all(|i| int(&self.columns[i].kind)) {
             self.used.extend(0..4);
             return self.flag("--time", Some("0,1,2,3".into()));
@@ -297,6 +312,17 @@ impl Guess<'_> {
                 }
             },
         }
+    }
+
+    /// An integer column named like Unix seconds whose values are times of 1973–2286.
+    fn unix_seconds(&self) -> Option<usize> {
+        let index = self.find(&UNIX_SECONDS_NAMES, |kind| *kind == ColumnKind::Integer)?;
+        let plausible = |row: &Vec<String>| {
+            row.get(index)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|s| (100_000_000..10_000_000_000).contains(&s))
+        };
+        self.body.iter().all(plausible).then_some(index)
     }
 
     /// An hour column beside a date column without time of day: named like an hour,
@@ -417,6 +443,24 @@ mod tests {
         let wide = inspect(b"station,year,Jan,Feb,Mar\nA,2020,1.5,2,3\nB,2020,1,2,3\n", true, &Schema::default());
         assert_eq!(wide.layout, "wide (months)");
         assert_eq!(value(&wide.flags, "--time"), Some("year"));
+    }
+
+    /// Year and day-of-year (and hour) columns take a `%Y %j` format; an integer
+    /// column of Unix seconds named like a time is the time.
+    #[test]
+    fn day_of_year_and_unix_seconds() {
+        let found = flags("station,year,doy,hour,t\nZ,2020,61,12,1.0\nZ,2020,366,0,2.0\n");
+        assert_eq!(value(&found, "--time"), Some("year,doy,hour"));
+        assert_eq!(value(&found, "--time-format"), Some("%Y %j %H"));
+        assert_eq!(value(&found, "--measures"), Some("t"));
+        let found = flags("station,Year,DOY,t\nZ,2020,61,1.0\nZ,2020,62,2.0\n");
+        assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("Year,DOY"), Some("%Y %j")));
+        let found = flags("station,epoch,t\nY,1583064000,1.0\nY,1583067600,2.0\n");
+        assert_eq!(value(&found, "--time"), Some("epoch"));
+        assert_eq!(value(&found, "--time-format"), None);
+        assert_eq!(value(&found, "--measures"), Some("t"));
+        let found = flags("station,time,t\nY,12,1.0\nY,13,2.0\n");
+        assert_ne!(value(&found, "--time"), Some("time"), "small integers are no Unix seconds");
     }
 
     /// Three more archive styles: DWD product files (padded `;` fields, YYYYMMDDHH,

@@ -1,7 +1,6 @@
-//! Rows that are not one observation each: wide tables (one row, many periods) are
-//! *melted* into one observation per period cell, and variable-column tables (one row
-//! per station, time and element, as GHCN-Daily's CSV) are *pivoted* into one
-//! observation per (station, time) holding the chosen elements.
+//! Variable-column tables (one row per station, time and element, as GHCN-Daily's CSV)
+//! are *pivoted* into one observation per (station, time) holding the chosen elements.
+//! (Wide tables are melted in `wide.rs`.)
 //!
 //! Each produced observation gets a raw record of its own, `station,time,values…`
 //! (time as `YYYY-MM-DDTHH:MM`, values as written in the input, missing ones empty),
@@ -39,8 +38,6 @@ pub(crate) struct MadeQueue {
     /// The station as a field of the raw records (quoted if need be), made at the
     /// first pop after [`MadeQueue::start`].
     station_field: Vec<u8>,
-    /// See [`MadeQueue::set_plain_texts`].
-    plain_texts: bool,
     dates: DateTexts,
 }
 
@@ -51,19 +48,11 @@ impl MadeQueue {
         self.width = width;
         self.next = 0;
         self.station_field.clear();
-        self.plain_texts = false;
         for buffer in
             [&mut self.times as &mut dyn Clear, &mut self.lines, &mut self.values, &mut self.texts, &mut self.text_ends]
         {
             buffer.clear_all();
         }
-    }
-
-    /// Declares that no value text queued since [`MadeQueue::start`] holds a byte that
-    /// needs quoting (the delimiter, a quote, a line break): they are then copied into
-    /// the raw records without a look.
-    pub(crate) fn set_plain_texts(&mut self) {
-        self.plain_texts = true;
     }
 
     /// Queues one observation: its time, source line and (value, text) per measure.
@@ -107,27 +96,34 @@ impl MadeQueue {
             let start = if cell == 0 { 0 } else { self.text_ends[cell - 1] };
             raw.push(delimiter);
             let text = &self.texts[start..self.text_ends[cell]];
-            if self.plain_texts {
-                raw.extend_from_slice(text);
-            } else {
-                push_field(raw, text, delimiter);
-            }
+            push_field(raw, text, delimiter);
         }
         Some(self.lines[at])
     }
 }
 
-/// `a == b`, inline: station names are short, and a call of the C library's `memcmp`
-/// for each made observation cost more than the comparison.
+/// `a == b`, inline, in (overlapping) words: station names are short, and a call of
+/// the C library's `memcmp` for each made observation cost more than the comparison.
 #[inline]
 pub(crate) fn same_text(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let len = a.len();
+    if len != b.len() {
+        return false;
+    }
+    let word = |text: &[u8], at: usize| u64::from_ne_bytes(text[at..at + 8].try_into().expect("eight bytes"));
+    let half = |text: &[u8], at: usize| u32::from_ne_bytes(text[at..at + 4].try_into().expect("four bytes"));
+    match len {
+        0..4 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..8 => half(a, 0) == half(b, 0) && half(a, len - 4) == half(b, len - 4),
+        _ => (0..len - 8).step_by(8).all(|at| word(a, at) == word(b, at)) && word(a, len - 8) == word(b, len - 8),
+    }
 }
 
 /// `YYYY-MM-DD` texts of recent days, direct-mapped by day number: made observations
 /// repeat days (a wide table's columns row after row, a pivot's hours of one day).
 #[derive(Debug)]
-struct DateTexts {
+pub(crate) struct DateTexts {
     slots: Vec<(i64, [u8; 10])>,
 }
 
@@ -142,7 +138,7 @@ const DATE_SLOTS: usize = 4096;
 
 impl DateTexts {
     /// Appends `YYYY-MM-DDTHH:MM` of `time` to `out` ([`fields::format_timestamp`]).
-    fn append(&mut self, time: i64, out: &mut Vec<u8>) {
+    pub(crate) fn append(&mut self, time: i64, out: &mut Vec<u8>) {
         let day = time.div_euclid(86_400);
         let slot = &mut self.slots[day.rem_euclid(DATE_SLOTS as i64) as usize];
         if slot.0 != day {
@@ -313,6 +309,23 @@ mod tests {
         assert_eq!(seen[1].3, ["A", "1970-01-01T00:00", "12", "3.0"]);
         assert_eq!(seen[1].4, 2);
         assert_eq!(pivot.slot("SNOW"), None);
+    }
+
+    /// `same_text` agrees with `==` for texts of every length up to 20, equal or
+    /// differing in any one byte, and for texts of different lengths.
+    #[test]
+    fn same_text_agrees_with_equality() {
+        for len in 0..=20 {
+            let text: String = (0..len).map(|i| char::from(b'a' + i as u8)).collect();
+            assert!(same_text(&text, &text.clone()), "{text}");
+            for at in 0..len {
+                let mut other = text.clone().into_bytes();
+                other[at] = b'Z';
+                let other = String::from_utf8(other).expect("ASCII");
+                assert!(!same_text(&text, &other) && !same_text(&other, &text), "{text} {other}");
+            }
+            assert!(!same_text(&text, &format!("{text}x")), "{text}");
+        }
     }
 
     /// Cached date texts equal `format_timestamp` for times across many days, a day

@@ -68,6 +68,7 @@ pub mod store;
 pub mod timefmt;
 pub mod timing;
 mod transform;
+mod wide;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use parallel::{ParallelConfig, load_parallel};
@@ -122,12 +123,15 @@ impl Observation {
 
     /// Appends the R*-tree's point of this row to `out`: the
     /// [`Observation::index_measures`], or the first [`store::MAX_DIMENSIONS`]
-    /// measures at most. False, and `out` as it was, when one of them is missing.
+    /// measures at most. False, and `out` as it was, when one of them is missing or
+    /// there is no R*-tree ([`IndexMeasures::none`]).
     pub fn index_point(&self, out: &mut Vec<f64>) -> bool {
         let start = out.len();
-        let default = self.measures.len().min(store::MAX_DIMENSIONS);
-        let chosen = self.index_measures.as_ref().map_or(&DEFAULT_ORDER[..default], IndexMeasures::as_slice);
-        for &measure in chosen {
+        let chosen = self.index_measures.unwrap_or_else(|| IndexMeasures::first(self.measures.len()));
+        if chosen.is_empty() {
+            return false;
+        }
+        for measure in chosen.iter() {
             match self.measures.get(measure).copied().flatten() {
                 Some(value) => out.push(value),
                 None => {
@@ -141,31 +145,52 @@ impl Observation {
 }
 
 /// Measures 0, 1, … : the R*-tree's dimensions without `--index-measures`.
-const DEFAULT_ORDER: [usize; store::MAX_DIMENSIONS] = [0, 1, 2, 3, 4, 5, 6, 7];
+const DEFAULT_ORDER: [u16; store::MAX_DIMENSIONS] = [0, 1, 2, 3, 4, 5, 6, 7];
 
 /// The measures that are the R*-tree's dimensions, in order: 1 to
-/// [`store::MAX_DIMENSIONS`] measure numbers (a copy costs no allocation: every
-/// observation carries one).
+/// [`store::MAX_DIMENSIONS`] measure numbers (a copy costs no allocation, and only 18
+/// bytes: every observation carries one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexMeasures {
-    len: usize,
-    measures: [usize; store::MAX_DIMENSIONS],
+    len: u8,
+    measures: [u16; store::MAX_DIMENSIONS],
 }
 
 impl IndexMeasures {
     /// The measures numbered `measures` (from 0, in schema order); an error unless
-    /// there are 1 to [`store::MAX_DIMENSIONS`] of them.
+    /// there are 1 to [`store::MAX_DIMENSIONS`] of them, each below 65,536.
     pub fn new(measures: &[usize]) -> error::Result<Self> {
         if !(1..=store::MAX_DIMENSIONS).contains(&measures.len()) {
             return Err(store::dimension_error(measures.len()));
         }
         let mut chosen = [0; store::MAX_DIMENSIONS];
-        chosen[..measures.len()].copy_from_slice(measures);
-        Ok(IndexMeasures { len: measures.len(), measures: chosen })
+        for (slot, &measure) in chosen.iter_mut().zip(measures) {
+            *slot = u16::try_from(measure).map_err(|_| {
+                error::Error::Argument(format!(
+                    "measure number {measure} cannot be an R*-tree dimension (at most 65535)"
+                ))
+            })?;
+        }
+        Ok(IndexMeasures { len: measures.len() as u8, measures: chosen })
     }
 
-    /// The measure numbers, in dimension order.
-    pub fn as_slice(&self) -> &[usize] {
-        &self.measures[..self.len]
+    /// The first `measures` measures, at most [`store::MAX_DIMENSIONS`] (the default).
+    fn first(measures: usize) -> Self {
+        IndexMeasures { len: measures.min(store::MAX_DIMENSIONS) as u8, measures: DEFAULT_ORDER }
+    }
+
+    /// No measure: no R*-tree at all (`--index-measures none`).
+    pub fn none() -> Self {
+        IndexMeasures { len: 0, measures: [0; store::MAX_DIMENSIONS] }
+    }
+
+    /// The measure numbers, in dimension order (none for [`IndexMeasures::none`]).
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.measures[..usize::from(self.len)].iter().map(|&measure| usize::from(measure))
+    }
+
+    /// True for [`IndexMeasures::none`].
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }

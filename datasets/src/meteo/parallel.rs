@@ -39,8 +39,8 @@ use super::reader::{ObservationReader, RawRow};
 use super::record::RecordEncoding;
 use super::sort_feed::{Points, SORT_BATCHES, sort_pool, sort_thread};
 use super::store::{
-    Chunk, KeyWriter, SinkStats, index_dimensions, open_layout, record_encoding, with_dimensions, write_meta,
-    write_records,
+    Chunk, KeyWriter, SinkStats, index_dimensions, open_layout, open_without_tree, record_encoding, with_dimensions,
+    write_meta, write_records,
 };
 use super::timing::{process_cpu, thread_cpu, timed};
 use crate::error::{Error, Result};
@@ -194,8 +194,12 @@ fn index_thread(
     let mut stats = SinkStats::default();
     loop {
         let txn = db.begin_write()?;
-        let ended =
-            with_dimensions!(config.dims, D => one_transaction::<D>(&txn, config, messages, &mut recycle, &mut stats))?;
+        let ended = match config.dims {
+            0 => one_transaction_without_tree(&txn, config, messages, &mut recycle, &mut stats)?,
+            dims => {
+                with_dimensions!(dims, D => one_transaction::<D>(&txn, config, messages, &mut recycle, &mut stats))?
+            }
+        };
         match ended {
             Ending::Abort => {
                 txn.abort();
@@ -273,6 +277,23 @@ fn one_transaction<const D: usize>(
         }
         finish_meta(txn, config, (ending, &mut keys), stats, tail)
     })
+}
+
+/// [`one_transaction`] of a load without R*-tree (`--index-measures none`).
+fn one_transaction_without_tree(
+    txn: &WriteTxn<'_>,
+    config: Config<'_>,
+    messages: &Receiver<Message>,
+    recycle: &mut Option<Sender<Chunk>>,
+    stats: &mut SinkStats,
+) -> Result<Ending> {
+    let started = Mark::now();
+    let mut queue = open_without_tree(txn)?;
+    let mut keys = KeyWriter::default();
+    // No points are written: the dimension count of `Points::Skip` is immaterial.
+    let ending = receive::<1>(txn, messages, recycle, stats, (&mut queue, &mut keys), &mut Points::Skip)?;
+    let tail = started.tail(stats);
+    finish_meta(txn, config, (ending, &mut keys), stats, tail)
 }
 
 /// A point in time on the index thread: wall clock, its CPU, the process's CPU.

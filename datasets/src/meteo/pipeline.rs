@@ -123,6 +123,7 @@ struct Tally {
 }
 
 impl Tally {
+    #[inline(always)]
     fn count(&mut self, observation: &Observation) {
         let summary = &mut self.summary;
         summary.rows += 1;

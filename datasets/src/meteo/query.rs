@@ -16,8 +16,8 @@ use quiredb_structures::table::Key;
 
 use super::record::RecordEncoding;
 use super::store::{
-    BTREE_NAME, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, stored_encoding,
-    tree_dimensions, unpack_record_id, with_dimensions,
+    BTREE_NAME, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, no_tree_error,
+    stored_encoding, tree_dimensions, unpack_record_id, with_dimensions,
 };
 use crate::error::{Error, Result};
 
@@ -76,8 +76,8 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     pub fn open(txn: &'t T) -> Result<Self> {
         let missing = |error| Error::Schema(format!("no meteorological data in this database ({error})"));
         let queue = Queue::open(txn, QUEUE_NAME).map_err(missing)?;
-        let no_tree = || Error::Schema(format!("no meteorological data in this database (no {RTREE_NAME})"));
-        let dims = tree_dimensions(txn)?.ok_or_else(no_tree)?;
+        // 0: no R*-tree (`--index-measures none`).
+        let dims = tree_dimensions(txn)?.unwrap_or(0);
         let encoding = stored_encoding(txn)?;
         Ok(MeteoView { txn, queue, dims, encoding })
     }
@@ -105,7 +105,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     }
 
     /// The dimensions of the R*-tree (the values a point of [`MeteoView::window`] and
-    /// [`MeteoView::knn`] has).
+    /// [`MeteoView::knn`] has); 0 when the database has none.
     pub fn dimensions(&self) -> usize {
         self.dims
     }
@@ -113,6 +113,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     /// Records whose indexed measures all lie in `[min, max]` (inclusive), in id order;
     /// `min` and `max` have [`MeteoView::dimensions`] values.
     pub fn window(&self, min: &[f64], max: &[f64]) -> Result<Vec<Found>> {
+        self.require_tree()?;
         let mut payloads = Vec::new();
         with_dimensions!(self.dims, D => {
             let query = Rect::new(self.point::<D>(min)?, self.point::<D>(max)?);
@@ -129,6 +130,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
     /// which `point` has [`MeteoView::dimensions`] values), nearest first, ties by
     /// record.
     pub fn knn(&self, point: &[f64], k: usize) -> Result<Vec<Found>> {
+        self.require_tree()?;
         let mut result = ResultSet::detached();
         with_dimensions!(self.dims, D => {
             let tree = MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?;
@@ -136,6 +138,11 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         })?;
         let rows: Vec<(u64, f64)> = result.ids().iter().copied().zip(result.scores().iter().copied()).collect();
         rows.into_iter().map(|(payload, distance)| self.resolve(unpack_record_id(payload), Some(distance))).collect()
+    }
+
+    /// An error when the database has no R*-tree.
+    fn require_tree(&self) -> Result<()> {
+        if self.dims == 0 { Err(no_tree_error()) } else { Ok(()) }
     }
 
     /// `values` as a point of the R*-tree; an error naming the count otherwise.
@@ -150,15 +157,14 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let btree = BTree::open(self.txn, BTREE_NAME)?;
         let keys = btree.len();
         let btree_stats = quiredb_structures::btree::stats(&btree)?;
-        let pages = [
-            self.queue.stats()?.data_pages,
-            btree_stats.leaves + btree_stats.branches,
-            with_dimensions!(self.dims, D => MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?.node_pages().map_err(Error::from))?,
-        ];
-        let (points, rtree_height) = with_dimensions!(self.dims, D => {
-            let tree = MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?;
-            Ok::<_, Error>((tree.len()?, tree.height()?))
-        })?;
+        let (rtree_pages, points, rtree_height) = match self.dims {
+            0 => (0, 0, 0),
+            dims => with_dimensions!(dims, D => {
+                let tree = MeasureTree::<_, D>::open(self.txn, RTREE_NAME)?;
+                Ok::<_, Error>((tree.node_pages()?, tree.len()?, tree.height()?))
+            })?,
+        };
+        let pages = [self.queue.stats()?.data_pages, btree_stats.leaves + btree_stats.branches, rtree_pages];
         let measure_names = match BTree::open(self.txn, META_NAME) {
             Ok(meta) => meta.get_vec(b"measures")?.unwrap_or_default(),
             Err(_) => Vec::new(),

@@ -9,8 +9,9 @@
 //! row". Decimal commas are accepted whenever the delimiter is not `,`. CRLF and quoted
 //! fields are the `csv` crate's job.
 //!
-//! Long rows are one observation each; wide and variable-column rows go through
-//! `melt.rs`, whose observations carry a raw record of their own. Several inputs
+//! Long rows are one observation each; wide rows are melted by `wide.rs` and
+//! variable-column rows pivoted by `melt.rs`, whose observations carry a raw record of
+//! their own. Several inputs
 //! ([`ObservationReader::from_files`]) are read one after the other; their errors then
 //! name the file ([`Error::InFile`]).
 //!
@@ -24,16 +25,18 @@ use std::io::Read;
 use csv::ByteRecord;
 
 use super::aggregate::RecordLayout;
-use super::fields;
 use super::melt::{MadeQueue, Pivot, PivotRow};
-use super::period::Period;
 use super::record::{FieldPacker, RecordEncoding};
 use super::schema::{Layout, MissingValues, Schema};
 use super::sniff::Sniffed;
-use super::source::{Source, TimePlan, without_unit};
+use super::source::{Source, without_unit};
 use super::timefmt::{Clock, TimeFormat};
+use super::wide::WideCells;
 use super::{IndexMeasures, Observation};
 use crate::error::{Error, Result};
+
+/// The `--index-measures` value that builds no R*-tree.
+pub const NO_INDEX: &str = "none";
 
 /// What one call to [`ObservationReader::read`] found.
 #[derive(Debug)]
@@ -57,9 +60,8 @@ pub struct ObservationReader<R: Read> {
     made: MadeQueue,
     /// The source line of the current made observation (its raw record is in `raw`).
     made_line: u64,
-    /// Per period column of a wide table, its time when the header alone gives it (a
-    /// full date): computed at the input's first row.
-    period_times: Option<Vec<Option<i64>>>,
+    /// The observations of the current wide row.
+    wide: WideCells,
     /// True when the current row is a made observation (`out`), not `record`.
     made_current: bool,
     pivot: Option<Pivot>,
@@ -116,7 +118,7 @@ impl<R: Read> ObservationReader<R> {
             record: ByteRecord::new(),
             made: MadeQueue::default(),
             made_line: 0,
-            period_times: None,
+            wide: WideCells::default(),
             made_current: false,
             pivot,
             measure_names,
@@ -148,8 +150,16 @@ impl<R: Read> ObservationReader<R> {
     }
 
     /// Makes the measures named `names` (or numbered from 0 among the measures) the
-    /// R*-tree's dimensions, in that order; 1 to [`super::MAX_DIMENSIONS`] of them.
+    /// R*-tree's dimensions, in that order; 1 to [`super::MAX_DIMENSIONS`] of them. The
+    /// one name `none` builds no R*-tree ([`IndexMeasures::none`]; a measure called
+    /// "none" is then chosen by its number).
     pub fn set_index_measures(&mut self, names: &[String]) -> Result<()> {
+        if let [only] = names
+            && only.trim().eq_ignore_ascii_case(NO_INDEX)
+        {
+            self.index_measures = Some(IndexMeasures::none());
+            return Ok(());
+        }
         let names_list = self.measure_names.join(", ");
         let find = |name: &String| {
             let named = |m: &String| m.eq_ignore_ascii_case(name) || without_unit(m).eq_ignore_ascii_case(name);
@@ -162,7 +172,7 @@ impl<R: Read> ObservationReader<R> {
         let names: Vec<&String> = names.iter().filter(|name| !name.trim().is_empty()).collect();
         if !(1..=super::MAX_DIMENSIONS).contains(&names.len()) {
             return Err(Error::Argument(format!(
-                "--index-measures takes 1 to {} measures (the R*-tree's dimensions), got {}",
+                "--index-measures takes 1 to {} measures (the R*-tree's dimensions), got {}; or {NO_INDEX} for no R*-tree",
                 super::MAX_DIMENSIONS,
                 names.len()
             )));
@@ -186,7 +196,7 @@ impl<R: Read> ObservationReader<R> {
                 &MissingValues::default(),
             ),
         };
-        layout.index_measures = self.index_measures.map(|chosen| chosen.as_slice().to_vec());
+        layout.index_measures = self.index_measures.map(|chosen| chosen.iter().collect());
         layout
     }
 
@@ -207,7 +217,12 @@ impl<R: Read> ObservationReader<R> {
     pub fn read(&mut self, observation: &mut Observation) -> Result<ReadOutcome> {
         loop {
             observation.index_measures = self.index_measures;
-            if let Some(line) = self.made.pop_into(observation, &mut self.raw, self.source.delimiter) {
+            let delimiter = self.source.delimiter;
+            let made = match self.schema.layout {
+                Layout::Wide { .. } => self.wide.pop_into(&self.record, observation, &mut self.raw, delimiter),
+                _ => self.made.pop_into(observation, &mut self.raw, delimiter),
+            };
+            if let Some(line) = made {
                 (self.made_current, self.made_line) = (true, line);
                 return Ok(ReadOutcome::Row);
             }
@@ -261,7 +276,7 @@ impl<R: Read> ObservationReader<R> {
             let Some((name, input)) = self.inputs.pop_front() else { return Ok(false) };
             self.bytes_before += self.source.end_bytes();
             self.source = open_source(Some(name), input, &self.schema, true)?;
-            self.period_times = None;
+            self.wide.new_input();
             self.packer = FieldPacker::new(self.source.delimiter);
         }
     }
@@ -281,42 +296,13 @@ impl<R: Read> ObservationReader<R> {
 
     /// One wide row: an observation per period column (none when a cell is bad).
     fn melt_wide(&mut self, scratch: &mut Observation) -> Result<()> {
+        self.wide.clear();
         if self.record.is_empty() {
             return Ok(());
         }
-        let (source, record) = (&self.source, &self.record);
-        source.check_width(record)?;
-        source.decode_station(record, &mut scratch.station)?;
-        let int = |index: usize| fields::parse_int(&record[index]).map_err(|r| source.field_error(record, index, r));
-        let row_date = match &source.plan.time {
-            TimePlan::Timestamp(index) => (Some(int(*index)?), None),
-            TimePlan::Joined(columns) if columns.len() == 2 => (Some(int(columns[0])?), Some(int(columns[1])?)),
-            _ => (None, None),
-        };
-        let line = source.line(record);
-        self.made.start(&scratch.station, 1);
-        if is_plain(record, source.delimiter) {
-            self.made.set_plain_texts();
-        }
-        let clock = &self.clock;
-        let times = self.period_times.get_or_insert_with(|| period_times(&source.plan.periods, clock));
-        for (&(index, period), &time) in source.plan.periods.iter().zip(times.iter()) {
-            let cell = match time {
-                Some(time) => source.measure(record, index).map(|value| Some((value, time))),
-                _ => wide_cell(source, record, (index, period), row_date, clock),
-            };
-            match cell {
-                Ok(None) => {}
-                Ok(Some((value, time))) => {
-                    self.made.push(time, line, std::iter::once((value, record[index].trim_ascii())));
-                }
-                Err(error) => {
-                    self.made.start("", 1);
-                    return Err(error);
-                }
-            }
-        }
-        Ok(())
+        self.source.check_width(&self.record)?;
+        self.source.decode_station(&self.record, &mut scratch.station)?;
+        self.wide.melt(&self.source, &self.record, &scratch.station, &self.clock)
     }
 
     /// One variable-column row: its value goes to the pivot when its element is kept.
@@ -346,40 +332,6 @@ impl<R: Read> ObservationReader<R> {
             _ => error,
         }
     }
-}
-
-/// One period cell of a wide row: its value and time (UTC); `None` for a missing cell
-/// of a day the month does not have (31 April). `row_date` is the row's year and
-/// month, for periods that lack them.
-fn wide_cell<R: Read>(
-    source: &Source<R>,
-    record: &ByteRecord,
-    (index, period): (usize, Period),
-    row_date: (Option<i64>, Option<i64>),
-    clock: &Clock,
-) -> Result<Option<(Option<f64>, i64)>> {
-    let value = source.measure(record, index)?;
-    let year = period.year.or(row_date.0).ok_or_else(|| {
-        Error::Schema("month-name and day columns need the year column (--time YEAR, or YEAR,MONTH for days)".into())
-    })?;
-    let month = if period.month == 0 { row_date.1 } else { Some(period.month) };
-    let month = month.ok_or_else(|| Error::Schema("day columns need --time YEAR,MONTH".into()))?;
-    match fields::civil_seconds(year, month, period.day, 0).and_then(|civil| clock.to_utc(civil)) {
-        Ok(time) => Ok(Some((value, time))),
-        Err(_) if value.is_none() && period.month == 0 => Ok(None),
-        Err(reason) => Err(source.field_error(record, index, reason)),
-    }
-}
-
-/// The time of each period column that has a full date (year, month and day): the
-/// same for every row, as [`wide_cell`] finds it (`None` for the others, and for dates
-/// that do not exist, which `wide_cell` reports).
-fn period_times(periods: &[(usize, Period)], clock: &Clock) -> Vec<Option<i64>> {
-    let time = |period: &Period| {
-        let year = period.year.filter(|_| period.month != 0)?;
-        fields::civil_seconds(year, period.month, period.day, 0).and_then(|civil| clock.to_utc(civil)).ok()
-    };
-    periods.iter().map(|(_, period)| time(period)).collect()
 }
 
 /// Opens one input; with `named`, an opening error names the file.
@@ -423,7 +375,7 @@ impl RawRow<'_> {
 /// True when no field of `record` needs quoting when joined by `delimiter`: one
 /// branch-free pass over all field bytes (`\n`, `\r` and `"` are <= `"`; so are
 /// spaces, which only cost a look per field later).
-fn is_plain(record: &ByteRecord, delimiter: u8) -> bool {
+pub(crate) fn is_plain(record: &ByteRecord, delimiter: u8) -> bool {
     !record.as_slice().iter().fold(false, |any, &b| any | (b <= b'"') | (b == delimiter))
 }
 

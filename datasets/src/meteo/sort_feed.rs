@@ -40,6 +40,8 @@ pub(crate) enum Points<'t, 'db, const D: usize> {
     Sort { to_sorter: SyncSender<PointBatch<D>>, recycled: Receiver<PointBatch<D>> },
     /// Into a non-empty tree, one by one.
     Insert(MeasureTree<'t, WriteTxn<'db>, D>),
+    /// Nowhere: the load builds no R*-tree (`--index-measures none`).
+    Skip,
 }
 
 impl<const D: usize> Points<'_, '_, D> {
@@ -62,6 +64,7 @@ impl<const D: usize> Points<'_, '_, D> {
                     stats.points += 1;
                 }
             }
+            Points::Skip => {}
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 //! |--------------------------|---------|------------------------------------------------------|
 //! | `meteo.records`          | queue   | every loaded row: its CSV line (no terminator) packed 4 bits a character (`record.rs`) |
 //! | `meteo.by_station_time`  | B+tree  | key `(station: String, time: i64)` in the order-preserving encoding of `quiredb_structures::table::Key`; value the record id, [`pack_record_id`] as u64 LE (8 bytes; the 16-byte `seq, page` of earlier files still reads) |
-//! | `meteo.by_measures`      | R*-tree | D-dimensional points (f64, 1 ≤ D ≤ [`MAX_DIMENSIONS`], chosen at load: the `--index-measures`, else the first eight measures at most) of the rows with all of them present, a point tree (leaves hold points, 8·D + 8 B an entry; files of earlier versions have box leaves and still read); payload [`pack_record_id`]. D is the tree's own (its catalog entry; [`tree_dimensions`]), the measures it stands for are `record_layout`'s `index_measures` (absent: the first D) |
+//! | `meteo.by_measures`      | R*-tree | D-dimensional points (f64, 1 ≤ D ≤ [`MAX_DIMENSIONS`], chosen at load: the `--index-measures`, else the first eight measures at most) of the rows with all of them present, a point tree (leaves hold points, 8·D + 8 B an entry; files of earlier versions have box leaves and still read); payload [`pack_record_id`]. D is the tree's own (its catalog entry; [`tree_dimensions`]), the measures it stands for are `record_layout`'s `index_measures` (absent: the first D). With `--index-measures none` there is no R*-tree (`index_measures` empty; window and kNN refuse) |
 //! | `meteo.meta`             | B+tree  | `measures` → measure names, comma-separated; `record_encoding` → `nibble1` (absent in files of earlier versions, whose queue holds the raw lines) |
 //!
 //! A row missing a measure is in the queue and the B+tree but not in the R-tree. A
@@ -96,7 +96,7 @@ use super::Observation;
 use super::aggregate::{LAYOUT_KEY, RecordLayout};
 pub(crate) use super::chunk::Chunk;
 use super::pipeline::ObservationSink;
-use super::reader::RawRow;
+use super::reader::{NO_INDEX, RawRow};
 use super::record::{ENCODING_KEY, NIBBLE_V1, RecordEncoding};
 use crate::error::{Error, Result};
 
@@ -392,13 +392,20 @@ pub fn stored_encoding(txn: &impl PageRead) -> Result<RecordEncoding> {
 }
 
 /// Opens or creates the queue, the B+tree and the `D`-dimensional R*-tree in `txn`;
-/// an error if the database's R*-tree has other dimensions.
+/// an error if the database's R*-tree has other dimensions, or if it was loaded
+/// without one ([`open_without_tree`]).
 pub(crate) fn open_layout<'t, 'db, const D: usize>(
     txn: &'t WriteTxn<'db>,
 ) -> Result<(Queue<'t, WriteTxn<'db>>, MeasureTree<'t, WriteTxn<'db>, D>)> {
     let queue = Queue::open_or_create(txn, QUEUE_NAME)?;
     BTree::open_or_create(txn, BTREE_NAME)?;
     let rtree = match tree_dimensions(txn)? {
+        None if queue.len()? > 0 && loaded_without_tree(txn)? => {
+            return Err(Error::Argument(format!(
+                "the database was loaded with --index-measures {NO_INDEX} (no R*-tree); this load indexes {D} \
+                 measures: load into it with --index-measures {NO_INDEX} too"
+            )));
+        }
         None => MeasureTree::<_, D>::create_points(txn, RTREE_NAME)?,
         Some(dims) if dims == D => MeasureTree::<_, D>::open(txn, RTREE_NAME)?,
         Some(dims) => {
@@ -409,6 +416,36 @@ pub(crate) fn open_layout<'t, 'db, const D: usize>(
         }
     };
     Ok((queue, rtree))
+}
+
+/// Opens or creates the queue and the B+tree in `txn`, for a load without R*-tree
+/// (`--index-measures none`); an error if the database has an R*-tree (its points
+/// would miss this load's rows).
+pub(crate) fn open_without_tree<'t, 'db>(txn: &'t WriteTxn<'db>) -> Result<Queue<'t, WriteTxn<'db>>> {
+    let queue = Queue::open_or_create(txn, QUEUE_NAME)?;
+    BTree::open_or_create(txn, BTREE_NAME)?;
+    if let Some(dims) = tree_dimensions(txn)? {
+        return Err(Error::Argument(format!(
+            "the database's R*-tree has {dims} dimensions, this load builds none (--index-measures {NO_INDEX}): \
+             --index-measures must name as many measures as the first load did"
+        )));
+    }
+    Ok(queue)
+}
+
+/// True when the stored record layout says the database has no R*-tree by choice
+/// (`--index-measures none`).
+fn loaded_without_tree(txn: &impl PageRead) -> Result<bool> {
+    let layout = super::aggregate::stored_layout(txn)?;
+    Ok(layout.and_then(|layout| layout.index_measures).is_some_and(|chosen| chosen.is_empty()))
+}
+
+/// The error of a window or kNN query on a database without R*-tree.
+pub(crate) fn no_tree_error() -> Error {
+    Error::Argument(format!(
+        "this database has no R*-tree (it was loaded with --index-measures {NO_INDEX}): window and knn need one; \
+         range, agg and stats work without it, or reload with --index-measures M1,…"
+    ))
 }
 
 /// Builds the layout from loaded observations (see the module docs).
@@ -487,6 +524,12 @@ impl<'db> IndexSink<'db> {
     /// Opens or creates the R*-tree at the transaction's first chunk; a tree not empty
     /// takes its points one by one.
     fn ready_tree(&mut self) -> Result<()> {
+        if !self.tree_ready && self.dims == 0 {
+            let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
+            open_without_tree(txn)?;
+            self.bulk = None;
+            self.tree_ready = true;
+        }
         if !self.tree_ready {
             let txn = self.txn.as_ref().ok_or_else(|| Error::Argument("no open transaction".into()))?;
             let empty = with_dimensions!(self.dims, D => open_layout::<D>(txn).and_then(|(_, tree)| tree.is_empty().map_err(Error::from)))?;
@@ -509,7 +552,9 @@ impl<'db> IndexSink<'db> {
         let mut queue = Queue::open(txn, QUEUE_NAME)?;
         write_records(txn, (&mut queue, &mut self.keys), &self.chunk, &mut ids, &mut self.stats)?;
         drop(queue);
-        with_dimensions!(self.dims, D => self.write_points::<D>(&ids))?;
+        if self.dims > 0 {
+            with_dimensions!(self.dims, D => self.write_points::<D>(&ids))?;
+        }
         self.chunk.clear();
         if self.bulk.as_ref().is_some_and(|(payloads, _)| payloads.len() >= self.bulk_limit) {
             self.flush_bulk()?;

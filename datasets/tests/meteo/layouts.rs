@@ -311,3 +311,47 @@ fn mutated_samples_of_every_layout_never_panic() {
         }
     }
 }
+
+#[test]
+fn wide_date_columns_give_raw_records_per_cell_and_bad_rows_give_none() {
+    // Proves: YYYYMMDD columns (times and texts computed once per input) give one
+    // observation per cell with the raw record `station,time,value as written`, the
+    // station quoted when it holds the delimiter and values trimmed; a row with a bad
+    // cell gives no observation at all (skipped whole, the rows after it go on); a
+    // second file with other period columns and another delimiter gets its own times
+    // and delimiter (the same station as the first file's last row).
+    let first = "station,20200101,20200102,20200103\n\"Oslo, Blindern\",1.5,-2,NA\nBergen,3.0,x,4\nTromso, 7 ,8,9\n";
+    let second = "station;20210301;20210302\nTromso;5;6\n";
+    let inputs = vec![("a.csv".to_owned(), first.as_bytes()), ("b.csv".to_owned(), second.as_bytes())];
+    let schema = Schema {
+        station: StationSpec::Column(name("station")),
+        layout: Layout::Wide { pattern: PeriodPattern::parse("YYYYMMDD").expect("pattern"), measure: "t".into() },
+        measures: Vec::new(),
+        ..Schema::default()
+    };
+    let mut reader = ObservationReader::from_files(inputs, &schema).expect("opens");
+    let mut sink = Collect::default();
+    let options = LoadOptions { skip_bad: true, ..LoadOptions::default() };
+    let summary = load(&mut reader, &mut sink, options, &mut |_, _| {}).expect("loads");
+    let raws: Vec<&str> = sink.rows.iter().map(|(_, raw)| raw.as_str()).collect();
+    assert_eq!(
+        raws,
+        [
+            "\"Oslo, Blindern\",2020-01-01T00:00,1.5",
+            "\"Oslo, Blindern\",2020-01-02T00:00,-2",
+            "\"Oslo, Blindern\",2020-01-03T00:00,NA",
+            "Tromso,2020-01-01T00:00,7",
+            "Tromso,2020-01-02T00:00,8",
+            "Tromso,2020-01-03T00:00,9",
+            "Tromso;2021-03-01T00:00;5",
+            "Tromso;2021-03-02T00:00;6",
+        ]
+    );
+    let seen: Vec<_> = sink.rows.iter().map(|(o, _)| (o.station.as_str(), o.time, o.measures.clone())).collect();
+    assert_eq!(seen[1], ("Oslo, Blindern", seconds("2020-01-02"), vec![Some(-2.0)]));
+    assert_eq!(seen[2].2, vec![None]);
+    assert_eq!(seen[3], ("Tromso", seconds("2020-01-01"), vec![Some(7.0)]));
+    assert_eq!(seen[6], ("Tromso", seconds("2021-03-01"), vec![Some(5.0)]));
+    assert_eq!((summary.rows, summary.skipped_rows), (8, 1));
+    assert_eq!(summary.skipped[0].line, 3, "{}", summary.skipped[0].error);
+}

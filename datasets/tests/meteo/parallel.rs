@@ -6,7 +6,7 @@ use super::store::{fixture, line, names, temp_db};
 use quiredb_datasets::meteo::query::MeteoView;
 use quiredb_datasets::meteo::store::IndexSink;
 use quiredb_datasets::meteo::{LoadOptions, ObservationReader, ParallelConfig, Schema, load, load_parallel};
-use quiredb_engine::{Database, Durability};
+use quiredb_engine::{Database, Durability, PageRead};
 
 /// Loads `csv` on two threads with a 64 KiB R-tree sort budget (a few hundred points).
 fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quiredb_datasets::Result<()> {
@@ -93,4 +93,68 @@ fn two_thread_errors_and_batches() {
     let stats = MeteoView::open(&db.begin_read().expect("read")).expect("layout").stats().expect("stats");
     let complete = observations.iter().filter(|o| o.is_complete()).count() as u64;
     assert_eq!((stats.records, stats.keys, stats.points), (10_000, 5_000, 2 * complete));
+}
+
+/// Loads `csv` into `db` choosing `index` as the R*-tree's measures, on two threads or
+/// on one (`IndexSink`).
+fn load_choosing(db: &Database, csv: &[u8], index: &str, two_threads: bool) -> quiredb_datasets::Result<u64> {
+    let mut reader = ObservationReader::new(csv, &Schema::default())?;
+    reader.set_index_measures(&[index.to_owned()])?;
+    if !two_threads {
+        let sink = IndexSink::new(db, Durability::None, names())?;
+        let mut sink = sink.with_record_layout(reader.record_layout());
+        load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {})?;
+        return Ok(sink.stats().points);
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = ParallelConfig {
+        durability: Durability::None,
+        measure_names: names(),
+        tmp_dir: tmp.path().to_path_buf(),
+        rtree_budget: 64 << 10,
+        db_file: None,
+        record_layout: Some(reader.record_layout()),
+    };
+    let (_, stats) = load_parallel(db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {})?;
+    Ok(stats.points)
+}
+
+#[test]
+fn index_measures_none_builds_no_r_tree() {
+    // Proves: with --index-measures none both loads write records and keys but no
+    // R*-tree; range answers as usual, stats counts no point, window and kNN refuse
+    // naming the reason; a later load must say none again, and a none load into a
+    // database with a tree is refused (both leave the database as it was).
+    let (csv, observations) = fixture(2_000, 17);
+    for two_threads in [false, true] {
+        let (_dir, db) = temp_db();
+        assert_eq!(load_choosing(&db, &csv, "None", two_threads).expect("loads"), 0);
+        let txn = db.begin_read().expect("read");
+        assert!(txn.catalog_entry("meteo.by_measures").expect("catalog").is_none(), "no R*-tree");
+        let view = MeteoView::open(&txn).expect("opens without a tree");
+        let stats = view.stats().expect("stats");
+        assert_eq!((stats.records, stats.keys, stats.points, stats.dimensions), (2_000, 2_000, 0, 0));
+        let (from, to) = (observations[10].time, observations[60].time);
+        let expected: Vec<Vec<u8>> =
+            observations.iter().filter(|o| o.station == "S00001" && (from..=to).contains(&o.time)).map(line).collect();
+        let got: Vec<Vec<u8>> = view.range("S00001", from, to).expect("range").into_iter().map(|f| f.raw).collect();
+        assert_eq!(got, expected);
+        for refused in [view.window(&[0.0; 5], &[1.0; 5]).map(|_| ()), view.knn(&[0.0; 5], 3).map(|_| ())] {
+            let error = refused.expect_err("no tree").to_string();
+            assert!(error.contains("no R*-tree") && error.contains("--index-measures none"), "{error}");
+        }
+        drop(txn);
+        let error = load_choosing(&db, &csv, "temp", two_threads).expect_err("must say none again").to_string();
+        assert!(error.contains("loaded with --index-measures none"), "{error}");
+        assert_eq!(load_choosing(&db, &csv, "none", two_threads).expect("appends"), 0);
+        let txn = db.begin_read().expect("read");
+        assert_eq!(MeteoView::open(&txn).expect("opens").stats().expect("stats").records, 4_000);
+        drop(txn);
+        let (_other_dir, indexed) = temp_db();
+        load_choosing(&indexed, &csv, "temp", two_threads).expect("loads with a tree");
+        let error = load_choosing(&indexed, &csv, "none", two_threads).expect_err("tree exists").to_string();
+        assert!(error.contains("this load builds none"), "{error}");
+        let txn = indexed.begin_read().expect("read");
+        assert_eq!(MeteoView::open(&txn).expect("opens").stats().expect("stats").records, 2_000);
+    }
 }
