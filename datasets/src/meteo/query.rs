@@ -9,7 +9,7 @@
 use std::ops::{Bound, RangeInclusive};
 
 use quiredb_engine::{PageRead, ResultSet};
-use quiredb_structures::btree::BTree;
+use quiredb_structures::btree::{BTree, Value};
 use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::rtree::{Rect, WindowMode};
 use quiredb_structures::table::Key;
@@ -209,20 +209,34 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let (mut records, mut raw) = (self.queue.lookup()?, Vec::new());
         // The station of the previous key and its encoded prefix: decoded once a station.
         let (mut station, mut prefix) = (String::new(), Vec::new());
-        // Entries read in place (no copy of the key and value).
-        for entry in btree.entries(low, high) {
-            let (key, value) = entry?;
-            let (key_station, time) = split_key_member(&key)?;
+        // A forward cursor, keys and values read in place (the range iterator's shared
+        // pins cost a row ~250 instructions of a 1 M-row range).
+        let mut cursor = btree.cursor();
+        cursor.seek_from(low)?;
+        let mut started = false;
+        loop {
+            if std::mem::replace(&mut started, true) && !cursor.move_next()? {
+                break;
+            }
+            let Some(key) = cursor.key() else { break };
+            if !below(key, high) {
+                break;
+            }
+            let (key_station, time) = split_key_member(key)?;
             if !times.contains(&time) {
                 continue;
             }
             if key_station != prefix.as_slice() {
-                station = super::aggregate::decode_key(&key)?.0;
+                station = super::aggregate::decode_key(key)?.0;
                 prefix.clear();
                 prefix.extend_from_slice(key_station);
             }
+            let value = match cursor.value_ref() {
+                Some(Value::Inline(value)) => value,
+                _ => return Err(Error::Schema("a B+tree value is not a record id".into())),
+            };
             let id =
-                decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
+                decode_record_id(value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
             let Some(stored) = records.get(id)? else {
                 return Err(Error::Schema(format!("an index points to record {id:?}, which is not in the queue")));
             };
@@ -280,6 +294,15 @@ pub fn as_slices(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 
 /// A key's station member (escaped and ended, as encoded) and its time (the last eight
 /// bytes).
+/// Whether `key` is inside the upper bound `high`.
+fn below(key: &[u8], high: Bound<&[u8]>) -> bool {
+    match high {
+        Bound::Unbounded => true,
+        Bound::Included(edge) => key <= edge,
+        Bound::Excluded(edge) => key < edge,
+    }
+}
+
 fn split_key_member(key: &[u8]) -> Result<(&[u8], i64)> {
     let not_a_key = || Error::Schema("a B+tree key is not (station, time)".into());
     let (station, mut time) =

@@ -13,6 +13,7 @@ use super::BTree;
 use super::node::{self, Value};
 use super::pinned::{Pinned, value_range};
 use crate::error::Result;
+use std::ops::Bound;
 use quiredb_engine::{PageRead, PageRef};
 use std::rc::Rc;
 
@@ -114,6 +115,20 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
         self.settle_forward()?;
         self.check_entry()?;
         self.prefetch_ahead();
+        Ok(())
+    }
+
+    /// Moves to the first entry inside the lower bound `low` of a range.
+    pub fn seek_from(&mut self, low: Bound<&[u8]>) -> Result<()> {
+        match low {
+            Bound::Unbounded => return self.seek_first(),
+            Bound::Included(key) | Bound::Excluded(key) => self.seek(key)?,
+        }
+        if let (Bound::Excluded(key), Some(at)) = (low, self.key())
+            && at == key
+        {
+            self.move_next()?;
+        }
         Ok(())
     }
 

@@ -51,11 +51,10 @@ fn advance<T: PageRead>(cursor: &mut Cursor<'_, '_, T>, front: bool) -> Result<(
 
 /// Puts `cursor` on the first entry inside `bound` seen from its end.
 fn position<T: PageRead>(cursor: &mut Cursor<'_, '_, T>, bound: &Bound<Vec<u8>>, front: bool) -> Result<()> {
-    match (bound, front) {
-        (Bound::Unbounded, true) => cursor.seek_first()?,
-        (Bound::Unbounded, false) => cursor.seek_last()?,
-        (Bound::Included(key) | Bound::Excluded(key), true) => cursor.seek(key)?,
-        (Bound::Included(key) | Bound::Excluded(key), false) => cursor.seek_floor(key)?,
+    match bound {
+        _ if front => return cursor.seek_from(bound.as_ref().map(Vec::as_slice)),
+        Bound::Unbounded => cursor.seek_last()?,
+        Bound::Included(key) | Bound::Excluded(key) => cursor.seek_floor(key)?,
     }
     if let (Bound::Excluded(key), Some(at)) = (bound, cursor.key())
         && at == key.as_slice()
