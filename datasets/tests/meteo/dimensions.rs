@@ -73,7 +73,7 @@ fn load_chosen(db: &Database, csv: &[u8], chosen: &[usize], two_threads: bool) -
             measure_names: reader.measure_names(),
             tmp_dir: tmp.path().to_path_buf(),
             rtree_budget: 64 << 10,
-            db_file: None,
+            cpu_clock: Default::default(),
             record_layout: Some(layout),
         };
         let (_, stats) = load_parallel(db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {})?;
