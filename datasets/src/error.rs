@@ -59,6 +59,11 @@ pub enum Error {
     #[error("Arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
 
+    /// A Parquet input cannot be read (feature `parquet`; in [`Error::InFile`]).
+    #[cfg(feature = "parquet")]
+    #[error("Parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+
     /// The database that receives or answers the data failed (I/O, corruption, …).
     #[error("the database failed: {0}")]
     Engine(#[from] quiredb_engine::Error),

@@ -28,7 +28,7 @@ use quiredb_datasets::meteo::arrow as batches;
 
 use crate::database::{Shared, WriterTurn};
 use crate::errors::OrRaise;
-use quiredb::load_io::{CountingReader, LazyFile};
+use quiredb::load_io::{CountingReader, LazyFile, releasing_page_cache};
 
 /// Seconds between two calls of a progress callback.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -118,7 +118,7 @@ fn run_load(
         measure_names: reader.measure_names(),
         tmp_dir: beside.map_or_else(|| PathBuf::from("."), Path::to_path_buf),
         rtree_budget: DEFAULT_RTREE_BUDGET,
-        db_file: Some(shared.path.clone()),
+        cpu_clock: Default::default(),
         record_layout: Some(reader.record_layout()),
     };
     let options = LoadOptions {
@@ -127,7 +127,9 @@ fn run_load(
         skip_report: request.skip_report.clone().map(|path| Box::new(LazyFile::new(path)) as Box<dyn Write>),
     };
     let mut update = |rows: u64, _: u64| report(rows, read_bytes.load(Ordering::Relaxed), total, false);
-    let loaded = load_parallel(&shared.db, &config, &mut reader, options, &mut update);
+    let loaded = releasing_page_cache(Some(&shared.path), || {
+        load_parallel(&shared.db, &config, &mut reader, options, &mut update)
+    });
     let unchanged = match request.batch {
         Some(_) => "batches committed before the error stay",
         None => "the database is unchanged",

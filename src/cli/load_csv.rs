@@ -150,12 +150,14 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
                 measure_names: reader.measure_names(),
                 tmp_dir: tmp_dir(&args),
                 rtree_budget: args.rtree_budget_mib << 20,
-                db_file: args.db.clone(),
+                cpu_clock: super::load_clock::proc_clock(),
                 record_layout: Some(reader.record_layout()),
             };
             let mut stats = None;
             let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
-                let (summary, written) = load_parallel(db, &config, reader, options, update)?;
+                let (summary, written) = super::load_io::releasing_page_cache(args.db.as_deref(), || {
+                    load_parallel(db, &config, reader, options, update)
+                })?;
                 stats = Some(written);
                 Ok(summary)
             })?;
@@ -182,7 +184,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             stats.commit_time.as_secs_f64()
         );
         if stats.times != Default::default() {
-            println!("threads:       {}", stats.times);
+            println!("threads:       {}", super::load_clock::describe(&stats.times));
         }
     }
     if let Some(db) = database {

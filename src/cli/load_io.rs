@@ -1,12 +1,15 @@
 //! Small I/O adapters shared by `quire load-csv` and the Python package's `load_csv`:
-//! a reader that counts the bytes read through it (for progress), and a skip report
-//! file created only at its first write.
+//! a reader that counts the bytes read through it (for progress), a skip report file
+//! created only at its first write, and [`releasing_page_cache`], which keeps the
+//! database file's page cache small while a load runs.
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::Duration;
 
 /// Counts the bytes read through it into a shared counter (for a progress bar or
 /// callback over compressed input).
@@ -54,5 +57,68 @@ impl Write for LazyFile {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+/// Time between two releases of the page cache.
+pub const RELEASE_EVERY: Duration = Duration::from_millis(250);
+
+/// Runs `work` (a load into the database file at `path`) while a thread asks the
+/// kernel every [`RELEASE_EVERY`], and once at the end, to write back the file's dirty
+/// pages and drop its clean ones (`posix_fadvise(POSIX_FADV_DONTNEED)`, Linux only).
+///
+/// Why: a load writes every page once and never reads one back from the file (the
+/// buffer pool holds what it reads); kept cached, those pages only take fresh memory
+/// for the next ones, which on a VM that hands free memory back to its host costs a
+/// host fault per page (5 M meteo rows: 4.67 s of CPU without, 3.78 s with). Best
+/// effort: a file that cannot be opened is left alone; dropping a page never changes
+/// what is read.
+pub fn releasing_page_cache<T>(path: Option<&Path>, work: impl FnOnce() -> T) -> T {
+    std::thread::scope(|scope| {
+        let (stop, stopped) = channel::<()>();
+        if let Some(file) = path.and_then(|path| File::open(path).ok()) {
+            scope.spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(RELEASE_EVERY) {
+                    release(&file);
+                }
+                release(&file);
+            });
+        }
+        let result = work();
+        drop(stop);
+        result
+    })
+}
+
+/// Starts the write-back of `file`'s dirty pages and drops its clean ones.
+fn release(file: &File) {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn released_files_read_back_the_same() {
+        // Proves: releasing never changes a file's contents, the work's result comes
+        // back, and a missing file or none is no error.
+        let dir = tempfile::tempdir().expect("tmp dir");
+        let path = dir.path().join("f");
+        let bytes: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
+        File::create(&path).and_then(|mut f| f.write_all(&bytes)).expect("write");
+        let answer = releasing_page_cache(Some(&path), || {
+            std::thread::sleep(RELEASE_EVERY * 2);
+            42
+        });
+        assert_eq!(answer, 42);
+        assert_eq!(releasing_page_cache(Some(&dir.path().join("missing")), || 1), 1);
+        assert_eq!(releasing_page_cache(None, || 2), 2);
+        let mut back = Vec::new();
+        File::open(&path).and_then(|mut f| f.read_to_end(&mut back)).expect("read");
+        assert_eq!(back, bytes);
     }
 }

@@ -43,13 +43,7 @@ impl Stopwatch {
 
 /// User + system CPU seconds of this process so far.
 fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start at state (field 3);
-    // utime and stime are fields 14 and 15.
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    Some((ticks(11)? + ticks(12)?) as f64 / 100.0)
+    super::load_clock::process_cpu().map(|cpu| cpu.as_secs_f64())
 }
 
 /// The baseline parse of `input`: (records, bytes, time).

@@ -12,6 +12,7 @@ pub mod demo_xml;
 pub mod export;
 pub mod r#gen;
 pub mod inspect;
+pub mod load_clock;
 pub mod load_csv;
 pub use quiredb::{load_io, load_schema};
 pub mod load_speed;

@@ -7,9 +7,9 @@
 //! Write transactions have no token and always open from the catalog. Each list is
 //! per thread (no lock), keyed by (name, token), and holds at most [`CAPACITY`]
 //! entries: a new name evicts the oldest, a new snapshot replaces its name's entry.
-//! The B+tree keeps its own typed list ([`remembered_in`]: the lookup is a token
-//! compare and a name compare, about 40 instructions); other structures share one
-//! list of any type ([`remembered`]).
+//! The B+tree keeps its own typed list ([`remembered_in`]: a hit is a token compare
+//! and a name compare, inlined into the caller, with the miss path out of line);
+//! other structures share one list of any type ([`remembered`]).
 
 use crate::error::Result;
 use quiredb_engine::{PageRead, SnapshotToken};
@@ -35,9 +35,10 @@ impl<V> Remembered<V> {
     }
 
     /// `take` of the value remembered for `name` under `token`, if any.
+    #[inline]
     fn get<R>(&self, token: SnapshotToken, name: &str, take: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         let list = self.0.borrow();
-        let entry = list.iter().find(|entry| entry.token == token && &*entry.name == name)?;
+        let entry = list.iter().find(|entry| entry.token == token && same_name(&entry.name, name))?;
         take(&entry.value)
     }
 
@@ -52,21 +53,41 @@ impl<V> Remembered<V> {
     }
 }
 
-/// What `open` decodes for structure `name` in `txn`, remembered in the list `cache`:
-/// from an earlier open in the same committed snapshot on this thread, else `open()`
-/// (remembered when `txn` reads a committed snapshot).
-pub(crate) fn remembered_in<V: Clone>(
+/// `a == b`, compared inline for names of up to 16 bytes (a call to `memcmp` was a
+/// third of a remembered open's instructions).
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && if a.len() <= 16 { a.iter().zip(b).all(|(x, y)| x == y) } else { a == b }
+}
+
+/// What `open` decodes for structure `name` in the committed snapshot `token`,
+/// remembered in the list `cache`: from an earlier open in the same snapshot on this
+/// thread, else `open()` (then remembered). The hit is inlined into the caller (a hot
+/// loop of one-lookup snapshots opens its tree on every lookup).
+#[inline]
+pub(crate) fn remembered_in<V: Copy>(
     cache: &'static LocalKey<Remembered<V>>,
-    txn: &impl PageRead,
+    token: SnapshotToken,
     name: &str,
     open: impl FnOnce() -> Result<V>,
 ) -> Result<V> {
-    let Some(token) = txn.snapshot_token() else { return open() };
-    if let Some(value) = cache.with(|list| list.get(token, name, |value| Some(value.clone()))) {
-        return Ok(value);
+    match cache.with(|list| list.get(token, name, |value| Some(*value))) {
+        Some(value) => Ok(value),
+        None => remember_in(cache, token, name, open()?),
     }
-    let value = open()?;
-    cache.with(|list| list.put(token, name, value.clone(), |_| true));
+}
+
+/// Remembers `value` in `cache` (the miss path of [`remembered_in`], out of line).
+#[cold]
+#[inline(never)]
+fn remember_in<V: Copy>(
+    cache: &'static LocalKey<Remembered<V>>,
+    token: SnapshotToken,
+    name: &str,
+    value: V,
+) -> Result<V> {
+    cache.with(|list| list.put(token, name, value, |_| true));
     Ok(value)
 }
 

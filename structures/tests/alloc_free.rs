@@ -8,8 +8,8 @@ use quiredb_engine::storage::MemStorage;
 use quiredb_engine::{Database, Durability, Options, PageRead, ResultSet};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::rtree::{RTree, Rect, WindowMode};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use quiredb_test_support::Rng as TestRng;
+use rand::Rng;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use std::alloc::System;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ fn pass(db: &Database, points: &[[f64; 5]], value: &mut Vec<u8>) -> u64 {
 #[test]
 fn repeated_queries_make_no_allocator_calls() {
     let seed = quiredb_test_support::seed(0x5eed);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = TestRng::new(seed);
     let db = Database::with_storage(Arc::new(MemStorage::new()), Options::default(), "alloc-free").expect("db");
     let points: Vec<[f64; 5]> = (0..N).map(|_| std::array::from_fn(|_| rng.random::<f64>())).collect();
     let txn = db.begin_write().expect("writer");

@@ -14,8 +14,8 @@ use quiredb_engine::{Database, Durability, Options, WriteTxn};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::Queue;
 use quiredb_structures::rtree::{RTree, Rect};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use quiredb_test_support::Rng as TestRng;
+use rand::Rng;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::{Bound, ControlFlow};
 
@@ -44,14 +44,14 @@ enum Op {
     PointDel(u64, [f64; 2]),
 }
 
-fn bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
+fn bytes(rng: &mut TestRng, len: usize) -> Vec<u8> {
     (0..len).map(|_| rng.random()).collect()
 }
 
 /// The operations of the next commit, applied to `model` as they are drawn.
 fn next_ops(seed: u64, model: &mut Model) -> Vec<Op> {
     model.commit += 1;
-    let mut rng = StdRng::seed_from_u64(seed ^ model.commit.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = TestRng::new(seed ^ model.commit.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut ops = Vec::new();
     for _ in 0..rng.random_range(1..16) {
         let key = rng.random_range(0..KEYS);
@@ -188,7 +188,7 @@ fn crash_torture_of_all_structures() {
     let path = dir.path().join("structures.quire");
     create(&path);
     let mut model = Model::default();
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = TestRng::new(seed);
     let mut productive = 0; // kills whose child acknowledged at least one commit
     for kill in 0..kills {
         let acked_now = kill_mid_work(

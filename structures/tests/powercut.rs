@@ -41,8 +41,8 @@ mod support;
 
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage};
 use quiredb_engine::{Database, DatabaseBuilder, Durability, Error, Options};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use quiredb_test_support::Rng as TestRng;
+use rand::Rng;
 use std::sync::Arc;
 use support::book::{Book, Bounds};
 use support::counters::{Counters, cut_index, durability_index, fault_index};
@@ -71,12 +71,13 @@ struct Config {
 impl Config {
     fn from_env(default_images: usize) -> Config {
         let number = |name: &str| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
-        let seed = number("QUIRE_SEED").unwrap_or_else(rand::random);
+        println!("powercut:");
+        let seed = quiredb_test_support::random_seed();
         let images = number("QUIRE_POWERCUT_IMAGES").map_or(default_images, |n| n as usize);
         let tolerate = number("QUIRE_POWERCUT_TOLERATE").unwrap_or(0) as usize;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let trace = number("QUIRE_POWERCUT_TRACE").is_some_and(|n| n != 0);
-        println!("powercut: QUIRE_SEED={seed} QUIRE_POWERCUT_IMAGES={images}");
+        println!("powercut: QUIRE_POWERCUT_IMAGES={images}");
         Config { seed, images, tolerate, threads, trace }
     }
 }
@@ -130,7 +131,7 @@ enum Outcome {
 /// while it records.
 struct Driver {
     config: Config,
-    rng: StdRng,
+    rng: TestRng,
     book: Book,
     counters: Counters,
     /// Typical I/O operations of a whole transaction and of its commit, to aim faults.
@@ -284,7 +285,7 @@ impl Driver {
         (ops, model): (&[Op], &Model),
         durability: Durability,
     ) -> Outcome {
-        let arm = |span: u64, rng: &mut StdRng| {
+        let arm = |span: u64, rng: &mut TestRng| {
             let at_op = process.storage.ops() + rng.random_range(0..=span.max(4) * 3 / 2);
             process.storage.arm(Some(Fault { at_op, kind }));
         };
@@ -463,7 +464,7 @@ struct Sim {
 
 impl Sim {
     fn new(config: Config) -> Sim {
-        let rng = StdRng::seed_from_u64(config.seed);
+        let rng = TestRng::new(config.seed);
         let counters = Counters::default();
         let mut driver = Driver { config, rng, book: Book::default(), counters, spans: (40, 10), retry: None };
         let options = live_options(&mut driver.rng, 64);
@@ -503,7 +504,7 @@ impl Sim {
 
 /// The options of a new process: half of them log their small commits, and half of
 /// those queue them for a group append (one thread: each commit leads its own).
-fn live_options(rng: &mut StdRng, frames: usize) -> Options {
+fn live_options(rng: &mut TestRng, frames: usize) -> Options {
     let log_pages = if rng.random_bool(0.5) { LOG_PAGES } else { 0 };
     let group = log_pages > 0 && rng.random_bool(0.5);
     DatabaseBuilder::from(options(frames)).commit_log_pages(log_pages).group_commit(group).into_options()

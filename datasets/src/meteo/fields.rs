@@ -390,15 +390,14 @@ impl Cursor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
+    use rand::Rng;
 
     /// The fast decimal path gives bit-identical results to `str::parse` on random
     /// decimals of 1..15 digits (seed printed for replay).
     #[test]
     fn fast_decimal_matches_std_parse() {
-        let seed: u64 = rand::random();
-        println!("seed {seed}");
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let seed = quiredb_test_support::random_seed();
+        let mut rng = quiredb_test_support::Rng::new(seed);
         for _ in 0..200_000 {
             let digits = rng.random_range(1..=15);
             let point = rng.random_range(0..=digits);

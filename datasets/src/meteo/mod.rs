@@ -50,8 +50,8 @@ pub mod files;
 pub mod fit;
 pub mod generator;
 pub mod inspect;
+mod load_times;
 mod melt;
-pub mod page_cache;
 pub mod parallel;
 #[cfg(feature = "parquet")]
 pub mod parquet_input;
@@ -66,11 +66,11 @@ pub mod sort_feed;
 mod source;
 pub mod store;
 pub mod timefmt;
-pub mod timing;
 mod transform;
 mod wide;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
+pub use load_times::{CpuClock, LoadTimes};
 pub use parallel::{ParallelConfig, load_parallel};
 pub use period::PeriodPattern;
 pub use pipeline::{LoadOptions, LoadSummary, NullSink, ObservationSink, SkippedRow, load};

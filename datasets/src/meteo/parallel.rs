@@ -15,11 +15,9 @@
 //! the index thread merges the runs into the tree just before the commit; otherwise
 //! (later batches of a `--batch` load, or a database loaded before) they are inserted
 //! one by one. So memory stays at the buffer pool, the sort budget and a few chunks
-//! and point batches, whatever the input size. Each thread's CPU and waits are
-//! counted in [`SinkStats::times`] (`timing.rs`).
-//!
-//! A fourth thread drops the database file's written pages from the page cache every
-//! quarter second (`page_cache.rs`).
+//! and point batches, whatever the input size. Each thread's CPU (by the caller's
+//! [`ParallelConfig::cpu_clock`]) and waits are counted in [`SinkStats::times`]
+//! (`load_times.rs`).
 //!
 //! Errors: an index-thread error stops that thread (its transaction is dropped, the
 //! database unchanged since the last commit); the parse side notices at its next
@@ -34,6 +32,7 @@ use quiredb_structures::queue::{Queue, RecordId};
 
 use super::Observation;
 use super::aggregate::RecordLayout;
+use super::load_times::{CpuClock, timed};
 use super::pipeline::{LoadOptions, LoadSummary, ObservationSink, load};
 use super::reader::{ObservationReader, RawRow};
 use super::record::RecordEncoding;
@@ -42,7 +41,6 @@ use super::store::{
     Chunk, KeyWriter, SinkStats, index_dimensions, open_layout, open_without_tree, record_encoding, with_dimensions,
     write_meta, write_records,
 };
-use super::timing::{process_cpu, thread_cpu, timed};
 use crate::error::{Error, Result};
 
 /// Chunks in flight between the two threads (besides the one being filled and the
@@ -62,9 +60,9 @@ pub struct ParallelConfig {
     pub tmp_dir: PathBuf,
     /// Bytes of the R*-tree bulk load's in-memory sort.
     pub rtree_budget: usize,
-    /// The database's file, if it has one: its written pages are dropped from the page
-    /// cache while the load runs (`page_cache.rs`).
-    pub db_file: Option<PathBuf>,
+    /// The clocks of the per-thread CPU times in [`SinkStats::times`] (the default
+    /// reads zero).
+    pub cpu_clock: CpuClock,
     /// Where the measures are in the raw records, recorded in `meteo.meta` for `agg`.
     pub record_layout: Option<RecordLayout>,
 }
@@ -97,11 +95,11 @@ pub fn load_parallel<R: std::io::Read>(
     let (to_index, from_parser) = sync_channel(QUEUE_CHUNKS);
     let (recycle, recycled) = channel();
     std::thread::scope(|scope| {
-        let releaser = super::page_cache::spawn_releaser(scope, config.db_file.as_deref());
         let chosen = config.record_layout.as_ref().and_then(|layout| layout.index_measures.as_deref());
         let dims = index_dimensions(config.measure_names.len(), chosen);
         let config = Config { load: config, encoding, dims };
         let indexer = scope.spawn(move || index_thread(db, config, &from_parser, Some(recycle)));
+        let thread_cpu = config.load.cpu_clock.thread;
         let started_cpu = thread_cpu();
         let wait = std::time::Duration::ZERO;
         let mut sender = ChunkSender { to_index, recycled, chunk: Chunk::default(), encoding, wait };
@@ -109,7 +107,6 @@ pub fn load_parallel<R: std::io::Read>(
         let (parse_cpu, parse_wait) = (thread_cpu().saturating_sub(started_cpu), sender.wait);
         drop(sender);
         let indexed = indexer.join().unwrap_or_else(|_| Err(Error::Worker("the index thread panicked".into())));
-        drop(releaser);
         match (loaded, indexed) {
             (Ok(summary), Ok(mut stats)) => {
                 (stats.times.parse_cpu, stats.times.parse_wait) = (parse_cpu, parse_wait);
@@ -206,6 +203,7 @@ fn index_thread(
                 return Ok(stats);
             }
             Ending::Commit => {
+                let thread_cpu = config.load.cpu_clock.thread;
                 let (started, cpu) = (std::time::Instant::now(), thread_cpu());
                 txn.commit(config.load.durability)?;
                 stats.commits += 1;
@@ -213,6 +211,7 @@ fn index_thread(
                 stats.times.commit_cpu += thread_cpu().saturating_sub(cpu);
             }
             Ending::CommitAndStop(reply) => {
+                let thread_cpu = config.load.cpu_clock.thread;
                 let (started, cpu) = (std::time::Instant::now(), thread_cpu());
                 let committed = txn.commit(config.load.durability).map_err(Error::from);
                 stats.commits += u64::from(committed.is_ok());
@@ -248,13 +247,14 @@ fn one_transaction<const D: usize>(
     recycle: &mut Option<Sender<Chunk>>,
     stats: &mut SinkStats,
 ) -> Result<Ending> {
-    let started = Mark::now();
+    let clock = config.load.cpu_clock;
+    let started = Mark::now(clock);
     let (mut queue, rtree) = open_layout::<D>(txn)?;
     let mut keys = KeyWriter::default();
     if !rtree.is_empty()? {
         let layout = (&mut queue, &mut keys);
         let ending = receive(txn, messages, recycle, stats, layout, &mut Points::Insert(rtree))?;
-        let tail = started.tail(stats);
+        let tail = started.tail(clock, stats);
         return finish_meta(txn, config, (ending, &mut keys), stats, tail);
     }
     let sorter = rtree.bulk_sorter(&config.load.tmp_dir, config.load.rtree_budget)?;
@@ -262,10 +262,11 @@ fn one_transaction<const D: usize>(
         let (to_sorter, batches) = sync_channel(SORT_BATCHES);
         let (recycle_batch, recycled) = channel();
         let pool = sort_pool()?;
-        let sorting = scope.spawn(move || pool.install(move || sort_thread(sorter, &batches, &recycle_batch)));
+        let sorting =
+            scope.spawn(move || pool.install(move || sort_thread(sorter, &batches, &recycle_batch, clock.thread)));
         let mut points = Points::Sort { to_sorter, recycled };
         let ending = receive(txn, messages, recycle, stats, (&mut queue, &mut keys), &mut points);
-        let tail = started.tail(stats);
+        let tail = started.tail(clock, stats);
         drop(points);
         let (sorter, sort_cpu, sort_wait) =
             sorting.join().unwrap_or_else(|_| Err(Error::Worker("the R-tree sort thread panicked".into())))?;
@@ -305,14 +306,14 @@ struct Mark {
 }
 
 impl Mark {
-    fn now() -> Self {
-        Mark { wall: std::time::Instant::now(), cpu: thread_cpu(), process: process_cpu() }
+    fn now(clock: CpuClock) -> Self {
+        Mark { wall: std::time::Instant::now(), cpu: (clock.thread)(), process: (clock.process)() }
     }
 
     /// The start of the tail (the last chunk is written): counts the index thread's
     /// CPU since `self`.
-    fn tail(self, stats: &mut SinkStats) -> Mark {
-        let now = Mark::now();
+    fn tail(self, clock: CpuClock, stats: &mut SinkStats) -> Mark {
+        let now = Mark::now(clock);
         stats.times.index_cpu += now.cpu.saturating_sub(self.cpu);
         now
     }
@@ -361,7 +362,7 @@ fn finish_meta(
     if !matches!(ending, Ending::Abort) {
         keys.finish(txn)?;
         write_meta(txn, &config.measure_names, encoding, config.record_layout.as_ref())?;
-        let now = Mark::now();
+        let now = Mark::now(config.cpu_clock);
         stats.finish_time += now.wall.duration_since(tail.wall);
         stats.times.tail_index_cpu += now.cpu.saturating_sub(tail.cpu);
         stats.times.tail_process_cpu += now.process.saturating_sub(tail.process);

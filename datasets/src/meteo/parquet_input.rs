@@ -28,12 +28,15 @@ pub fn is_parquet(path: &Path) -> bool {
 /// The Parquet file at `path` as a stream of CSV text.
 pub fn csv_stream(path: &Path) -> Result<Box<dyn Read>> {
     let file = File::open(path)?;
-    let bad = |error: parquet::errors::ParquetError| Error::Schema(format!("{}: {error}", path.display()));
+    let bad = |error: parquet::errors::ParquetError| Error::InFile {
+        file: path.display().to_string(),
+        source: Box::new(Error::Parquet(error)),
+    };
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(bad)?;
     let names: Vec<String> = builder.schema().fields().iter().map(|field| field.name().clone()).collect();
     let reader = builder.build().map_err(bad)?;
     let mut stream = CsvText { batches: reader, text: Vec::new(), at: 0, failed: None };
-    stream.write_row(names.iter().map(String::as_str))?;
+    stream.write_row(names.iter().map(String::as_str));
     Ok(Box::new(stream))
 }
 
@@ -47,11 +50,11 @@ struct CsvText {
 }
 
 impl CsvText {
-    fn write_row<'a>(&mut self, fields: impl Iterator<Item = &'a str>) -> Result<()> {
+    fn write_row<'a>(&mut self, fields: impl Iterator<Item = &'a str>) {
+        // Into memory, with records of any length: neither I/O nor a length can fail.
         let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(std::mem::take(&mut self.text));
-        writer.write_record(fields).map_err(|error| Error::Schema(error.to_string()))?;
-        self.text = writer.into_inner().map_err(|error| Error::Schema(error.to_string()))?;
-        Ok(())
+        writer.write_record(fields).expect("a flexible CSV writer into memory cannot fail");
+        self.text = writer.into_inner().expect("flushing into memory cannot fail");
     }
 
     /// Renders the next batch; false at the end.

@@ -24,8 +24,8 @@ use quiredb_engine::WriteTxn;
 use quiredb_structures::queue::RecordId;
 use quiredb_structures::rtree::{BulkSorter, Rect};
 
+use super::load_times::timed;
 use super::store::{CHUNK_ROWS, Chunk, MeasureTree, SinkStats, pack_record_id};
-use super::timing::{thread_cpu, timed};
 use crate::error::{Error, Result};
 
 /// Point batches in flight to the sort thread (besides the one it works on).
@@ -87,11 +87,13 @@ pub(crate) fn sort_pool() -> Result<rayon::ThreadPool> {
 
 /// The sort thread: keys and sorts the points into runs (`BulkSorter`), off the index
 /// thread. The Hilbert key bounds are those of the first batch widened by its span (at
-/// least 1) on each side; points outside are clamped for the key only.
+/// least 1) on each side; points outside are clamped for the key only. Returns the
+/// sorter, the thread's CPU (by `thread_cpu`) and its wait for batches.
 pub(crate) fn sort_thread<const D: usize>(
     mut sorter: BulkSorter<D, f64>,
     batches: &Receiver<PointBatch<D>>,
     recycle: &Sender<PointBatch<D>>,
+    thread_cpu: fn() -> Duration,
 ) -> Result<(BulkSorter<D, f64>, Duration, Duration)> {
     let started = thread_cpu();
     let mut wait = Duration::ZERO;

@@ -26,65 +26,9 @@
 //! bytes each) and inserts the rest one by one; `parallel.rs` is the two-thread,
 //! bounded-memory version that `quire load-csv` uses.
 //!
-//! Measured (2 vCPU shared with other builds; the 57,852,305 generated rows, 2.65 GB
-//! CSV; `/usr/bin/time -v quire load-csv full.csv --db full.db -q --baseline` with the
-//! defaults: two threads plus the R-tree sort thread, 256 MiB pool, 96 MiB R-tree sort
-//! budget, one transaction, checksummed), back to back, binaries built from clean
-//! checkouts; other engineers' builds share the cores, so CPU time is the figure to
-//! compare (wall time is partly waiting):
-//!
-//! | when (load average)  | build                                          | load wall | load CPU | csv parse wall / CPU | ratio wall / CPU | tail after last row | peak RSS | file     |
-//! |----------------------|------------------------------------------------|-----------|----------|----------------------|------------------|---------------------|----------|----------|
-//! | 03:14–03:17 (4.7–4.9) | before (2a4fb7b: raw lines, box leaves)        | 121.9 s   | 90.4 s   | 14.4 s / 13.0 s      | 0.118 / 0.143    | 42.9 s              | 482 MiB  | 10.59 GB |
-//! | 03:12–03:14 (2.3–4.9) | after (e43a296: packed records, point tree, own sort pool) | 107.4 s | 73.1 s | 16.0 s / 12.3 s | 0.149 / 0.168 | 33.1 s          | 457 MiB  | 6.97 GB  |
-//! | 02:44–02:47 (6.9–6.5) | before                                         | 153.0 s   | 76.2 s   | 24.9 s / 12.4 s      | 0.163 / 0.162    | 40.2 s              | 482 MiB  | 10.59 GB |
-//! | 02:41–02:44 (6.4–7.3) | after (d065716: packed records, point tree)    | 146.4 s   | 73.3 s   | 19.4 s / 10.5 s      | 0.132 / 0.144    | 28.2 s              | 458 MiB  | 6.98 GB  |
-//! | 11-30 05:39–05:42 (3.9–5.2), ONE core | 1874729: table Hilbert key, u64 run records, u64 sort words | 165.0 s | 57.1 s | 26.7 s / 11.6 s | 0.162 / 0.203 | 37.6 s      | 459 MiB  | 6.97 GB  |
-//! | 11-30 06:02–06:05 (4.0–5.2), ONE core | fda7679: + loser-tree merge, run pages released as read, db page cache dropped | 117.2 s | 43.2 s | 33.5 s / 10.4 s | 0.286 / 0.241 | 19.6 s | 459 MiB | 6.97 GB |
-//! | 11-30 06:12–06:14 (2.9), ONE core, quiet | 0600445: + whole records in the sort buffer | 44.8 s | 40.2 s | 10.9 s / 10.3 s | 0.242 / 0.255 | 7.4 s | 459 MiB | 6.97 GB |
-//! | 11-30 06:16–06:18 (2.2–2.9), ONE core, 30 s pause before | 1433cf9 (the session's start) | 111.1 s | 56.6 s | 13.6 s / 10.1 s | 0.122 / 0.179 | 22.7 s | 458 MiB | 6.97 GB |
-//! | 11-30 06:19–06:20 (2.9–3.2), ONE core, 30 s pause before | 0600445 | 41.5 s | 36.8 s | 10.4 s / 10.3 s | 0.251 / 0.280 | 8.2 s | 459 MiB | 6.97 GB |
-//! | 11-30 06:24–06:25 (1.9–2.5), ONE core, 30 s pause before | 8f2b6d8: + full-resolution Hilbert key (u128 sort words) | 43.3 s | 38.0 s | 10.1 s / 10.0 s | 0.234 / 0.263 | 8.6 s | 471 MiB | 6.97 GB |
-//! | 11-30 06:37–06:38 (2.4–2.8), ONE core, 30 s pause before | b118eb9: + B+tree keys by the bulk appender | 39.6 s | 35.0 s | 10.5 s / 10.3 s | 0.264 / 0.294 | 8.6 s | 475 MiB | 6.97 GB |
-//!
-//! The 11-30 rows ran on one core (`taskset -c 0`; the other was reserved), so their
-//! wall ratio is no guide to two cores. Process totals of the 06:37 run: 38.9 s user +
-//! 6.4 s system (06:24: 41.0 + 7.1; 05:39: 46.8 + 21.9; the session's start at 06:16:
-//! 57.3 + 9.5). Where the load's CPU went (perf, full load, 06:02 binary, before the
-//! B+tree bulk appender): parse thread 35 % (csv splitting 9 %, number parsing 7 %,
-//! record packing 5 %, raw records 2.5 %), index thread 35 % (page-cache copies of the
-//! database 5 %, B+tree inserts ≈ 8 %, engine dirty pages and checksums 4.5 %, R-tree
-//! packing 2 %), R-tree sort thread 21 %, merge thread 8 %, page-cache releaser 1.5 %
-//! (kernel write-back it starts). The big change of that session was the system time:
-//! on this VM fresh page cache costs about 1 s of CPU a GB (memory the host took back,
-//! see `page_cache.rs`), and the load wrote 10 GB of it (the database and the R-tree
-//! runs); recycling pages halved the system time.
-//!
-//! (Process totals of the 03:12 run: 62.0 s user + 23.5 s system, the baseline parse
-//! included.)
-//! Pages after: queue 183 k (was 334 k), B+tree 286 k, R-tree 381 k (was 670 k);
-//! 852 k page writes instead of 1.29 M. On 10 M rows (02:37–02:39, load average
-//! 5.9–6.6, ABAB): before 10.9 / 11.7 s CPU, 2.4 s system, 1.83 GB; after 9.5 /
-//! 10.7 s CPU, 1.4 s system, 1.21 GB; the typed parse 1.8–2.1 s CPU; peak RSS 426 MiB.
-//! So a third fewer bytes bought only ≈ 5–10 % of the CPU. Where the CPU goes (perf,
-//! full load, after): the index thread 37 % (kernel copies of the 7 GB into the page
-//! cache 10 %, page checksums 3 %, page zeroing 3 %, B+tree inserts), the parse thread
-//! 20 % (csv splitting, number parsing, record packing 3 %), the R-tree sort thread and
-//! its rayon workers 30 % (Hilbert keys 11 %, run encoding 7 %, sorting 4 %, run writes
-//! 2 %), the R-tree merge thread 13 % (copies 6 %, heap). Earlier (00:29, load average
-//! 2.7–3.0, same design as "before"): 98.5 s wall, 95.4 s CPU, ratio 0.166 — the same
-//! binary varies by 50 % in wall and 25 % in CPU on this machine.
-//! Last session's single-thread figures: 135 s CPU, 8.0 GB peak RSS, 10.8 GB.
-//!
-//! 11-30 (session 6), per thread (`threads:` line of `load-csv`, `timing.rs`), full
-//! load on ONE shared core (`taskset -c 0`, the other core busy): before (the
-//! session's start plus the timing, d344239's parent code) parse 12.75 s user, index
-//! 7.66 s, sort 7.47 s, merge 2.38 s (32 s user, 4.5 s system, 487 MiB peak RSS);
-//! after b004cf1 parse 10.84 s, index 7.66 s, sort 7.05 s, merge 2.80 s (30.1 s user;
-//! system 13.4 s in that run, under memory pressure from other users: reclaim, not
-//! this code); 474 MiB peak RSS (the spare chunks are freed before the R-tree merge).
-//! Callgrind, 300 k generated rows, instructions a row: parse thread 4,005 → 3,176,
-//! index 1,497 → 1,510, sort 979 → 977.
+//! Measured: the 57,852,305 generated rows (2.65 GB CSV) load on one core in 35 s
+//! of CPU into a 6.97 GB file (b118eb9); the run log with per-thread figures is
+//! `reports/METEO-LOAD-LOG.md`.
 
 use quiredb_engine::{Database, Durability, PageId, PageRead, WriteTxn};
 use quiredb_structures::btree::{BTree, BulkAppender};
@@ -258,7 +202,7 @@ pub struct SinkStats {
     /// Time spent in commits.
     pub commit_time: std::time::Duration,
     /// Per-thread CPU and waits (`load_parallel` only).
-    pub times: super::timing::LoadTimes,
+    pub times: super::LoadTimes,
 }
 
 /// How one transaction writes the (station, time) keys: into a B+tree empty at its

@@ -31,8 +31,8 @@ const MIN_QUERIES: usize = 10;
 
 #[test]
 fn every_generated_kind_answers_its_query_sets_as_the_reference_does() {
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("query sets on generated collections: QUIRE_SEED={seed}");
+    println!("query sets on generated collections:");
+    let seed = quiredb_test_support::random_seed();
     let mut failures = Vec::new();
     for kind in Kind::ALL {
         let checked = check_kind(kind, seed, &mut failures);
@@ -50,8 +50,8 @@ const MIX_FACTOR: f64 = 0.0003;
 
 #[test]
 fn every_generated_kind_answers_a_full_xpath_mix_as_the_reference_does() {
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("full XPath 1.0 mix on generated collections: QUIRE_SEED={seed}");
+    println!("full XPath 1.0 mix on generated collections:");
+    let seed = quiredb_test_support::random_seed();
     let mut failures = Vec::new();
     for kind in Kind::ALL {
         let dir = tempfile::tempdir().expect("temp dir");

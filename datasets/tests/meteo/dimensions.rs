@@ -2,40 +2,27 @@
 //! measures): windows and kNN over trees of 1, 3 and 8 dimensions, loaded by both
 //! sinks, answer as a brute-force scan of the rows; 0 or 9 measures, an unknown name, a
 //! query point of the wrong size and an append choosing another count are clear errors.
-//! `QUIRE_TEST_SEED` replays a run (the seed is printed).
+//! `QUIRE_SEED` replays a run (the seed is printed).
 
 use super::store::temp_db;
 use quiredb_datasets::meteo::query::MeteoView;
 use quiredb_datasets::meteo::store::IndexSink;
 use quiredb_datasets::meteo::{LoadOptions, ObservationReader, ParallelConfig, Schema, load, load_parallel};
 use quiredb_engine::{Database, Durability};
+use quiredb_test_support::Rng;
 
 /// Measures of the test file (one more than the R*-tree can take).
 const MEASURES: usize = 9;
 const ROWS: usize = 1_500;
 
-/// splitmix64: a small reproducible generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value on a 0.5 grid in `[0, 20)` (ties happen, as in real data).
-    fn value(&mut self) -> f64 {
-        (self.next() % 40) as f64 / 2.0
-    }
+/// A value on a 0.5 grid in `[0, 20)` (ties happen, as in real data).
+fn value(rng: &mut Rng) -> f64 {
+    rng.below(40) as f64 / 2.0
 }
 
-fn seed() -> u64 {
-    let seed = std::env::var("QUIRE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xD1_3E45);
-    println!("dimensions seed {seed} (replay: QUIRE_TEST_SEED={seed})");
-    seed
+/// The generator of one test, from the replayable seed.
+fn test_rng() -> Rng {
+    Rng::new(quiredb_test_support::seed(0xD1_3E45))
 }
 
 /// One row of the model: its line as loaded and its measures (`None` = `NA`).
@@ -51,7 +38,7 @@ fn fixture(rng: &mut Rng) -> (Vec<u8>, Vec<Row>) {
     let mut rows = Vec::new();
     for i in 0..ROWS {
         let measures: Vec<Option<f64>> =
-            (0..MEASURES).map(|_| if rng.next().is_multiple_of(32) { None } else { Some(rng.value()) }).collect();
+            (0..MEASURES).map(|_| if rng.next().is_multiple_of(32) { None } else { Some(value(rng)) }).collect();
         let fields: Vec<String> = measures.iter().map(|m| m.map_or("NA".into(), |v| v.to_string())).collect();
         let (station, hour) = (i % 2, i / 2);
         let (day, hour) = (hour / 24, hour % 24);
@@ -86,7 +73,7 @@ fn load_chosen(db: &Database, csv: &[u8], chosen: &[usize], two_threads: bool) -
             measure_names: reader.measure_names(),
             tmp_dir: tmp.path().to_path_buf(),
             rtree_budget: 64 << 10,
-            db_file: None,
+            cpu_clock: Default::default(),
             record_layout: Some(layout),
         };
         let (_, stats) = load_parallel(db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {})?;
@@ -117,7 +104,7 @@ fn check_answers(db: &Database, rows: &[Row], chosen: &[usize], rng: &mut Rng) {
     for query in 0..20 {
         let (mut min, mut max) = (Vec::new(), Vec::new());
         for _ in 0..dims {
-            let (a, b) = (rng.value(), rng.value());
+            let (a, b) = (value(rng), value(rng));
             min.push(a.min(b) * spread);
             max.push(20.0 - (20.0 - a.max(b)) * spread);
         }
@@ -131,11 +118,11 @@ fn check_answers(db: &Database, rows: &[Row], chosen: &[usize], rng: &mut Rng) {
         assert_eq!(got, expected, "window {query} over {chosen:?}: {min:?}..{max:?}");
         caught += got.len();
 
-        let at: Vec<f64> = (0..dims).map(|_| rng.value()).collect();
+        let at: Vec<f64> = (0..dims).map(|_| value(rng)).collect();
         let distance = |p: &Vec<f64>| p.iter().zip(&at).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
         let mut naive: Vec<f64> = rows.iter().filter_map(|row| point(row, chosen)).map(|p| distance(&p)).collect();
         naive.sort_by(f64::total_cmp);
-        let k = 1 + (rng.next() % 12) as usize;
+        let k = 1 + rng.index(12);
         let nearest = view.knn(&at, k).expect("knn");
         let got: Vec<f64> = nearest.iter().map(|f| f.distance.expect("distance")).collect();
         assert_eq!(got.len(), k.min(naive.len()));
@@ -151,7 +138,7 @@ fn check_answers(db: &Database, rows: &[Row], chosen: &[usize], rng: &mut Rng) {
 
 #[test]
 fn trees_of_one_three_and_eight_dimensions_answer_as_a_scan() {
-    let mut rng = Rng(seed());
+    let mut rng = test_rng();
     let (csv, rows) = fixture(&mut rng);
     for chosen in [&[4][..], &[7, 0, 3], &[8, 1, 2, 3, 5, 6, 7, 0]] {
         for two_threads in [false, true] {
@@ -165,7 +152,7 @@ fn trees_of_one_three_and_eight_dimensions_answer_as_a_scan() {
 
 #[test]
 fn without_a_choice_the_first_eight_measures_are_the_dimensions() {
-    let mut rng = Rng(seed());
+    let mut rng = test_rng();
     let (csv, rows) = fixture(&mut rng);
     let (_dir, db) = temp_db();
     let mut reader = ObservationReader::new(&csv[..], &schema()).expect("opens");
@@ -176,7 +163,7 @@ fn without_a_choice_the_first_eight_measures_are_the_dimensions() {
 
 #[test]
 fn wrong_counts_names_and_points_are_clear_errors() {
-    let mut rng = Rng(seed());
+    let mut rng = test_rng();
     let (csv, _) = fixture(&mut rng);
     let message = |chosen: &[&str]| {
         let mut reader = ObservationReader::new(&csv[..], &schema()).expect("opens");

@@ -11,15 +11,6 @@ fn generate(config: &GeneratorConfig) -> Vec<u8> {
     bytes
 }
 
-fn test_seed() -> u64 {
-    let seed = std::env::var("QUIRE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        now.map_or(1, |elapsed| elapsed.as_nanos() as u64)
-    });
-    println!("generator seed {seed} (replay: QUIRE_TEST_SEED={seed})");
-    seed
-}
-
 /// The same seed gives the same bytes; another seed different bytes.
 #[test]
 fn same_seed_same_bytes() {
@@ -34,7 +25,11 @@ fn same_seed_same_bytes() {
 /// observations the generator yields, missing values included.
 #[test]
 fn output_loads_with_default_schema_exactly() {
-    let config = GeneratorConfig { seed: test_seed(), stations: Some(13), ..GeneratorConfig::new(30_000) };
+    let config = GeneratorConfig {
+        seed: quiredb_test_support::random_seed(),
+        stations: Some(13),
+        ..GeneratorConfig::new(30_000)
+    };
     let bytes = generate(&config);
     let mut reader = ObservationReader::new(bytes.as_slice(), &Schema::default()).expect("opens");
     let mut generator = ObservationGenerator::new(config).expect("valid config");

@@ -5,7 +5,7 @@
 use super::store::{fixture, line, names, temp_db};
 use quiredb_datasets::meteo::query::MeteoView;
 use quiredb_datasets::meteo::store::IndexSink;
-use quiredb_datasets::meteo::{LoadOptions, ObservationReader, ParallelConfig, Schema, load, load_parallel};
+use quiredb_datasets::meteo::{CpuClock, LoadOptions, ObservationReader, ParallelConfig, Schema, load, load_parallel};
 use quiredb_engine::{Database, Durability, PageRead};
 
 /// Loads `csv` on two threads with a 64 KiB R-tree sort budget (a few hundred points).
@@ -16,7 +16,7 @@ fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quire
         measure_names: names(),
         tmp_dir: tmp.path().to_path_buf(),
         rtree_budget: 64 << 10,
-        db_file: None,
+        cpu_clock: Default::default(),
         record_layout: None,
     };
     let mut reader = ObservationReader::new(csv, &Schema::default())?;
@@ -112,7 +112,7 @@ fn load_choosing(db: &Database, csv: &[u8], index: &str, two_threads: bool) -> q
         measure_names: names(),
         tmp_dir: tmp.path().to_path_buf(),
         rtree_budget: 64 << 10,
-        db_file: None,
+        cpu_clock: Default::default(),
         record_layout: Some(reader.record_layout()),
     };
     let (_, stats) = load_parallel(db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {})?;
@@ -157,4 +157,35 @@ fn index_measures_none_builds_no_r_tree() {
         let txn = indexed.begin_read().expect("read");
         assert_eq!(MeteoView::open(&txn).expect("opens").stats().expect("stats").records, 2_000);
     }
+}
+
+/// A clock that moves one millisecond each time it is read.
+fn ticking() -> std::time::Duration {
+    static TICKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    std::time::Duration::from_millis(TICKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+#[test]
+fn the_callers_clock_times_each_thread() {
+    // Proves: a two-thread load reads the CPU clocks it is given on the parse, index
+    // and sort threads and at the commit (the default clock leaves them zero).
+    let (csv, _) = fixture(3_000, 5);
+    let (_dir, db) = temp_db();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = ParallelConfig {
+        durability: Durability::None,
+        measure_names: names(),
+        tmp_dir: tmp.path().to_path_buf(),
+        rtree_budget: 64 << 10,
+        cpu_clock: CpuClock { thread: ticking, process: ticking },
+        record_layout: None,
+    };
+    let mut reader = ObservationReader::new(&csv[..], &Schema::default()).expect("reader");
+    let (_, stats) = load_parallel(&db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {}).expect("loads");
+    let times = stats.times;
+    let zero = std::time::Duration::ZERO;
+    for (what, cpu) in [("parse", times.parse_cpu), ("index", times.index_cpu), ("sort", times.sort_cpu)] {
+        assert!(cpu > zero, "{what} thread CPU counted: {times:?}");
+    }
+    assert!(times.commit_cpu > zero && times.tail_process_cpu > zero, "{times:?}");
 }

@@ -147,7 +147,7 @@ impl Deref for PageRef<'_> {
 /// the lock (the page stays dirty). It borrows its transaction, so the compiler refuses
 /// to commit or abort while one is alive — a commit never meets a page half written:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0505
 /// # use quiredb_engine::{Database, Durability, Options, PageKind, storage::MemStorage};
 /// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
 /// let txn = db.begin_write().unwrap();
@@ -156,7 +156,7 @@ impl Deref for PageRef<'_> {
 /// page[0] = 1;
 /// ```
 ///
-/// ```compile_fail
+/// ```compile_fail,E0505
 /// # use quiredb_engine::{Database, Options, PageKind, storage::MemStorage};
 /// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
 /// let txn = db.begin_write().unwrap();

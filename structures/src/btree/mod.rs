@@ -187,14 +187,12 @@ impl<'t, T: PageRead> BTree<'t, T> {
     /// nothing (see `opened.rs`); pass a `&'t str` (not a `String`) for that.
     pub fn open(txn: &'t T, name: impl Into<Cow<'t, str>>) -> Result<Self> {
         let name = name.into();
-        let (head_page, head) = crate::opened::remembered_in(&HEADS, txn, &name, || {
-            let entry = txn
-                .catalog_entry(&name)?
-                .ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.clone().into_owned())))?;
-            check_kind(&entry)?;
-            Ok((entry.root, read_head(txn, &entry.name, entry.root)?))
-        })?;
-        Self::new(txn, name, head_page, head)
+        let Some(token) = txn.snapshot_token() else {
+            let (head_page, head) = open_from_catalog(txn, &name)?;
+            return Self::new(txn, name, head_page, head);
+        };
+        let (head_page, head) = crate::opened::remembered_in(&HEADS, token, &name, || open_from_catalog(txn, &name))?;
+        Ok(BTree { txn, name, head_page, head: Cell::new(head), mark: OnceCell::new() })
     }
 
     /// Opens the tree of a catalog entry.
@@ -319,6 +317,16 @@ impl<'t, T: PageRead> BTree<'t, T> {
     pub(super) fn at(&self, id: u64) -> impl Fn(String) -> Error + '_ {
         move |reason| corrupted(&self.name, id, reason)
     }
+}
+
+/// The head page and head of tree `name`, from the catalog (kept out of line: a read
+/// transaction's open usually finds them remembered).
+#[inline(never)]
+fn open_from_catalog(txn: &impl PageRead, name: &str) -> Result<(PageId, Head)> {
+    let entry =
+        txn.catalog_entry(name)?.ok_or_else(|| Error::Engine(quiredb_engine::Error::NoSuchStructure(name.into())))?;
+    check_kind(&entry)?;
+    Ok((entry.root, read_head(txn, &entry.name, entry.root)?))
 }
 
 fn read_head(txn: &impl PageRead, name: &str, page: PageId) -> Result<Head> {

@@ -12,7 +12,7 @@ use quiredb_engine::{PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
 use quiredb_structures::queue::Queue;
 use quiredb_structures::rtree::{RTree, Rect};
-use rand::rngs::StdRng;
+use quiredb_test_support::Rng as TestRng;
 use rand::{Rng, RngCore};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::{Bound, ControlFlow};
@@ -49,7 +49,7 @@ pub enum Op {
     PointDel(u64, [f64; 2]),
 }
 
-fn bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
+fn bytes(rng: &mut TestRng, len: usize) -> Vec<u8> {
     let mut out = vec![0; len];
     rng.fill_bytes(&mut out);
     out
@@ -57,7 +57,7 @@ fn bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
 
 /// A B+tree value: mostly inline, some around the blob threshold (a quarter of a 4 KiB
 /// node), some blobs of several pages.
-fn value(rng: &mut StdRng) -> Vec<u8> {
+fn value(rng: &mut TestRng) -> Vec<u8> {
     let len = match rng.random_range(0..100) {
         0..80 => rng.random_range(0..300),
         80..92 => rng.random_range(300..1_200),
@@ -67,14 +67,14 @@ fn value(rng: &mut StdRng) -> Vec<u8> {
 }
 
 /// A queue record: mostly small, a few out of line (longer than a page).
-fn record(rng: &mut StdRng) -> Vec<u8> {
+fn record(rng: &mut TestRng) -> Vec<u8> {
     let len = if rng.random_ratio(1, 30) { rng.random_range(4_100..7_000) } else { rng.random_range(0..400) };
     bytes(rng, len)
 }
 
 /// Draws one operation and applies it to `model`. Appends pause while the queue holds
 /// over 150 records (consumes take their turn), so the file stays small.
-fn draw_op(rng: &mut StdRng, model: &mut Model) -> Op {
+fn draw_op(rng: &mut TestRng, model: &mut Model) -> Op {
     let key = rng.random_range(0..KEYS).to_be_bytes().to_vec();
     let long_queue = model.queue.len() > 150;
     match rng.random_range(0..16) {
@@ -112,7 +112,7 @@ fn draw_op(rng: &mut StdRng, model: &mut Model) -> Op {
 
 /// The operations of one transaction on top of `base`, and the model they make
 /// (counter included). One transaction in ten is large enough to spill a small pool.
-pub fn draw_txn(rng: &mut StdRng, base: &Model) -> (Vec<Op>, Model) {
+pub fn draw_txn(rng: &mut TestRng, base: &Model) -> (Vec<Op>, Model) {
     let mut model = base.clone();
     model.commit += 1;
     let count = if rng.random_ratio(1, 10) { rng.random_range(80..400) } else { rng.random_range(1..16) };

@@ -11,7 +11,7 @@
 //! Read next: `values.rs` (what "eligible" means).
 
 use super::XmlStore;
-use super::dict::Dictionary;
+use super::dict::{Declaration, Dictionary};
 use super::format::{Kind, f64_from_key, split_part_key};
 use super::record::{Label, Paths, decode_part_block};
 use super::values::{indexable, value_key};
@@ -64,7 +64,7 @@ pub fn check(txn: &impl PageRead, name: &str) -> Result<Vec<String>> {
     let walk = walk_documents(&store, dict, &mut problems)?;
     check_partitions(&store, dict.paths(), &walk.partitions, &mut problems)?;
     check_values(&store, dict, &walk, &mut problems)?;
-    for (pre, prefix, _) in store.declarations(0, u64::MAX)? {
+    for Declaration { element: pre, prefix, .. } in store.declarations(0, u64::MAX)? {
         if pre >= store.len() || store.node(pre)?.kind != Kind::Element {
             problems.push(format!("namespace declaration {prefix:?} names node {pre}, which is not an element"));
         }

@@ -321,8 +321,16 @@ pub fn store_namespace(tree: &mut BTree<'_, WriteTxn<'_>>, pre: u64, prefix: Opt
     Ok(())
 }
 
-/// A namespace declaration read back: element, prefix (empty: default), URI.
-pub type Declaration = (u64, String, String);
+/// A namespace declaration read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declaration {
+    /// The pre of the element that declares it.
+    pub element: u64,
+    /// The prefix (empty: the default namespace).
+    pub prefix: String,
+    /// The namespace URI.
+    pub uri: String,
+}
 
 impl<T: PageRead> XmlStore<'_, T> {
     /// The namespace declarations of elements with pre in `first..=last`, in pre order.
@@ -338,7 +346,7 @@ impl<T: PageRead> XmlStore<'_, T> {
             let pre = key.get(1..9).and_then(|k| <[u8; 8]>::try_from(k).ok()).map(u64::from_be_bytes);
             let pre = pre.ok_or_else(|| corrupted(&self.name, 0, "namespace key too short"))?;
             let prefix = String::from_utf8_lossy(&key[9..]).into_owned();
-            out.push((pre, prefix, String::from_utf8_lossy(&uri).into_owned()));
+            out.push(Declaration { element: pre, prefix, uri: String::from_utf8_lossy(&uri).into_owned() });
         }
         Ok(out)
     }

@@ -7,6 +7,7 @@
 //!
 //! Read next: `check.rs`, which walks the same cursors to prove the invariants.
 
+use super::dict::Declaration;
 use super::format::{Kind, ValueRef, doc_key, part_key, split_part_key};
 use super::record::{Label, NEWLINE, NodeRecord, decode_doc_block, decode_part_block};
 use super::{XmlStore, corrupted};
@@ -169,10 +170,10 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
                     if n.pre == pre {
                         write_declarations(out, &inherited).map_err(io)?;
                     }
-                    while declarations.get(next_declaration).is_some_and(|d| d.0 < n.pre) {
+                    while declarations.get(next_declaration).is_some_and(|d| d.element < n.pre) {
                         next_declaration += 1;
                     }
-                    let own = declarations[next_declaration..].iter().take_while(|d| d.0 == n.pre).count();
+                    let own = declarations[next_declaration..].iter().take_while(|d| d.element == n.pre).count();
                     write_declarations(out, &declarations[next_declaration..next_declaration + own]).map_err(io)?;
                     next_declaration += own;
                     open.push((n.pre + n.size, n.name, false));
@@ -209,8 +210,8 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
 
     /// The declarations in scope at element `root` that it does not make itself: the
     /// nearest ancestor's for each prefix (serialising a subtree must declare them).
-    fn inherited_declarations(&self, root: &NodeRecord) -> Result<Vec<super::dict::Declaration>> {
-        let mut found: Vec<super::dict::Declaration> = Vec::new();
+    fn inherited_declarations(&self, root: &NodeRecord) -> Result<Vec<Declaration>> {
+        let mut found: Vec<Declaration> = Vec::new();
         if root.kind != Kind::Element {
             return Ok(found);
         }
@@ -218,8 +219,8 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
         let mut at = self.node(root.parent)?;
         while at.kind == Kind::Element {
             for declaration in self.declarations(at.pre, at.pre)? {
-                let prefix = &declaration.1;
-                if !own.iter().chain(&found).any(|d| &d.1 == prefix) {
+                let prefix = &declaration.prefix;
+                if !own.iter().chain(&found).any(|d| &d.prefix == prefix) {
                     found.push(declaration);
                 }
             }
@@ -269,8 +270,8 @@ fn close_tags<'n>(
 }
 
 /// Writes ` xmlns="uri"` / ` xmlns:p="uri"` for each declaration.
-fn write_declarations(out: &mut impl Write, declarations: &[super::dict::Declaration]) -> std::io::Result<()> {
-    for (_, prefix, uri) in declarations {
+fn write_declarations(out: &mut impl Write, declarations: &[Declaration]) -> std::io::Result<()> {
+    for Declaration { prefix, uri, .. } in declarations {
         if prefix.is_empty() {
             out.write_all(b" xmlns=\"")?;
         } else {

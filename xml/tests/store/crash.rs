@@ -15,8 +15,8 @@
 use super::child::{child_options, exe_args_for_kill, kill_mid_work, tell};
 use super::{apply, durability, expected, options, progress, step, verify, write_inputs};
 use quiredb_engine::Database;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use quiredb_test_support::Rng as TestRng;
+use rand::Rng;
 use std::path::{Path, PathBuf};
 
 /// Kills of a default run (a few seconds in a debug build).
@@ -91,11 +91,11 @@ fn a_killed_xml_load_leaves_no_trace() {
     // holds every acknowledged load whole and equal to its documents, no trace of the
     // load in flight (a new collection absent, an appended one as before) unless its
     // commit landed whole, and the engine's, structures' and store's checks are clean.
-    let seed = super::seed();
-    println!("xml crash torture: QUIRE_SEED={seed}");
+    println!("xml crash torture:");
+    let seed = quiredb_test_support::random_seed();
     let kills = super::count_from_env("QUIRE_CRASH_KILLS", DEFAULT_KILLS);
     let dir = tempfile::tempdir().expect("a temp dir");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = TestRng::new(seed);
     let (mut epoch, mut committed) = (0, 0);
     let mut path = new_file(dir.path(), epoch);
     let mut tally = Tally::default();

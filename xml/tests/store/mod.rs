@@ -22,9 +22,9 @@ mod faults;
 
 use quiredb_engine::{Database, Durability, Options, PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
+use quiredb_test_support::Rng as TestRng;
 use quiredb_xml::store::{self, LoadOptions, XmlStore};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -44,7 +44,7 @@ pub struct Step {
 pub fn step(seed: u64, number: u64, doc_bytes: usize) -> Step {
     assert!(number >= 1, "steps count from 1");
     let first = if number % 2 == 1 { number } else { number - 1 };
-    let mut rng = StdRng::seed_from_u64(seed ^ number.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = TestRng::new(seed ^ number.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let docs = (0..rng.random_range(2..6)).map(|_| document(&mut rng, number, doc_bytes)).collect();
     Step { number, collection: format!("c{first}"), docs }
 }
@@ -65,7 +65,7 @@ const WORDS: [&str; 10] = ["alpha", "beta", "&amp;", "&lt;gamma&gt;", "δέλτ�
 /// A generated document of about `bytes`: elements, attributes, mixed content, long
 /// and numeric values, comments, processing instructions, CDATA, character and entity
 /// references, and a name only this step uses (so appends grow the dictionary).
-fn document(rng: &mut StdRng, number: u64, bytes: usize) -> String {
+fn document(rng: &mut TestRng, number: u64, bytes: usize) -> String {
     let mut out = String::from("<?xml version=\"1.0\"?>\n<!-- generated -->\n<catalog step=\"");
     write!(out, "{number}\">").expect("writing to a String");
     let mut items = 0;
@@ -82,7 +82,7 @@ fn document(rng: &mut StdRng, number: u64, bytes: usize) -> String {
 }
 
 /// One random child element (or other node) of an item, nested up to three deep.
-fn child(rng: &mut StdRng, number: u64, out: &mut String, depth: usize) {
+fn child(rng: &mut TestRng, number: u64, out: &mut String, depth: usize) {
     match rng.random_range(0..10) {
         0 => write!(out, "<!--c{}-->", rng.random::<u16>()).expect("String"),
         1 => write!(out, "<?pi{} data {}?>", depth, rng.random::<u8>()).expect("String"),
@@ -114,7 +114,7 @@ fn child(rng: &mut StdRng, number: u64, out: &mut String, depth: usize) {
 }
 
 /// Up to `words` random words (escaped where needed).
-fn text(rng: &mut StdRng, out: &mut String, words: usize) {
+fn text(rng: &mut TestRng, out: &mut String, words: usize) {
     for _ in 0..rng.random_range(0..=words) {
         let word = WORDS[rng.random_range(0..WORDS.len())];
         // Inside CDATA an escape is literal text, which is fine too.
@@ -207,11 +207,6 @@ pub fn compare(txn: &impl PageRead, name: &str, docs: &[String]) -> Vec<String> 
     problems
 }
 
-/// The seed to run with: `QUIRE_SEED`, else a random one.
-pub fn seed() -> u64 {
-    std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>)
-}
-
 /// A count from environment variable `name`, else `default`.
 pub fn count_from_env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
@@ -221,8 +216,8 @@ pub fn count_from_env(name: &str, default: usize) -> usize {
 fn generated_steps_load_and_read_back() {
     // Proves the workload is sound before anything is broken: the steps of a seed load,
     // commit, reopen and compare clean with their DOMs (new collections and appends).
-    let seed = seed();
-    println!("xml store steps: QUIRE_SEED={seed}");
+    println!("xml store steps:");
+    let seed = quiredb_test_support::random_seed();
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("steps.quire");
     {

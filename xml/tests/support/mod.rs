@@ -9,6 +9,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::Command;
 
+use quiredb_test_support::Rng;
 use quiredb_xml::collection::Source;
 
 pub const BASEX_JAR: &str = "/usr/share/java/basex.jar";
@@ -160,37 +161,15 @@ pub fn basex_counts(source: &Source, prolog: &str, queries: &[String]) -> Vec<us
     values
 }
 
-/// The seed of randomized tests: `QUIRE_TEST_SEED` or a fixed default.
-pub fn seed() -> u64 {
-    std::env::var("QUIRE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x005e_ed08)
-}
-
-/// splitmix64: tiny, seeded, good enough for test inputs.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// A random query of the subset (the grammar of `parser.rs`, depth-bounded).
 pub fn random_query(rng: &mut Rng, depth: usize) -> String {
     let mut q = String::new();
-    let paths = 1 + usize::from(depth == 0 && rng.below(4) == 0);
+    let paths = 1 + usize::from(depth == 0 && rng.index(4) == 0);
     for i in 0..paths {
         if i > 0 {
             q.push_str(" | ");
         }
-        q.push_str(["/", "//", ""][rng.below(3)]);
+        q.push_str(["/", "//", ""][rng.index(3)]);
         q.push_str(&random_steps(rng, depth));
     }
     q
@@ -198,14 +177,14 @@ pub fn random_query(rng: &mut Rng, depth: usize) -> String {
 
 fn random_steps(rng: &mut Rng, depth: usize) -> String {
     let mut s = String::new();
-    for i in 0..1 + rng.below(4) {
+    for i in 0..1 + rng.index(4) {
         if i > 0 {
-            s.push_str(["/", "//"][rng.below(2)]);
+            s.push_str(["/", "//"][rng.index(2)]);
         }
         let tests = ["a", "item", "x-y", "é", "*", "@id", "@*", "text()", "node()", "."];
-        let test = tests[rng.below(tests.len())];
+        let test = tests[rng.index(tests.len())];
         s.push_str(test);
-        if test != "." && depth < 2 && rng.below(3) == 0 {
+        if test != "." && depth < 2 && rng.index(3) == 0 {
             s.push_str(&format!("[{}]", random_predicate(rng, depth + 1)));
         }
     }
@@ -214,7 +193,7 @@ fn random_steps(rng: &mut Rng, depth: usize) -> String {
 
 fn random_predicate(rng: &mut Rng, depth: usize) -> String {
     let relative = |rng: &mut Rng| random_steps(rng, depth);
-    match rng.below(6) {
+    match rng.index(6) {
         0 => format!("{} and {}", relative(rng), relative(rng)),
         1 => format!("({} or {}) and not({})", relative(rng), relative(rng), relative(rng)),
         2 => format!("{} = 'o\"k'", relative(rng)),

@@ -14,8 +14,7 @@ use super::random_tests::{COMMENTS, MIXED, NAMESPACES, NUMBERS, RECURSIVE, TEXTS
 use super::tests::load_docs;
 use crate::mix::{Answer, QueryMix, reference_answer, store_answer};
 use crate::store::XmlStore;
-use rand::SeedableRng;
-use rand::rngs::StdRng;
+use quiredb_test_support::Rng as TestRng;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 fn check(label: &str, docs: &[Vec<u8>], queries: usize, seed: u64) {
@@ -63,7 +62,7 @@ fn full_xpath_on_hand_made_documents_answers_as_the_reference_does() {
 #[test]
 fn full_xpath_on_random_documents_answers_as_the_reference_does() {
     let seed = seed("full XPath, random documents");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = TestRng::new(seed);
     for elements in [30, 150, 400] {
         let document = random_document(&mut rng, elements, &TEXTS);
         check(&format!("a random document of {elements} elements"), &[document], 300, seed);

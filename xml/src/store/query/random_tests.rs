@@ -21,9 +21,9 @@ use crate::reference::{self, Item};
 use crate::store::{Dictionary, Kind, PathInfo, XmlStore};
 use crate::xpath::{self, CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
 use quiredb_engine::PageRead;
-use rand::rngs::StdRng;
+use quiredb_test_support::Rng as TestRng;
+use rand::Rng;
 use rand::seq::IndexedRandom;
-use rand::{Rng, SeedableRng};
 use roxmltree::{Document, Node, NodeType};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -104,7 +104,7 @@ fn hand_made_documents_answer_as_the_reference_does() {
 #[test]
 fn random_documents_answer_as_the_reference_does() {
     let seed = seed("random documents");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = TestRng::new(seed);
     for (elements, indexed) in RANDOM_DOCUMENTS {
         let texts = if indexed { &TEXTS[..INDEXED_TEXTS] } else { &TEXTS[..] };
         let document = random_document(&mut rng, elements, texts);
@@ -123,11 +123,11 @@ fn the_xmark_sample_answers_as_the_reference_does() {
     check_collection_from("xmark_f0.1", &bytes, 50, seed, 3);
 }
 
-/// The seed to run with: `QUIRE_SEED`, else a random one; printed for replay.
+/// The seed to run with (`quiredb_test_support::random_seed`), printed after the
+/// test's name for replay.
 pub(super) fn seed(test: &str) -> u64 {
-    let seed = std::env::var("QUIRE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
-    println!("{test}: QUIRE_SEED={seed}");
-    seed
+    println!("{test}:");
+    quiredb_test_support::random_seed()
 }
 
 /// Loads `docs` and asserts that `queries` random queries answer as the reference
@@ -146,7 +146,7 @@ fn check_collection_from(label: &str, docs: &[Vec<u8>], queries: usize, seed: u6
     let values = Values::collect(&doms);
     let dict = store.dictionary();
     let start = Start::below(dict, start_depth);
-    let mut generator = Generator { dict, values: &values, start, rng: StdRng::seed_from_u64(seed) };
+    let mut generator = Generator { dict, values: &values, start, rng: TestRng::new(seed) };
     let (mut failures, mut failed, mut non_empty) = (Vec::new(), 0, 0);
     for _ in 0..queries {
         let query = generator.query();
@@ -320,7 +320,7 @@ struct Generator<'a> {
     dict: &'a Dictionary,
     values: &'a Values,
     start: Start,
-    rng: StdRng,
+    rng: TestRng,
 }
 
 /// Where top-level paths start.
@@ -618,7 +618,7 @@ impl Values {
     }
 
     /// A value of the nodes with the kind and name of summary path `path`.
-    fn sample(&self, dict: &Dictionary, path: u32, rng: &mut StdRng) -> Option<String> {
+    fn sample(&self, dict: &Dictionary, path: u32, rng: &mut TestRng) -> Option<String> {
         let info = dict.paths[path as usize];
         let named = if info.kind == Kind::Text { dict.paths[info.parent as usize].name } else { info.name };
         let name = local_name(&dict.names[named as usize]);
@@ -641,7 +641,7 @@ fn short_string_value(node: Node<'_, '_>) -> Option<String> {
 /// A random document of `elements` elements under `<r>`: names that nest in
 /// themselves, a prefixed name with the same local name, attributes (two with local
 /// name `k`), `texts` as text and attribute values, comments and PIs.
-pub(super) fn random_document(rng: &mut StdRng, elements: usize, texts: &[&str]) -> Vec<u8> {
+pub(super) fn random_document(rng: &mut TestRng, elements: usize, texts: &[&str]) -> Vec<u8> {
     let mut out = String::from("<r xmlns:x=\"urn:x\">");
     let mut left = elements;
     while left > 0 {
@@ -651,7 +651,7 @@ pub(super) fn random_document(rng: &mut StdRng, elements: usize, texts: &[&str])
     out.into_bytes()
 }
 
-fn random_children(rng: &mut StdRng, out: &mut String, left: &mut usize, texts: &[&str], depth: usize) {
+fn random_children(rng: &mut TestRng, out: &mut String, left: &mut usize, texts: &[&str], depth: usize) {
     while *left > 0 && rng.random_ratio(4, 5) {
         match rng.random_range(0..10) {
             0..=5 => {
