@@ -288,12 +288,13 @@ fn one_transaction_without_tree(
     recycle: &mut Option<Sender<Chunk>>,
     stats: &mut SinkStats,
 ) -> Result<Ending> {
-    let started = Mark::now();
+    let clock = config.load.cpu_clock;
+    let started = Mark::now(clock);
     let mut queue = open_without_tree(txn)?;
     let mut keys = KeyWriter::default();
     // No points are written: the dimension count of `Points::Skip` is immaterial.
     let ending = receive::<1>(txn, messages, recycle, stats, (&mut queue, &mut keys), &mut Points::Skip)?;
-    let tail = started.tail(stats);
+    let tail = started.tail(clock, stats);
     finish_meta(txn, config, (ending, &mut keys), stats, tail)
 }
 
