@@ -8,17 +8,23 @@ use quiredb_datasets::meteo::store::IndexSink;
 use quiredb_datasets::meteo::{CpuClock, LoadOptions, ObservationReader, ParallelConfig, Schema, load, load_parallel};
 use quiredb_engine::{Database, Durability, PageRead};
 
-/// Loads `csv` on two threads with a 64 KiB R-tree sort budget (a few hundred points).
-fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quiredb_datasets::Result<()> {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let config = ParallelConfig {
+/// A two-thread load's configuration: sorting in `tmp` with a 64 KiB R-tree sort
+/// budget (a few hundred points), no clock, no record layout.
+fn config(tmp: &std::path::Path) -> ParallelConfig {
+    ParallelConfig {
         durability: Durability::None,
         measure_names: names(),
-        tmp_dir: tmp.path().to_path_buf(),
+        tmp_dir: tmp.to_path_buf(),
         rtree_budget: 64 << 10,
         cpu_clock: Default::default(),
         record_layout: None,
-    };
+    }
+}
+
+/// Loads `csv` on two threads with a 64 KiB R-tree sort budget (a few hundred points).
+fn load_two_threads(db: &Database, csv: &[u8], batch_rows: Option<u64>) -> quiredb_datasets::Result<()> {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = config(tmp.path());
     let mut reader = ObservationReader::new(csv, &Schema::default())?;
     let options = LoadOptions { batch_rows, ..LoadOptions::default() };
     let (summary, stats) = load_parallel(db, &config, &mut reader, options, &mut |_, _| {})?;
@@ -107,14 +113,7 @@ fn load_choosing(db: &Database, csv: &[u8], index: &str, two_threads: bool) -> q
         return Ok(sink.stats().points);
     }
     let tmp = tempfile::tempdir().expect("temp dir");
-    let config = ParallelConfig {
-        durability: Durability::None,
-        measure_names: names(),
-        tmp_dir: tmp.path().to_path_buf(),
-        rtree_budget: 64 << 10,
-        cpu_clock: Default::default(),
-        record_layout: Some(reader.record_layout()),
-    };
+    let config = ParallelConfig { record_layout: Some(reader.record_layout()), ..config(tmp.path()) };
     let (_, stats) = load_parallel(db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {})?;
     Ok(stats.points)
 }
@@ -172,14 +171,7 @@ fn the_callers_clock_times_each_thread() {
     let (csv, _) = fixture(3_000, 5);
     let (_dir, db) = temp_db();
     let tmp = tempfile::tempdir().expect("temp dir");
-    let config = ParallelConfig {
-        durability: Durability::None,
-        measure_names: names(),
-        tmp_dir: tmp.path().to_path_buf(),
-        rtree_budget: 64 << 10,
-        cpu_clock: CpuClock { thread: ticking, process: ticking },
-        record_layout: None,
-    };
+    let config = ParallelConfig { cpu_clock: CpuClock { thread: ticking, process: ticking }, ..config(tmp.path()) };
     let mut reader = ObservationReader::new(&csv[..], &Schema::default()).expect("reader");
     let (_, stats) = load_parallel(&db, &config, &mut reader, LoadOptions::default(), &mut |_, _| {}).expect("loads");
     let times = stats.times;

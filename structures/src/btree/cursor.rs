@@ -13,8 +13,8 @@ use super::BTree;
 use super::node::{self, Value};
 use super::pinned::{Pinned, value_range};
 use crate::error::Result;
-use std::ops::Bound;
 use quiredb_engine::{PageRead, PageRef};
+use std::ops::Bound;
 use std::rc::Rc;
 
 /// Entries whose cells a forward cursor asks for ahead of reaching them.
