@@ -535,3 +535,66 @@ fn time_zone_flag_applies_daylight_saving_to_local_times() {
     assert!(!bad.status.success() && text(&bad).contains("unknown time zone"), "{}", text(&bad));
     assert!(!other.exists());
 }
+
+/// Runs `quire args` with standard output a pipe whose reader reads `lines` lines and
+/// then goes away (`quire ... | head -n lines`); returns the status and stderr.
+fn quire_into_closed_pipe(args: &[&str], lines: usize) -> (std::process::ExitStatus, String) {
+    use std::io::BufRead;
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    let child = Command::new(env!("CARGO_BIN_EXE_quire"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("quire runs");
+    let mut reader = std::io::BufReader::new(reader);
+    for _ in 0..lines {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).expect("read a line") > 0, "{args:?} printed fewer than {lines} lines");
+    }
+    drop(reader);
+    let output = child.wait_with_output().expect("quire ends");
+    (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_each_command_quietly() {
+    // Proves: when standard output's reader closes (`quire stats DB | head`), every
+    // printing command stops with success and an empty stderr, never a panic — with
+    // the reader gone before the first line, and after one line of a long answer.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wide.quire");
+    let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
+    let wide = meteo_sample("wide_monthly_months.csv");
+    load_csv(&db, &[&wide], &flags, 24);
+    let docs = dir.path().join("many.xml");
+    std::fs::write(&docs, format!("<r>{}</r>", "<p>a long enough line of text</p>".repeat(20_000))).unwrap();
+    let xml = dir.path().join("x.quire");
+    assert!(quire(&["load-xml", path_str(&xml), "c", path_str(&docs), "--quiet"]).status.success());
+    let demo = dir.path().join("demo.quire");
+    let (db, xml) = (path_str(&db), path_str(&xml));
+    let range = ["range", db, "--station", "Valentia", "--from", "2020-01-01", "--to", "2021-12-31"];
+    let load_dry = ["load-csv", "--dry-run", "--quiet", &wide, "--station", "station", "--wide", "months"];
+    let commands: [&[&str]; 14] = [
+        &["stats", db],
+        &["info", db],
+        &["check", db],
+        &range,
+        &["agg", db, "--every", "month", "--measure", "temp"],
+        &["load-csv", &wide, "--inspect"],
+        &[&load_dry[..], &["--time", "year", "--wide-measure", "temp"]].concat(),
+        &["xml-info", xml, "c"],
+        &["xpath", xml, "c", "//p", "--values"],
+        &["xpath-ref", path_str(&docs), "//p"],
+        &["compact", db, "--steps", "1"],
+        &["demo", "--db", path_str(&demo)],
+        &["gen", "xml", "--kind", "xmark", "--factor", "0.001"],
+        &["gen", "meteo", "--rows", "100000"],
+    ];
+    for args in commands {
+        let (status, stderr) = quire_into_closed_pipe(args, 0);
+        assert!(status.success() && stderr.is_empty(), "{args:?}: {status}: {stderr}");
+    }
+    let (status, stderr) = quire_into_closed_pipe(&["xpath", xml, "c", "//p", "--values"], 1);
+    assert!(status.success() && stderr.is_empty(), "xpath after one line: {status}: {stderr}");
+}
