@@ -395,6 +395,14 @@ fn agg_and_output_formats_over_a_loaded_table() {
     let lines: Vec<String> = String::from_utf8_lossy(&knn.stdout).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 2, "{}", text(&knn));
     assert!(lines[0].ends_with(",2020,01,01,00,56,-22,10208,290,67,0,-9999,-9999"), "{}", lines[0]);
+    let agg_of = |measure: &str| {
+        let output = quire(&["agg", path_str(&isd), "--every", "year", "--measure", measure, "--format", "csv"]);
+        assert!(output.status.success(), "--measure {measure}: {}", text(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let by_name = agg_of("column 5");
+    assert!(by_name.lines().count() > 1, "{by_name}");
+    assert_eq!(agg_of("4"), by_name, "--measure takes load-csv's 0-based column number");
 }
 
 #[test]
