@@ -3,6 +3,8 @@
 //! Each subcommand lives in its own module under `src/cli/`; this file only parses the
 //! command line and dispatches. Errors print one line on stderr and exit non-zero.
 #![forbid(unsafe_code)]
+// Output goes through `cli::outln!`, which returns a closed pipe's error instead of panicking.
+#![deny(clippy::print_stdout)]
 
 mod cli;
 

@@ -395,6 +395,14 @@ fn agg_and_output_formats_over_a_loaded_table() {
     let lines: Vec<String> = String::from_utf8_lossy(&knn.stdout).lines().map(str::to_owned).collect();
     assert_eq!(lines.len(), 2, "{}", text(&knn));
     assert!(lines[0].ends_with(",2020,01,01,00,56,-22,10208,290,67,0,-9999,-9999"), "{}", lines[0]);
+    let agg_of = |measure: &str| {
+        let output = quire(&["agg", path_str(&isd), "--every", "year", "--measure", measure, "--format", "csv"]);
+        assert!(output.status.success(), "--measure {measure}: {}", text(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let by_name = agg_of("column 5");
+    assert!(by_name.lines().count() > 1, "{by_name}");
+    assert_eq!(agg_of("4"), by_name, "--measure takes load-csv's 0-based column number");
 }
 
 #[test]
@@ -534,4 +542,67 @@ fn time_zone_flag_applies_daylight_saving_to_local_times() {
     let bad = quire(&["load-csv", path_str(&csv), "--db", path_str(&other), "--time-zone", "Mars/Olympus"]);
     assert!(!bad.status.success() && text(&bad).contains("unknown time zone"), "{}", text(&bad));
     assert!(!other.exists());
+}
+
+/// Runs `quire args` with standard output a pipe whose reader reads `lines` lines and
+/// then goes away (`quire ... | head -n lines`); returns the status and stderr.
+fn quire_into_closed_pipe(args: &[&str], lines: usize) -> (std::process::ExitStatus, String) {
+    use std::io::BufRead;
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    let child = Command::new(env!("CARGO_BIN_EXE_quire"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("quire runs");
+    let mut reader = std::io::BufReader::new(reader);
+    for _ in 0..lines {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).expect("read a line") > 0, "{args:?} printed fewer than {lines} lines");
+    }
+    drop(reader);
+    let output = child.wait_with_output().expect("quire ends");
+    (output.status, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_each_command_quietly() {
+    // Proves: when standard output's reader closes (`quire stats DB | head`), every
+    // printing command stops with success and an empty stderr, never a panic — with
+    // the reader gone before the first line, and after one line of a long answer.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wide.quire");
+    let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
+    let wide = meteo_sample("wide_monthly_months.csv");
+    load_csv(&db, &[&wide], &flags, 24);
+    let docs = dir.path().join("many.xml");
+    std::fs::write(&docs, format!("<r>{}</r>", "<p>a long enough line of text</p>".repeat(20_000))).unwrap();
+    let xml = dir.path().join("x.quire");
+    assert!(quire(&["load-xml", path_str(&xml), "c", path_str(&docs), "--quiet"]).status.success());
+    let demo = dir.path().join("demo.quire");
+    let (db, xml) = (path_str(&db), path_str(&xml));
+    let range = ["range", db, "--station", "Valentia", "--from", "2020-01-01", "--to", "2021-12-31"];
+    let load_dry = ["load-csv", "--dry-run", "--quiet", &wide, "--station", "station", "--wide", "months"];
+    let commands: [&[&str]; 14] = [
+        &["stats", db],
+        &["info", db],
+        &["check", db],
+        &range,
+        &["agg", db, "--every", "month", "--measure", "temp"],
+        &["load-csv", &wide, "--inspect"],
+        &[&load_dry[..], &["--time", "year", "--wide-measure", "temp"]].concat(),
+        &["xml-info", xml, "c"],
+        &["xpath", xml, "c", "//p", "--values"],
+        &["xpath-ref", path_str(&docs), "//p"],
+        &["compact", db, "--steps", "1"],
+        &["demo", "--db", path_str(&demo)],
+        &["gen", "xml", "--kind", "xmark", "--factor", "0.001"],
+        &["gen", "meteo", "--rows", "100000"],
+    ];
+    for args in commands {
+        let (status, stderr) = quire_into_closed_pipe(args, 0);
+        assert!(status.success() && stderr.is_empty(), "{args:?}: {status}: {stderr}");
+    }
+    let (status, stderr) = quire_into_closed_pipe(&["xpath", xml, "c", "//p", "--values"], 1);
+    assert!(status.success() && stderr.is_empty(), "xpath after one line: {status}: {stderr}");
 }

@@ -128,10 +128,7 @@ pub fn compact(args: CompactArgs) -> Result<ExitCode> {
     while args.steps.is_none_or(|steps| taken < steps) {
         let step = db.compact_step(args.budget)?;
         taken += 1;
-        println!(
-            "step {taken}: moved {} pages, {} held by snapshots, file {} bytes",
-            step.moved, step.held, step.after
-        );
+        outln!("step {taken}: moved {} pages, {} held by snapshots, file {} bytes", step.moved, step.held, step.after)?;
         if step.done {
             break;
         }
@@ -140,6 +137,6 @@ pub fn compact(args: CompactArgs) -> Result<ExitCode> {
         db.compact()?;
     }
     let after = std::fs::metadata(&args.path).with_context(|| format!("cannot stat {}", args.path.display()))?.len();
-    println!("{}: {started} bytes -> {after} bytes", args.path.display());
+    outln!("{}: {started} bytes -> {after} bytes", args.path.display())?;
     Ok(ExitCode::SUCCESS)
 }

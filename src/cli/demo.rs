@@ -23,7 +23,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let path = args.db.unwrap_or_else(|| scratch.path().join("demo.quire"));
     let db =
         Database::create(&path, Options::default()).with_context(|| format!("cannot create {}", path.display()))?;
-    println!("database {} (page size {} bytes, pool {} frames)", path.display(), db.page_size(), db.pool_frames());
+    outln!("database {} (page size {} bytes, pool {} frames)", path.display(), db.page_size(), db.pool_frames())?;
     engine_tour(&db)?;
     super::demo_btree::tour(&db)?;
     super::demo_queue::tour(&db)?;
@@ -31,8 +31,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     super::demo_meteo::tour(&db)?;
     super::demo_xml::tour(&db)?;
     let report = quiredb_engine::check(&db)?;
-    println!("integrity check: {}", if report.is_clean() { "clean" } else { "PROBLEMS" });
-    println!("stats: {:?}", db.stats());
+    outln!("integrity check: {}", if report.is_clean() { "clean" } else { "PROBLEMS" })?;
+    outln!("stats: {:?}", db.stats())?;
     Ok(if report.is_clean() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
@@ -49,7 +49,7 @@ fn engine_tour(db: &Database) -> Result<()> {
         ids.push(page.id());
     }
     txn.commit(Durability::Full)?;
-    println!("engine: wrote {PAGES} pages in one transaction in {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    outln!("engine: wrote {PAGES} pages in one transaction in {:.1} ms", start.elapsed().as_secs_f64() * 1e3)?;
     let snapshot = db.begin_read()?;
     let start = Instant::now();
     let txn = db.begin_write()?;
@@ -59,14 +59,14 @@ fn engine_tour(db: &Database) -> Result<()> {
         page[..8].copy_from_slice(&(value + PAGES).to_le_bytes());
     }
     txn.commit(Durability::Checksummed)?;
-    println!("engine: rewrote every page (shadow copies) in {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    outln!("engine: rewrote every page (shadow copies) in {:.1} ms", start.elapsed().as_secs_f64() * 1e3)?;
     let (mut old_sum, mut new_sum) = (0u64, 0u64);
     let current = db.begin_read()?;
     for id in &ids {
         old_sum += u64::from_le_bytes(snapshot.page(*id)?[..8].try_into()?);
         new_sum += u64::from_le_bytes(current.page(*id)?[..8].try_into()?);
     }
-    println!("engine: the old snapshot still sums to {old_sum}, the new one to {new_sum}");
+    outln!("engine: the old snapshot still sums to {old_sum}, the new one to {new_sum}")?;
     anyhow::ensure!(new_sum == old_sum + PAGES * PAGES, "snapshot isolation violated");
     Ok(())
 }

@@ -39,14 +39,14 @@ fn bulk(db: &Database) -> Result<()> {
     let stats = btree::stats(tree.untyped())?;
     drop(tree);
     txn.commit(Durability::Full)?;
-    println!(
+    outln!(
         "btree: bulk-loaded {loaded} (station, hour) keys in {:.1} ms: height {}, {} leaves at {:.1}% fill, {} branches",
         start.elapsed().as_secs_f64() * 1e3,
         stats.height,
         stats.leaves,
         stats.leaf_fill * 100.0,
         stats.branches
-    );
+    )?;
     Ok(())
 }
 
@@ -71,9 +71,9 @@ fn edits(db: &Database) -> Result<()> {
     let len = tree.len();
     drop(tree);
     txn.commit(Durability::Full)?;
-    println!(
+    outln!(
         "btree: 100 single-insert durable commits at {per_commit:.0} µs each; removed 500 keys; {len} keys, checker clean"
-    );
+    )?;
     Ok(())
 }
 
@@ -93,13 +93,13 @@ fn queries(db: &Database) -> Result<()> {
     let day: Vec<f64> =
         tree.range((42, 24)..(42, 48))?.map(|entry| entry.map(|(_, t)| t.value())).collect::<Result<_, _>>()?;
     let mean = day.iter().sum::<f64>() / day.len() as f64;
-    println!("btree: 100,000 random lookups at {lookup_ns:.0} ns each (checksum {sum:.1})");
-    println!(
+    outln!("btree: 100,000 random lookups at {lookup_ns:.0} ns each (checksum {sum:.1})")?;
+    outln!(
         "btree: floor(199, 0) = {:?}, ceiling(199, 0) = {:?}; station 42, day 2: {} readings, mean {mean:.2} °C",
         floor,
         ceiling,
         day.len()
-    );
+    )?;
     Ok(())
 }
 
@@ -116,11 +116,11 @@ fn blobs(db: &Database) -> Result<()> {
     let mut slice = vec![0u8; 1000];
     let got = blob::read_at(&txn, stored, 3_000_000, &mut slice)?;
     ensure!(got == 1000 && slice[..] == data[3_000_000..3_001_000], "blob slice reads back");
-    println!(
+    outln!(
         "blob: wrote {} bytes in {:.1} ms; read_at(3,000,000, 1000 bytes) matches; length {} without reading",
         data.len(),
         written.as_secs_f64() * 1e3,
         blob::len(&txn, stored)?
-    );
+    )?;
     Ok(())
 }

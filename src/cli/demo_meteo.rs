@@ -23,35 +23,35 @@ pub fn tour(db: &Database) -> Result<()> {
         IndexSink::new(db, Durability::Checksummed, reader.measure_names())?.with_record_layout(reader.record_layout());
     let options = LoadOptions { skip_bad: false, batch_rows: None, skip_report: None };
     let summary = load(&mut reader, &mut sink, options, &mut |_, _| {})?;
-    println!(
+    outln!(
         "meteo: generated {} rows ({:.0} MB) in {generated:.1} s, loaded in {:.1} s ({} stations, {} with all 5 measures)",
         summary.rows,
         csv.len() as f64 / 1e6,
         start.elapsed().as_secs_f64(),
         summary.stations,
         summary.complete_rows
-    );
+    )?;
     let txn = db.begin_read()?;
     let view = MeteoView::open(&txn)?;
     let first = csv.split(|&byte| byte == b'\n').nth(1).unwrap_or_default();
     let station = String::from_utf8_lossy(first.split(|&byte| byte == b',').next().unwrap_or_default()).into_owned();
     let start = Instant::now();
     let range = view.range(&station, i64::MIN, i64::MAX)?;
-    println!("meteo: range  station {station:?}, all time: {} records in {:.1} ms", range.len(), ms(start));
+    outln!("meteo: range  station {station:?}, all time: {} records in {:.1} ms", range.len(), ms(start))?;
     let start = Instant::now();
     let window = view.window(&[10.0, 1005.0, 0.0, 0.0, 1.0], &[15.0, 1010.0, 5.0, 0.5, 3.0])?;
-    println!(
+    outln!(
         "meteo: window 10–15 °C, 1005–1010 hPa, dew point 0–5 °C, rain ≤ 0.5, wind 1–3: {} records in {:.1} ms",
         window.len(),
         ms(start)
-    );
+    )?;
     let start = Instant::now();
     let nearest = view.knn(&[20.0, 1000.0, 10.0, 0.0, 2.0], 10)?;
     let farthest = nearest.last().and_then(|found| found.distance).unwrap_or(0.0);
-    println!(
+    outln!(
         "meteo: kNN    10 nearest to (20 °C, 1000 hPa, 10 °C, 0 mm, 2 m/s): farthest at {farthest:.3}, in {:.1} ms",
         ms(start)
-    );
+    )?;
     Ok(())
 }
 

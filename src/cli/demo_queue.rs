@@ -27,12 +27,12 @@ pub fn tour(db: &Database) -> Result<()> {
     let truncated = queue.truncate_before(ids[0])?;
     let stats = queue.stats()?;
     txn.commit(Durability::Full)?;
-    println!(
+    outln!(
         "queue: consumed 100000 records in {:.1} ms, truncated {truncated} more; {} records left in {} data pages",
         consumed.as_secs_f64() * 1e3,
         stats.records,
         stats.data_pages
-    );
+    )?;
     Ok(())
 }
 
@@ -57,12 +57,12 @@ fn append(db: &Database) -> Result<[RecordId; 2]> {
     txn.commit(Durability::Full)?;
     let elapsed = start.elapsed().as_secs_f64();
     let payload = pages * (db.page_size() as u64 - 32);
-    println!(
+    outln!(
         "queue: appended {FIXED} records of {RECORD_BYTES} bytes in {:.1} ms ({:.2} M/s), {pages} pages, fill {:.2} %",
         elapsed * 1e3,
         FIXED as f64 / elapsed / 1e6,
         100.0 * (FIXED as f64 * RECORD_BYTES as f64) / payload as f64
-    );
+    )?;
     let txn = db.begin_write()?;
     let mut queue = Queue::open(&txn, "demo_queue")?;
     let mut appender = queue.appender()?;
@@ -88,12 +88,12 @@ fn scan(db: &Database) -> Result<()> {
     })?;
     let elapsed = start.elapsed().as_secs_f64();
     ensure!(sum == FIXED * (FIXED - 1) / 2, "scan sum {sum} is wrong");
-    println!(
+    outln!(
         "queue: scanned {count} records in {:.1} ms ({:.1} M/s, {:.0} MB/s of payload), {} records in the snapshot",
         elapsed * 1e3,
         count as f64 / elapsed / 1e6,
         (FIXED as f64 * RECORD_BYTES as f64) / elapsed / 1e6,
         queue.len()?
-    );
+    )?;
     Ok(())
 }

@@ -44,25 +44,25 @@ fn bulk_2d(db: &Database) -> Result<()> {
     let loaded = start.elapsed();
     let txn = db.begin_read()?;
     let tree = RTree::<_, 2>::open(&txn, "demo_rtree_2d")?;
-    println!(
+    outln!(
         "rtree: bulk-loaded {BULK_POINTS} 2-D points in {:.0} ms: {} node pages of {} entries max, height {}",
         loaded.as_secs_f64() * 1e3,
         tree.node_pages()?,
         tree.max_entries(),
         tree.height()?
-    );
+    )?;
     let mut rows = txn.result_set();
     let window = Rect::new([0.25, 0.25], [0.26, 0.26]);
     let start = Instant::now();
     tree.window_into(&window, WindowMode::Intersects, &mut rows)?;
-    println!("rtree: window {window:?} holds {} points ({:.0} µs)", rows.len(), start.elapsed().as_secs_f64() * 1e6);
+    outln!("rtree: window {window:?} holds {} points ({:.0} µs)", rows.len(), start.elapsed().as_secs_f64() * 1e6)?;
     rows.clear();
     let start = Instant::now();
     tree.nearest_k([0.5, 0.5], 5, None, &mut rows)?;
     let elapsed = start.elapsed().as_secs_f64() * 1e6;
     let answer: Vec<String> =
         (0..rows.len()).map(|i| format!("#{} at {:.5}", rows.ids()[i], rows.scores()[i])).collect();
-    println!("rtree: 5 nearest to (0.5, 0.5): {} ({elapsed:.0} µs)", answer.join(", "));
+    outln!("rtree: 5 nearest to (0.5, 0.5): {} ({elapsed:.0} µs)", answer.join(", "))?;
     let problems = tree.check()?;
     ensure!(problems.is_empty(), "2-D tree invariants: {problems:?}");
     Ok(())
@@ -95,13 +95,13 @@ fn insert_5d(db: &Database) -> Result<()> {
     tree.point_query([0.5; 5], &mut rows)?;
     let problems = tree.check()?;
     ensure!(problems.is_empty() && rows.len() == 1_000, "5-D tree after removes: {problems:?}, {} moved", rows.len());
-    println!(
+    outln!(
         "rtree: inserted {INSERT_POINTS} 5-D points one by one at {:.0}/s (NaN refused: {refused}), removed 10000 at {:.0}/s, moved 1000; {} left in {} pages, height {}, invariants hold",
         INSERT_POINTS as f64 / inserted.as_secs_f64(),
         10_000.0 / removed.as_secs_f64(),
         tree.len()?,
         tree.node_pages()?,
         tree.height()?
-    );
+    )?;
     Ok(())
 }

@@ -36,13 +36,13 @@ pub fn tour(db: &Database) -> Result<()> {
     let txn = db.begin_write()?;
     let summary = store::load(&txn, "auctions", &[folder.path().to_path_buf()], LoadOptions::default(), &mut |_| {})?;
     txn.commit(Durability::Checksummed)?;
-    println!(
+    outln!(
         "xml: loaded {} documents ({} nodes, {} distinct paths) as collection \"auctions\" in {:.1} ms",
         summary.documents,
         summary.nodes.iter().sum::<u64>(),
         summary.paths,
         start.elapsed().as_secs_f64() * 1e3
-    );
+    )?;
     let txn = db.begin_read()?;
     let store = XmlStore::open(&txn, "auctions")?;
     let item = store.name_id("item")?.context("the auction has items")?;
@@ -50,7 +50,7 @@ pub fn tour(db: &Database) -> Result<()> {
     let sources = collection::load(folder.path())?;
     let docs = collection::parse_all(&sources)?;
     let oracle = reference::evaluate(&xpath::parse("//item")?, &docs).len() as u64;
-    println!("xml: partition index: {items} <item> elements; the reference evaluator counts {oracle} for //item");
+    outln!("xml: partition index: {items} <item> elements; the reference evaluator counts {oracle} for //item")?;
     ensure!(items == oracle, "the store and the reference evaluator disagree");
     let id = store.name_id("id")?.context("the auction has ids")?;
     let start = Instant::now();
@@ -67,22 +67,22 @@ pub fn tour(db: &Database) -> Result<()> {
             break;
         }
     }
-    println!(
+    outln!(
         "xml: value index: @id = \"person0\" is an attribute of node {} (found in {looked_up:.0} µs), whose <name> is {:?}",
         person.pre,
         String::from_utf8_lossy(&name)
-    );
+    )?;
     let mut xml = Vec::new();
     let note = store.documents()?.last().context("the notes are loaded")?.pre;
     store.write_xml(note, &mut xml)?;
-    println!("xml: the last document serialised: {}", String::from_utf8_lossy(&xml));
+    outln!("xml: the last document serialised: {}", String::from_utf8_lossy(&xml))?;
     for query in DEMO_QUERIES {
         let start = Instant::now();
         let mut prepared = store.prepare(query)?;
         let found = prepared.run()?.len();
         let took = start.elapsed().as_secs_f64() * 1e3;
         let expected = reference::evaluate(&xpath::parse(query)?, &docs).len();
-        println!("xml: xpath {query}: {found} nodes in {took:.2} ms (reference evaluator: {expected})");
+        outln!("xml: xpath {query}: {found} nodes in {took:.2} ms (reference evaluator: {expected})")?;
         ensure!(found == expected, "the store and the reference evaluator disagree on {query}");
     }
     let problems = store::check(&txn, "auctions")?;

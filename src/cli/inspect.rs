@@ -23,13 +23,13 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
     let complete = start.len() as u64 <= INSPECT_BYTES;
     let bom = start.starts_with(b"\xEF\xBB\xBF");
     let found = inspect(&start[if bom { 3 } else { 0 }..], complete, schema);
-    print_layout(&found, bom);
+    print_layout(&found, bom)?;
     let command = command_line(path, &found, mapping);
-    println!("\nload it with:\n  {command}");
+    outln!("\nload it with:\n  {command}")?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_layout(found: &Inspection, bom: bool) {
+fn print_layout(found: &Inspection, bom: bool) -> std::io::Result<()> {
     let sniffed = &found.sniffed;
     let delimiter = match sniffed.delimiter {
         Delimiter::Byte(b'\t') => "tab".to_owned(),
@@ -37,20 +37,21 @@ fn print_layout(found: &Inspection, bom: bool) {
         _ => "runs of whitespace (aligned columns)".to_owned(),
     };
     let decimal = if sniffed.delimiter == Delimiter::Byte(b',') { "point" } else { "point or comma" };
-    println!("delimiter:     {delimiter}; decimal mark: {decimal}");
+    outln!("delimiter:     {delimiter}; decimal mark: {decimal}")?;
     let encoding = if sniffed.utf8 { "UTF-8" } else { "not UTF-8: read as Windows-1252 (Latin-1)" };
-    println!("encoding:      {encoding}{}", if bom { ", with a BOM" } else { "" });
-    println!("preamble:      {} line(s)", sniffed.preamble_lines);
+    outln!("encoding:      {encoding}{}", if bom { ", with a BOM" } else { "" })?;
+    outln!("preamble:      {} line(s)", sniffed.preamble_lines)?;
     for (number, fields) in sniffed.preamble.iter().enumerate() {
-        println!("  {}: {}", number + 1, fields.join(" | "));
+        outln!("  {}: {}", number + 1, fields.join(" | "))?;
     }
     let header = if sniffed.header { "yes (line {})" } else { "no (line {} is data)" };
-    println!("header:        {}", header.replace("{}", &(sniffed.preamble_lines + 1).to_string()));
-    println!("body:          {} fields a row; layout {}", sniffed.body_fields, found.layout);
-    println!("columns:");
+    outln!("header:        {}", header.replace("{}", &(sniffed.preamble_lines + 1).to_string()))?;
+    outln!("body:          {} fields a row; layout {}", sniffed.body_fields, found.layout)?;
+    outln!("columns:")?;
     for (index, column) in found.columns.iter().enumerate() {
-        println!("  {index:>3}  {:<28} {}", column.name, kind_name(&column.kind));
+        outln!("  {index:>3}  {:<28} {}", column.name, kind_name(&column.kind))?;
     }
+    Ok(())
 }
 
 fn kind_name(kind: &ColumnKind) -> String {

@@ -170,9 +170,9 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             (summary, None)
         }
     };
-    print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path);
+    print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path)?;
     if let Some(stats) = stats {
-        println!(
+        outln!(
             "database:      {} records in {QUEUE_NAME}, {} keys in {BTREE_NAME} ({} replaced), \
              {} points in {RTREE_NAME}, {} commit(s); after the last row: R-tree bulk build {:.2} s, commit {:.2} s",
             stats.records,
@@ -182,24 +182,24 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
             stats.commits,
             stats.finish_time.as_secs_f64(),
             stats.commit_time.as_secs_f64()
-        );
+        )?;
         if stats.times != Default::default() {
-            println!("threads:       {}", super::load_clock::describe(&stats.times));
+            outln!("threads:       {}", super::load_clock::describe(&stats.times))?;
         }
     }
     if let Some(db) = database {
         let engine = db.stats();
         drop(db);
-        println!(
+        outln!(
             "engine:        {} page writes, {} page reads, {} spills, file {} bytes",
             engine.writes,
             engine.reads,
             engine.spills,
             args.db.as_ref().and_then(|path| std::fs::metadata(path).ok()).map_or(0, |m| m.len())
-        );
+        )?;
     }
     if let Some(parse) = baseline {
-        super::load_speed::print_comparison(summary.rows, parse, watch.span());
+        super::load_speed::print_comparison(summary.rows, parse, watch.span())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -294,13 +294,13 @@ fn parse_only(args: &LoadArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let (records, bytes) = csv_parse_only(input, delimiter, baseline)?;
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
-    println!(
+    outln!(
         "{}: csv crate only ({baseline:?}): {records} records, {bytes} bytes in {seconds:.2} s: \
          {:.0} records/s, {:.1} MB/s",
         args.files[0].display(),
         records as f64 / seconds,
         bytes as f64 / 1e6 / seconds
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -389,7 +389,7 @@ fn progress_bar(total_bytes: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-fn print_summary(args: &LoadArgs, summary: &LoadSummary, seconds: f64, report: &Path) {
+fn print_summary(args: &LoadArgs, summary: &LoadSummary, seconds: f64, report: &Path) -> std::io::Result<()> {
     let target = if args.dry_run {
         "validated only (--dry-run), no database written".to_owned()
     } else {
@@ -398,17 +398,18 @@ fn print_summary(args: &LoadArgs, summary: &LoadSummary, seconds: f64, report: &
             None => "one transaction".to_owned(),
         }
     };
-    println!("{}: {target}", files_label(args));
-    print!("{summary}");
+    outln!("{}: {target}", files_label(args))?;
+    out!("{summary}")?;
     let rows = summary.rows + summary.skipped_rows;
-    println!(
+    outln!(
         "time:          {seconds:.2} s, {:.0} rows/s, {:.1} MB/s of CSV",
         rows as f64 / seconds.max(1e-9),
         summary.bytes as f64 / 1e6 / seconds.max(1e-9)
-    );
+    )?;
     if summary.skipped_rows > 0 {
-        println!("skip report:   {}", report.display());
+        outln!("skip report:   {}", report.display())?;
     }
+    Ok(())
 }
 
 /// Arguments of `quire gen meteo`.

@@ -55,19 +55,19 @@ pub fn baseline(input: impl std::io::Read, delimiter: u8, kind: Baseline) -> any
 
 /// Prints the baseline, the load and their speed ratio (load rows/s over parse rows/s
 /// of the same rows, i.e. parse time over load time).
-pub fn print_comparison(rows: u64, parse: Span, load: Span) {
+pub fn print_comparison(rows: u64, parse: Span, load: Span) -> std::io::Result<()> {
     let line = |name: &str, span: Span| {
         let cpu = span.cpu.map_or_else(|| "?".to_owned(), |cpu| format!("{cpu:.2}"));
         let rate = rows as f64 / span.wall.max(1e-9);
-        println!("{name} {:.2} s wall, {cpu} s CPU, {rate:.0} rows/s", span.wall);
+        outln!("{name} {:.2} s wall, {cpu} s CPU, {rate:.0} rows/s", span.wall)
     };
-    line("baseline:      csv crate, typed rows:", parse);
-    line("load:         ", load);
+    line("baseline:      csv crate, typed rows:", parse)?;
+    line("load:         ", load)?;
     let cpu_ratio = parse
         .cpu
         .zip(load.cpu)
         .map_or_else(|| "?".to_owned(), |(parse, load)| format!("{:.3}", parse / load.max(1e-9)));
-    println!("speed ratio:   {:.3} (wall), {cpu_ratio} (CPU); the goal is >= 0.5", parse.wall / load.wall.max(1e-9));
+    outln!("speed ratio:   {:.3} (wall), {cpu_ratio} (CPU); the goal is >= 0.5", parse.wall / load.wall.max(1e-9))
 }
 
 /// How much of a parse [`csv_parse_only`] does: the baselines of the load-speed goal.

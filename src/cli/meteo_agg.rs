@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use quiredb_datasets::meteo::aggregate::{AggregateQuery, Bucket, Every, aggregate};
+use quiredb_datasets::meteo::aggregate::{AggregateQuery, Bucket, Every, aggregate, stored_measure_names};
 use quiredb_datasets::meteo::fields::format_timestamp;
 
 use super::meteo_output::{Format, OutputArgs, csv_line};
@@ -26,7 +26,9 @@ pub struct AggArgs {
     /// The bucket period.
     #[arg(long, value_enum)]
     pub every: EveryArg,
-    /// The measure (a name recorded at load time, see `quire stats`).
+    /// The measure, as `load-csv --measures` names it: a name recorded at load time (see
+    /// `quire stats`), that name without its unit (TEMP for "TEMP (C)"), or the 0-based
+    /// column number of a file without header (4 for "column 5").
     #[arg(long)]
     pub measure: String,
     /// Functions, comma-separated: mean, min, max, count, sum.
@@ -102,6 +104,21 @@ impl Function {
     }
 }
 
+/// The stored name `given` means, in the forms `load-csv --measures` takes (see
+/// [`AggArgs::measure`]); `given` itself when none fits, for `aggregate`'s error to name
+/// the stored measures.
+fn stored_measure(given: &str, names: &[String]) -> String {
+    let wanted = given.trim();
+    let bare = |name: &str| name.split(['(', '[']).next().unwrap_or(name).trim().to_owned();
+    let column = wanted.parse::<usize>().ok().map(|index| format!("column {}", index + 1));
+    let found = names
+        .iter()
+        .find(|name| name.eq_ignore_ascii_case(wanted))
+        .or_else(|| names.iter().find(|name| bare(name).eq_ignore_ascii_case(wanted)))
+        .or_else(|| column.and_then(|column| names.iter().find(|name| **name == column)));
+    found.map_or_else(|| given.to_owned(), Clone::clone)
+}
+
 /// Runs `quire agg`.
 pub fn run(args: AggArgs) -> Result<ExitCode> {
     let functions = Function::parse(&args.functions)?;
@@ -115,10 +132,11 @@ pub fn run(args: AggArgs) -> Result<ExitCode> {
             EveryArg::Month => Every::Month,
             EveryArg::Year => Every::Year,
         },
-        measure: args.measure.clone(),
+        measure: String::new(),
     };
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
+    let query = AggregateQuery { measure: stored_measure(&args.measure, &stored_measure_names(&txn)?), ..query };
     let started = Instant::now();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut printer =
@@ -206,5 +224,21 @@ impl Printer {
             }
         }
         Ok(self.printed < self.limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stored_measure;
+
+    /// `--measure` finds a stored name by itself (case aside), without its unit, or by
+    /// the 0-based column number of a file without header; anything else is kept.
+    #[test]
+    fn measure_forms_of_load_csv() {
+        let names = ["TEMP (C)".to_owned(), "column 5".to_owned()];
+        assert_eq!(stored_measure("temp (c)", &names), "TEMP (C)");
+        assert_eq!(stored_measure("TEMP", &names), "TEMP (C)");
+        assert_eq!(stored_measure("4", &names), "column 5");
+        assert_eq!(stored_measure("5", &names), "5");
     }
 }

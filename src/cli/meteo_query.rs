@@ -146,21 +146,21 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let stats = MeteoView::open(&txn)?.stats()?;
-    println!("records (queue):          {}", stats.records);
-    println!("keys (station, time):     {}", stats.keys);
+    outln!("records (queue):          {}", stats.records)?;
+    outln!("keys (station, time):     {}", stats.keys)?;
     let dims = stats.dimensions;
     if dims == 0 {
-        println!("points:                   none (no R*-tree: loaded with --index-measures none)");
+        outln!("points:                   none (no R*-tree: loaded with --index-measures none)")?;
     } else {
-        println!("points ({dims}-D R*-tree):     {} (height {})", stats.points, stats.rtree_height);
+        outln!("points ({dims}-D R*-tree):     {} (height {})", stats.points, stats.rtree_height)?;
     }
-    println!("measures:                 {}", stats.measure_names.join(", "));
+    outln!("measures:                 {}", stats.measure_names.join(", "))?;
     let chosen = stored_layout(&txn)?.and_then(|layout| layout.index_measures).unwrap_or_else(|| (0..dims).collect());
     let names: Vec<&str> = chosen.iter().filter_map(|&i| stats.measure_names.get(i).map(String::as_str)).collect();
-    println!("R*-tree dimensions:       {}", if dims == 0 { "none".to_owned() } else { names.join(", ") });
+    outln!("R*-tree dimensions:       {}", if dims == 0 { "none".to_owned() } else { names.join(", ") })?;
     let [queue, btree, rtree] = stats.pages;
-    println!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}");
-    println!("file:                     {} bytes", std::fs::metadata(&args.db)?.len());
-    println!("engine:                   {:?}", db.stats());
+    outln!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}")?;
+    outln!("file:                     {} bytes", std::fs::metadata(&args.db)?.len())?;
+    outln!("engine:                   {:?}", db.stats())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -102,18 +102,18 @@ pub fn load(args: LoadArgs) -> Result<ExitCode> {
     let seconds = started.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(&args.db)?.len();
     let nodes: u64 = summary.nodes.iter().sum();
-    println!("collection     {}", args.name);
-    println!("documents      {}", summary.documents);
-    print!("nodes          {nodes} (");
+    outln!("collection     {}", args.name)?;
+    outln!("documents      {}", summary.documents)?;
+    out!("nodes          {nodes} (")?;
     for (i, kind) in Kind::ALL.iter().enumerate() {
-        print!("{}{} {}", if i > 0 { ", " } else { "" }, summary.nodes[i], kind.name());
+        out!("{}{} {}", if i > 0 { ", " } else { "" }, summary.nodes[i], kind.name())?;
     }
-    println!(")");
-    println!("names, paths   {} distinct names, {} distinct paths", summary.names, summary.paths);
-    println!("time           {seconds:.2} s, {:.1} MB/s", summary.bytes as f64 / 1e6 / seconds.max(1e-9));
-    println!("database       {bytes} bytes");
+    outln!(")")?;
+    outln!("names, paths   {} distinct names, {} distinct paths", summary.names, summary.paths)?;
+    outln!("time           {seconds:.2} s, {:.1} MB/s", summary.bytes as f64 / 1e6 / seconds.max(1e-9))?;
+    outln!("database       {bytes} bytes")?;
     for (file, reason) in &summary.skipped {
-        println!("skipped        {}: {reason}", file.display());
+        outln!("skipped        {}: {reason}", file.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

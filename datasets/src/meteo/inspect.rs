@@ -2,13 +2,14 @@
 //! each column's kind, and the `load-csv` flags that load it.
 //!
 //! Guesses, in order: the layout (wide when three header names are periods, variable
-//! when a text column holds few element codes beside a value column, else long); the
-//! station (a column named like a station, a first column of text, a preamble field,
-//! else the file name); the time (year/month/day[/hour] columns, year and day-of-year
-//! columns, Unix seconds, an ISO or formatted timestamp, a date column plus a time
-//! column); the measures (the other numeric
-//! columns, flag columns left out); sentinels seen among the values. It never reads
-//! past the sample and never writes.
+//! when a text column of element codes sits beside a value column and the codes repeat,
+//! the (station, date) key repeats, or they are GHCN codes; else long); the station (a
+//! column named like a station, a first column of text, a preamble field, else the file
+//! name); the time (year/month/day[/hour] columns, year and day-of-year columns, Unix
+//! seconds, an ISO or formatted timestamp, a date column plus a time column); the
+//! measures (the other numeric columns, flag columns left out); sentinels that stand out
+//! among a measure's values (9s such as `-9999` or `999.9`, global or per column). It
+//! never reads past the sample and never writes.
 
 use super::fields::parse_timestamp;
 use super::period::PeriodPattern;
@@ -19,8 +20,10 @@ use super::timefmt::TimeFormat;
 /// Formats tried on date columns, then on time-of-day columns.
 const DATE_FORMATS: [&str; 5] = ["%d.%m.%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y %H:%M"];
 const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
-/// Numbers that usually mean "missing" in weather files, beyond the defaults.
-const SENTINELS: [f64; 7] = [9999.0, 99999.0, -9900.0, 999.9, 9999.9, -99.9, 999.0];
+/// Numbers that mean "missing" in weather files without being made of 9s (ISD's -9900).
+const OTHER_SENTINELS: [f64; 1] = [-9900.0];
+/// GHCN-Daily element codes: a column of them is an element column however short the sample.
+const ELEMENT_CODES: [&str; 10] = ["PRCP", "SNOW", "SNWD", "TMAX", "TMIN", "TAVG", "TOBS", "AWND", "EVAP", "WESD"];
 const STATION_NAMES: [&str; 9] = ["station", "stn", "id", "name", "origin", "site", "stations_id", "usaf", "wmo"];
 const ELEMENT_NAMES: [&str; 5] = ["element", "variable", "parameter", "param", "elem"];
 const VALUE_NAMES: [&str; 4] = ["value", "data_value", "val", "wert"];
@@ -87,7 +90,8 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
             Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
         })
         .collect();
-    let mut guess = Guess { sniffed: &sniffed, columns: &columns, body, used: Vec::new(), flags: Vec::new() };
+    let mut guess =
+        Guess { sniffed: &sniffed, columns: &columns, body, used: Vec::new(), measured: Vec::new(), flags: Vec::new() };
     let layout = guess.all(decimal_comma, &schema.missing);
     let flags = guess.flags;
     Inspection { sniffed, columns, layout, flags }
@@ -142,6 +146,8 @@ struct Guess<'a> {
     columns: &'a [Column],
     body: &'a [Vec<String>],
     used: Vec<usize>,
+    /// Columns whose values are measures (sentinels are looked for in these).
+    measured: Vec<usize>,
     flags: Vec<(String, Option<String>)>,
 }
 
@@ -209,7 +215,9 @@ impl Guess<'_> {
             let values: std::collections::BTreeSet<&str> =
                 self.body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
             let code = |v: &&str| v.len() <= 8 && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-            !values.is_empty() && values.len() <= 40 && values.len() * 2 <= self.body.len() && values.iter().all(code)
+            let repeated = values.len() * 2 <= self.body.len() || self.key_repeats(index);
+            let known = values.iter().all(|v| ELEMENT_CODES.contains(v));
+            !values.is_empty() && values.len() <= 40 && values.iter().all(code) && (repeated || known)
         };
         let text = |kind: &ColumnKind| *kind == ColumnKind::Text;
         let element = self.find(&ELEMENT_NAMES, text).or_else(|| {
@@ -221,6 +229,16 @@ impl Guess<'_> {
             .find(&VALUE_NAMES, numeric)
             .or_else(|| (element + 1..self.columns.len()).find(|&i| numeric(&self.columns[i].kind)))?;
         Some((element, value))
+    }
+
+    /// True when two rows agree on every column before `element` (station, date) and
+    /// differ in it: one row per element and key, as in GHCN-Daily.
+    fn key_repeats(&self, element: usize) -> bool {
+        let mut seen: std::collections::BTreeMap<&[String], Option<&String>> = std::collections::BTreeMap::new();
+        self.body.iter().any(|row| {
+            let (key, code) = (&row[..element.min(row.len())], row.get(element));
+            seen.insert(key, code).is_some_and(|before| before != code)
+        })
     }
 
     fn station(&mut self, wide: bool) {
@@ -352,6 +370,7 @@ impl Guess<'_> {
             })
             .filter(|&i| !flag_like(&self.columns[i].name))
             .collect();
+        self.measured.extend(&measures);
         let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
         self.flag("--measures", Some(references.join(",")));
     }
@@ -366,6 +385,8 @@ impl Guess<'_> {
             self.flag("--time", Some(references.join(",")));
         }
         self.flag("--wide-measure", Some("value".into()));
+        let periods = (0..self.columns.len()).filter(|&i| pattern.period(&self.columns[i].name).is_some());
+        self.measured.extend(periods.filter(|i| !self.used.contains(i)).collect::<Vec<_>>());
     }
 
     fn variable(&mut self, element: usize, value: usize) {
@@ -376,32 +397,59 @@ impl Guess<'_> {
             }
         }
         let elements = elements.join(",");
+        self.measured.push(value);
         let (element, value) = (self.take(element), self.take(value));
         self.flag("--variable-column", Some(element));
         self.flag("--value-column", Some(value));
         self.flag("--measures", Some(elements));
     }
 
-    /// `--na` for the usual sentinels that stand out in their column: every other
-    /// value of the column is less than half their magnitude (a PM2.5 of 999 among
-    /// values up to 900 is data, a temperature of 999.9 among values up to 30 is not).
+    /// `--na` for the usual sentinels (see [`sentinel_like`]) that stand out in a
+    /// measure column: every other value of the column is less than half their
+    /// magnitude (a PM2.5 of 999 among values up to 900 is data, a temperature of 999.9
+    /// among values up to 30 is not). A sentinel that is data in another column is
+    /// given per column (`--na temp=999`).
     fn sentinels(&mut self, decimal_comma: bool, missing: &MissingValues) {
-        let mut seen: Vec<f64> = Vec::new();
-        for &index in &self.used {
-            let parse = |f: &String| super::fields::parse_measure(f.as_bytes(), decimal_comma, missing).ok().flatten();
+        // Parsed without the sentinels, so the default ones (-999, -9999) are seen too.
+        let tokens = MissingValues { tokens: missing.tokens.clone(), sentinels: Vec::new() };
+        let mut standing_out: Vec<(f64, Vec<usize>)> = Vec::new();
+        let mut data: Vec<f64> = Vec::new();
+        for &index in &self.measured {
+            let parse = |f: &String| super::fields::parse_measure(f.as_bytes(), decimal_comma, &tokens).ok().flatten();
             let values: Vec<f64> = self.body.iter().filter_map(|row| row.get(index).and_then(parse)).collect();
-            for &candidate in SENTINELS.iter().filter(|s| values.contains(s)) {
-                let others = values.iter().filter(|&&v| v != candidate).fold(0.0f64, |most, v| most.max(v.abs()));
-                if others < candidate.abs() / 2.0 && !seen.contains(&candidate) {
-                    seen.push(candidate);
+            let mut candidates: Vec<f64> = values.iter().copied().filter(|&v| sentinel_like(v)).collect();
+            candidates.sort_by(f64::total_cmp);
+            candidates.dedup();
+            for candidate in candidates {
+                let usual = values.iter().filter(|&&v| !sentinel_like(v));
+                let others = usual.fold(0.0f64, |most, v| most.max(v.abs()));
+                if others >= candidate.abs() / 2.0 {
+                    data.push(candidate);
+                } else if let Some((_, columns)) = standing_out.iter_mut().find(|(value, _)| *value == candidate) {
+                    columns.push(index);
+                } else {
+                    standing_out.push((candidate, vec![index]));
                 }
             }
         }
-        if !seen.is_empty() {
-            let list: Vec<String> = seen.iter().map(f64::to_string).collect();
+        let mut list: Vec<String> = Vec::new();
+        for (candidate, columns) in standing_out {
+            match data.contains(&candidate) {
+                true => list.extend(columns.iter().map(|&i| format!("{}={candidate}", self.columns[i].reference))),
+                false => list.push(candidate.to_string()),
+            }
+        }
+        if !list.is_empty() {
             self.flag("--na", Some(list.join(",")));
         }
     }
+}
+
+/// A usual "missing" number: three or more 9s with any sign and decimal point (`999`,
+/// `-9999`, `999999`, `999.9`, `-99.9`), or one of [`OTHER_SENTINELS`].
+fn sentinel_like(value: f64) -> bool {
+    let digits: Vec<u8> = value.abs().to_string().bytes().filter(|&b| b != b'.').collect();
+    (digits.len() >= 3 && digits.iter().all(|&b| b == b'9')) || OTHER_SENTINELS.contains(&value)
 }
 
 #[cfg(test)]
@@ -486,5 +534,36 @@ mod tests {
         assert_eq!(value(&found, "--skip-lines"), Some("3"));
         assert_eq!(value(&found, "--time"), Some("time"));
         assert_eq!(value(&found, "--measures"), Some("temperature_2m (C),rain (mm)"));
+    }
+
+    /// Values of 9s that stand out in a measure column are suggested as `--na`, the
+    /// default ones too; one that is data in another column is given per column; 9s
+    /// among values of their size are data.
+    #[test]
+    fn sentinels_of_nines() {
+        let text = "station,date,t,p,rh,pm25\nA,2020-01-01,12.5,1013,55,999\nA,2020-01-02,-99.9,999999,99.9,500\n\
+                    A,2020-01-03,-9999,1012,98,800\nA,2020-01-04,999,99999,999.9,-999\n";
+        let found = flags(text);
+        assert_eq!(value(&found, "--measures"), Some("t,p,rh,pm25"));
+        assert_eq!(value(&found, "--na"), Some("-9999,-99.9,t=999,99999,999999,999.9"));
+        assert!(sentinel_like(-9900.0) && sentinel_like(99.9) && !sentinel_like(99.0) && !sentinel_like(9998.0));
+    }
+
+    /// A GHCN-Daily sample of a few lines is a variable-column table when its (station,
+    /// date) key repeats or its codes are GHCN's; a long table with a column of
+    /// upper-case codes (wind directions) stays long.
+    #[test]
+    fn variable_from_a_short_sample() {
+        let five = "USW1,20200101,TMAX,56,,,W,2400\nUSW1,20200101,TMIN,-22,,,W,2400\nUSW1,20200101,PRCP,0,,,W,2400\n\
+                    USW1,20200101,SNOW,0,,,W,\nUSW1,20200102,TMAX,72,,,W,2400\n";
+        let found = flags(five);
+        assert_eq!(value(&found, "--variable-column"), Some("2"));
+        assert_eq!(value(&found, "--measures"), Some("TMAX,TMIN,PRCP,SNOW"));
+        let found = flags("USW1,20200101,TMAX,56\nUSW1,20200102,TMIN,-22\n");
+        assert_eq!(value(&found, "--variable-column"), Some("2"), "GHCN codes on distinct days");
+        let wind = "A,20200101,NNE,3.5\nA,20200102,SW,4.0\nA,20200103,N,1.5\nA,20200104,E,2.5\nA,20200105,W,0.5\n";
+        let found = inspect(wind.as_bytes(), true, &Schema::default());
+        assert_eq!(found.layout, "long");
+        assert_eq!(value(&found.flags, "--measures"), Some("3"));
     }
 }
