@@ -21,7 +21,7 @@ struct Start<'t> {
     slot: usize,
 }
 
-/// Repeated reads by [`RecordId`] in one snapshot ([`Queue::lookup`]): the head state
+/// Repeated reads by [`RecordId`] in one snapshot ([`Queue::lookup`](super::Queue::lookup)): the head state
 /// is read once and the last data page stays pinned, so records read in append order
 /// (an index scanned in key order over records loaded in that order) pin each page
 /// once, and a record on one page is handed out in place, not copied.
@@ -40,7 +40,7 @@ pub struct Lookup<'q, 't, T: PageRead> {
 
 impl<'t, T: PageRead> Lookup<'_, 't, T> {
     /// Record `id`, or `None` when it is not live in this queue (consumed, truncated,
-    /// or never existed), as [`Queue::get`] but borrowed.
+    /// or never existed), as [`Queue::get`](super::Queue::get) but borrowed.
     pub fn get(&mut self, id: RecordId) -> Result<Option<&[u8]>> {
         if id.seq < self.state.head_seq || id.seq >= self.state.next_seq {
             return Ok(None);
