@@ -137,7 +137,8 @@ impl Core {
     /// extends it), so [`Core::mirror_meta`] may copy it over the other slot.
     pub fn published_is_durable(&self) -> bool {
         let txn = self.published.txn();
-        self.shared.lock().last_synced >= txn && self.log.lock().offset == 0
+        let synced = self.shared.lock().last_synced >= txn; // one lock at a time
+        synced && self.log.lock().offset == 0
     }
 
     /// Shortens the file to the pages the published snapshot and both meta slots name

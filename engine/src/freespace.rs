@@ -40,7 +40,13 @@
 
 use crate::error::{Error, Result};
 use crate::page::{PhysId, TxnId, read_u32, read_u64};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
+
+/// The `pending` mark of pages held until the commit log's next checkpoint: pages of the
+/// log's epoch (written before its first record) freed since, which a later record's
+/// page delta may be read against at recovery (`txn/delta.rs`). The checkpoint gives
+/// them its own txn id ([`FreeSpace::end_epoch`]).
+pub const HELD: TxnId = TxnId(u64::MAX);
 
 /// Offset of the stream bytes inside a record page.
 pub const RECORD_BODY: usize = 48;
@@ -60,19 +66,64 @@ pub struct FreeSpace {
     pub unsynced: Vec<(u64, u32)>,
     /// Pages of the current commit record (freed by the next commit).
     pub record_pages: Vec<u64>,
+    /// Pages written by the logged commits of the log's current epoch: freed, they
+    /// wait for readers and the sync as usual, not for the checkpoint (a record's delta
+    /// against one of them is replayed against the record that wrote it).
+    pub epoch_written: HashSet<u64>,
 }
 
 impl FreeSpace {
     /// Moves pending pages to `free` when no reader predates them and they are durable.
     pub fn promote(&mut self, oldest_reader: Option<TxnId>, last_synced: TxnId) {
-        while let Some((freed_by, _)) = self.pending.front() {
-            let seen_by_reader = oldest_reader.is_some_and(|oldest| oldest < *freed_by);
-            if seen_by_reader || *freed_by > last_synced {
+        let mut at = 0;
+        while let Some(&(freed_by, _)) = self.pending.get(at) {
+            if freed_by == HELD {
+                at += 1; // until the checkpoint, whatever follows
+                continue;
+            }
+            let seen_by_reader = oldest_reader.is_some_and(|oldest| oldest < freed_by);
+            if seen_by_reader || freed_by > last_synced {
                 break;
             }
-            let (_, pages) = self.pending.pop_front().expect("front exists");
+            let (_, pages) = self.pending.remove(at).expect("entry exists");
             self.free.extend(pages);
         }
+    }
+
+    /// Pages freed by logged commit `txn`: those written before the log's epoch began
+    /// are [`HELD`] until the checkpoint, the others pending as usual.
+    pub fn free_logged(&mut self, txn: TxnId, freed: Vec<u64>) {
+        let (again, held): (Vec<u64>, Vec<u64>) = if cfg!(quire_mutant = "log_reuse_epoch") {
+            (freed, Vec::new()) // mutant: a page a later record's delta is against may be reused
+        } else {
+            freed.into_iter().partition(|page| self.epoch_written.contains(page))
+        };
+        self.pending.push_back((txn, again));
+        if !held.is_empty() {
+            self.pending.push_back((HELD, held));
+        }
+    }
+
+    /// The log's epoch ended at durable meta `txn` (a checkpoint, or a meta written in
+    /// place): held pages wait for readers of snapshots before `txn` only.
+    pub fn end_epoch(&mut self, txn: TxnId) {
+        let mut held = Vec::new();
+        self.pending.retain_mut(|(freed_by, pages)| {
+            let keep = *freed_by != HELD;
+            if !keep {
+                held.append(pages);
+            }
+            keep
+        });
+        if !held.is_empty() {
+            self.pending.push_back((txn, held)); // txn is the newest commit: order kept
+        }
+        self.epoch_written.clear();
+    }
+
+    /// Pages held until the log's next checkpoint.
+    pub fn held(&self) -> usize {
+        self.pending.iter().filter(|(txn, _)| *txn == HELD).map(|(_, pages)| pages.len()).sum()
     }
 }
 

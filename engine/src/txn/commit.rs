@@ -156,9 +156,18 @@ impl WriteTxn<'_> {
             state.meta.log_pages = self.core.log_wanted;
             state.meta.page_count += self.core.log_wanted;
         }
-        // In log mode every meta written in place is `Full`: a log extends only those.
-        let durability = if log_mode && durability != Durability::None { Durability::Full } else { durability };
-        let logged = log_mode && !new_region && durability == Durability::Full && self.core.log.lock().epoch.is_some();
+        // In log mode every meta written in place is `Full`: a log extends only those. So
+        // is one written while the log holds records: until it is durable, open may
+        // fall back to the epoch's meta, whose records need the pages freed since.
+        let log_holds = self.core.log.lock().offset > 0;
+        let requested = durability;
+        let durability =
+            if (log_mode && durability != Durability::None) || log_holds { Durability::Full } else { durability };
+        let logged = log_mode
+            && !new_region
+            && requested != Durability::None
+            && durability == Durability::Full
+            && self.core.log.lock().epoch.is_some();
         let written = self.write_record(state, durability)?;
         if logged && self.fits_log(state) {
             return self.write_logged(state, written);
@@ -178,10 +187,15 @@ impl WriteTxn<'_> {
         }
         let slot = self.write_meta(state, durability)?;
         let txn = state.meta.txn;
-        self.publish(state, durability, slot, written, durability != Durability::None);
+        self.publish(state, durability, slot, written, durability != Durability::None, false);
         // The log starts over after a meta written in place (records of the old epoch
-        // no longer extend the synced meta).
-        *self.core.log.lock() = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
+        // no longer extend the synced meta; the write above made it `Full` if the log
+        // held records).
+        let mut log = self.core.log.lock();
+        if log.offset > 0 {
+            self.core.free.lock().end_epoch(txn);
+        }
+        *log = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
         Ok(None)
     }
 
@@ -389,7 +403,8 @@ impl WriteTxn<'_> {
 
     /// Makes the commit visible: new snapshot, free-space bookkeeping, clean frames.
     /// `durable`: the commit is durable now (not queued for a group append, which
-    /// advances `last_synced` itself once it is).
+    /// advances `last_synced` itself once it is). `logged`: it went to the commit log
+    /// (some of the pages it frees are held until the checkpoint, `FreeSpace::free_logged`).
     pub(super) fn publish(
         &self,
         state: &mut WriteState,
@@ -397,12 +412,18 @@ impl WriteTxn<'_> {
         slot: u64,
         written: Written,
         durable: bool,
+        logged: bool,
     ) {
         let txn: TxnId = state.meta.txn;
         let synced = durability != Durability::None;
         {
             let mut free = self.core.free.lock();
-            free.pending.push_back((txn, written.freed));
+            if logged {
+                free.free_logged(txn, written.freed);
+                free.epoch_written.extend(state.dirty.keys().copied());
+            } else {
+                free.pending.push_back((txn, written.freed));
+            }
             free.unsynced = if synced { Vec::new() } else { written.unsynced };
             free.logical.append(&mut state.logical_freed);
             free.record_pages = written.record_pages;

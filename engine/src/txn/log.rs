@@ -34,6 +34,7 @@
 //! the synced slot is `Full` (no page it needs is verified at open). Read next:
 //! `logged.rs` (the writer's side), `open.rs`.
 
+use super::delta;
 use crate::error::{Error, Result};
 use crate::meta::{Durability, META_BODY_BYTES, META_PAGES, Meta};
 use crate::open::Opened;
@@ -42,11 +43,13 @@ use crate::storage::{OverlayStorage, Storage};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Magic number of a log record.
-const MAGIC: &[u8; 4] = b"QLOG";
-/// Offset of the meta image in a record's header page.
+/// Magic number of a record of whole pages (written before page deltas; still replayed).
+const MAGIC_PAGES: &[u8; 4] = b"QLOG";
+/// Magic number of a record of page deltas.
+const MAGIC_DELTAS: &[u8; 4] = b"QLGD";
+/// Offset of the meta image in a record's header.
 const META_AT: usize = 32;
-/// Offset of the page ids in a record's header page.
+/// Offset of the page ids (whole pages) or of the page deltas in a record.
 const IDS_AT: usize = META_AT + META_BODY_BYTES;
 
 /// Where the writer appends (under `Core::log`).
@@ -59,32 +62,50 @@ pub struct LogState {
     pub offset: u64,
 }
 
-/// Most pages one record can hold at `page_size`.
-pub(crate) fn max_pages(page_size: usize) -> usize {
-    (page_size - IDS_AT) / 8
+/// One page of a logged commit: its id, its bytes as written in place, and the
+/// version it was copied from (`(phys, bytes)`), if the writer kept it.
+pub(crate) struct LoggedPage<'a> {
+    pub phys: u64,
+    pub bytes: &'a [u8],
+    pub base: Option<(u64, &'a [u8])>,
 }
 
-/// Builds the record of commit `meta` in epoch `epoch` holding `pages` (ascending ids).
-pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[(u64, &[u8])], page_size: usize) -> Vec<u8> {
-    assert!(pages.len() <= max_pages(page_size), "a log record holds at most {} pages", max_pages(page_size));
-    let mut record = vec![0u8; (1 + pages.len()) * page_size];
+/// Most bytes the record of `pages` pages can take at `page_size` (whatever their deltas).
+pub(crate) fn max_record_bytes(pages: usize, page_size: usize) -> u64 {
+    (IDS_AT + pages * delta::max_encoded(page_size)).next_multiple_of(page_size) as u64
+}
+
+/// Builds the record of commit `meta` in epoch `epoch` holding `pages` (ascending ids,
+/// each as a delta against its base): a whole number of pages, zero-padded.
+pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_size: usize) -> Vec<u8> {
+    let mut record = Vec::with_capacity(2 * page_size);
+    record.resize(IDS_AT, 0);
     let mut meta_page = vec![0u8; page_size];
     meta.encode(0, &mut meta_page);
-    record[4..8].copy_from_slice(MAGIC);
+    record[4..8].copy_from_slice(MAGIC_DELTAS);
     page::write_u64(&mut record, 8, epoch.0);
     page::write_u64(&mut record, 16, meta.txn.0);
     page::write_u32(&mut record, 24, pages.len() as u32);
     record[META_AT..IDS_AT].copy_from_slice(&meta_page[..META_BODY_BYTES]);
-    for (index, (phys, bytes)) in pages.iter().enumerate() {
-        page::write_u64(&mut record, IDS_AT + 8 * index, *phys);
-        record[(1 + index) * page_size..(2 + index) * page_size].copy_from_slice(bytes);
+    for page in pages {
+        delta::encode(&mut record, page.phys, page.bytes, page.base);
     }
+    let used = record.len();
+    page::write_u32(&mut record, 28, used as u32);
+    record.resize(used.next_multiple_of(page_size), 0);
     let crc = crc32c::crc32c(&record[4..]);
     page::write_u32(&mut record, 0, crc);
     record
 }
 
-/// One record read back: the commit's meta and its pages.
+/// Makes `record` (built by [`encode`]) one of epoch `epoch`.
+pub(crate) fn set_epoch(record: &mut [u8], epoch: TxnId) {
+    page::write_u64(record, 8, epoch.0);
+    let crc = crc32c::crc32c(&record[4..]);
+    page::write_u32(record, 0, crc);
+}
+
+/// One record read back: the commit's meta and its pages, whole.
 pub(crate) struct Replayed {
     pub meta: Meta,
     pub pages: Vec<(u64, Vec<u8>)>,
@@ -105,11 +126,17 @@ pub(crate) fn scan(storage: &dyn Storage, home: &Meta) -> Result<Vec<Replayed>> 
         read(storage, at, &mut header)?;
         let count = page::read_u32(&header, 24) as usize;
         let txn = TxnId(page::read_u64(&header, 16));
-        let length = (1 + count as u64) * page_size as u64;
-        if &header[4..8] != MAGIC
+        let deltas = &header[4..8] == MAGIC_DELTAS;
+        let length = if deltas {
+            (page::read_u32(&header, 28) as u64).next_multiple_of(page_size as u64)
+        } else {
+            (1 + count as u64) * page_size as u64
+        };
+        if !(deltas || &header[4..8] == MAGIC_PAGES)
             || page::read_u64(&header, 8) != home.txn.0
             || txn <= previous
-            || count > max_pages(page_size)
+            || (!deltas && count > max_pages(page_size))
+            || length < page_size as u64
             || offset + length > region_bytes
         {
             break;
@@ -120,7 +147,14 @@ pub(crate) fn scan(storage: &dyn Storage, home: &Meta) -> Result<Vec<Replayed>> 
         if !whole && !cfg!(quire_mutant = "log_no_crc") {
             break; // torn, or never written: the commit was not acknowledged
         }
-        records.push(decode(&record, home, PhysId(at / page_size as u64))?);
+        let phys = PhysId(at / page_size as u64);
+        let meta = decode_meta(&record, home, phys)?;
+        let pages = if deltas {
+            decode_deltas(&record, &meta, phys, &records, storage)?
+        } else {
+            decode_pages(&record, &meta, phys)?
+        };
+        records.push(Replayed { meta, pages });
         (offset, previous) = (offset + length, txn);
     }
     if cfg!(quire_mutant = "log_skip_last") {
@@ -129,14 +163,14 @@ pub(crate) fn scan(storage: &dyn Storage, home: &Meta) -> Result<Vec<Replayed>> 
     Ok(records)
 }
 
-fn read(storage: &dyn Storage, at: u64, buf: &mut [u8]) -> Result<()> {
-    storage.read_at(at, buf).map_err(|error| Error::io(format!("reading the commit log at byte {at}"), error))
+/// Most pages a record of whole pages can hold at `page_size`.
+fn max_pages(page_size: usize) -> usize {
+    (page_size - IDS_AT) / 8
 }
 
-/// Decodes a whole record (its CRC verified) of the log of `home`, found at `phys`.
-fn decode(record: &[u8], home: &Meta, phys: PhysId) -> Result<Replayed> {
-    let page_size = home.page_size as usize;
-    let mut meta_page = vec![0u8; page_size];
+/// The meta of a whole record (its CRC verified) of the log of `home`, found at `phys`.
+fn decode_meta(record: &[u8], home: &Meta, phys: PhysId) -> Result<Meta> {
+    let mut meta_page = vec![0u8; home.page_size as usize];
     meta_page[..META_BODY_BYTES].copy_from_slice(&record[META_AT..IDS_AT]);
     let meta = Meta::decode(0, &meta_page)?;
     if meta.txn.0 != page::read_u64(record, 16)
@@ -146,20 +180,93 @@ fn decode(record: &[u8], home: &Meta, phys: PhysId) -> Result<Replayed> {
     {
         return Err(Error::corrupted(phys, "a commit log record's meta does not match its header or the file"));
     }
+    Ok(meta)
+}
+
+/// Whether a record of commit `meta` may name page `id` (in the file, outside the meta
+/// pages and the log region).
+fn page_allowed(meta: &Meta, id: u64) -> bool {
+    let in_log = (meta.log_start..meta.log_start + meta.log_pages).contains(&id);
+    (META_PAGES..meta.page_count).contains(&id) && !in_log
+}
+
+/// The pages of a record of page deltas. A base is the newest version an earlier record
+/// of this log wrote, else the page on disk (pages freed while the log holds records
+/// are not reused before a checkpoint, so a base is still as it was committed); each
+/// page rebuilt must verify, so a wrong base is corruption, never a wrong page.
+fn decode_deltas(
+    record: &[u8],
+    meta: &Meta,
+    phys: PhysId,
+    earlier: &[Replayed],
+    storage: &dyn Storage,
+) -> Result<Vec<(u64, Vec<u8>)>> {
+    let page_size = meta.page_size as usize;
+    let count = page::read_u32(record, 24) as usize;
+    let used = page::read_u32(record, 28) as usize;
+    let body = record
+        .get(..used)
+        .filter(|_| used >= IDS_AT)
+        .ok_or_else(|| Error::corrupted(phys, "a commit log record's length is shorter than its header"))?;
+    let (mut at, mut pages) = (IDS_AT, Vec::<(u64, Vec<u8>)>::with_capacity(count.min(used / delta::PAGE_HEADER)));
+    let mut base_bytes = vec![0u8; page_size];
+    for _ in 0..count {
+        let found = delta::decode(body, &mut at, page_size, phys)?;
+        let after_previous = pages.last().is_none_or(|(last, _)| found.phys > *last);
+        if !page_allowed(meta, found.phys) || !after_previous || (found.base != 0 && !page_allowed(meta, found.base)) {
+            return Err(Error::corrupted(
+                phys,
+                format!("a commit log record names page {} (base {})", found.phys, found.base),
+            ));
+        }
+        let base = if found.base == 0 {
+            None
+        } else if let Some(bytes) = newest_version(earlier, found.base) {
+            Some(bytes)
+        } else {
+            read(storage, found.base * page_size as u64, &mut base_bytes)?;
+            Some(&base_bytes[..])
+        };
+        let bytes = found.apply(base, page_size);
+        page::verify(&bytes, PhysId(found.phys)).map_err(|_| {
+            Error::corrupted(phys, format!("page {} rebuilt from a commit log record does not verify", found.phys))
+        })?;
+        pages.push((found.phys, bytes));
+    }
+    if at != used {
+        return Err(Error::corrupted(phys, "a commit log record's pages do not fill its length"));
+    }
+    Ok(pages)
+}
+
+/// The newest version of page `phys` written by one of `records`.
+fn newest_version(records: &[Replayed], phys: u64) -> Option<&[u8]> {
+    records.iter().rev().find_map(|record| {
+        let at = record.pages.binary_search_by_key(&phys, |(id, _)| *id).ok()?;
+        Some(&record.pages[at].1[..])
+    })
+}
+
+/// The pages of a record of whole pages (the format before page deltas).
+fn decode_pages(record: &[u8], meta: &Meta, phys: PhysId) -> Result<Vec<(u64, Vec<u8>)>> {
+    let page_size = meta.page_size as usize;
     let count = page::read_u32(record, 24) as usize;
     let mut pages = Vec::with_capacity(count);
     for index in 0..count {
         let id = page::read_u64(record, IDS_AT + 8 * index);
-        let in_log = (meta.log_start..meta.log_start + meta.log_pages).contains(&id);
         let after_previous = pages.last().is_none_or(|(last, _): &(u64, Vec<u8>)| id > *last);
-        if id < META_PAGES || id >= meta.page_count || in_log || !after_previous {
+        if !page_allowed(meta, id) || !after_previous {
             return Err(Error::corrupted(phys, format!("a commit log record names page {id}")));
         }
         let bytes = record[(1 + index) * page_size..(2 + index) * page_size].to_vec();
         page::verify(&bytes, PhysId(id))?;
         pages.push((id, bytes));
     }
-    Ok(Replayed { meta, pages })
+    Ok(pages)
+}
+
+fn read(storage: &dyn Storage, at: u64, buf: &mut [u8]) -> Result<()> {
+    storage.read_at(at, buf).map_err(|error| Error::io(format!("reading the commit log at byte {at}"), error))
 }
 
 /// What opening does with the log: the storage to read through, the meta to open at
@@ -227,7 +334,7 @@ mod tests {
         for (txn, phys) in [(6u64, 3u64), (7, 4)] {
             let meta = Meta { txn: TxnId(txn), ..home() };
             let image = page(phys, txn as u8, txn);
-            let record = encode(TxnId(5), &meta, &[(phys, &image)], 4096);
+            let record = encode(TxnId(5), &meta, &[LoggedPage { phys, bytes: &image, base: None }], 4096);
             storage.write_at(at, &record).unwrap();
             at += record.len() as u64;
             written.push(record);
@@ -241,8 +348,9 @@ mod tests {
         let found = scan(&storage, &home()).unwrap();
         assert_eq!(found.iter().map(|record| record.meta.txn.0).collect::<Vec<_>>(), [6, 7]);
         assert_eq!(found[1].pages[0].0, 4);
-        // Tear the second record: one sector of its page image is old.
-        storage.write_at(20 * 4096 + records[0].len() as u64 + 4096 + 512, &[0; 512]).unwrap();
+        // Tear the second record: one sector inside its page delta holds other bytes.
+        assert!(records[1].len() >= 2048, "the second record holds a whole page");
+        storage.write_at(20 * 4096 + records[0].len() as u64 + 1024, &[0xAA; 512]).unwrap();
         assert_eq!(scan(&storage, &home()).unwrap().len(), 1);
         // Another epoch's records never extend this meta.
         assert!(scan(&storage, &Meta { txn: TxnId(4), ..home() }).unwrap().is_empty());
@@ -252,7 +360,8 @@ mod tests {
     fn a_whole_record_naming_a_page_outside_the_file_is_corruption() {
         let storage = MemStorage::from_bytes(vec![0; 40 * 4096]);
         let image = page(25, 1, 6);
-        let record = encode(TxnId(5), &Meta { txn: TxnId(6), ..home() }, &[(25, &image)], 4096);
+        let pages = [LoggedPage { phys: 25, bytes: &image, base: None }];
+        let record = encode(TxnId(5), &Meta { txn: TxnId(6), ..home() }, &pages, 4096);
         storage.write_at(20 * 4096, &record).unwrap();
         assert!(matches!(scan(&storage, &home()), Err(Error::Corrupted { .. })), "page 25 is in the log region");
     }

@@ -4,7 +4,7 @@
 //! Read next: `commit.rs` (the in-place protocol these share their steps with).
 
 use super::commit::{Written, sync, write_meta_page};
-use super::log::{self, LogState};
+use super::log::{self, LogState, LoggedPage};
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -31,9 +31,8 @@ impl WriteTxn<'_> {
     /// spilled page was written in place unsynced and is in no record), and the record
     /// fits a header page and half the region.
     pub(super) fn fits_log(&self, state: &WriteState) -> bool {
-        let pages = state.dirty.len();
-        pages <= log::max_pages(self.core.page_size)
-            && (pages as u64 + 1) * 2 <= state.meta.log_pages
+        let page_size = self.core.page_size;
+        log::max_record_bytes(state.dirty.len(), page_size) * 2 <= state.meta.log_pages * page_size as u64
             && state.fresh.iter().all(|phys| state.dirty.contains_key(phys))
     }
 
@@ -61,21 +60,31 @@ impl WriteTxn<'_> {
         dirty.sort_unstable();
         let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
         let mut log = self.core.log.lock();
-        let record_bytes = (1 + dirty.len() as u64) * page_size as u64;
-        if log.offset + record_bytes > state.meta.log_pages * page_size as u64 {
-            self.checkpoint(&mut log)?;
-        }
-        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
-        let record = {
+        let mut record = {
             let pool = &self.core.pool;
             let guards: Vec<_> = dirty
                 .iter()
                 .map(|&(phys, index)| pool.dirty_mut(index, PhysId(phys)).expect("no page is borrowed at commit"))
                 .collect();
-            let pages: Vec<(u64, &[u8])> =
-                dirty.iter().zip(&guards).map(|(&(phys, _), guard)| (phys, &guard.bytes[..])).collect();
-            log::encode(epoch, &meta, &pages, page_size)
+            let pages: Vec<LoggedPage<'_>> = dirty
+                .iter()
+                .zip(&guards)
+                .map(|(&(phys, _), guard)| LoggedPage {
+                    phys,
+                    bytes: &guard.bytes[..],
+                    base: state.bases.get(&phys).map(|(base, bytes)| (*base, &bytes[..])),
+                })
+                .collect();
+            log::encode(log.epoch.unwrap_or_default(), &meta, &pages, page_size)
         };
+        let record_bytes = record.len() as u64;
+        if log.offset + record_bytes > state.meta.log_pages * page_size as u64
+            || self.epoch_holds_too_many(state.meta.log_pages)
+        {
+            self.checkpoint(&mut log)?;
+        }
+        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
+        log::set_epoch(&mut record, epoch);
         self.core.ensure_len(state.meta.page_count)?;
         let at = state.meta.log_start * page_size as u64 + log.offset;
         let txn = state.meta.txn;
@@ -89,8 +98,14 @@ impl WriteTxn<'_> {
         drop(log);
         self.write_dirty(state)?;
         let slot = self.core.shared.lock().synced_slot;
-        self.publish(state, Durability::Full, slot, written, !queued);
+        self.publish(state, Durability::Full, slot, written, !queued, true);
         Ok(queued.then_some(txn))
+    }
+
+    /// Whether the pages freed since the epoch began (kept from reuse until a
+    /// checkpoint: a later record's delta may be against them) reach the region's size.
+    fn epoch_holds_too_many(&self, region_pages: u64) -> bool {
+        self.core.free.lock().held() as u64 >= region_pages
     }
 
     /// Empties the log: syncs the pages of the logged commits, then writes the newest
@@ -107,6 +122,7 @@ impl WriteTxn<'_> {
         write_meta_page(self.core, &meta, slot)?;
         sync(self.core)?;
         self.core.shared.lock().synced_slot = slot;
+        self.core.free.lock().end_epoch(meta.txn);
         *log = LogState { epoch: Some(meta.txn), offset: 0 };
         Ok(())
     }

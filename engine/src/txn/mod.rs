@@ -14,6 +14,7 @@
 
 pub(crate) mod commit;
 mod compact;
+mod delta;
 mod group;
 mod log;
 mod logged;

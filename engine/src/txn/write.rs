@@ -62,7 +62,15 @@ pub(super) struct WriteState {
     /// Slots of the shared translation table that hold an id this transaction
     /// remapped (a bitmap; stamped at publish). Empty until the first remap.
     pub touched: Vec<u64>,
+    /// With a commit log, the committed version each of the first [`BASES_KEPT`] copied
+    /// pages was copied from: fresh phys → (committed phys, its bytes), so a logged
+    /// commit carries only the bytes that changed (`delta.rs`).
+    pub bases: IdMap<(u64, Vec<u8>)>,
 }
+
+/// Copied pages whose committed version a write transaction keeps for the commit log
+/// (a logged commit is small; a larger one logs the rest as whole pages).
+const BASES_KEPT: usize = 64;
 
 /// Translations a write transaction remembers (a power of two).
 const TRANSLATIONS: usize = 4096;
@@ -302,6 +310,9 @@ impl<'db> WriteTxn<'db> {
                 (index, guard)
             }
         };
+        if self.core.log_wanted > 0 && state.bases.len() < BASES_KEPT {
+            state.bases.insert(new.0, (phys.0, guard.bytes.to_vec()));
+        }
         let head = page::header(&guard.bytes);
         page::set_header(&mut guard.bytes, head.kind, logical, state.meta.txn);
         state.dirty.insert(new.0, index);
