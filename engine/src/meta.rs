@@ -26,7 +26,9 @@
 //! | 136    | 8    | log pages       | pages of the commit log region (0 = none)                  |
 //!
 //! A file without a commit log is written as format version 3 (bytes 128.. zero) and
-//! one with a log as version 4, so an older build refuses only files that use the log.
+//! one with a log as version 5 (records of page deltas), so an older build refuses only
+//! files that use the log. Version 4 (a log of whole-page records) is read and
+//! replayed; the next meta written makes the file version 5.
 //!
 //! Choosing a meta at open (`db.rs`, `open.rs`): both are read; the valid one with the
 //! higher txn id wins, except that a meta written without `Full` durability is trusted
@@ -39,8 +41,11 @@ use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, 
 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
-/// The newest format version this build reads and writes (4: a commit log region).
-pub const FORMAT_VERSION: u32 = 4;
+/// The newest format version this build reads and writes (5: a commit log region whose
+/// records carry page deltas).
+pub const FORMAT_VERSION: u32 = 5;
+/// A file with a commit log of whole-page records (read, and replayed, not written).
+pub const FORMAT_VERSION_WHOLE_PAGE_LOG: u32 = 4;
 /// The format version of a file without a commit log (read and written as before).
 pub const FORMAT_VERSION_NO_LOG: u32 = 3;
 /// Bytes of an encoded meta page that are not zero (the rest of the page is).
@@ -48,7 +53,7 @@ pub const META_BODY_BYTES: usize = 144;
 
 /// Whether this build reads files of format `version`.
 pub fn version_supported(version: u32) -> bool {
-    version == FORMAT_VERSION || version == FORMAT_VERSION_NO_LOG
+    [FORMAT_VERSION, FORMAT_VERSION_WHOLE_PAGE_LOG, FORMAT_VERSION_NO_LOG].contains(&version)
 }
 /// Physical pages reserved for the two meta pages.
 pub const META_PAGES: u64 = 2;
@@ -234,7 +239,7 @@ impl Meta {
             || meta.last_synced > meta.txn
             || (meta.log_pages == 0) != (meta.log_start == 0)
             || (meta.log_pages != 0 && (meta.log_start < META_PAGES || log_end.is_none_or(|end| end > meta.page_count)))
-            || (meta.log_pages != 0) != (read_u32(page, 40) == FORMAT_VERSION)
+            || (meta.log_pages != 0) != (read_u32(page, 40) != FORMAT_VERSION_NO_LOG)
         {
             return Err(Error::corrupted(phys, "inconsistent meta fields"));
         }

@@ -356,6 +356,61 @@ mod tests {
         assert!(scan(&storage, &Meta { txn: TxnId(4), ..home() }).unwrap().is_empty());
     }
 
+    /// A record of whole pages as version 4 wrote it (`QLOG`).
+    fn whole_page_record(epoch: u64, meta: &Meta, pages: &[(u64, &[u8])]) -> Vec<u8> {
+        let mut record = vec![0u8; (1 + pages.len()) * 4096];
+        let mut meta_page = vec![0u8; 4096];
+        meta.encode(0, &mut meta_page);
+        record[4..8].copy_from_slice(MAGIC_PAGES);
+        page::write_u64(&mut record, 8, epoch);
+        page::write_u64(&mut record, 16, meta.txn.0);
+        page::write_u32(&mut record, 24, pages.len() as u32);
+        record[META_AT..IDS_AT].copy_from_slice(&meta_page[..META_BODY_BYTES]);
+        for (index, (phys, bytes)) in pages.iter().enumerate() {
+            page::write_u64(&mut record, IDS_AT + 8 * index, *phys);
+            record[(1 + index) * 4096..(2 + index) * 4096].copy_from_slice(bytes);
+        }
+        let crc = crc32c::crc32c(&record[4..]);
+        page::write_u32(&mut record, 0, crc);
+        record
+    }
+
+    #[test]
+    fn a_version_4_log_of_whole_pages_is_replayed_and_a_delta_record_may_follow() {
+        let storage = MemStorage::from_bytes(vec![0; 40 * 4096]);
+        let first = page(3, 6, 6);
+        let old = whole_page_record(5, &Meta { txn: TxnId(6), ..home() }, &[(3, &first)]);
+        storage.write_at(20 * 4096, &old).unwrap();
+        // Txn 7 copies page 3 to page 4: its delta is against the version txn 6 logged.
+        let mut second = first.clone();
+        second[100..108].copy_from_slice(&[9; 8]);
+        page::seal(&mut second, PageKind::BTREE_LEAF, 4, TxnId(7));
+        let pages = [LoggedPage { phys: 4, bytes: &second, base: Some((3, &first)) }];
+        let new = encode(TxnId(5), &Meta { txn: TxnId(7), ..home() }, &pages, 4096);
+        assert_eq!(new.len(), 4096, "a small change is a one-page record");
+        storage.write_at(20 * 4096 + old.len() as u64, &new).unwrap();
+        let found = scan(&storage, &home()).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].pages, [(3, first)]);
+        assert_eq!(found[1].pages, [(4, second)]);
+    }
+
+    #[test]
+    fn a_delta_against_a_base_that_changed_is_corruption_not_a_wrong_page() {
+        let storage = MemStorage::from_bytes(vec![0; 40 * 4096]);
+        let base = page(3, 1, 4);
+        let mut changed = base.clone();
+        changed[200] = 2;
+        page::seal(&mut changed, PageKind::BTREE_LEAF, 5, TxnId(6));
+        let pages = [LoggedPage { phys: 5, bytes: &changed, base: Some((3, &base)) }];
+        let record = encode(TxnId(5), &Meta { txn: TxnId(6), ..home() }, &pages, 4096);
+        storage.write_at(20 * 4096, &record).unwrap();
+        storage.write_at(3 * 4096, &base).unwrap();
+        assert_eq!(scan(&storage, &home()).unwrap()[0].pages, [(5, changed)]);
+        storage.write_at(3 * 4096, &page(3, 7, 4)).unwrap(); // the base overwritten
+        assert!(matches!(scan(&storage, &home()), Err(Error::Corrupted { .. })));
+    }
+
     #[test]
     fn a_whole_record_naming_a_page_outside_the_file_is_corruption() {
         let storage = MemStorage::from_bytes(vec![0; 40 * 4096]);

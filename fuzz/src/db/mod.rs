@@ -43,8 +43,9 @@ pub fn exercise(image: Vec<u8>) {
     } else {
         Arc::new(disk::BoundedDisk::new(image))
     };
-    // An image with a commit log (format version 4 in a meta slot) goes on logging.
-    let logged = [40, images::PAGE_SIZE + 40].iter().any(|&at| image_version(storage.as_ref(), at) == Some(4));
+    // An image with a commit log (format version 4 or 5 in a meta slot) goes on logging.
+    let logged =
+        [40, images::PAGE_SIZE + 40].iter().any(|&at| matches!(image_version(storage.as_ref(), at), Some(4 | 5)));
     let options = if logged { images::logged_options() } else { images::options() };
     let Ok(db) = Database::open_storage(storage, options, "fuzz") else { return };
     let _ = quiredb_engine::check(&db);
