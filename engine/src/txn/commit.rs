@@ -239,7 +239,7 @@ impl WriteTxn<'_> {
                 // mutant: pages still pending (old snapshots read them) are trimmed too
                 let last = state.meta.page_count - 1;
                 if free.pending.iter().any(|(_, pages)| pages.contains(&last)) {
-                    free.pending.iter_mut().for_each(|(_, pages)| pages.retain(|&page| page != last));
+                    free.forget_pending(last);
                     state.meta.page_count -= 1;
                 }
             }
@@ -293,9 +293,9 @@ impl WriteTxn<'_> {
         durability: Durability,
     ) -> Record {
         let free = self.core.free.lock();
-        let mut waiting: Vec<u64> = free.pending.iter().flat_map(|(_, pages)| pages.iter().copied()).collect();
-        waiting.extend_from_slice(freed_now);
-        waiting.sort_unstable();
+        let mut now = freed_now.to_vec();
+        now.sort_unstable();
+        let waiting = merge_ascending(free.waiting().iter().copied(), &now, free.waiting().len() + now.len());
         let pages = merge_ascending(free.free.iter().copied(), &waiting, free.free.len() + waiting.len());
         let mut unsynced = unsynced.to_vec();
         if durability != Durability::Full {
@@ -422,7 +422,7 @@ impl WriteTxn<'_> {
                 free.free_logged(txn, written.freed);
                 free.epoch_written.extend(state.dirty.keys().copied());
             } else {
-                free.pending.push_back((txn, written.freed));
+                free.push_pending(txn, written.freed);
             }
             free.unsynced = if synced { Vec::new() } else { written.unsynced };
             free.logical.append(&mut state.logical_freed);

@@ -14,6 +14,8 @@ use crate::page::{self, PhysId};
 
 /// Two runs closer than this (in bytes) are written as one.
 const MERGE_GAP: usize = 16;
+/// Bytes compared at once before looking for the words that differ.
+const BLOCK: usize = 64;
 /// Bytes of a run's header (offset and length).
 const RUN_HEADER: usize = 8;
 /// Bytes of a page's header in the encoding (phys, base, runs).
@@ -25,21 +27,35 @@ pub(crate) fn max_encoded(page_size: usize) -> usize {
 }
 
 /// The byte ranges (start, end) in which `new` differs from `base` (zeros if `None`),
-/// at eight-byte granularity, runs closer than [`MERGE_GAP`] merged.
+/// at eight-byte granularity, runs closer than [`MERGE_GAP`] merged. Equal blocks of
+/// [`BLOCK`] bytes are skipped with one slice comparison (a one-key commit leaves most
+/// of every page as it was: the word-by-word loop alone cost a quarter of its
+/// instructions).
 fn runs(new: &[u8], base: Option<&[u8]>) -> Vec<(usize, usize)> {
+    const ZEROS: [u8; BLOCK] = [0; BLOCK];
     let word = |bytes: &[u8], at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
     let mut found: Vec<(usize, usize)> = Vec::new();
-    for at in (0..new.len()).step_by(8) {
-        let differs = match base {
-            Some(base) => word(new, at) != word(base, at),
-            None => word(new, at) != 0,
+    for block in (0..new.len()).step_by(BLOCK) {
+        let end = (block + BLOCK).min(new.len());
+        let same = match base {
+            Some(base) => new[block..end] == base[block..end],
+            None => new[block..end] == ZEROS[..end - block],
         };
-        if !differs {
+        if same {
             continue;
         }
-        match found.last_mut() {
-            Some((_, end)) if at - *end < MERGE_GAP => *end = at + 8,
-            _ => found.push((at, at + 8)),
+        for at in (block..end).step_by(8) {
+            let differs = match base {
+                Some(base) => word(new, at) != word(base, at),
+                None => word(new, at) != 0,
+            };
+            if !differs {
+                continue;
+            }
+            match found.last_mut() {
+                Some((_, last)) if at - *last < MERGE_GAP => *last = at + 8,
+                _ => found.push((at, at + 8)),
+            }
         }
     }
     found
