@@ -259,8 +259,10 @@ impl WriteTxn<'_> {
         drop(free);
         let per_page = Record::capacity_per_page(self.core.page_size);
         let mut pages: Vec<PhysId> = Vec::new();
+        // Built once; the pages allocated for the record itself leave it below (they
+        // came off the free list and are written by this commit).
+        let mut record = self.record_now(state, &freed_now, &logical, &unsynced, durability);
         loop {
-            let record = self.record_now(state, &freed_now, &logical, &unsynced, &pages, durability);
             let stream = record.encode();
             let needed = stream.len().div_ceil(per_page).max(1);
             if pages.len() >= needed {
@@ -276,20 +278,25 @@ impl WriteTxn<'_> {
                 return Ok(Written { freed: freed_now, unsynced, record_pages, waiting_for_sync });
             }
             while pages.len() < needed {
-                pages.push(self.alloc_phys(state));
+                let phys = self.alloc_phys(state);
+                if let Ok(at) = record.free.binary_search(&phys.0) {
+                    record.free.remove(at);
+                }
+                record.unsynced.retain(|(page, _)| *page != phys.0);
+                pages.push(phys);
             }
         }
     }
 
-    /// The record as it stands: free + pending + freed now; unsynced + fresh pages
-    /// (but the record's own pages, which the meta's CRC covers) with their CRCs.
+    /// The record as it stands before its own pages are allocated: free + pending +
+    /// freed now; unsynced + fresh pages with their CRCs (`write_record` then takes out
+    /// the record's own pages, which the meta's CRC covers).
     fn record_now(
         &self,
         state: &WriteState,
         freed_now: &[u64],
         logical: &[u64],
         unsynced: &[(u64, u32)],
-        record_pages: &[PhysId],
         durability: Durability,
     ) -> Record {
         let free = self.core.free.lock();
@@ -301,8 +308,7 @@ impl WriteTxn<'_> {
         if durability != Durability::Full {
             // A fresh page without a CRC was never filled (its allocation failed) and
             // nothing refers to it.
-            let fresh = state.fresh.iter().filter(|phys| !record_pages.contains(&PhysId(**phys)));
-            unsynced.extend(fresh.filter_map(|phys| state.sealed.get(phys).map(|crc| (*phys, *crc))));
+            unsynced.extend(state.fresh.iter().filter_map(|phys| state.sealed.get(phys).map(|crc| (*phys, *crc))));
         }
         Record { free: pages, logical: logical.to_vec(), unsynced }
     }
