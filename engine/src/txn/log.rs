@@ -1,38 +1,42 @@
-//! The commit log: a region of the file where a small durable commit appends the pages
-//! it would write, in one sequential write made durable on its own (`write_durable`),
-//! instead of writing them in place and syncing the whole file.
+//! The commit log: a region of the file where a small durable commit appends what it
+//! changed, in one sequential write made durable on its own (`write_durable`), instead
+//! of writing its pages in place and syncing the whole file.
 //!
 //! A log commit is today's shadow commit with other destinations: the same fresh pages
 //! (data, page-map copies, commit record) are built, then (1) appended to the log as one
-//! record and made durable — the commit is acknowledged after this alone — and (2)
+//! record — each page as its delta against the committed page it was copied from
+//! (`delta.rs`) — and made durable: the commit is acknowledged after this alone; (2)
 //! written in place without a sync. The meta pages are not written. A *checkpoint*
-//! (when the region is full) syncs the file and writes the newest meta as `Full` in the
-//! other slot: the log is then empty. Opening replays the records that extend the
-//! chosen meta, writes their pages in place, syncs and writes a `Full` meta (a
-//! read-only open serves them from memory instead): recovery reads at most one region.
+//! (when the region is full, or the pages held for it reach the region's size) syncs
+//! the file and writes the newest meta as `Full` in the other slot: the log is then
+//! empty. Opening replays the records that extend the chosen meta, writes their pages in
+//! place, syncs and writes a `Full` meta (a read-only open serves them from memory
+//! instead): recovery reads at most one region.
 //!
-//! Record (`(1 + n) × page_size` bytes at a page boundary of the region; LE):
+//! Record (a whole number of pages at a page boundary of the region; LE):
 //!
 //! | offset | size | field |
 //! |-------:|-----:|-------|
 //! | 0      | 4    | CRC-32C of bytes 4.. of the whole record |
-//! | 4      | 4    | magic `QLOG` |
+//! | 4      | 4    | magic `QLGD` (`QLOG`: whole pages, written by format version 4) |
 //! | 8      | 8    | epoch: txn id of the `Full` meta the log extends |
 //! | 16     | 8    | txn id of this commit |
 //! | 24     | 4    | n, pages in the record |
-//! | 28     | 4    | zero |
+//! | 28     | 4    | bytes used (header and deltas) |
 //! | 32     | 144  | the commit's meta (bytes 0..144 of its page encoded for slot 0) |
-//! | 176    | 8n   | physical ids of the pages, ascending |
-//! | page_size × (1 + i) | page_size | page i, sealed as it is written in place |
+//! | 176    | …    | n page deltas (`delta.rs`), ascending by page id |
 //!
 //! Invariants: records of one epoch lie back to back from offset 0 with rising txn
 //! ids, and each is written only after the previous one is durable, so the records that
 //! extend a meta are the longest prefix that verifies; an epoch is the txn id of a
 //! meta that was durable before its first record was written, and txn ids only rise
 //! over durable metas, so a record of another epoch (left over from before a
-//! checkpoint) never extends the chosen meta. Log commits happen only while the meta in
-//! the synced slot is `Full` (no page it needs is verified at open). Read next:
-//! `logged.rs` (the writer's side), `open.rs`.
+//! checkpoint) never extends the chosen meta. A delta's base is the newest version an
+//! earlier record of the epoch wrote, else the page as the epoch's meta left it on
+//! disk: pages of that state freed since are held from reuse until the checkpoint
+//! (`FreeSpace::HELD`), and every rebuilt page must verify. Log commits happen only
+//! while the meta in the synced slot is `Full` (no page it needs is verified at open).
+//! Read next: `logged.rs` (the writer's side), `open.rs`.
 
 use super::delta;
 use crate::error::{Error, Result};

@@ -29,7 +29,7 @@ pub(super) fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
 impl WriteTxn<'_> {
     /// Whether the commit can go to the log: every page it wrote is still dirty (a
     /// spilled page was written in place unsynced and is in no record), and the record
-    /// fits a header page and half the region.
+    /// at its largest (every page a whole-page run) fits half the region.
     pub(super) fn fits_log(&self, state: &WriteState) -> bool {
         let page_size = self.core.page_size;
         log::max_record_bytes(state.dirty.len(), page_size) * 2 <= state.meta.log_pages * page_size as u64
