@@ -4,10 +4,12 @@
 //! runs instead of whole page images and its record fits in one page.
 //!
 //! Encoding of one page (little-endian): `phys: u64`, `base: u64` (0 = zeros),
-//! `runs: u32`, then per run `offset: u32`, `len: u32` and the `len` bytes. Runs are
-//! found eight bytes at a time and two runs closer than [`MERGE_GAP`] bytes are one, so
-//! a run's header costs less than the equal bytes it would skip. A page whose runs would
-//! take more room than the page itself is one run of the whole page.
+//! `runs: u32`, then per run `offset: u32`, `len: u32` and the `len` bytes — or, when
+//! bit 31 of `len` is set, no bytes: the run is that many zeros. Runs are found eight
+//! bytes at a time and two runs closer than [`MERGE_GAP`] bytes are one, so a run's
+//! header costs less than the equal bytes it would skip; a stretch of at least
+//! [`ZERO_MIN`] zero bytes is a zero run. A page whose runs would take more room than
+//! the page itself is one run of the whole page.
 
 use crate::error::{Error, Result};
 use crate::page::{self, PhysId};
@@ -16,6 +18,10 @@ use crate::page::{self, PhysId};
 const MERGE_GAP: usize = 16;
 /// Bytes compared at once before looking for the words that differ.
 const BLOCK: usize = 64;
+/// Fewest zero bytes written as a zero run rather than as bytes.
+const ZERO_MIN: usize = 32;
+/// The bit of a run's length that makes it a run of zeros (no bytes follow).
+const ZEROS_FLAG: u32 = 1 << 31;
 /// Bytes of a run's header (offset and length).
 const RUN_HEADER: usize = 8;
 /// Bytes of a page's header in the encoding (phys, base, runs).
@@ -61,22 +67,58 @@ fn runs(new: &[u8], base: Option<&[u8]>) -> Vec<(usize, usize)> {
     found
 }
 
+/// A run as it is written: literal bytes, or zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Bytes,
+    Zeros,
+}
+
+/// Splits the runs into literal and zero segments: a stretch of at least [`ZERO_MIN`]
+/// zero bytes is written as its length alone (a leaf split zeroes the half it gave
+/// away: 4 KiB of the left leaf's delta).
+fn segments(new: &[u8], runs: &[(usize, usize)]) -> Vec<(usize, usize, Kind)> {
+    let mut words: Vec<(usize, usize, bool)> = Vec::new();
+    for &(start, end) in runs {
+        for at in (start..end).step_by(8) {
+            let zero = new[at..at + 8] == [0; 8];
+            match words.last_mut() {
+                Some((_, last, was_zero)) if *last == at && *was_zero == zero => *last = at + 8,
+                _ => words.push((at, at + 8, zero)),
+            }
+        }
+    }
+    let mut out: Vec<(usize, usize, Kind)> = Vec::new();
+    for (start, end, zero) in words {
+        let kind = if zero && end - start >= ZERO_MIN { Kind::Zeros } else { Kind::Bytes };
+        match out.last_mut() {
+            Some((_, last, Kind::Bytes)) if *last == start && kind == Kind::Bytes => *last = end,
+            _ => out.push((start, end, kind)),
+        }
+    }
+    out
+}
+
 /// Appends the encoding of page `phys` holding `new`, against `base` (`(phys, bytes)`
 /// of the version it replaces) or zeros, to `out`.
 pub(crate) fn encode(out: &mut Vec<u8>, phys: u64, new: &[u8], base: Option<(u64, &[u8])>) {
     debug_assert!(new.len().is_multiple_of(8), "pages are a multiple of eight bytes");
-    let mut found = runs(new, base.map(|(_, bytes)| bytes));
-    let bytes: usize = found.iter().map(|(start, end)| RUN_HEADER + end - start).sum();
-    if bytes > RUN_HEADER + new.len() {
-        found = vec![(0, new.len())];
+    let mut found = segments(new, &runs(new, base.map(|(_, bytes)| bytes)));
+    let size =
+        |(start, end, kind): &(usize, usize, Kind)| RUN_HEADER + if *kind == Kind::Zeros { 0 } else { end - start };
+    if found.iter().map(size).sum::<usize>() > RUN_HEADER + new.len() {
+        found = vec![(0, new.len(), Kind::Bytes)];
     }
     out.extend_from_slice(&phys.to_le_bytes());
     out.extend_from_slice(&base.map_or(0, |(id, _)| id).to_le_bytes());
     out.extend_from_slice(&(found.len() as u32).to_le_bytes());
-    for (start, end) in found {
+    for (start, end, kind) in found {
         out.extend_from_slice(&(start as u32).to_le_bytes());
-        out.extend_from_slice(&((end - start) as u32).to_le_bytes());
-        out.extend_from_slice(&new[start..end]);
+        let flag = if kind == Kind::Zeros { ZEROS_FLAG } else { 0 };
+        out.extend_from_slice(&((end - start) as u32 | flag).to_le_bytes());
+        if kind == Kind::Bytes {
+            out.extend_from_slice(&new[start..end]);
+        }
     }
 }
 
@@ -84,15 +126,19 @@ pub(crate) fn encode(out: &mut Vec<u8>, phys: u64, new: &[u8], base: Option<(u64
 pub(crate) struct Delta<'a> {
     pub phys: u64,
     pub base: u64,
-    runs: Vec<(usize, &'a [u8])>,
+    /// (offset, bytes); `None` bytes: that many zeros (`usize`).
+    runs: Vec<(usize, usize, Option<&'a [u8]>)>,
 }
 
 impl Delta<'_> {
     /// The page: `base` (the base's bytes, or zeros) with the runs applied.
     pub(crate) fn apply(&self, base: Option<&[u8]>, page_size: usize) -> Vec<u8> {
         let mut page = base.map_or_else(|| vec![0u8; page_size], <[u8]>::to_vec);
-        for &(at, bytes) in &self.runs {
-            page[at..at + bytes.len()].copy_from_slice(bytes);
+        for &(at, len, bytes) in &self.runs {
+            match bytes {
+                Some(bytes) => page[at..at + len].copy_from_slice(bytes),
+                None => page[at..at + len].fill(0),
+            }
         }
         page
     }
@@ -108,13 +154,19 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], at: &mut usize, page_size: usize, reco
     let mut runs = Vec::with_capacity((count as usize).min(page_size / 8));
     for _ in 0..count {
         let head = bytes.get(*at..*at + RUN_HEADER).ok_or_else(bad)?;
-        let (start, len) = (page::read_u32(head, 0) as usize, page::read_u32(head, 4) as usize);
+        let (start, field) = (page::read_u32(head, 0) as usize, page::read_u32(head, 4));
+        let len = (field & !ZEROS_FLAG) as usize;
         if start.checked_add(len).is_none_or(|end| end > page_size) {
             return Err(bad());
         }
-        let run = bytes.get(*at + RUN_HEADER..*at + RUN_HEADER + len).ok_or_else(bad)?;
-        runs.push((start, run));
-        *at += RUN_HEADER + len;
+        *at += RUN_HEADER;
+        if field & ZEROS_FLAG != 0 {
+            runs.push((start, len, None));
+            continue;
+        }
+        let run = bytes.get(*at..*at + len).ok_or_else(bad)?;
+        runs.push((start, len, Some(run)));
+        *at += len;
     }
     Ok(Delta { phys, base, runs })
 }
@@ -135,6 +187,11 @@ mod tests {
                 let at = rng.below(size as u64) as usize;
                 new[at] = rng.below(256) as u8;
             }
+            for _ in 0..rng.below(3) {
+                let at = rng.below(size as u64) as usize;
+                let end = (at + rng.below(200) as usize).min(size);
+                new[at..end].fill(0); // zero runs, long and short
+            }
             let with_base = rng.below(2) == 0;
             let mut out = Vec::new();
             encode(&mut out, 7, &new, with_base.then_some((3, &base[..])));
@@ -144,6 +201,16 @@ mod tests {
             assert_eq!((delta.phys, delta.base, at), (7, if with_base { 3 } else { 0 }, out.len()));
             assert_eq!(delta.apply(with_base.then_some(&base[..]), size), new, "round {round}");
         }
+    }
+
+    #[test]
+    fn a_zeroed_half_page_costs_a_run_header() {
+        let base: Vec<u8> = (0..8192).map(|at| (at % 251) as u8 | 1).collect();
+        let mut new = base.clone();
+        new[4096..].fill(0);
+        let mut out = Vec::new();
+        encode(&mut out, 7, &new, Some((3, &base)));
+        assert_eq!(out.len(), PAGE_HEADER + RUN_HEADER, "one zero run, no bytes");
     }
 
     #[test]
