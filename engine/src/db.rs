@@ -45,7 +45,7 @@ const COMPACT_STALLED_STEPS: u32 = 3;
 /// let dir = tempfile::tempdir()?;
 /// let db = Arc::new(Database::builder().cache_bytes(4 << 20).create(dir.path().join("db.quire"))?);
 /// let txn = db.begin_write()?;
-/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+/// let mut page = txn.alloc_page(PageKind::structure(16))?;
 /// let id = page.id();
 /// page[..5].copy_from_slice(b"first");
 /// drop(page);
