@@ -45,7 +45,7 @@ pub(crate) use txn::commit as commit_record;
 
 pub use catalog::{CatalogEntry, StructureKind};
 pub use check::{CheckReport, KindCount, check};
-pub use db::Database;
+pub use db::{Compacted, Database};
 pub use error::{Error, Result};
 pub use meta::{Durability, Meta};
 pub use open::Rollback;

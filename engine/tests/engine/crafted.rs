@@ -138,7 +138,7 @@ fn a_catalog_chain_that_loops_is_an_error_naming_its_page() {
     let txn = db.begin_write().unwrap();
     txn.create_structure("s", StructureKind::QUEUE, b"", PageId(0)).unwrap();
     txn.commit(Durability::Full).unwrap();
-    let root = db.meta().catalog_root;
+    let root = db.meta().catalog_root.0;
     drop(db);
     let mut image = storage.snapshot();
     let phys = map_entry(&image, root);

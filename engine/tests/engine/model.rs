@@ -49,7 +49,7 @@ fn compact_returns_the_free_tail_to_the_os() {
         txn.free_page(*id).unwrap();
     }
     txn.commit(quiredb_engine::Durability::Full).unwrap();
-    let (before, after) = db.compact().unwrap();
+    let quiredb_engine::Compacted { bytes_before: before, bytes_after: after } = db.compact().unwrap();
     assert!(after * 4 < before, "{before} -> {after}");
     let model: Model = ids[..100].iter().map(|(id, value)| (id.0, *value)).collect();
     assert_matches(&db.begin_read().unwrap(), &model);
