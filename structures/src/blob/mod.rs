@@ -40,11 +40,11 @@ mod writer;
 pub use reader::{BlobReader, check, len, read_at, read_to_vec, reader};
 pub use writer::{free, write, write_bytes};
 
-/// Page kind of every page of a blob: root, index and data pages.
-pub const BLOB_PAGE: PageKind = PageKind::structure(19);
-
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
+
+/// Page kind of every page of a blob: root, index and data pages.
+pub const BLOB_PAGE: PageKind = PageKind::structure(19);
 
 /// Size of the root page header.
 pub(crate) const ROOT_HEADER: usize = 16;
