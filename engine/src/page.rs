@@ -67,10 +67,11 @@ impl fmt::Display for TxnId {
 ///
 /// Two kinds are equal when their codes are: the flags describe the pages of a kind,
 /// and a page written before a flag existed (byte 5 zero) is still of its kind.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct PageKind {
-    code: u8,
-    flags: u8,
+    /// Header bytes 4 and 5 as one little-endian word: the code in the low byte, the
+    /// flags in the high one (a page's kind is one 16-bit load, compared in one step).
+    bits: u16,
 }
 
 /// Flag bit of [`PageKind::indexing`] in header byte 5.
@@ -89,43 +90,57 @@ impl PageKind {
     pub const FIRST_STRUCTURE_CODE: u8 = 16;
 
     const fn engine(code: u8) -> PageKind {
-        PageKind { code, flags: 0 }
+        PageKind { bits: code as u16 }
+    }
+
+    /// The kind as header bytes 4 and 5 hold it.
+    #[inline]
+    const fn from_header(code: u8, flags: u8) -> PageKind {
+        PageKind { bits: u16::from_le_bytes([code, flags]) }
+    }
+
+    /// The flags byte (header byte 5).
+    #[inline]
+    const fn flags(self) -> u8 {
+        (self.bits >> 8) as u8
     }
 
     /// A structure's page kind of `code`, without flags. Codes below
     /// [`Self::FIRST_STRUCTURE_CODE`] are the engine's: in a `const` they fail the build.
     pub const fn structure(code: u8) -> PageKind {
         assert!(code >= Self::FIRST_STRUCTURE_CODE, "page kind codes below 16 belong to the engine");
-        PageKind { code, flags: 0 }
+        PageKind { bits: code as u16 }
     }
 
     /// The same kind, flagged as indexing other pages: its pages are written with the
     /// flag (header byte 5, bit 0) and the buffer pool gives them more chances to stay.
     pub const fn indexing(self) -> PageKind {
-        PageKind { code: self.code, flags: self.flags | FLAG_INDEXES }
+        PageKind { bits: self.bits | (FLAG_INDEXES as u16) << 8 }
     }
 
     /// The kind code, header byte 4.
+    #[inline]
     pub const fn code(self) -> u8 {
-        self.code
+        self.bits as u8
     }
 
     /// Whether pages of this kind index others: the flag, or for the engine's own kinds
     /// their code, so that map pages of files written before the flag existed count too.
     #[inline]
     pub const fn indexes_others(self) -> bool {
-        self.flags & FLAG_INDEXES != 0 || self.code == Self::MAP.code || self.code == Self::CATALOG.code
+        self.flags() & FLAG_INDEXES != 0 || self.code() == Self::MAP.code() || self.code() == Self::CATALOG.code()
     }
 
     /// True for kinds that only the engine may allocate.
     pub fn is_engine_internal(self) -> bool {
-        self.code < Self::FIRST_STRUCTURE_CODE
+        self.code() < Self::FIRST_STRUCTURE_CODE
     }
 }
 
 impl PartialEq for PageKind {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.code == other.code
+        self.code() == other.code()
     }
 }
 
@@ -133,13 +148,19 @@ impl Eq for PageKind {}
 
 impl std::hash::Hash for PageKind {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.code.hash(state);
+        self.code().hash(state);
     }
 }
 
 impl fmt::Display for PageKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.code)
+        write!(f, "{}", self.code())
+    }
+}
+
+impl fmt::Debug for PageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PageKind").field("code", &self.code()).field("flags", &self.flags()).finish()
     }
 }
 
@@ -185,8 +206,7 @@ pub fn seal(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
 /// Writes the header fields only; the checksum is computed when the page is written
 /// ([`reseal`]), so a page being built does not pay for one.
 pub fn set_header(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
-    page[4] = kind.code;
-    page[5] = kind.flags;
+    page[4..6].copy_from_slice(&kind.bits.to_le_bytes());
     page[6..8].fill(0);
     page[8..16].copy_from_slice(&logical.to_le_bytes());
     page[16..24].copy_from_slice(&txn.0.to_le_bytes());
@@ -201,11 +221,7 @@ pub fn reseal(page: &mut [u8]) {
 
 /// Decodes the header without checking anything.
 pub fn header(page: &[u8]) -> Header {
-    Header {
-        kind: PageKind { code: page[4], flags: page[5] },
-        logical: read_u64(page, 8),
-        txn: TxnId(read_u64(page, 16)),
-    }
+    Header { kind: PageKind::from_header(page[4], page[5]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
 }
 
 /// Verifies the checksum of a page just read from `phys` and returns its header.
@@ -326,7 +342,7 @@ mod tests {
 
     #[test]
     fn the_engine_knows_its_index_kinds_by_code_and_lists_only_its_own() {
-        let unflagged_map = PageKind { code: PageKind::MAP.code, flags: 0 };
+        let unflagged_map = PageKind::from_header(PageKind::MAP.code(), 0);
         assert!(unflagged_map.indexes_others() && PageKind::CATALOG.indexes_others());
         assert!(!PageKind::META.indexes_others() && !PageKind::RECORD.indexes_others());
         assert!(!PageKind::structure(16).indexes_others());
