@@ -1,4 +1,4 @@
-//! Node pages (`RTREE_NODE`) and the head page (`RTREE_HEAD`): their byte layouts,
+//! Node pages (`NODE_PAGE`) and the head page (`HEAD_PAGE`): their byte layouts,
 //! decoding into [`Node`] (with checks: a bad page is `Corrupted`, never a panic) and
 //! encoding back. Offsets are in the page payload, after the engine's 32-byte header.
 //!
