@@ -29,6 +29,10 @@ fn demo_then_info_check_and_compact_on_its_database() {
     assert!(text(&info).contains("page size"), "{}", text(&info));
     let check = quire(&["check", path_str(&db)]);
     assert!(check.status.success(), "{}", text(&check));
+    for kind in ["catalog", "B+tree leaf", "B+tree head", "R*-tree node", "queue data", "XML collection head"] {
+        assert!(text(&check).contains(kind), "check names the kind {kind}: {}", text(&check));
+    }
+    assert!(!text(&check).contains("no structure defines"), "{}", text(&check));
     let step = quire(&["compact", path_str(&db), "--steps", "1", "--budget", "8"]);
     assert!(step.status.success(), "{}", text(&step));
     assert!(text(&step).contains("step 1: moved"), "{}", text(&step));
@@ -70,22 +74,23 @@ fn bad_files_give_one_line_errors_and_a_failing_status() {
 fn info_and_check_of_a_rolled_back_file_report_it_and_never_change_it() {
     // Proves: a file whose newest commit fails verification is reported (check exits
     // non-zero naming the rollback) and looking at it writes nothing.
-    use quiredb::engine::{Database, Durability, Options, PageKind};
+    use quiredb::engine::{Database, Durability, Options};
+    use quiredb::structures::btree::LEAF_PAGE;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rolled.quire");
     let db = Database::create(&path, Options::default()).unwrap();
     let txn = db.begin_write().unwrap();
-    txn.alloc_page(PageKind::BTREE_LEAF).unwrap()[0] = 1;
+    txn.alloc_page(LEAF_PAGE).unwrap()[0] = 1;
     txn.commit(Durability::Full).unwrap();
     let txn = db.begin_write().unwrap();
     for _ in 0..300 {
-        txn.alloc_page(PageKind::BTREE_LEAF).unwrap()[0] = 2;
+        txn.alloc_page(LEAF_PAGE).unwrap()[0] = 2;
     }
     txn.commit(Durability::Checksummed).unwrap();
     drop(db);
     let mut bytes = std::fs::read(&path).unwrap();
     let victim = (2..bytes.len() / 8192)
-        .find(|page| bytes[page * 8192 + 4] == PageKind::BTREE_LEAF.0 && bytes[page * 8192 + 16] == 2)
+        .find(|page| bytes[page * 8192 + 4] == LEAF_PAGE.code() && bytes[page * 8192 + 16] == 2)
         .expect("a leaf of the second commit");
     bytes[victim * 8192 + 100] ^= 1;
     std::fs::write(&path, &bytes).unwrap();

@@ -42,7 +42,7 @@ fn commit_latency(c: &mut Criterion) {
     for (name, durability) in [("checksummed_1_page", Durability::Checksummed), ("full_1_page", Durability::Full)] {
         let db = Database::create(dir.path().join(name), Options::default()).unwrap();
         let txn = db.begin_write().unwrap();
-        let id = txn.alloc_page(PageKind::BTREE_LEAF).unwrap().id();
+        let id = txn.alloc_page(PageKind::structure(16)).unwrap().id();
         txn.commit(Durability::Full).unwrap();
         let mut value = 0u64;
         group.bench_function(name, |b| {
@@ -99,7 +99,7 @@ fn page_access(c: &mut Criterion) {
     let dir = scratch_dir();
     let db = Database::create(dir.path().join("access"), Options::default()).unwrap();
     let txn = db.begin_write().unwrap();
-    let ids: Vec<PageId> = (0..512).map(|_| txn.alloc_page(PageKind::BTREE_LEAF).unwrap().id()).collect();
+    let ids: Vec<PageId> = (0..512).map(|_| txn.alloc_page(PageKind::structure(16)).unwrap().id()).collect();
     txn.commit(Durability::Full).unwrap();
     let snapshot = db.begin_read().unwrap();
     let mut index = 0usize;
@@ -171,7 +171,7 @@ fn miss_path(c: &mut Criterion) {
     let path = dir.path().join("misses");
     let db = Database::create(&path, Options::default()).unwrap();
     let txn = db.begin_write().unwrap();
-    let ids: Vec<PageId> = (0..4096).map(|_| txn.alloc_page(PageKind::BTREE_LEAF).unwrap().id()).collect();
+    let ids: Vec<PageId> = (0..4096).map(|_| txn.alloc_page(PageKind::structure(16)).unwrap().id()).collect();
     txn.commit(Durability::Full).unwrap();
     drop(db);
     let mut group = c.benchmark_group("miss_path");

@@ -90,34 +90,34 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Reads the catalog chain starting at logical page `root` (0 = empty catalog).
+    /// Reads the catalog chain starting at logical page `root` (`PageId(0)`: empty).
     /// A chain that returns to a page it visited is an error, so a crafted file costs
     /// at most one pass over its pages.
-    pub fn load(txn: &impl PageRead, root: u64) -> Result<Catalog> {
+    pub fn load(txn: &impl PageRead, root: PageId) -> Result<Catalog> {
         let mut catalog = Catalog::default();
         let mut stream = Vec::new();
         let mut visited = std::collections::HashSet::new();
         let mut next = root;
-        while next != 0 {
+        while next != PageId(0) {
             let bad = |reason: &str| Error::corrupted_logical(next, format!("catalog page: {reason}"));
             if !visited.insert(next) {
                 return Err(bad("the catalog chain comes back to this page"));
             }
-            let page = txn.page(PageId(next))?;
+            let page = txn.page(next)?;
             if page.kind() != PageKind::CATALOG {
                 return Err(bad("not a catalog page"));
             }
             let used = read_u32(&page, 8) as usize;
             let bytes = page.get(BODY..BODY.saturating_add(used)).ok_or_else(|| bad("length out of range"))?;
             stream.extend_from_slice(bytes);
-            catalog.pages.push(PageId(next));
-            next = read_u64(&page, 0);
+            catalog.pages.push(next);
+            next = PageId(read_u64(&page, 0));
         }
         catalog.parse(&stream, root)?;
         Ok(catalog)
     }
 
-    fn parse(&mut self, stream: &[u8], root: u64) -> Result<()> {
+    fn parse(&mut self, stream: &[u8], root: PageId) -> Result<()> {
         if stream.is_empty() {
             return Ok(());
         }
@@ -155,7 +155,7 @@ impl Catalog {
     }
 
     /// Writes the catalog back through the write transaction; returns the root page.
-    pub fn store(&self, txn: &WriteTxn<'_>) -> Result<u64> {
+    pub fn store(&self, txn: &WriteTxn<'_>) -> Result<PageId> {
         let stream = self.serialise();
         let per_page = txn.payload_size() - BODY;
         let needed = stream.len().div_ceil(per_page).max(1);
@@ -175,7 +175,7 @@ impl Catalog {
             page[8..12].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
             page[BODY..BODY + chunk.len()].copy_from_slice(chunk);
         }
-        Ok(pages[0].0)
+        Ok(pages[0])
     }
 
     /// The entry named `name`.

@@ -9,7 +9,9 @@
 //! `logical_next`, and every free logical id is below it, unmapped and listed once —
 //! else the next `alloc_page` would hand out a live page. A rollback at open (the
 //! newest meta rejected) makes the report unclean as well: it may have cost a commit.
-//! Problems are collected, not returned early, so one run names all of them.
+//! Problems are collected, not returned early, so one run names all of them. Mapped
+//! pages are counted by kind ([`KindCount`]); the engine names only its own kinds, the
+//! caller the structures' (`quire check` asks each crate for its list).
 
 use crate::commit_record;
 use crate::db::Database;
@@ -33,6 +35,9 @@ pub struct CheckReport {
     pub record_pages: u64,
     /// Free pages.
     pub free_pages: u64,
+    /// Mapped pages by kind, in code order: the engine names its own kinds, the
+    /// structures theirs (`quire check` asks each crate).
+    pub kinds: Vec<KindCount>,
     /// Every problem found, as sentences.
     pub problems: Vec<String>,
     /// What opening rejected, when it fell back.
@@ -46,6 +51,15 @@ impl CheckReport {
     }
 }
 
+/// How many mapped pages are of one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindCount {
+    /// The kind (its code and, as read from the first page counted, its flags).
+    pub kind: PageKind,
+    /// Pages of the kind.
+    pub pages: u64,
+}
+
 struct Walk<'a> {
     txn: &'a ReadTxn<'a>,
     meta: Meta,
@@ -53,6 +67,8 @@ struct Walk<'a> {
     buf: Vec<u8>,
     /// Logical ids found mapped (in ascending order: the map is walked in order).
     mapped: Vec<u64>,
+    /// Mapped pages found of each kind, by code.
+    kinds: Vec<Option<KindCount>>,
     report: CheckReport,
 }
 
@@ -71,22 +87,28 @@ impl Walk<'_> {
         true
     }
 
-    fn read(&mut self, phys: u64, kind: Option<PageKind>, logical: u64) -> bool {
+    fn read(&mut self, phys: u64, kind: Option<PageKind>, logical: u64) -> Option<page::Header> {
         let core = self.txn.core();
         let result = core
             .read_raw(PhysId(phys), &mut self.buf)
             .and_then(|()| page::verify_expect(&self.buf, PhysId(phys), kind, logical, self.meta.txn));
         match result {
-            Ok(_) => true,
+            Ok(header) => Some(header),
             Err(error) => {
                 self.report.problems.push(error.to_string());
-                false
+                None
             }
         }
     }
 
+    /// Counts a mapped page of `kind`.
+    fn count_kind(&mut self, kind: PageKind) {
+        let count = self.kinds[usize::from(kind.code())].get_or_insert(KindCount { kind, pages: 0 });
+        count.pages += 1;
+    }
+
     fn map_level(&mut self, phys: u64, level: u32, first_logical: u64) {
-        if !self.claim(phys, "a page-map page") || !self.read(phys, Some(PageKind::MAP), u64::from(level)) {
+        if !self.claim(phys, "a page-map page") || self.read(phys, Some(PageKind::MAP), u64::from(level)).is_none() {
             return;
         }
         self.report.map_pages += 1;
@@ -101,9 +123,12 @@ impl Walk<'_> {
             }
             if level > 1 {
                 self.map_level(entry, level - 1, logical);
-            } else if self.claim(entry, &format!("logical page {logical}")) && self.read(entry, None, logical) {
+            } else if self.claim(entry, &format!("logical page {logical}"))
+                && let Some(header) = self.read(entry, None, logical)
+            {
                 self.report.data_pages += 1;
                 self.mapped.push(logical);
+                self.count_kind(header.kind);
             }
         }
     }
@@ -119,6 +144,7 @@ pub fn check(db: &Database) -> Result<CheckReport> {
         seen: vec![0; meta.page_count as usize],
         buf: vec![0; db.page_size()],
         mapped: Vec::new(),
+        kinds: vec![None; 256],
         report: CheckReport {
             txn: meta.txn.0,
             page_count: meta.page_count,
@@ -146,6 +172,7 @@ pub fn check(db: &Database) -> Result<CheckReport> {
         }
         Err(error) => walk.report.problems.push(format!("commit record: {error}")),
     }
+    walk.report.kinds = walk.kinds.iter().flatten().copied().collect();
     if walk.report.data_pages != meta.live_pages {
         walk.report
             .problems

@@ -16,7 +16,7 @@
 use crate::error::{Error, Result};
 use crate::freespace::FreeSpace;
 use crate::meta::Meta;
-use crate::page::{self, HEADER_SIZE, PageKind, PhysId, TxnId, read_u64};
+use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId, TxnId, read_u64};
 use crate::pool::{Pool, ReadGuard};
 use crate::readers::{Published, Readers};
 use crate::resultset::ResultSetPool;
@@ -259,19 +259,20 @@ impl Core {
     /// Translates a logical id as snapshot `meta` sees it: through the shared
     /// translation table, or by walking the page map (and remembering the answer).
     #[inline]
-    pub fn translate(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
-        if let Some(phys) = self.translations.get(logical, meta.txn.0) {
-            return Ok(Some(PhysId(phys)));
+    pub fn translate(&self, meta: &Meta, id: PageId) -> Result<Option<PhysId>> {
+        if let Some(phys) = self.translations.get(id, meta.txn) {
+            return Ok(Some(phys));
         }
-        let found = self.map_lookup(meta, logical)?;
+        let found = self.map_lookup(meta, id)?;
         if let Some(phys) = found {
-            self.translations.fill(logical, phys.0, meta.txn.0);
+            self.translations.fill(id, phys, meta.txn);
         }
         Ok(found)
     }
 
     /// Translates a logical id through a committed snapshot's page map.
-    pub fn map_lookup(&self, meta: &Meta, logical: u64) -> Result<Option<PhysId>> {
+    pub fn map_lookup(&self, meta: &Meta, id: PageId) -> Result<Option<PhysId>> {
+        let logical = id.0;
         if meta.map_depth == 0 || logical >= self.map_capacity(meta.map_depth) {
             return Ok(None);
         }

@@ -45,7 +45,7 @@ const COMPACT_STALLED_STEPS: u32 = 3;
 /// let dir = tempfile::tempdir()?;
 /// let db = Arc::new(Database::builder().cache_bytes(4 << 20).create(dir.path().join("db.quire"))?);
 /// let txn = db.begin_write()?;
-/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+/// let mut page = txn.alloc_page(PageKind::structure(16))?;
 /// let id = page.id();
 /// page[..5].copy_from_slice(b"first");
 /// drop(page);
@@ -69,6 +69,15 @@ const _: () = {
     const fn shareable<T: Send + Sync>() {}
     shareable::<Database>();
 };
+
+/// What [`Database::compact`] did to the file's length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compacted {
+    /// The file's length before, in bytes.
+    pub bytes_before: u64,
+    /// The file's length after, in bytes.
+    pub bytes_after: u64,
+}
 
 impl Database {
     /// Creates a new database at `path`, or opens it if it already holds one.
@@ -246,10 +255,10 @@ impl Database {
 
     /// Compacts the whole file now: [`Database::compact_step`] until a step changes
     /// nothing, then both meta slots are made to agree so the file can be cut to the
-    /// last page in use. Returns the file length before and after, in bytes. Pages that
+    /// last page in use. Returns the file length before and after. Pages that
     /// old snapshots still read stay (and so does what lies above them); readers and
     /// other writers are never blocked for longer than one step.
-    pub fn compact(&self) -> Result<(u64, u64)> {
+    pub fn compact(&self) -> Result<Compacted> {
         let before = self.core.file_len()?;
         // Each step copies the page-map path of what it moves and writes a commit record,
         // which may open a hole the next step fills: stop once the end stops falling.
@@ -269,7 +278,7 @@ impl Database {
         }
         self.core.cut_to_metas()?;
         drop(writer);
-        Ok((before, self.core.file_len()?))
+        Ok(Compacted { bytes_before: before, bytes_after: self.core.file_len()? })
     }
 
     /// One bounded step of online compaction: one write transaction that moves up to

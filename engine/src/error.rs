@@ -5,7 +5,7 @@
 //! system failures arrive as [`Error::Io`], after which the database refuses further
 //! writes ([`Error::Poisoned`]) until it is reopened.
 
-use crate::page::{PhysId, TxnId};
+use crate::page::{PageId, PhysId, TxnId};
 use std::io;
 
 /// Result alias of the engine.
@@ -87,7 +87,7 @@ pub enum Error {
     #[error("corrupted logical page {page}: {reason}")]
     CorruptedLogical {
         /// Logical page id.
-        page: crate::page::PageId,
+        page: PageId,
         /// What check failed.
         reason: String,
     },
@@ -119,8 +119,8 @@ impl Error {
     }
 
     /// Builds a corruption error for a logical page.
-    pub(crate) fn corrupted_logical(page: u64, reason: impl Into<String>) -> Self {
-        Error::CorruptedLogical { page: crate::page::PageId(page), reason: reason.into() }
+    pub(crate) fn corrupted_logical(page: PageId, reason: impl Into<String>) -> Self {
+        Error::CorruptedLogical { page, reason: reason.into() }
     }
 
     /// Builds a corruption error for a physical page.

@@ -44,13 +44,13 @@ pub mod txn;
 pub(crate) use txn::commit as commit_record;
 
 pub use catalog::{CatalogEntry, StructureKind};
-pub use check::{CheckReport, check};
-pub use db::Database;
+pub use check::{CheckReport, KindCount, check};
+pub use db::{Compacted, Database};
 pub use error::{Error, Result};
 pub use meta::{Durability, Meta};
 pub use open::Rollback;
 pub use options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
-pub use page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
+pub use page::{ENGINE_KINDS, HEADER_SIZE, KindName, PageId, PageKind, PhysId, TxnId};
 pub use pool::prefetch_bytes;
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
@@ -59,11 +59,12 @@ pub use txn::{CompactStep, OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, Sn
 /// What a structure author builds on, and all of it: logical pages read through a
 /// transaction ([`PageRead`], [`PageRef`]) and written in
 /// the write transaction ([`PageMut`] borrows it), the catalog's entries
-/// and kinds, little-endian field helpers, and the result-set buffers queries fill.
+/// and kinds, page kinds (each structure defines its own with [`PageKind::structure`]),
+/// little-endian field helpers, and the result-set buffers queries fill.
 pub mod raw {
     pub use crate::catalog::{CatalogEntry, StructureKind};
     pub use crate::page::{
-        HEADER_SIZE, PageId, PageKind, read_u16, read_u32, read_u64, write_u16, write_u32, write_u64,
+        HEADER_SIZE, KindName, PageId, PageKind, read_u16, read_u32, read_u64, write_u16, write_u32, write_u64,
     };
     pub use crate::resultset::ResultSet;
     pub use crate::txn::{PageMut, PageRead, PageRef, SnapshotToken, WriteTxn};

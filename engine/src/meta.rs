@@ -37,7 +37,7 @@
 //! CRC); otherwise the other meta is used and the rollback is reported.
 
 use crate::error::{Error, Result};
-use crate::page::{self, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, write_u64};
+use crate::page::{self, PageId, PageKind, PhysId, TxnId, read_u32, read_u64, write_u32, write_u64};
 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
@@ -132,8 +132,8 @@ pub struct Meta {
     pub logical_next: u64,
     /// First page of the commit record, 0 when none.
     pub record_head: PhysId,
-    /// Logical page of the catalog, 0 when none.
-    pub catalog_root: u64,
+    /// Logical page of the catalog, `PageId(0)` when none.
+    pub catalog_root: PageId,
     /// Number of mapped logical pages.
     pub live_pages: u64,
     /// Newest commit known durable when this one was written.
@@ -160,7 +160,7 @@ impl Meta {
             page_count: META_PAGES,
             logical_next: 1,
             record_head: PhysId(0),
-            catalog_root: 0,
+            catalog_root: PageId(0),
             live_pages: 0,
             last_synced: TxnId(0),
             record_crc: 0,
@@ -184,7 +184,7 @@ impl Meta {
         write_u64(page, 72, self.page_count);
         write_u64(page, 80, self.logical_next);
         write_u64(page, 88, self.record_head.0);
-        write_u64(page, 96, self.catalog_root);
+        write_u64(page, 96, self.catalog_root.0);
         write_u64(page, 104, self.live_pages);
         write_u64(page, 112, self.last_synced.0);
         write_u32(page, 120, self.record_crc);
@@ -213,7 +213,7 @@ impl Meta {
             page_count: read_u64(page, 72),
             logical_next: read_u64(page, 80),
             record_head: PhysId(read_u64(page, 88)),
-            catalog_root: read_u64(page, 96),
+            catalog_root: PageId(read_u64(page, 96)),
             live_pages: read_u64(page, 104),
             last_synced: TxnId(read_u64(page, 112)),
             record_crc: read_u32(page, 120),

@@ -7,8 +7,9 @@
 //! | offset | size | field      | meaning                                                  |
 //! |-------:|-----:|------------|----------------------------------------------------------|
 //! | 0      | 4    | checksum   | CRC-32C of bytes `4..page_size`, little-endian            |
-//! | 4      | 1    | kind       | [`PageKind`]                                              |
-//! | 5      | 3    | reserved   | zero                                                      |
+//! | 4      | 1    | kind       | [`PageKind`] code: below 16 the engine's, 16+ structures'  |
+//! | 5      | 1    | flags      | bit 0: the page indexes others ([`PageKind::indexing`]); other bits zero |
+//! | 6      | 2    | reserved   | zero                                                      |
 //! | 8      | 8    | logical id | logical page id (data pages), level (map pages), slot (meta) |
 //! | 16     | 8    | txn id     | transaction that wrote this version of the page           |
 //! | 24     | 8    | reserved   | zero (room for a version word)                            |
@@ -52,44 +53,133 @@ impl fmt::Display for TxnId {
     }
 }
 
-/// What a page holds. Codes below 16 belong to the engine; structures use the
-/// registered codes at 16 and above, so `quire check` can name every page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PageKind(pub u8);
+/// What a page holds: a kind *code* (header byte 4) and the kind's *flags* (byte 5).
+///
+/// Codes below [`PageKind::FIRST_STRUCTURE_CODE`] (16) are the engine's own: [`Self::META`],
+/// [`Self::MAP`], [`Self::RECORD`], [`Self::CATALOG`]. Each structure defines its kinds at
+/// 16 and above in its own module with [`PageKind::structure`] (the B+tree's in
+/// `quiredb_structures::btree`, the XML store's in `quiredb_xml::store`) and lists them
+/// with their names ([`KindName`]) so that `quire check` names every page.
+///
+/// The engine knows nothing of a structure's kinds but their flags. One flag exists,
+/// [`PageKind::indexing`]: pages of the kind index other pages (B+tree branches, heads),
+/// so the buffer pool keeps them resident longer than the pages they lead to.
+///
+/// Two kinds are equal when their codes are: the flags describe the pages of a kind,
+/// and a page written before a flag existed (byte 5 zero) is still of its kind.
+#[derive(Clone, Copy)]
+pub struct PageKind {
+    /// Header bytes 4 and 5 as one little-endian word: the code in the low byte, the
+    /// flags in the high one (a page's kind is one 16-bit load, compared in one step).
+    bits: u16,
+}
+
+/// Flag bit of [`PageKind::indexing`] in header byte 5.
+const FLAG_INDEXES: u8 = 1;
 
 impl PageKind {
     /// One of the two meta pages at the head of the file.
-    pub const META: PageKind = PageKind(1);
+    pub const META: PageKind = PageKind::engine(1);
     /// A page of the page map (radix tree from logical to physical ids).
-    pub const MAP: PageKind = PageKind(2);
+    pub const MAP: PageKind = PageKind::engine(2).indexing();
     /// A page of a commit record (free list and unsynced-page list).
-    pub const RECORD: PageKind = PageKind(3);
+    pub const RECORD: PageKind = PageKind::engine(3);
     /// A page of the catalog of named structures.
-    pub const CATALOG: PageKind = PageKind(4);
-    /// B+tree leaf.
-    pub const BTREE_LEAF: PageKind = PageKind(16);
-    /// B+tree branch (inner node).
-    pub const BTREE_BRANCH: PageKind = PageKind(17);
-    /// B+tree header page (root pointer, length, parameters).
-    pub const BTREE_HEAD: PageKind = PageKind(18);
-    /// A page of a blob chain.
-    pub const BLOB: PageKind = PageKind(19);
-    /// R*-tree node.
-    pub const RTREE_NODE: PageKind = PageKind(20);
-    /// R*-tree header page.
-    pub const RTREE_HEAD: PageKind = PageKind(21);
-    /// Paged queue data page.
-    pub const QUEUE_DATA: PageKind = PageKind(22);
-    /// Paged queue header page.
-    pub const QUEUE_HEAD: PageKind = PageKind(23);
-    /// XML store pages.
-    pub const XML: PageKind = PageKind(24);
+    pub const CATALOG: PageKind = PageKind::engine(4).indexing();
+    /// The lowest code a structure may use; the codes below are the engine's.
+    pub const FIRST_STRUCTURE_CODE: u8 = 16;
+
+    const fn engine(code: u8) -> PageKind {
+        PageKind { bits: code as u16 }
+    }
+
+    /// The kind as header bytes 4 and 5 hold it.
+    #[inline]
+    const fn from_header(code: u8, flags: u8) -> PageKind {
+        PageKind { bits: u16::from_le_bytes([code, flags]) }
+    }
+
+    /// The flags byte (header byte 5).
+    #[inline]
+    const fn flags(self) -> u8 {
+        (self.bits >> 8) as u8
+    }
+
+    /// A structure's page kind of `code`, without flags. Codes below
+    /// [`Self::FIRST_STRUCTURE_CODE`] are the engine's: in a `const` they fail the build.
+    pub const fn structure(code: u8) -> PageKind {
+        assert!(code >= Self::FIRST_STRUCTURE_CODE, "page kind codes below 16 belong to the engine");
+        PageKind { bits: code as u16 }
+    }
+
+    /// The same kind, flagged as indexing other pages: its pages are written with the
+    /// flag (header byte 5, bit 0) and the buffer pool gives them more chances to stay.
+    pub const fn indexing(self) -> PageKind {
+        PageKind { bits: self.bits | (FLAG_INDEXES as u16) << 8 }
+    }
+
+    /// The kind code, header byte 4.
+    #[inline]
+    pub const fn code(self) -> u8 {
+        self.bits as u8
+    }
+
+    /// Whether pages of this kind index others: the flag, or for the engine's own kinds
+    /// their code, so that map pages of files written before the flag existed count too.
+    #[inline]
+    pub const fn indexes_others(self) -> bool {
+        self.flags() & FLAG_INDEXES != 0 || self.code() == Self::MAP.code() || self.code() == Self::CATALOG.code()
+    }
 
     /// True for kinds that only the engine may allocate.
     pub fn is_engine_internal(self) -> bool {
-        self.0 < 16
+        self.code() < Self::FIRST_STRUCTURE_CODE
     }
 }
+
+impl PartialEq for PageKind {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.code() == other.code()
+    }
+}
+
+impl Eq for PageKind {}
+
+impl std::hash::Hash for PageKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.code().hash(state);
+    }
+}
+
+impl fmt::Display for PageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.code())
+    }
+}
+
+impl fmt::Debug for PageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PageKind").field("code", &self.code()).field("flags", &self.flags()).finish()
+    }
+}
+
+/// A page kind and what to call it in a report (`quire check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindName {
+    /// The kind.
+    pub kind: PageKind,
+    /// Its name, in lower case: "B+tree leaf".
+    pub name: &'static str,
+}
+
+/// The engine's own kinds and their names.
+pub const ENGINE_KINDS: &[KindName] = &[
+    KindName { kind: PageKind::META, name: "meta" },
+    KindName { kind: PageKind::MAP, name: "page map" },
+    KindName { kind: PageKind::RECORD, name: "commit record" },
+    KindName { kind: PageKind::CATALOG, name: "catalog" },
+];
 
 /// The decoded header of a page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,8 +206,8 @@ pub fn seal(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
 /// Writes the header fields only; the checksum is computed when the page is written
 /// ([`reseal`]), so a page being built does not pay for one.
 pub fn set_header(page: &mut [u8], kind: PageKind, logical: u64, txn: TxnId) {
-    page[4] = kind.0;
-    page[5..8].fill(0);
+    page[4..6].copy_from_slice(&kind.bits.to_le_bytes());
+    page[6..8].fill(0);
     page[8..16].copy_from_slice(&logical.to_le_bytes());
     page[16..24].copy_from_slice(&txn.0.to_le_bytes());
     page[24..32].fill(0);
@@ -131,7 +221,7 @@ pub fn reseal(page: &mut [u8]) {
 
 /// Decodes the header without checking anything.
 pub fn header(page: &[u8]) -> Header {
-    Header { kind: PageKind(page[4]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
+    Header { kind: PageKind::from_header(page[4], page[5]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
 }
 
 /// Verifies the checksum of a page just read from `phys` and returns its header.
@@ -164,7 +254,7 @@ pub fn verify_identity(page: &[u8], phys: PhysId, kind: Option<PageKind>, logica
     if let Some(kind) = kind
         && head.kind != kind
     {
-        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", head.kind.0, kind.0)));
+        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", head.kind, kind)));
     }
     if head.logical != logical {
         return Err(Error::corrupted(
@@ -209,11 +299,14 @@ pub fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
 mod tests {
     use super::*;
 
+    /// A structure's kind for these tests, flagged as indexing.
+    const INNER: PageKind = PageKind::structure(17).indexing();
+
     #[test]
     fn seal_then_verify_round_trips_and_any_flip_is_caught() {
         let mut page = vec![7u8; 4096];
-        seal(&mut page, PageKind::BTREE_LEAF, 42, TxnId(9));
-        let head = verify_expect(&page, PhysId(3), Some(PageKind::BTREE_LEAF), 42, TxnId(9)).unwrap();
+        seal(&mut page, PageKind::structure(16), 42, TxnId(9));
+        let head = verify_expect(&page, PhysId(3), Some(PageKind::structure(16)), 42, TxnId(9)).unwrap();
         assert_eq!(head.txn, TxnId(9));
         for bit in (0..page.len() * 8).step_by(97) {
             let mut bad = page.clone();
@@ -229,5 +322,31 @@ mod tests {
         assert!(verify_expect(&page, PhysId(1), None, 6, TxnId(4)).is_err());
         assert!(verify_expect(&page, PhysId(1), None, 5, TxnId(3)).is_err());
         assert!(verify_expect(&page, PhysId(1), Some(PageKind::META), 5, TxnId(4)).is_err());
+    }
+
+    #[test]
+    fn the_index_flag_round_trips_and_a_page_without_it_keeps_its_kind() {
+        let mut page = vec![0u8; 4096];
+        seal(&mut page, INNER, 7, TxnId(2));
+        assert_eq!(page[5], FLAG_INDEXES, "the flag is header byte 5, bit 0");
+        let head = verify_expect(&page, PhysId(9), Some(INNER), 7, TxnId(2)).unwrap();
+        assert!(head.kind.indexes_others());
+        // A page written before the flag existed: byte 5 zero, same code.
+        page[5] = 0;
+        reseal(&mut page);
+        let old = verify_expect(&page, PhysId(9), Some(INNER), 7, TxnId(2)).unwrap();
+        assert_eq!(old.kind, INNER, "kinds compare by code");
+        assert!(!old.kind.indexes_others());
+        assert!(verify_expect(&page, PhysId(9), Some(PageKind::structure(16)), 7, TxnId(2)).is_err());
+    }
+
+    #[test]
+    fn the_engine_knows_its_index_kinds_by_code_and_lists_only_its_own() {
+        let unflagged_map = PageKind::from_header(PageKind::MAP.code(), 0);
+        assert!(unflagged_map.indexes_others() && PageKind::CATALOG.indexes_others());
+        assert!(!PageKind::META.indexes_others() && !PageKind::RECORD.indexes_others());
+        assert!(!PageKind::structure(16).indexes_others());
+        assert!(ENGINE_KINDS.iter().all(|named| named.kind.is_engine_internal()));
+        assert_eq!(ENGINE_KINDS.len(), 4);
     }
 }

@@ -20,7 +20,7 @@
 //! More concurrent readers than slots go to a locked overflow list (correct, slower).
 
 use crate::meta::{Durability, Meta};
-use crate::page::{PhysId, TxnId};
+use crate::page::{PageId, PhysId, TxnId};
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -105,7 +105,7 @@ fn encode(meta: &Meta) -> [u64; META_WORDS] {
         meta.page_count,
         meta.logical_next,
         meta.record_head.0,
-        meta.catalog_root,
+        meta.catalog_root.0,
         meta.live_pages,
         meta.last_synced.0,
         u64::from(meta.record_crc) | u64::from(meta.record_len) << 32,
@@ -124,7 +124,7 @@ fn decode(w: &[u64; META_WORDS]) -> Meta {
         page_count: w[3],
         logical_next: w[4],
         record_head: PhysId(w[5]),
-        catalog_root: w[6],
+        catalog_root: PageId(w[6]),
         live_pages: w[7],
         last_synced: TxnId(w[8]),
         record_crc: w[9] as u32,
@@ -225,7 +225,7 @@ mod tests {
         meta.page_count = 1 << 40;
         meta.logical_next = 3;
         meta.record_head = PhysId(9);
-        meta.catalog_root = 11;
+        meta.catalog_root = PageId(11);
         meta.live_pages = 13;
         meta.last_synced = TxnId(17);
         meta.record_crc = u32::MAX - 3;

@@ -29,6 +29,7 @@
 //! which spins for the few instructions a fill takes); readers never wait either and
 //! treat a torn read as a miss.
 
+use crate::page::{PageId, PhysId, TxnId};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 /// Fewest slots in a table.
@@ -85,9 +86,10 @@ impl Translations {
         (logical & self.mask) as usize
     }
 
-    /// The physical page of `logical` as seen by snapshot `snapshot`, if remembered.
+    /// The physical page of `id` as seen by snapshot `snapshot`, if remembered.
     #[inline]
-    pub fn get(&self, logical: u64, snapshot: u64) -> Option<u64> {
+    pub fn get(&self, id: PageId, snapshot: TxnId) -> Option<PhysId> {
+        let (logical, snapshot) = (id.0, snapshot.0);
         let slot = &self.slots[self.slot_of(logical)];
         let seq = slot.seq.load(Ordering::Acquire);
         if seq & 1 == 1 {
@@ -102,29 +104,30 @@ impl Translations {
         if slot.seq.load(Ordering::Relaxed) != seq {
             return None;
         }
-        (held == logical && phys != 0 && from <= snapshot).then_some(phys)
+        (held == logical && phys != 0 && from <= snapshot).then_some(PhysId(phys))
     }
 
-    /// The pool frame that last held `logical`'s page, if remembered: a hint (see the
+    /// The pool frame that last held `id`'s page, if remembered: a hint (see the
     /// module docs).
     #[inline]
-    pub fn frame_hint(&self, logical: u64) -> Option<u32> {
-        self.hints[(logical & self.hint_mask) as usize].load(Ordering::Relaxed).checked_sub(1)
+    pub fn frame_hint(&self, id: PageId) -> Option<u32> {
+        self.hints[(id.0 & self.hint_mask) as usize].load(Ordering::Relaxed).checked_sub(1)
     }
 
-    /// Remembers that pool frame `frame` holds `logical`'s page (a hint).
+    /// Remembers that pool frame `frame` holds `id`'s page (a hint).
     #[inline]
-    pub fn remember_frame(&self, logical: u64, frame: u32) {
-        let hint = &self.hints[(logical & self.hint_mask) as usize];
+    pub fn remember_frame(&self, id: PageId, frame: u32) {
+        let hint = &self.hints[(id.0 & self.hint_mask) as usize];
         let value = frame.saturating_add(1);
         if hint.load(Ordering::Relaxed) != value {
             hint.store(value, Ordering::Relaxed);
         }
     }
 
-    /// Remembers `logical → phys`, found by walking the map of snapshot `snapshot`,
+    /// Remembers `id → phys`, found by walking the map of snapshot `snapshot`,
     /// unless a newer commit touched the slot or another writer holds it.
-    pub fn fill(&self, logical: u64, phys: u64, snapshot: u64) {
+    pub fn fill(&self, id: PageId, phys: PhysId, snapshot: TxnId) {
+        let (logical, phys, snapshot) = (id.0, phys.0, snapshot.0);
         let slot = &self.slots[self.slot_of(logical)];
         let Some(seq) = Self::try_lock(slot) else { return };
         if slot.last_remap.load(Ordering::Relaxed) <= snapshot {
@@ -137,7 +140,7 @@ impl Translations {
 
     /// Clears slot `index` and records that commit `txn` remapped an id falling into
     /// it. Called for every remapped slot before `txn` is published.
-    pub fn stamp(&self, index: usize, txn: u64) {
+    pub fn stamp(&self, index: usize, txn: TxnId) {
         let slot = &self.slots[index];
         let seq = loop {
             if let Some(seq) = Self::try_lock(slot) {
@@ -148,7 +151,7 @@ impl Translations {
         slot.logical.store(0, Ordering::Relaxed);
         slot.phys.store(0, Ordering::Relaxed);
         slot.from.store(u64::MAX, Ordering::Relaxed);
-        slot.last_remap.store(txn, Ordering::Relaxed);
+        slot.last_remap.store(txn.0, Ordering::Relaxed);
         slot.seq.store(seq + 2, Ordering::Release);
     }
 
@@ -178,27 +181,27 @@ mod tests {
     fn a_translation_is_seen_only_by_snapshots_after_its_fill() {
         let table = Translations::new(0);
         assert_eq!(table.slot_count(), MIN_SLOTS);
-        table.fill(7, 100, 5);
-        assert_eq!(table.get(7, 5), Some(100));
-        assert_eq!(table.get(7, 9), Some(100));
-        assert_eq!(table.get(7, 4), None, "an older snapshot may map 7 elsewhere");
-        assert_eq!(table.get(8, 9), None);
+        table.fill(PageId(7), PhysId(100), TxnId(5));
+        assert_eq!(table.get(PageId(7), TxnId(5)), Some(PhysId(100)));
+        assert_eq!(table.get(PageId(7), TxnId(9)), Some(PhysId(100)));
+        assert_eq!(table.get(PageId(7), TxnId(4)), None, "an older snapshot may map 7 elsewhere");
+        assert_eq!(table.get(PageId(8), TxnId(9)), None);
     }
 
     #[test]
     fn a_stamp_clears_and_refuses_older_fills() {
         let table = Translations::new(0);
-        table.fill(7, 100, 5);
-        table.stamp(table.slot_of(7), 6);
-        assert_eq!(table.get(7, 6), None);
-        table.fill(7, 100, 5); // a reader of snapshot 5 walked the map before commit 6
-        assert_eq!(table.get(7, 6), None, "the stale fill was refused");
-        table.fill(7, 200, 6);
-        assert_eq!(table.get(7, 6), Some(200));
+        table.fill(PageId(7), PhysId(100), TxnId(5));
+        table.stamp(table.slot_of(7), TxnId(6));
+        assert_eq!(table.get(PageId(7), TxnId(6)), None);
+        table.fill(PageId(7), PhysId(100), TxnId(5)); // a reader of snapshot 5 walked the map before commit 6
+        assert_eq!(table.get(PageId(7), TxnId(6)), None, "the stale fill was refused");
+        table.fill(PageId(7), PhysId(200), TxnId(6));
+        assert_eq!(table.get(PageId(7), TxnId(6)), Some(PhysId(200)));
         let other = 7 + MIN_SLOTS as u64;
-        table.fill(other, 300, 6);
-        assert_eq!(table.get(other, 7), Some(300));
-        assert_eq!(table.get(7, 7), None, "direct-mapped: the other id took the slot");
+        table.fill(PageId(other), PhysId(300), TxnId(6));
+        assert_eq!(table.get(PageId(other), TxnId(7)), Some(PhysId(300)));
+        assert_eq!(table.get(PageId(7), TxnId(7)), None, "direct-mapped: the other id took the slot");
     }
 
     #[test]
@@ -207,19 +210,19 @@ mod tests {
         // frame replaces it; fills and stamps, which decide what a snapshot may read,
         // leave hints alone (the pool validates a hinted frame by its own page id).
         let table = Translations::new(0);
-        assert_eq!(table.frame_hint(7), None);
-        table.remember_frame(7, 42);
-        assert_eq!(table.frame_hint(7), Some(42));
-        table.fill(7, 100, 5);
-        table.stamp(table.slot_of(7), 8);
-        assert_eq!(table.frame_hint(7), Some(42));
-        table.remember_frame(7 + MIN_SLOTS as u64, 43);
-        assert_eq!(table.frame_hint(7), Some(42), "hints are denser than slots");
+        assert_eq!(table.frame_hint(PageId(7)), None);
+        table.remember_frame(PageId(7), 42);
+        assert_eq!(table.frame_hint(PageId(7)), Some(42));
+        table.fill(PageId(7), PhysId(100), TxnId(5));
+        table.stamp(table.slot_of(7), TxnId(8));
+        assert_eq!(table.frame_hint(PageId(7)), Some(42));
+        table.remember_frame(PageId(7 + MIN_SLOTS as u64), 43);
+        assert_eq!(table.frame_hint(PageId(7)), Some(42), "hints are denser than slots");
         let alias = 7 + (MIN_SLOTS * HINTS_PER_SLOT) as u64;
-        table.remember_frame(alias, 9);
-        assert_eq!(table.frame_hint(7), Some(9), "an alias replaces the hint");
-        table.remember_frame(7, 0);
-        assert_eq!(table.frame_hint(7), Some(0));
+        table.remember_frame(PageId(alias), 9);
+        assert_eq!(table.frame_hint(PageId(7)), Some(9), "an alias replaces the hint");
+        table.remember_frame(PageId(7), 0);
+        assert_eq!(table.frame_hint(PageId(7)), Some(0));
     }
 
     #[test]
@@ -230,16 +233,16 @@ mod tests {
             for _ in 0..2 {
                 scope.spawn(|| {
                     for round in 0..50_000u64 {
-                        table.fill(ids(round), ids(round) * 10, 1);
-                        if let Some(phys) = table.get(ids(round + 1), 1) {
-                            assert_eq!(phys, ids(round + 1) * 10, "a translation is never torn");
+                        table.fill(PageId(ids(round)), PhysId(ids(round) * 10), TxnId(1));
+                        if let Some(phys) = table.get(PageId(ids(round + 1)), TxnId(1)) {
+                            assert_eq!(phys, PhysId(ids(round + 1) * 10), "a translation is never torn");
                         }
                     }
                 });
             }
             scope.spawn(|| {
                 for round in 0..5_000u64 {
-                    table.stamp(table.slot_of(1), round % 2);
+                    table.stamp(table.slot_of(1), TxnId(round % 2));
                 }
             });
         });

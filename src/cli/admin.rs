@@ -92,8 +92,13 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
         "checked transaction {}: {} pages = {} page-map + {} data + {} commit-record + {} free + 2 meta",
         report.txn, report.page_count, report.map_pages, report.data_pages, report.record_pages, report.free_pages
     )?;
+    let (named, unknown) = name_kinds(&report.kinds);
+    writeln!(out, "data pages by kind: {}", named.join(", "))?;
     if let Some(rollback) = &report.rollback {
         writeln!(out, "problem: rollback at open: {rollback}")?;
+    }
+    for problem in &unknown {
+        writeln!(out, "problem: {problem}")?;
     }
     for problem in &report.problems {
         writeln!(out, "problem: {problem}")?;
@@ -108,14 +113,28 @@ pub fn check(args: CheckArgs) -> Result<ExitCode> {
     for (name, problem) in &structures {
         writeln!(out, "problem in {name}: {problem}")?;
     }
-    if report.is_clean() && structures.is_empty() {
+    if report.is_clean() && structures.is_empty() && unknown.is_empty() {
         writeln!(out, "clean")?;
         Ok(ExitCode::SUCCESS)
     } else {
         let rollback = usize::from(report.rollback.is_some());
-        writeln!(out, "{} problems", report.problems.len() + structures.len() + rollback)?;
+        writeln!(out, "{} problems", report.problems.len() + structures.len() + unknown.len() + rollback)?;
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// Names each kind's count ("1203 B+tree leaf") from the lists of the engine, the
+/// structures and the XML store; a kind none of them defines is a problem.
+fn name_kinds(kinds: &[quiredb_engine::KindCount]) -> (Vec<String>, Vec<String>) {
+    let lists = [quiredb_engine::ENGINE_KINDS, quiredb_structures::PAGE_KINDS, quiredb_xml::store::PAGE_KINDS];
+    let (mut named, mut unknown) = (Vec::new(), Vec::new());
+    for count in kinds {
+        match lists.iter().copied().flatten().find(|known| known.kind == count.kind) {
+            Some(known) => named.push(format!("{} {}", count.pages, known.name)),
+            None => unknown.push(format!("{} pages of kind {}, which no structure defines", count.pages, count.kind)),
+        }
+    }
+    (named, unknown)
 }
 
 /// Compacts the file online, in steps ([`Database::compact_step`]), printing each

@@ -4,7 +4,7 @@
 //! structures.
 
 use anyhow::{Context, Result};
-use quiredb_engine::{Database, Durability, Options, PageKind, PageRead};
+use quiredb_engine::{Database, Durability, Options, PageRead};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -44,7 +44,7 @@ fn engine_tour(db: &Database) -> Result<()> {
     let txn = db.begin_write()?;
     let mut ids = Vec::with_capacity(PAGES as usize);
     for value in 0..PAGES {
-        let mut page = txn.alloc_page(PageKind::QUEUE_DATA)?;
+        let mut page = txn.alloc_page(quiredb_structures::queue::DATA_PAGE)?;
         page[..8].copy_from_slice(&value.to_le_bytes());
         ids.push(page.id());
     }

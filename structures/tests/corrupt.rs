@@ -57,7 +57,7 @@ fn locate(image: &[u8], logical: u64) -> usize {
         let mut copy = page.to_vec();
         reseal(&mut copy);
         let sealed = copy[..4] == page[..4];
-        let structure = header.kind.0 >= PageKind::BTREE_LEAF.0;
+        let structure = !header.kind.is_engine_internal();
         if sealed && structure && header.logical == logical && best.is_none_or(|(txn, _)| header.txn.0 > txn) {
             best = Some((header.txn.0, at));
         }
@@ -241,7 +241,12 @@ fn a_blob_value_claiming_more_than_its_tree_holds_is_an_error_not_an_allocation(
 /// A database holding a B+tree "t" (some values blobs), a queue "q" (some records
 /// overflowing) and a 2-D R*-tree "r", each over several pages.
 fn three_structures() -> Database {
-    let db = Database::with_storage(Arc::new(MemStorage::new()), options(), "damage").expect("a new database");
+    three_structures_in(Arc::new(MemStorage::new()), Durability::None)
+}
+
+/// [`three_structures`] on `storage`, committed with `durability`.
+fn three_structures_in(storage: Arc<MemStorage>, durability: Durability) -> Database {
+    let db = Database::with_storage(storage, options(), "damage").expect("a new database");
     let txn = db.begin_write().expect("a writer");
     let mut tree = BTree::create(&txn, "t").expect("create");
     let mut queue = Queue::create(&txn, "q").expect("create");
@@ -254,8 +259,42 @@ fn three_structures() -> Database {
         rtree.insert(&Rect::new([x, y], [x + 0.5, y + 0.25]), u64::from(i)).expect("insert");
     }
     drop(tree);
-    txn.commit(Durability::None).expect("commit");
+    txn.commit(durability).expect("commit");
     db
+}
+
+#[test]
+fn a_file_written_before_the_index_flag_opens_reads_and_takes_writes() {
+    // Proves the index flag (header byte 5) changed no kind code: a file whose pages
+    // carry no flag, as every file written before it, opens, reads, checks clean and
+    // takes a commit that rewrites its unflagged pages.
+    let storage = Arc::new(MemStorage::new());
+    drop(three_structures_in(storage.clone(), Durability::Full));
+    let mut image = storage.snapshot();
+    let mut cleared = 0;
+    for page in image.chunks_mut(PAGE_SIZE) {
+        let mut copy = page.to_vec();
+        reseal(&mut copy);
+        if copy[..4] == page[..4] && page[5] != 0 {
+            page[5] = 0;
+            reseal(page);
+            cleared += 1;
+        }
+    }
+    assert!(cleared >= 3, "heads and branches carried the flag: {cleared} pages");
+    let db = open(image);
+    assert_eq!(read_all(&db.begin_read().expect("a reader")), 0, "every read of the old file succeeds");
+    let txn = db.begin_write().expect("a writer");
+    let mut tree = BTree::open(&txn, "t").expect("open");
+    for i in 300..600u32 {
+        tree.insert(format!("key{i:05}").as_bytes(), &[1; 30]).expect("insert");
+    }
+    drop(tree);
+    txn.commit(Durability::Full).expect("commit");
+    assert!(quiredb_engine::check(&db).expect("check").is_clean());
+    let txn = db.begin_read().expect("a reader");
+    assert!(quiredb_structures::check::check_all(&txn).expect("check").is_empty());
+    assert_eq!(read_all(&txn), 0);
 }
 
 /// Every read of the three structures; errors are fine (the bytes are damaged), a
@@ -331,7 +370,7 @@ fn random_damage_to_any_structure_page_gives_errors_never_a_panic() {
         let txn = db.begin_read().expect("a reader");
         (1..db.meta().logical_next)
             .filter_map(|id| txn.page(PageId(id)).ok().map(|page| (PageId(id), page.kind())))
-            .filter(|(_, kind)| (PageKind::BTREE_LEAF.0..=PageKind::QUEUE_HEAD.0).contains(&kind.0))
+            .filter(|(_, kind)| quiredb_structures::PAGE_KINDS.iter().any(|named| named.kind == *kind))
             .collect()
     };
     assert!(pages.len() > 20, "the structures span many pages: {}", pages.len());
@@ -345,7 +384,7 @@ fn random_damage_to_any_structure_page_gives_errors_never_a_panic() {
         };
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_all(&txn))) {
             Ok(failed) => noticed += usize::from(failed > 0),
-            Err(_) => panics.push(format!("round {round}: page {} of kind {}: {what:?}", id.0, kind.0)),
+            Err(_) => panics.push(format!("round {round}: page {} of kind {kind}: {what:?}", id.0)),
         }
     }
     assert!(panics.is_empty(), "seed {seed}: {} reads panicked:\n{}", panics.len(), panics.join("\n"));

@@ -23,9 +23,10 @@
 //! lock of a frame nobody else can reach yet.
 //!
 //! Eviction is CLOCK with weights: a hit gives a frame as many chances as its page's
-//! kind deserves — three for the pages that index others (map pages, B+tree branches,
-//! heads: a search passes them on every lookup, and they are under 1 % of a
-//! structure), one for the rest — and each pass of the hand takes one. In a pool
+//! kind deserves — three for the pages that index others (map pages, and the pages of
+//! the kinds a structure flags [`PageKind::indexing`]: B+tree branches, heads; a search
+//! passes them on every lookup, and they are under 1 % of a structure), one for the
+//! rest — and each pass of the hand takes one. In a pool
 //! smaller than the data the inner levels then stay while the leaves come and go.
 //!
 //! Eviction is CLOCK, not the `lru` crate. Measured on this machine kind
@@ -39,7 +40,7 @@
 //! Bookkeeping per frame: see [`FRAME_OVERHEAD_BYTES`] (≈ 1% of an 8 KiB page).
 
 use crate::error::{Error, Result};
-use crate::page::PhysId;
+use crate::page::{PageKind, PhysId};
 use crate::stats::Counters;
 use memory::{FrameBytes, FrameMemory, Prefetcher};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -77,25 +78,16 @@ fn hit_stripe() -> usize {
     })
 }
 
-/// Chances a hit gives the pages whose kinds index others (page-map pages, B+tree
-/// branches, heads, the catalog): a search passes through them on every lookup and
-/// they are under 1 % of a structure, so a pool smaller than the data keeps them while
-/// the hand sweeps the leaves out.
+/// Chances a hit gives the pages that index others (page-map pages, the catalog, and
+/// the structures' kinds flagged [`PageKind::indexing`]: B+tree branches, heads): a
+/// search passes through them on every lookup and they are under 1 % of a structure,
+/// so a pool smaller than the data keeps them while the hand sweeps the leaves out.
 const MOST_CHANCES: u8 = 3;
 
 /// CLOCK chances a hit gives a page of `kind` (see [`MOST_CHANCES`]); one for the rest,
 /// the classic second chance.
-fn chances_for(kind: crate::page::PageKind) -> u8 {
-    use crate::page::PageKind;
-    match kind {
-        PageKind::MAP
-        | PageKind::CATALOG
-        | PageKind::BTREE_BRANCH
-        | PageKind::BTREE_HEAD
-        | PageKind::RTREE_HEAD
-        | PageKind::QUEUE_HEAD => MOST_CHANCES,
-        _ => 1,
-    }
+fn chances_for(kind: PageKind) -> u8 {
+    if kind.indexes_others() { MOST_CHANCES } else { 1 }
 }
 
 /// State of a frame, see the module diagram.
@@ -245,7 +237,7 @@ impl Pool {
     /// Whether a page of `kind` is one that indexes others (see [`MOST_CHANCES`]):
     /// worth a frame even when the pool is full.
     #[inline]
-    pub fn is_index_kind(kind: crate::page::PageKind) -> bool {
+    pub fn is_index_kind(kind: PageKind) -> bool {
         chances_for(kind) > 1
     }
 
@@ -580,9 +572,12 @@ mod tests {
     #[test]
     fn index_pages_outlive_a_sweep_of_leaves_that_evicts_a_leaf() {
         // Proves the weighting: touched as often as a lookup touches it (once per ten
-        // leaves loaded), a branch page stays while a leaf touched alike is evicted.
-        use crate::page::{PageKind, TxnId, set_header};
-        for (kind, stays) in [(PageKind::BTREE_BRANCH, true), (PageKind::BTREE_LEAF, false)] {
+        // leaves loaded), a branch page (its kind flagged indexing) stays while a leaf
+        // touched alike is evicted; so does a map page, known to the engine by its code.
+        use crate::page::{TxnId, set_header};
+        let leaf_kind = PageKind::structure(16);
+        let branch_kind = PageKind::structure(17).indexing();
+        for (kind, stays) in [(branch_kind, true), (PageKind::MAP, true), (leaf_kind, false)] {
             let pool = Pool::new(4096, 16).unwrap();
             let load = |kind| {
                 move |bytes: &mut [u8]| {
@@ -596,7 +591,7 @@ mod tests {
                 if leaf % 10 == 0 {
                     kept &= pool.lookup(PhysId(1)).is_some();
                 }
-                drop(pool.get(PhysId(100 + leaf), load(PageKind::BTREE_LEAF)).unwrap());
+                drop(pool.get(PhysId(100 + leaf), load(leaf_kind)).unwrap());
             }
             assert_eq!(kept, stays, "{kind:?}");
         }

@@ -439,7 +439,7 @@ impl WriteTxn<'_> {
             self.core.pool.publish(guard, index);
         }
         for index in state.touched_slots() {
-            self.core.translations.stamp(index, txn.0);
+            self.core.translations.stamp(index, txn);
         }
         let mut shared = self.core.shared.lock();
         let current = Meta {

@@ -326,7 +326,7 @@ mod tests {
 
     fn page(phys: u64, fill: u8, txn: u64) -> Vec<u8> {
         let mut bytes = vec![fill; 4096];
-        page::seal(&mut bytes, PageKind::BTREE_LEAF, phys, TxnId(txn));
+        page::seal(&mut bytes, PageKind::structure(16), phys, TxnId(txn));
         bytes
     }
 

@@ -152,7 +152,7 @@ impl Deref for PageRef<'_> {
 /// # use quiredb_engine::{Database, Durability, Options, PageKind, storage::MemStorage};
 /// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
 /// let txn = db.begin_write().unwrap();
-/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+/// let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
 /// txn.commit(Durability::Full).unwrap(); // error: `txn` is borrowed by `page`
 /// page[0] = 1;
 /// ```
@@ -161,7 +161,7 @@ impl Deref for PageRef<'_> {
 /// # use quiredb_engine::{Database, Options, PageKind, storage::MemStorage};
 /// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
 /// let txn = db.begin_write().unwrap();
-/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+/// let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
 /// drop(txn); // error: an abort with a page still locked
 /// page[0] = 1;
 /// ```
@@ -172,7 +172,7 @@ impl Deref for PageRef<'_> {
 /// # use quiredb_engine::{Database, Durability, Options, PageKind, storage::MemStorage};
 /// # let db = Database::with_storage(std::sync::Arc::new(MemStorage::new()), Options::default(), "m").unwrap();
 /// let txn = db.begin_write().unwrap();
-/// let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+/// let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
 /// page[0] = 1;
 /// drop(page);
 /// txn.commit(Durability::Full).unwrap();

@@ -20,9 +20,9 @@ impl<'db> WriteTxn<'db> {
         // shared table answers for it (and learns from the walk below).
         let table = &self.core.translations;
         let shared = !state.is_touched(table.slot_of(logical));
-        if shared && let Some(phys) = table.get(logical, self.base.txn.0) {
-            state.remember(logical, phys);
-            return Ok(Some(PhysId(phys)));
+        if shared && let Some(phys) = table.get(crate::page::PageId(logical), self.base.txn) {
+            state.remember(logical, phys.0);
+            return Ok(Some(phys));
         }
         let meta = state.meta;
         if meta.map_depth == 0 || logical >= self.core.map_capacity(meta.map_depth) {
@@ -40,7 +40,7 @@ impl<'db> WriteTxn<'db> {
         }
         state.remember(logical, phys.0);
         if shared {
-            table.fill(logical, phys.0, self.base.txn.0);
+            table.fill(crate::page::PageId(logical), phys, self.base.txn);
         }
         Ok(Some(phys))
     }
@@ -55,7 +55,10 @@ impl<'db> WriteTxn<'db> {
             if self.core.fanout.checked_pow(level).is_none() {
                 // Only a corrupt next-id or free-id list gets here (ids that large are
                 // never handed out): the map stays within 64-bit index arithmetic.
-                return Err(crate::error::Error::corrupted_logical(logical, "beyond the ids the page map can address"));
+                return Err(crate::error::Error::corrupted_logical(
+                    crate::page::PageId(logical),
+                    "beyond the ids the page map can address",
+                ));
             }
             let old_root = state.meta.map_root.0;
             let (root, mut guard) = self.new_page(state, PageKind::MAP, u64::from(level))?;

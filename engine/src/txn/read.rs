@@ -81,7 +81,7 @@ impl<H: CoreHolder> Snapshot<H> {
         }
         if let Some((guard, frame)) = core.pool.lookup(phys) {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
-            core.translations.remember_frame(id.0, frame);
+            core.translations.remember_frame(id, frame);
             return Ok(Some(PageRef::new(guard, id)));
         }
         let page_size = core.page_size;
@@ -126,11 +126,11 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
     #[inline]
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
         let core = self.holder.core();
-        let hint = core.translations.frame_hint(id.0);
+        let hint = core.translations.frame_hint(id);
         if let Some(frame) = hint {
             core.pool.prefetch_frame_head::<PAGE_HEAD_LINES>(frame);
         }
-        let phys = core.translate(&self.meta, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
+        let phys = core.translate(&self.meta, id)?.ok_or(Error::UnmappedPage(id.0))?;
         if let Some(guard) = hint.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));
@@ -139,17 +139,17 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
             return Ok(page);
         }
         let (guard, frame) = core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
-        core.translations.remember_frame(id.0, frame);
+        core.translations.remember_frame(id, frame);
         Ok(PageRef::new(guard, id))
     }
 
     #[inline]
     fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
         let core = self.holder.core();
-        if let Some(frame) = core.translations.frame_hint(id.0) {
+        if let Some(frame) = core.translations.frame_hint(id) {
             core.pool.prefetch_frame(frame, HEADER_SIZE, ranges);
-        } else if let Some(phys) = core.translations.get(id.0, self.meta.txn.0) {
-            core.pool.prefetch(PhysId(phys), HEADER_SIZE, ranges);
+        } else if let Some(phys) = core.translations.get(id, self.meta.txn) {
+            core.pool.prefetch(phys, HEADER_SIZE, ranges);
         }
     }
 

@@ -370,7 +370,7 @@ impl<'db> WriteTxn<'db> {
                 let next = state.meta.logical_next;
                 state.meta.logical_next = next
                     .checked_add(1)
-                    .ok_or_else(|| Error::corrupted_logical(next, "the logical id space is exhausted"))?;
+                    .ok_or_else(|| Error::corrupted_logical(PageId(next), "the logical id space is exhausted"))?;
                 next
             }
         };

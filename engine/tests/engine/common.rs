@@ -54,7 +54,7 @@ pub fn committed_pages(db: &Database, count: u64) -> Vec<PageId> {
     let txn = db.begin_write().expect("writer");
     let ids = (0..count)
         .map(|value| {
-            let mut page = txn.alloc_page(PageKind::BTREE_LEAF).expect("page");
+            let mut page = txn.alloc_page(PageKind::structure(16)).expect("page");
             fill(&mut page, value);
             page.id()
         })
@@ -81,7 +81,7 @@ pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut TestRng, model: &mut Model, valu
         let value = value * 1000 + op;
         let roll = rng.random_range(0..10);
         if roll < 4 || model.is_empty() {
-            let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+            let mut page = txn.alloc_page(PageKind::structure(16))?;
             fill(&mut page, value);
             model.insert(page.id().0, value);
         } else if roll < 8 {

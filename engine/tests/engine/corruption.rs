@@ -18,7 +18,7 @@ fn sample() -> (Vec<u8>, Model, Model) {
     let txn = db.begin_write().unwrap();
     let mut model = Model::new();
     for value in 0..600u64 {
-        let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+        let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
         fill(&mut page, value);
         model.insert(page.id().0, value);
     }

@@ -93,7 +93,7 @@ pub fn damage_page_written_by(path: &std::path::Path, txn: u64) {
         .find(|&phys| {
             let bytes = page_at(&image, phys);
             let head = page::header(bytes);
-            head.kind == PageKind::BTREE_LEAF && head.txn.0 == txn && page::verify(bytes, page::PhysId(phys)).is_ok()
+            head.kind == PageKind::structure(16) && head.txn.0 == txn && page::verify(bytes, page::PhysId(phys)).is_ok()
         })
         .expect("a page of that transaction");
     page_at_mut(&mut image, victim)[100] ^= 0x10;
@@ -138,7 +138,7 @@ fn a_catalog_chain_that_loops_is_an_error_naming_its_page() {
     let txn = db.begin_write().unwrap();
     txn.create_structure("s", StructureKind::QUEUE, b"", PageId(0)).unwrap();
     txn.commit(Durability::Full).unwrap();
-    let root = db.meta().catalog_root;
+    let root = db.meta().catalog_root.0;
     drop(db);
     let mut image = storage.snapshot();
     let phys = map_entry(&image, root);
@@ -193,7 +193,7 @@ fn a_next_logical_id_beyond_the_map_is_an_error_not_an_endless_map() {
         edit_meta(&mut image, |meta| meta.logical_next = next);
         let db = open(image).unwrap();
         let txn = db.begin_write().unwrap();
-        let error = txn.alloc_page(PageKind::BTREE_LEAF).err().expect("refused");
+        let error = txn.alloc_page(PageKind::structure(16)).err().expect("refused");
         assert!(matches!(error, Error::CorruptedLogical { .. }), "{next}: {error}");
     }
 }

@@ -41,7 +41,7 @@ fn step(seed: u64, state: &mut State, txn: Option<&WriteTxn<'_>>) -> quiredb_eng
                     if state.pages[slot] != 0 {
                         txn.free_page(PageId(state.pages[slot]))?;
                     }
-                    let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+                    let mut page = txn.alloc_page(PageKind::structure(16))?;
                     fill(&mut page, value);
                     state.pages[slot] = page.id().0;
                 }
@@ -89,7 +89,7 @@ fn load(db: &Database) -> State {
 fn create(path: &std::path::Path) {
     let db = Database::create(path, options()).unwrap();
     let txn = db.begin_write().unwrap();
-    assert_eq!(txn.alloc_page(PageKind::BTREE_HEAD).unwrap().id(), PageId(1));
+    assert_eq!(txn.alloc_page(PageKind::structure(18)).unwrap().id(), PageId(1));
     save_directory(&txn, &State { commit: 0, pages: vec![0; SLOTS], values: vec![0; SLOTS] }).unwrap();
     txn.commit(Durability::Full).unwrap();
 }

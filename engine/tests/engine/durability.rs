@@ -62,7 +62,7 @@ fn a_stale_record_page_never_validates_a_checksummed_meta() {
     // power fails with txn 3's meta on disk and its other writes lost.
     let (storage, db) = faulty_db();
     let txn = db.begin_write().unwrap();
-    fill(&mut txn.alloc_page(PageKind::BTREE_LEAF).unwrap(), 1);
+    fill(&mut txn.alloc_page(PageKind::structure(16)).unwrap(), 1);
     txn.commit(Durability::Full).unwrap();
     set(&db, 1, 100, Durability::Checksummed).unwrap();
     storage.cut_power_at_sync(1);
@@ -83,7 +83,7 @@ fn an_io_error_while_verifying_at_open_is_an_error_never_a_rollback() {
     let (storage, db) = faulty_db();
     let txn = db.begin_write().unwrap();
     for value in 0..20 {
-        fill(&mut txn.alloc_page(PageKind::BTREE_LEAF).unwrap(), value);
+        fill(&mut txn.alloc_page(PageKind::structure(16)).unwrap(), value);
     }
     txn.commit(Durability::Full).unwrap();
     set(&db, 1, 100, Durability::Checksummed).unwrap();
@@ -118,7 +118,7 @@ fn a_page_spilled_then_rewritten_verifies_only_as_its_final_version() {
     let mut after = before.clone();
     let mut ids = Vec::new();
     for value in 0..100u64 {
-        let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+        let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
         fill(&mut page, 1000 + value);
         after.insert(page.id().0, 1000 + value);
         ids.push(page.id().0);
@@ -144,7 +144,7 @@ fn an_aborted_attempt_never_passes_for_its_retry() {
         let txn = db.begin_write().unwrap();
         let mut model = before.clone();
         for value in 0..100u64 {
-            let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+            let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
             fill(&mut page, base + value);
             model.insert(page.id().0, base + value);
         }
@@ -183,7 +183,7 @@ fn a_rejected_meta_never_comes_back() {
         // One new page: the footprint of the rejected commit (a page, the map, the
         // record), so the new record lands on the rejected meta's record head — the
         // layout in which 9171b5e reopened the rejected meta over the new pages.
-        let mut page = txn.alloc_page(PageKind::BTREE_LEAF).unwrap();
+        let mut page = txn.alloc_page(PageKind::structure(16)).unwrap();
         fill(&mut page, 777);
         next.insert(page.id().0, 777);
         drop(page);
@@ -210,7 +210,7 @@ fn opening_for_inspection_never_changes_the_file() {
     committed_model(&db, 10);
     let txn = db.begin_write().unwrap();
     for value in 0..400 {
-        fill(&mut txn.alloc_page(PageKind::BTREE_LEAF).unwrap(), value);
+        fill(&mut txn.alloc_page(PageKind::structure(16)).unwrap(), value);
     }
     txn.commit(Durability::Checksummed).unwrap();
     let newer = db.meta();
@@ -250,7 +250,7 @@ fn a_meta_left_in_the_page_cache_is_synced_before_the_next_session_writes() {
     assert_eq!(db.meta().txn.0, 2, "the meta in the page cache is read");
     let txn = db.begin_write().unwrap();
     for value in 0..40 {
-        fill(&mut txn.alloc_page(PageKind::BTREE_LEAF).unwrap(), 90_000 + value);
+        fill(&mut txn.alloc_page(PageKind::structure(16)).unwrap(), 90_000 + value);
     }
     txn.commit(Durability::None).unwrap();
     let image = next_process.crash_image_filtered(PAGE, |offset, _| offset >= 2 * PAGE as u64);

@@ -35,7 +35,7 @@ fn small_txn(
     for op in 0..rng.random_range(1..6) {
         let value = value * 100 + op;
         if model.len() < 3 || rng.random_range(0..3) == 0 {
-            let mut page = txn.alloc_page(PageKind::BTREE_LEAF)?;
+            let mut page = txn.alloc_page(PageKind::structure(16))?;
             fill(&mut page, value);
             model.insert(page.id().0, value);
         } else {

@@ -39,7 +39,7 @@ fn compact_returns_the_free_tail_to_the_os() {
     let txn = db.begin_write().unwrap();
     let mut ids = Vec::new();
     for value in 0..2000 {
-        let mut page = txn.alloc_page(quiredb_engine::PageKind::BLOB).unwrap();
+        let mut page = txn.alloc_page(quiredb_engine::PageKind::structure(19)).unwrap();
         fill(&mut page, value);
         ids.push((page.id(), value));
     }
@@ -49,7 +49,7 @@ fn compact_returns_the_free_tail_to_the_os() {
         txn.free_page(*id).unwrap();
     }
     txn.commit(quiredb_engine::Durability::Full).unwrap();
-    let (before, after) = db.compact().unwrap();
+    let quiredb_engine::Compacted { bytes_before: before, bytes_after: after } = db.compact().unwrap();
     assert!(after * 4 < before, "{before} -> {after}");
     let model: Model = ids[..100].iter().map(|(id, value)| (id.0, *value)).collect();
     assert_matches(&db.begin_read().unwrap(), &model);
@@ -96,7 +96,7 @@ fn mmap_read_path_returns_the_same_pages_as_pread() {
     for round in 0..4u64 {
         let txn = db.begin_write().unwrap();
         for value in 0..500 {
-            let mut page = txn.alloc_page(PageKind::BLOB).unwrap();
+            let mut page = txn.alloc_page(PageKind::structure(19)).unwrap();
             fill(&mut page, round * 1000 + value);
             model.insert(page.id().0, round * 1000 + value);
         }
@@ -122,7 +122,7 @@ fn a_transaction_larger_than_the_pool_spills_and_commits_or_aborts_cleanly() {
         let txn = db.begin_write().unwrap();
         let mut model = Model::new();
         for value in 0..frames * 10 {
-            let mut page = txn.alloc_page(PageKind::QUEUE_DATA).unwrap();
+            let mut page = txn.alloc_page(PageKind::structure(22)).unwrap();
             fill(&mut page, value);
             model.insert(page.id().0, value);
         }

@@ -19,11 +19,11 @@ fn pages_for_overwrite_hold_what_was_written_and_plain_pages_stay_zeroed() {
     let txn = db.begin_write().expect("writer");
     let mut written = Vec::new();
     for value in 0..150u64 {
-        let mut zeroed = txn.alloc_page(PageKind::BTREE_LEAF).expect("page");
+        let mut zeroed = txn.alloc_page(PageKind::structure(16)).expect("page");
         assert!(zeroed.iter().all(|&b| b == 0), "alloc_page {value}: payload not zeroed");
         zeroed[..8].copy_from_slice(&1u64.to_le_bytes());
         drop(zeroed);
-        let mut page = txn.alloc_page_for_overwrite(PageKind::BTREE_LEAF).expect("page");
+        let mut page = txn.alloc_page_for_overwrite(PageKind::structure(16)).expect("page");
         fill(&mut page, 1000 + value);
         written.push((page.id(), 1000 + value));
     }

@@ -43,7 +43,7 @@ fn readers_do_not_wait_for_an_open_writer() {
     // its transaction open, and they see the last committed state.
     let (_storage, db) = memory_db(small_options());
     let txn = db.begin_write().unwrap();
-    let id = txn.alloc_page(PageKind::BLOB).unwrap().id();
+    let id = txn.alloc_page(PageKind::structure(19)).unwrap().id();
     fill(&mut txn.page_mut(id).unwrap(), 7);
     txn.commit(Durability::Full).unwrap();
     let writer = db.begin_write().unwrap();

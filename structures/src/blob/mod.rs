@@ -8,7 +8,7 @@
 //! Page layouts (offsets into the page *payload*, i.e. after the engine's 32-byte
 //! header; `P` = payload size, 8160 bytes for 8 KiB pages; little-endian):
 //!
-//! Root page (`PageKind::BLOB`):
+//! Root page ([`BLOB_PAGE`], kind 19; data and index pages are of that kind too):
 //!
 //! | offset        | size      | field    | meaning                                          |
 //! |--------------:|----------:|----------|--------------------------------------------------|
@@ -41,7 +41,10 @@ pub use reader::{BlobReader, check, len, read_at, read_to_vec, reader};
 pub use writer::{free, write, write_bytes};
 
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageRead, StructureKind, WriteTxn};
+use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
+
+/// Page kind of every page of a blob: root, index and data pages.
+pub const BLOB_PAGE: PageKind = PageKind::structure(19);
 
 /// Size of the root page header.
 pub(crate) const ROOT_HEADER: usize = 16;

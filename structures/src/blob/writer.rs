@@ -15,7 +15,7 @@
 
 use super::{BlobRef, ROOT_HEADER};
 use crate::error::Result;
-use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
+use quiredb_engine::{PageId, PageRead, WriteTxn};
 use std::io::Read;
 
 /// Writes the bytes of `data` (read to its end) as a new blob.
@@ -33,7 +33,7 @@ pub fn write(txn: &WriteTxn<'_>, data: &mut impl Read) -> Result<BlobRef> {
             break;
         }
         if root.is_none() {
-            root = Some(txn.alloc_page(PageKind::BLOB)?.id());
+            root = Some(txn.alloc_page(super::BLOB_PAGE)?.id());
         }
         data_pages.push(write_data_page(txn, &pending[..pending_len])?);
         total += pending_len as u64;
@@ -63,7 +63,7 @@ fn fill(data: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
 }
 
 fn write_data_page(txn: &WriteTxn<'_>, bytes: &[u8]) -> Result<u64> {
-    let mut page = txn.alloc_page(PageKind::BLOB)?;
+    let mut page = txn.alloc_page(super::BLOB_PAGE)?;
     page[..bytes.len()].copy_from_slice(bytes);
     Ok(page.id().0)
 }
@@ -89,7 +89,7 @@ fn finish(txn: &WriteTxn<'_>, root: Option<PageId>, mut ids: Vec<u64>, tail: &[u
     }
     let mut root = match root {
         Some(id) => txn.page_mut(id)?,
-        None => txn.alloc_page(PageKind::BLOB)?,
+        None => txn.alloc_page(super::BLOB_PAGE)?,
     };
     root[0..8].copy_from_slice(&len.to_le_bytes());
     root[8..12].copy_from_slice(&(tail.len() as u32).to_le_bytes());
@@ -108,7 +108,7 @@ fn write_index_level(txn: &WriteTxn<'_>, ids: &[u64]) -> Result<Vec<u64>> {
     let fanout = txn.payload_size() / 8;
     let mut level = Vec::with_capacity(ids.len().div_ceil(fanout));
     for group in ids.chunks(fanout) {
-        let mut page = txn.alloc_page(PageKind::BLOB)?;
+        let mut page = txn.alloc_page(super::BLOB_PAGE)?;
         for (slot, id) in group.iter().enumerate() {
             page[8 * slot..8 * slot + 8].copy_from_slice(&id.to_le_bytes());
         }

@@ -11,7 +11,7 @@ use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER, LEAF_ENTRY};
 use super::write::{branch_cell, leaf_cell_into, separator, split_point};
 use super::{BTree, node_write};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
+use quiredb_engine::{PageId, PageRead, WriteTxn};
 
 /// Cells kept back-to-back in one buffer (no allocation per entry).
 #[derive(Debug, Default)]
@@ -182,7 +182,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Writes the current leaf; with `more`, opens the next one.
     fn finish_leaf(&self, run: &mut BulkAppender, more: bool) -> Result<()> {
         let payload = self.txn.payload_size();
-        let next = if more { self.txn.alloc_page(PageKind::BTREE_LEAF)?.id().0 } else { 0 };
+        let next = if more { self.txn.alloc_page(super::LEAF_PAGE)?.id().0 } else { 0 };
         if !more && run.prev_id != 0 && run.bytes < payload / 4 {
             return self.even_last_leaves(run);
         }
@@ -239,7 +239,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                 items[group.start + 1..group.end].iter().map(|(sep, _)| branch_cell(sep)).collect();
             let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
             let children: Vec<u64> = items[group.clone()].iter().map(|&(_, id)| id).collect();
-            let mut page = self.txn.alloc_page(PageKind::BTREE_BRANCH)?;
+            let mut page = self.txn.alloc_page(super::BRANCH_PAGE)?;
             node_write::build(&mut page, level, (0, 0), &refs, &children);
             above.push((items[group.start].0.clone(), page.id().0));
         }

@@ -9,7 +9,7 @@
 use super::node::{self, Value};
 use super::{BTree, Head};
 use crate::error::Result;
-use quiredb_engine::{CatalogEntry, PageId, PageKind, PageRead};
+use quiredb_engine::{CatalogEntry, PageId, PageRead};
 use std::collections::HashSet;
 
 /// What the walk gathers.
@@ -79,7 +79,7 @@ fn visit<T: PageRead>(
     }
     let page = tree.txn.page(PageId(id))?;
     let is_leaf = level == 0;
-    let kind = if is_leaf { PageKind::BTREE_LEAF } else { PageKind::BTREE_BRANCH };
+    let kind = if is_leaf { super::LEAF_PAGE } else { super::BRANCH_PAGE };
     let mut fail = |reason: String| walk.problems.push(format!("node {id}: {reason}"));
     if page.kind() != kind || u32::from(node::level(&page)) != level {
         fail(format!("kind {:?} level {} where a {kind:?} of level {level} belongs", page.kind(), node::level(&page)));

@@ -11,7 +11,7 @@
 //! (`6 + key + value` bytes) is at most a quarter of a node, else as a blob (the cell
 //! then holds the 16-byte `BlobRef`), so every node holds at least four entries.
 //!
-//! HEAD page (`PageKind::BTREE_HEAD`), offsets into the payload, little-endian:
+//! HEAD page ([`HEAD_PAGE`], kind 18, flagged indexing), offsets into the payload, little-endian:
 //!
 //! | offset | size | field  | meaning                                   |
 //! |-------:|-----:|--------|-------------------------------------------|
@@ -20,7 +20,7 @@
 //! | 8      | 8    | root   | logical id of the root node                |
 //! | 16     | 8    | len    | number of entries                          |
 //!
-//! Node (`BTREE_LEAF` / `BTREE_BRANCH`), offsets into the payload (`P` bytes, `n` =
+//! Node ([`LEAF_PAGE`], kind 16 / [`BRANCH_PAGE`], kind 17, flagged indexing), offsets into the payload (`P` bytes, `n` =
 //! count). The dense prefix array comes right after the node header, as the read path
 //! of `DESIGN.md` asks: a search touches the prefixes (a few cache lines) and then only
 //! the one or two cells whose prefix equals the target's. Keys that share their first
@@ -99,6 +99,13 @@ use std::cell::{Cell, OnceCell};
 
 /// Magic number of a head page.
 const MAGIC: u32 = 0x5142_5431;
+
+/// Page kind of B+tree leaves.
+pub const LEAF_PAGE: PageKind = PageKind::structure(16);
+/// Page kind of B+tree branches: they index others, so the pool keeps them longer.
+pub const BRANCH_PAGE: PageKind = PageKind::structure(17).indexing();
+/// Page kind of a B+tree's head page (root, height, length), read by every search.
+pub const HEAD_PAGE: PageKind = PageKind::structure(18).indexing();
 
 /// Longest key for pages of `payload_size` bytes of payload.
 pub fn max_key_len(payload_size: usize) -> usize {
@@ -306,7 +313,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
     /// Checks that node `id`, of kind `found`, is a leaf (or a branch) with a sound
     /// header.
     fn check_node(&self, id: u64, found: PageKind, page: &[u8], leaf: bool) -> Result<()> {
-        let kind = if leaf { PageKind::BTREE_LEAF } else { PageKind::BTREE_BRANCH };
+        let kind = if leaf { LEAF_PAGE } else { BRANCH_PAGE };
         if found != kind {
             return Err(corrupted(&self.name, id, format!("expected a {kind:?} page, found {found:?}")));
         }
@@ -332,7 +339,7 @@ fn open_from_catalog(txn: &impl PageRead, name: &str) -> Result<(PageId, Head)> 
 fn read_head(txn: &impl PageRead, name: &str, page: PageId) -> Result<Head> {
     let bytes = txn.page(page)?;
     let magic = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes"));
-    if bytes.kind() != PageKind::BTREE_HEAD || magic != MAGIC {
+    if bytes.kind() != HEAD_PAGE || magic != MAGIC {
         return Err(corrupted(name, page.0, "not a B+tree head page"));
     }
     let head = Head {
@@ -374,11 +381,11 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
     pub(crate) fn create_with_params(txn: &'t WriteTxn<'db>, name: &str, params: &[u8]) -> Result<Self> {
         let mark = OpenMark::claim(txn, name)?;
         let root = {
-            let mut leaf = txn.alloc_page(PageKind::BTREE_LEAF)?;
+            let mut leaf = txn.alloc_page(LEAF_PAGE)?;
             node_write::build(&mut leaf, 0, (0, 0), &[], &[]);
             leaf.id().0
         };
-        let head_page = txn.alloc_page(PageKind::BTREE_HEAD)?.id();
+        let head_page = txn.alloc_page(HEAD_PAGE)?.id();
         let tree = BTree {
             txn,
             name: Cow::Owned(name.to_owned()),

@@ -20,7 +20,7 @@
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER};
 use super::{BTree, Head, node_write};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageKind, PageMut, PageRead, WriteTxn};
+use quiredb_engine::{PageMut, PageRead, WriteTxn};
 
 /// The most pairs [`BTree::insert_batch`] (keys: `remove_batch`) gathers and sorts at once (16 M: at 32
 /// bytes per borrowed pair, 512 MiB at most; batches that large are rare, and a
@@ -337,7 +337,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             (0..n).map(|j| node::cell(&copy, j)).collect::<Result<Vec<&[u8]>, _>>().map_err(self.at(leaf_id))?;
         cells.insert(i, cell);
         let at = split_point(&cells, node::LEAF_ENTRY);
-        let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
+        let mut right = self.txn.alloc_page(super::LEAF_PAGE)?;
         let right_id = right.id().0;
         node_write::build(&mut right, 0, (leaf_id, next), &cells[at..], &[]);
         node_write::build(leaf, 0, (prev, right_id), &cells[..at], &[]);
@@ -352,7 +352,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// The split of a full last leaf by a key past its end: a new last leaf holds just
     /// `cell` and the full one stays as it is (so ascending inserts fill leaves).
     fn append_leaf(&self, leaf: &mut [u8], leaf_id: u64, cell: &[u8]) -> Result<(Vec<u8>, u64)> {
-        let mut right = self.txn.alloc_page(PageKind::BTREE_LEAF)?;
+        let mut right = self.txn.alloc_page(super::LEAF_PAGE)?;
         let right_id = right.id().0;
         node_write::build(&mut right, 0, (leaf_id, 0), &[cell], &[]);
         node_write::set_next(leaf, right_id);
@@ -378,7 +378,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             (separator, right) = self.split_branch(&mut parent, parent_id, index, cell, right, rightmost)?;
         }
         let head = self.head.get();
-        let mut root = self.txn.alloc_page(PageKind::BTREE_BRANCH)?;
+        let mut root = self.txn.alloc_page(super::BRANCH_PAGE)?;
         let cell = branch_cell(&separator);
         node_write::build(&mut root, head.height as u8, (0, 0), &[&cell], &[head.root, right]);
         let root_id = root.id().0;
@@ -412,7 +412,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let at = if rightmost && index == n { n - 1 } else { split_point(&cells, node::BRANCH_ENTRY) };
         let level = node::level(page);
         let refs: Vec<&[u8]> = cells.iter().map(Vec::as_slice).collect();
-        let mut new = self.txn.alloc_page(PageKind::BTREE_BRANCH)?;
+        let mut new = self.txn.alloc_page(super::BRANCH_PAGE)?;
         node_write::build(&mut new, level, (0, 0), &refs[at + 1..], &children[at + 1..]);
         node_write::build(page, level, (0, 0), &refs[..at], &children[..=at]);
         Ok((node::cell_key(&cells[at], false).to_vec(), new.id().0))

@@ -15,7 +15,7 @@ use super::overflow;
 use super::page::{DATA, DataHeader, FLAG_OVERFLOW, FLAG_VARIABLE, HeadState, MAX_COUNT, Slots};
 use super::{Core, RecordId};
 use crate::error::Result;
-use quiredb_engine::{PageId, PageKind, PageMut, PageRead, WriteTxn};
+use quiredb_engine::{PageId, PageMut, PageRead, WriteTxn};
 
 /// The tail page being filled, with its decoded header cached.
 struct Tail<'t> {
@@ -106,7 +106,7 @@ impl Appender<'_, '_, '_> {
 
     /// Allocates a new tail page after the current one.
     fn new_tail(&mut self) -> Result<()> {
-        let mut page = self.txn.alloc_page(PageKind::QUEUE_DATA)?;
+        let mut page = self.txn.alloc_page(super::DATA_PAGE)?;
         let header = DataHeader::new(self.state.next_seq, self.queue.root.0);
         header.encode(&mut page);
         let id = page.id().0;

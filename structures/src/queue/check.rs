@@ -6,7 +6,7 @@ use super::Core;
 use super::overflow;
 use super::page::{DataHeader, HeadState, Slots, corrupted};
 use crate::error::{Error, Result};
-use quiredb_engine::{CatalogEntry, PageId, PageKind, PageRead};
+use quiredb_engine::{CatalogEntry, PageId, PageRead};
 
 /// Checks the queue of catalog entry `entry`; an empty list means it is sound.
 pub fn check(txn: &impl PageRead, entry: &CatalogEntry) -> Result<Vec<String>> {
@@ -33,7 +33,7 @@ fn walk(queue: &Core, txn: &impl PageRead, problems: &mut Vec<String>) -> Result
         }
         let page = txn.page(PageId(id))?;
         let header = DataHeader::decode(&page, slots.width, &queue.name, id)?;
-        if page.kind() != PageKind::QUEUE_DATA || header.owner != queue.root.0 {
+        if page.kind() != super::DATA_PAGE || header.owner != queue.root.0 {
             return Err(corrupted(&queue.name, id, "not a data page of this queue"));
         }
         if header.count == 0 {

@@ -11,7 +11,7 @@ use super::overflow;
 use super::page::{DataHeader, FLAG_OVERFLOW, HeadState, Slots, corrupted};
 use super::{Core, RecordId};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, WriteTxn};
+use quiredb_engine::{PageId, PageRead, WriteTxn};
 
 impl Core {
     /// Removes the head record, copying it into `out` (replacing its contents);
@@ -96,7 +96,7 @@ impl Core {
     fn head_header(&self, txn: &WriteTxn<'_>, id: u64, slots: &Slots) -> Result<DataHeader> {
         let page = txn.page(PageId(id))?;
         let header = DataHeader::decode(&page, slots.width, &self.name, id)?;
-        if page.kind() != PageKind::QUEUE_DATA || header.owner != self.root.0 {
+        if page.kind() != super::DATA_PAGE || header.owner != self.root.0 {
             return Err(corrupted(&self.name, id, "head chain reaches a page that is not this queue's"));
         }
         Ok(header)

@@ -2,8 +2,8 @@
 //! read by [`RecordId`], scanned forward from the head or from any record, consumed
 //! from the head (get-and-delete, like BDB's `DB_CONSUME`) and truncated at the head.
 //!
-//! A queue is a singly linked chain of `QUEUE_DATA` pages in logical order, plus one
-//! `QUEUE_HEAD` page — the catalog root, which never moves — holding the chain's ends
+//! A queue is a singly linked chain of [`DATA_PAGE`] pages in logical order, plus one
+//! [`HEAD_PAGE`] — the catalog root, which never moves — holding the chain's ends
 //! and the sequence numbers. Every record gets the next u64 sequence number; a
 //! [`RecordId`] is (data page, sequence number), so `get` reads one page, no index:
 //! slot = seq − page.first_seq. Sequence numbers also order ids (for truncation and
@@ -98,6 +98,11 @@ pub struct RecordId {
 /// Parameter block stored in the catalog entry: format version.
 const PARAMS: [u8; 1] = [1];
 
+/// Page kind of a queue's data pages.
+pub const DATA_PAGE: PageKind = PageKind::structure(22);
+/// Page kind of a queue's head page, read by every append and get: kept in the pool longer.
+pub const HEAD_PAGE: PageKind = PageKind::structure(23).indexing();
+
 /// A queue opened in a transaction; holds no page. Reads work in any transaction;
 /// writes need a write transaction, in which the handle is the queue's only one (a
 /// second is [`Error::AlreadyOpen`]).
@@ -153,7 +158,7 @@ impl Core {
     /// byte (a typed queue's record type, see `handle.rs`).
     pub(crate) fn create(txn: &WriteTxn<'_>, name: &str, extra: &[u8]) -> Result<Core> {
         let root = {
-            let mut page = txn.alloc_page(PageKind::QUEUE_HEAD)?;
+            let mut page = txn.alloc_page(HEAD_PAGE)?;
             HeadState::default().encode(&mut page);
             page.id()
         };
@@ -179,7 +184,7 @@ impl Core {
     /// Reads the head page.
     fn state(&self, txn: &impl PageRead) -> Result<HeadState> {
         let page = txn.page(self.root)?;
-        if page.kind() != PageKind::QUEUE_HEAD {
+        if page.kind() != HEAD_PAGE {
             return Err(corrupted(&self.name, self.root.0, "catalog root is not a queue head page"));
         }
         HeadState::decode(&page, &self.name, self.root.0)

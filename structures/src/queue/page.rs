@@ -1,5 +1,5 @@
 //! The two page kinds of a queue, decoded and encoded: the queue head page
-//! (`QUEUE_HEAD`, the catalog root, never moves) and the data pages (`QUEUE_DATA`).
+//! (`HEAD_PAGE`, the catalog root, never moves) and the data pages (`DATA_PAGE`).
 //! The byte-offset tables are in the module docs of `queue/mod.rs`.
 //!
 //! Invariants a decoded data page satisfies (checked by [`DataHeader::decode`], so the

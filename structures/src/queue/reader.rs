@@ -11,7 +11,7 @@ use super::overflow;
 use super::page::{DATA, DataHeader, HeadState, Slots, corrupted};
 use super::{Core, RecordId};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, PageRef};
+use quiredb_engine::{PageId, PageRead, PageRef};
 use std::ops::ControlFlow;
 
 /// Where a scan starts: a data page, its header and the first slot to return.
@@ -129,7 +129,7 @@ impl Core {
             Err(quiredb_engine::Error::UnmappedPage(_)) => return Ok(None),
             Err(error) => return Err(error.into()),
         };
-        if page.kind() != PageKind::QUEUE_DATA {
+        if page.kind() != super::DATA_PAGE {
             return Ok(None);
         }
         let header = DataHeader::decode(&page, Slots::new(txn.payload_size()).width, &self.name, id.page.0)?;
@@ -179,7 +179,7 @@ impl Core {
     fn data_page<'t>(&self, txn: &'t impl PageRead, id: PageId, slots: &Slots) -> Result<Start<'t>> {
         let page = txn.page(id)?;
         let header = DataHeader::decode(&page, slots.width, &self.name, id.0)?;
-        if page.kind() != PageKind::QUEUE_DATA || header.owner != self.root.0 {
+        if page.kind() != super::DATA_PAGE || header.owner != self.root.0 {
             return Err(corrupted(&self.name, id.0, "chain reaches a page that is not one of this queue's data pages"));
         }
         Ok(Start { page, header, slot: 0 })

@@ -33,7 +33,7 @@ use super::node::{Entry, GROUP, Layout, bbox};
 use super::packer::LevelPacker;
 use super::stream::sort_chunk;
 use crate::error::Result;
-use quiredb_engine::{PageId, PageKind, WriteTxn};
+use quiredb_engine::{PageId, WriteTxn};
 
 impl<const D: usize, C: Coord> Core<D, C> {
     /// Replaces the contents of the tree with `items`, packed into full nodes. Every
@@ -134,7 +134,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
 
     /// Writes `entries` (grouped) as one node of `level`; returns the parent entry.
     fn write_node(&self, txn: &WriteTxn<'_>, level: u16, entries: &[Entry<D>]) -> Result<Entry<D>> {
-        let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
+        let mut page = txn.alloc_page(super::NODE_PAGE)?;
         Layout::<D, C>::encode_entries(level, entries, &mut page, self.form(level));
         Ok(Entry { rect: bbox(entries), id: page.id().0 })
     }

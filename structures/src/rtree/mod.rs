@@ -22,7 +22,8 @@
 //! [`Error::NotAPoint`]. An f32 point tree rounds each point to the nearest f32 (a box
 //! tree rounds outward).
 //!
-//! Layout of the pages: see `node.rs`. The catalog entry's root is the head page,
+//! Layout of the pages: see `node.rs`; their kinds are [`NODE_PAGE`] (20) and
+//! [`HEAD_PAGE`] (21, flagged indexing). The catalog entry's root is the head page,
 //! which never moves; its parameters are `[dims u8, coord u8, max u16, min u16]`
 //! (little-endian), followed for a point tree by `[flags u8 (bit 0 = points),
 //! leaf max u16, leaf min u16]`; they are checked on open against `D` and `C`.
@@ -70,6 +71,11 @@ use std::sync::Arc;
 
 /// Largest number of dimensions.
 pub const MAX_DIMS: usize = 32;
+
+/// Page kind of R*-tree nodes, leaves and branches alike.
+pub const NODE_PAGE: PageKind = PageKind::structure(20);
+/// Page kind of an R*-tree's head page, read by every query: kept in the pool longer.
+pub const HEAD_PAGE: PageKind = PageKind::structure(21).indexing();
 
 /// Options of a new tree.
 #[derive(Clone, Copy, Debug, Default)]
@@ -130,7 +136,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         let params = Params { dims: D, coord: C::CODE, max, min, points: options.points, leaf_max, leaf_min };
         let mut tree = Core::from_params(name, PageId(0), &params);
         let root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() }, tree.form(0))?;
-        let mut head_page = txn.alloc_page(PageKind::RTREE_HEAD)?;
+        let mut head_page = txn.alloc_page(HEAD_PAGE)?;
         let head = Head {
             dims: D as u8,
             coord: C::CODE,

@@ -1,4 +1,4 @@
-//! Node pages (`RTREE_NODE`) and the head page (`RTREE_HEAD`): their byte layouts,
+//! Node pages (`NODE_PAGE`) and the head page (`HEAD_PAGE`): their byte layouts,
 //! decoding into [`Node`] (with checks: a bad page is `Corrupted`, never a panic) and
 //! encoding back. Offsets are in the page payload, after the engine's 32-byte header.
 //!
@@ -321,7 +321,7 @@ impl<const D: usize, C: Coord> Layout<D, C> {
     /// the checker).
     pub fn load_checked(txn: &impl PageRead, id: PageId, form: Form) -> Result<Node<D>> {
         let page = txn.page(id)?;
-        if page.kind() != PageKind::RTREE_NODE {
+        if page.kind() != super::NODE_PAGE {
             return Err(corrupted(id, format!("page kind {:?} is not an R-tree node", page.kind())));
         }
         let node = Self::decode(&page, id, form)?;
@@ -342,7 +342,7 @@ impl<const D: usize, C: Coord> Layout<D, C> {
 
     /// Allocates a node page holding `node`; returns its id.
     pub fn create(txn: &WriteTxn<'_>, node: &Node<D>, form: Form) -> Result<PageId> {
-        let mut page = txn.alloc_page(PageKind::RTREE_NODE)?;
+        let mut page = txn.alloc_page(super::NODE_PAGE)?;
         Self::encode_entries(node.level, &node.entries, &mut page, form);
         Ok(page.id())
     }
@@ -374,7 +374,7 @@ impl Head {
 
     /// Decodes the head page `id` (of kind `kind`) whose payload is `page`.
     pub fn parse(page: &[u8], kind: PageKind, id: PageId) -> Result<Head> {
-        if kind != PageKind::RTREE_HEAD || page.len() < 44 || &page[0..4] != MAGIC {
+        if kind != super::HEAD_PAGE || page.len() < 44 || &page[0..4] != MAGIC {
             return Err(not_a_head(page, id));
         }
         let head = Head {
@@ -403,7 +403,7 @@ impl Head {
     pub fn root(txn: &impl PageRead, id: PageId) -> Result<(u64, u16)> {
         let page = txn.page(id)?;
         let bytes: &[u8] = &page;
-        if page.kind() != PageKind::RTREE_HEAD || bytes.len() < 20 || &bytes[0..4] != MAGIC {
+        if page.kind() != super::HEAD_PAGE || bytes.len() < 20 || &bytes[0..4] != MAGIC {
             return Err(not_a_head(bytes, id));
         }
         let height = read_u32(bytes, 16);

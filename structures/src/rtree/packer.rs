@@ -9,7 +9,7 @@ use super::Core;
 use super::coord::Coord;
 use super::node::{Entry, Form, Layout, Node, bbox};
 use crate::error::Result;
-use quiredb_engine::{PageId, PageKind, WriteTxn};
+use quiredb_engine::{PageId, WriteTxn};
 
 /// Packs one level; its parents' entries are collected in `parents`.
 pub(crate) struct LevelPacker<'a, 't, const D: usize, C: Coord> {
@@ -55,7 +55,7 @@ impl<'a, 't, const D: usize, C: Coord> LevelPacker<'a, 't, D, C> {
 
     fn write(&mut self, start: usize, end: usize) -> Result<()> {
         let entries = &self.pending[start..end];
-        let mut page = self.txn.alloc_page(PageKind::RTREE_NODE)?;
+        let mut page = self.txn.alloc_page(super::NODE_PAGE)?;
         Layout::<D, C>::encode_entries(self.level, entries, &mut page, self.form);
         self.parents.push(Entry { rect: bbox(entries), id: page.id().0 });
         self.nodes += 1;

@@ -29,7 +29,7 @@
 //! Values stream into compressed chunks rather than one queue record each: the
 //! queue took 7.5 MB on XMark f=0.1 where BaseX's texts take 4.9 MB.
 //!
-//! Head page (`PageKind::XML`), payload offsets, little-endian:
+//! Head page ([`HEAD_PAGE`], kind 24), payload offsets, little-endian:
 //!
 //! | offset | size | field     | meaning                                  |
 //! |-------:|-----:|-----------|------------------------------------------|
@@ -72,7 +72,7 @@ pub use record::{Label, NodeRecord};
 pub use values::VALUE_MAX;
 
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageKind, PageRead, StructureKind, WriteTxn};
+use quiredb_engine::{KindName, PageId, PageKind, PageRead, StructureKind, WriteTxn};
 use quiredb_structures::btree::BTree;
 
 /// Nodes per document-index block at most (a block also ends at about a quarter page).
@@ -83,6 +83,11 @@ pub const PART_LABELS: usize = 256;
 const MAGIC: &[u8; 8] = b"QXML0001";
 /// Catalog parameters of a collection entry: the format version.
 const PARAMS: [u8; 1] = [1];
+
+/// Page kind of a collection's head page (its other pages are B+trees and queues).
+pub const HEAD_PAGE: PageKind = PageKind::structure(24);
+/// The XML store's page kinds and their names, for `quire check`.
+pub const PAGE_KINDS: &[KindName] = &[KindName { kind: HEAD_PAGE, name: "XML collection head" }];
 
 /// The counters of the head page.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -291,7 +296,7 @@ fn read_counters(txn: &impl PageRead, name: &str) -> Result<Counters> {
         }));
     }
     let head = txn.page(entry.root)?;
-    if head.kind() != PageKind::XML {
+    if head.kind() != HEAD_PAGE {
         return Err(corrupted(name, entry.root.0, "catalog root is not an XML head page"));
     }
     Counters::decode(&head, name, entry.root)
@@ -314,7 +319,7 @@ fn create(txn: &WriteTxn<'_>, name: &str) -> Result<()> {
         BTree::create(txn, &component(name, part))?;
     }
     let root = {
-        let mut page = txn.alloc_page(PageKind::XML)?;
+        let mut page = txn.alloc_page(HEAD_PAGE)?;
         Counters::default().encode(&mut page);
         page.id()
     };
