@@ -388,7 +388,7 @@ mod tests {
         // Txn 7 copies page 3 to page 4: its delta is against the version txn 6 logged.
         let mut second = first.clone();
         second[100..108].copy_from_slice(&[9; 8]);
-        page::seal(&mut second, PageKind::BTREE_LEAF, 4, TxnId(7));
+        page::seal(&mut second, PageKind::structure(16), 4, TxnId(7));
         let pages = [LoggedPage { phys: 4, bytes: &second, base: Some((3, &first)) }];
         let new = encode(TxnId(5), &Meta { txn: TxnId(7), ..home() }, &pages, 4096);
         assert_eq!(new.len(), 4096, "a small change is a one-page record");
@@ -405,7 +405,7 @@ mod tests {
         let base = page(3, 1, 4);
         let mut changed = base.clone();
         changed[200] = 2;
-        page::seal(&mut changed, PageKind::BTREE_LEAF, 5, TxnId(6));
+        page::seal(&mut changed, PageKind::structure(16), 5, TxnId(6));
         let pages = [LoggedPage { phys: 5, bytes: &changed, base: Some((3, &base)) }];
         let record = encode(TxnId(5), &Meta { txn: TxnId(6), ..home() }, &pages, 4096);
         storage.write_at(20 * 4096, &record).unwrap();
