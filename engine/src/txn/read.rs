@@ -153,6 +153,12 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
         }
     }
 
+    fn read_payloads(&self, ids: &[PageId], skip: usize, ahead: usize, out: &mut [u8]) -> Result<()> {
+        let core = self.holder.core();
+        let token = SnapshotToken::new(core.instance, self.meta.txn);
+        super::direct::read_payloads(core, &self.meta, token, &super::direct::Request { ids, skip, ahead }, out)
+    }
+
     fn payload_size(&self) -> usize {
         self.holder.core().page_size - HEADER_SIZE
     }
@@ -235,6 +241,9 @@ macro_rules! delegate_page_read {
             #[inline]
             fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
                 self.0.prefetch(id, ranges)
+            }
+            fn read_payloads(&self, ids: &[PageId], skip: usize, ahead: usize, out: &mut [u8]) -> Result<()> {
+                self.0.read_payloads(ids, skip, ahead, out)
             }
             fn payload_size(&self) -> usize {
                 self.0.payload_size()
