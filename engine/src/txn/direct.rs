@@ -2,7 +2,8 @@
 //! in the pool is copied from its frame; a page that is not is served from a run of
 //! consecutive physical pages read from the file with one `pread` into a per-thread
 //! buffer — the pages asked for plus a read-ahead the caller names — and copied from
-//! there. No frame is taken, so reading a blob or scanning a queue larger than the pool
+//! there; read-ahead beyond one run is passed to the OS as a hint (`will_need`), so a
+//! scan's next run is on its way while this one is visited. No frame is taken, so reading a blob or scanning a queue larger than the pool
 //! evicts nothing, and a blob whose root and data pages lie together costs one read.
 //!
 //! Invariants:
@@ -20,7 +21,7 @@ use super::SnapshotToken;
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::{META_PAGES, Meta};
-use crate::page::{self, HEADER_SIZE, PageId, PhysId};
+use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId};
 use std::cell::RefCell;
 
 /// Most pages one read fetches (at most 64, one bit each in [`Run::verified`]).
@@ -46,10 +47,11 @@ thread_local! {
     static RUN: RefCell<Run> = RefCell::new(Run::default());
 }
 
-/// What [`read_payloads`] reads: pages `ids`, the bytes `skip..skip + out.len()` of
-/// their payloads laid end to end, and `ahead` pages to read beyond the last.
+/// What [`read_payloads`] reads: pages `ids` of `kind`, the bytes `skip..skip +
+/// out.len()` of their payloads laid end to end, and `ahead` pages to read beyond the last.
 pub(super) struct Request<'a> {
     pub ids: &'a [PageId],
+    pub kind: PageKind,
     pub skip: usize,
     pub ahead: usize,
 }
@@ -73,17 +75,25 @@ pub(super) fn read_payloads(
             return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {}", id.0)));
         }
         let target = &mut out[done..done + take];
-        if !copy_cached(core, phys, id, within, target)? {
+        let page = Page { phys, id, kind: request.kind };
+        if !copy_cached(core, &page, within, target)? {
             let wanted = request.ids.len() - index + request.ahead;
-            copy_from_run(core, meta, token, (phys, id), wanted, within, target)?;
+            copy_from_run(core, meta, token, &page, wanted, within, target)?;
         }
         (done, index, within) = (done + take, index + 1, 0);
     }
     Ok(())
 }
 
-/// Copies from the pool's frame of `phys`, if it has one; false if not.
-fn copy_cached(core: &Core, phys: PhysId, id: PageId, within: usize, out: &mut [u8]) -> Result<bool> {
+/// One page of a request: where it is, what it is.
+struct Page {
+    phys: PhysId,
+    id: PageId,
+    kind: PageKind,
+}
+
+/// Copies from the pool's frame of the page, if it has one; false if not.
+fn copy_cached(core: &Core, &Page { phys, id, kind }: &Page, within: usize, out: &mut [u8]) -> Result<bool> {
     let hinted = core.translations.frame_hint(id.0).and_then(|frame| core.pool.lookup_frame(frame, phys));
     let guard = match hinted {
         Some(guard) => guard,
@@ -95,19 +105,19 @@ fn copy_cached(core: &Core, phys: PhysId, id: PageId, within: usize, out: &mut [
             None => return Ok(false),
         },
     };
-    page::verify_identity(&guard.bytes, phys, None, id.0)?;
+    page::verify_identity(&guard.bytes, phys, Some(kind), id.0)?;
     let start = HEADER_SIZE + within;
     out.copy_from_slice(&guard.bytes[start..start + out.len()]);
     Ok(true)
 }
 
-/// Copies from page `phys` (logical `id`) in this thread's run buffer, reading a run
-/// of up to `wanted` pages from `phys` first unless the buffer holds it for `token`.
+/// Copies from the page in this thread's run buffer, reading a run of up to `wanted`
+/// pages from it first unless the buffer holds it for `token`.
 fn copy_from_run(
     core: &Core,
     meta: &Meta,
     token: SnapshotToken,
-    (phys, id): (PhysId, PageId),
+    &Page { phys, id, kind }: &Page,
     wanted: usize,
     within: usize,
     out: &mut [u8],
@@ -121,16 +131,20 @@ fn copy_from_run(
                 run.bytes.resize(count * page_size, 0);
             }
             core.read_raw(phys, &mut run.bytes[..count * page_size])?;
+            if wanted > count {
+                let next = (wanted - count).min(MAX_RUN_PAGES) * page_size;
+                core.storage.will_need((phys.0 + count as u64) * page_size as u64, next as u64);
+            }
             *run = Run { token: Some(token), first: phys.0, count, verified: 0, bytes: std::mem::take(&mut run.bytes) };
         }
         let slot = (phys.0 - run.first) as usize;
         let bytes = &run.bytes[slot * page_size..(slot + 1) * page_size];
         if run.verified & (1 << slot) == 0 {
-            page::verify_expect(bytes, phys, None, id.0, meta.txn)?;
+            page::verify_expect(bytes, phys, Some(kind), id.0, meta.txn)?;
             run.verified |= 1 << slot;
             core.pool.counters.miss();
         } else {
-            page::verify_identity(bytes, phys, None, id.0)?;
+            page::verify_identity(bytes, phys, Some(kind), id.0)?;
         }
         let start = HEADER_SIZE + within;
         out.copy_from_slice(&bytes[start..start + out.len()]);

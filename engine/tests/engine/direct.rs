@@ -1,13 +1,13 @@
 //! Reads past the pool (`PageRead::read_payloads` of a snapshot, `txn/direct.rs`): the
 //! bytes equal those pinned through the pool whatever is cached and whatever was read
-//! ahead, nothing is evicted, a damaged page read this way is `Corrupted` naming its
-//! physical page (a damaged page merely read ahead is not an error), and a failed read
-//! is `Error::Io`.
+//! ahead, nothing is evicted, a damaged page (or one of another kind) read this way is
+//! `Corrupted` naming its physical page while a damaged page merely read ahead is not
+//! an error, and a failed read is `Error::Io`.
 
 use super::common::*;
 use super::crafted::{PAGE, committed_model, map_entry};
 use quiredb_engine::storage::{Fault, FaultKind, FaultyStorage, MemStorage};
-use quiredb_engine::{Database, Error, PageId, PageRead, PhysId};
+use quiredb_engine::{Database, Error, PageId, PageKind, PageRead, PhysId};
 use rand::Rng;
 use std::sync::Arc;
 
@@ -23,7 +23,8 @@ fn through_pool(txn: &impl PageRead, ids: &[PageId], skip: usize, len: usize) ->
 /// `read_payloads` of `ids` as a vector.
 fn past_pool(txn: &impl PageRead, ids: &[PageId], skip: usize, ahead: usize, len: usize) -> Vec<u8> {
     let mut out = vec![0u8; len];
-    txn.read_payloads(ids, skip, ahead, &mut out).unwrap_or_else(|error| panic!("read_payloads: {error}"));
+    txn.read_payloads(ids, PageKind::BTREE_LEAF, skip, ahead, &mut out)
+        .unwrap_or_else(|error| panic!("read_payloads: {error}"));
     out
 }
 
@@ -68,7 +69,8 @@ fn pages_read_past_the_pool_take_no_frame() {
     let (storage, db) = memory_db(small_options());
     let model = committed_model(&db, 300);
     drop(db);
-    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(storage.snapshot())), small_options(), "m").unwrap();
+    let db =
+        Database::open_storage(Arc::new(MemStorage::from_bytes(storage.snapshot())), small_options(), "m").unwrap();
     let before = db.stats();
     let txn = db.begin_read().unwrap();
     let ids: Vec<PageId> = model.keys().map(|&id| PageId(id)).collect();
@@ -105,7 +107,9 @@ fn a_damaged_page_read_past_the_pool_is_corrupted_and_its_neighbour_is_not() {
     let good = past_pool(&txn, &[first], 0, 4, payload);
     assert_eq!(value_of(&good), Some(10), "the page before the damaged one, read with it");
     let mut out = vec![0u8; payload];
-    match txn.read_payloads(&[second], 0, 0, &mut out) {
+    let wrong_kind = txn.read_payloads(&[first], PageKind::BLOB, 0, 0, &mut out);
+    assert!(matches!(wrong_kind, Err(Error::Corrupted { .. })), "a page of another kind gave {wrong_kind:?}");
+    match txn.read_payloads(&[second], PageKind::BTREE_LEAF, 0, 0, &mut out) {
         Err(Error::Corrupted { page, .. }) => assert_eq!(page, PhysId(phys + 1)),
         other => panic!("a damaged page gave {other:?}"),
     }
@@ -123,7 +127,7 @@ fn a_failed_read_past_the_pool_is_an_io_error() {
     assert_eq!(value_of(&past_pool(&txn, &ids[..1], 0, 0, payload)), Some(0), "the map is now cached");
     storage.arm(Some(Fault { at_op: storage.ops(), kind: FaultKind::Eio }));
     let mut out = vec![0u8; payload];
-    let result = txn.read_payloads(&ids[200..201], 0, 0, &mut out);
+    let result = txn.read_payloads(&ids[200..201], PageKind::BTREE_LEAF, 0, 0, &mut out);
     assert!(storage.fault_fired(), "the read reached the file");
     assert!(matches!(result, Err(Error::Io { .. })), "a failed read gave {result:?}");
 }

@@ -3,7 +3,7 @@
 
 use super::{BlobRef, ROOT_HEADER};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageRead};
+use quiredb_engine::{PageId, PageKind, PageRead};
 use std::io::{self, Read, Seek, SeekFrom};
 
 /// The decoded header of a root page.
@@ -95,9 +95,10 @@ pub fn read_at(txn: &impl PageRead, blob: BlobRef, offset: u64, buf: &mut [u8]) 
     }
     let want = buf.len().min((blob.len - offset) as usize);
     let payload = txn.payload_size();
-    let data_pages = blob.len.div_ceil(payload as u64).min(CHUNK_PAGES as u64) as usize;
+    // The data pages the blob has unless its last one is partly used (not the tail).
+    let data_pages = (blob.len / payload as u64).min(CHUNK_PAGES as u64) as usize;
     let mut fields = [0u8; ROOT_HEADER];
-    txn.read_payloads(&[blob.root], 0, data_pages, &mut fields)?;
+    txn.read_payloads(&[blob.root], PageKind::BLOB, 0, data_pages, &mut fields)?;
     let head = header(&fields, payload, blob)?;
     let tree_len = blob.len - head.tail_len as u64;
     let mut done = 0;
@@ -107,7 +108,7 @@ pub fn read_at(txn: &impl PageRead, blob: BlobRef, offset: u64, buf: &mut [u8]) 
     }
     if done < want {
         let start = ROOT_HEADER + 8 * head.count + (offset + done as u64 - tree_len) as usize;
-        txn.read_payloads(&[blob.root], start, 0, &mut buf[done..want])?;
+        txn.read_payloads(&[blob.root], PageKind::BLOB, start, 0, &mut buf[done..want])?;
     }
     Ok(want)
 }
@@ -127,7 +128,7 @@ fn read_tree(txn: &impl PageRead, head: &Header, blob: BlobRef, offset: u64, out
         let ids = data_ids(txn, head, blob, at / payload as u64, pages)?;
         let take = (pages * payload - within).min(out.len() - done);
         let ahead = (out.len() - done - take).div_ceil(payload);
-        txn.read_payloads(&ids, within, ahead, &mut out[done..done + take])?;
+        txn.read_payloads(&ids, PageKind::BLOB, within, ahead, &mut out[done..done + take])?;
         done += take;
     }
     Ok(())
@@ -145,7 +146,7 @@ fn data_ids(txn: &impl PageRead, head: &Header, blob: BlobRef, first: u64, count
         return Err(corrupted(blob.root.0, format!("data page {last} is beyond the root's {} children", head.count)));
     }
     let mut slots = vec![0u8; 8 * (high + 1 - low)];
-    txn.read_payloads(&[blob.root], ROOT_HEADER + 8 * low, 0, &mut slots)?;
+    txn.read_payloads(&[blob.root], PageKind::BLOB, ROOT_HEADER + 8 * low, 0, &mut slots)?;
     (first..=last)
         .map(|index| {
             let child = id_at(&slots, (index / span) as usize - low);
