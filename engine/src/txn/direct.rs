@@ -27,6 +27,9 @@ use std::cell::RefCell;
 /// Most pages one read fetches (at most 64, one bit each in [`Run::verified`]).
 const MAX_RUN_PAGES: usize = 32;
 const _: () = assert!(MAX_RUN_PAGES <= 64);
+/// Most pages beyond a run hinted to the OS (four runs: a scan keeps that much I/O in
+/// flight while it visits the run it holds).
+const MAX_HINT_PAGES: usize = 4 * MAX_RUN_PAGES;
 
 /// The last run of pages read for a snapshot on this thread.
 #[derive(Default)]
@@ -132,7 +135,7 @@ fn copy_from_run(
             }
             core.read_raw(phys, &mut run.bytes[..count * page_size])?;
             if wanted > count {
-                let next = (wanted - count).min(MAX_RUN_PAGES) * page_size;
+                let next = (wanted - count).min(MAX_HINT_PAGES) * page_size;
                 core.storage.will_need((phys.0 + count as u64) * page_size as u64, next as u64);
             }
             *run = Run { token: Some(token), first: phys.0, count, verified: 0, bytes: std::mem::take(&mut run.bytes) };

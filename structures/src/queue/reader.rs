@@ -16,8 +16,8 @@ use quiredb_engine::{PageId, PageKind, PageRead, PageRef};
 use std::ops::ControlFlow;
 
 /// Pages [`Core::for_each`] asks to read ahead of the one it copies: the engine's
-/// longest run (32 pages, 256 KiB of 8 KiB pages) and a hint for the next.
-const SCAN_AHEAD: usize = 63;
+/// longest run (32 pages, 256 KiB of 8 KiB pages) and a hint for the next four.
+const SCAN_AHEAD: usize = 159;
 
 /// Where a scan starts: a data page, its header and the first slot to return.
 struct Start<'t> {
@@ -99,10 +99,10 @@ impl Core {
     /// `from` (an id already consumed starts at the head); `visit` returns
     /// `ControlFlow::Break(())` to stop. Returns how many records were visited.
     ///
-    /// Pages after the first are copied with [`PageRead::read_payloads`], reading 63
+    /// Pages after the first are copied with [`PageRead::read_payloads`], reading 159
     /// pages ahead: in a snapshot, a scan then reads the file in runs of 32 pages, the
-    /// next run hinted to the OS, and takes no pool frame, so a queue larger than the
-    /// pool evicts nothing.
+    /// next four runs hinted to the OS, and takes no pool frame, so a queue larger
+    /// than the pool evicts nothing.
     pub fn for_each(
         &self,
         txn: &impl PageRead,
