@@ -178,10 +178,10 @@ impl Core {
         result
     }
 
-    /// Reads a physical page from the file into `buf` (no verification).
+    /// Reads physical pages from `phys` on from the file into `buf` (no verification).
     pub fn read_raw(&self, phys: PhysId, buf: &mut [u8]) -> Result<()> {
         let offset = phys.0 * self.page_size as u64;
-        self.pool.counters.read();
+        self.pool.counters.read_pages(buf.len().div_ceil(self.page_size) as u64);
         if let Some(map) = &self.mmap
             && let Some(bytes) = self.mapped(map, offset + buf.len() as u64)
         {

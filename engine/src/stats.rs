@@ -59,7 +59,11 @@ impl Counters {
     }
     /// One page read from the file.
     pub fn read(&self) {
-        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.read_pages(1);
+    }
+    /// `pages` pages read from the file (in one read).
+    pub fn read_pages(&self, pages: u64) {
+        self.reads.fetch_add(pages, Ordering::Relaxed);
     }
     /// `pages` pages written to the file.
     pub fn write(&self, pages: u64) {

@@ -104,6 +104,41 @@ fn multi_megabyte_blob_read_at_and_seek() {
     assert_eq!(tail, data[len - 5000..]);
 }
 
+/// Blob reads in a snapshot (data pages read past a small pool, `read_payloads`) equal
+/// the model and the same reads in a write transaction (every page pinned through the
+/// pool), whatever part of the blobs the pool holds.
+#[test]
+fn reads_past_a_small_pool_equal_the_model_and_pinned_reads() {
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let options = Database::builder().page_size(4096).cache_bytes(64 * 4096).into_options();
+    let db = Database::with_storage(Arc::new(MemStorage::new()), options, "mem").expect("in-memory database");
+    let mut model = Vec::new();
+    for _ in 0..6 {
+        let txn = db.begin_write().expect("writer");
+        for _ in 0..10 {
+            let data = bytes(rng.below(40_000) as usize, rng.next());
+            model.push((blob::write_bytes(&txn, &data).expect("write"), data));
+        }
+        txn.commit(Durability::Checksummed).expect("commit");
+    }
+    let (mut past, mut pinned) = (vec![0u8; 40_000], vec![0u8; 40_000]);
+    for round in 0..600 {
+        let (blob, data) = &model[rng.index(model.len())];
+        let offset = rng.below(data.len() as u64 + 10);
+        let want = rng.below(40_000) as usize;
+        let snapshot = db.begin_read().expect("reader");
+        let got = blob::read_at(&snapshot, *blob, offset, &mut past[..want]).expect("read_at in a snapshot");
+        let end = (offset as usize + want).min(data.len());
+        let expect = data.get(offset as usize..end).unwrap_or(&[]);
+        assert!(&past[..got] == expect, "seed {seed:#x}, round {round}: offset {offset}, {want} bytes");
+        drop(snapshot);
+        let writer = db.begin_write().expect("writer");
+        let got = blob::read_at(&writer, *blob, offset, &mut pinned[..want]).expect("read_at in a writer");
+        assert!(pinned[..got] == past[..got], "seed {seed:#x}, round {round}: pinned read differs");
+    }
+}
+
 /// Freeing gives every page back.
 #[test]
 fn free_returns_every_page() {

@@ -1,10 +1,9 @@
-//! QuireDB's paged queue as a T3 heap table (`quiredb`): one database file
-//! `queue.quire` in the engine's default 8 KiB pages and 64 MiB pool, pool misses
-//! served from a memory map (`mmap_reads`: the kernel reads ahead through a map far
-//! better than through 8 KiB `pread`s — cold scans measured 4× faster on this
-//! machine); one queue named `t3`; each batch is appended through one `Appender` in
-//! one write transaction committed with `Durability::Full`; scans run
-//! `Queue::for_each` in a read snapshot.
+//! QuireDB's paged queue as a T3 heap table: one database file `queue.quire` in the
+//! engine's default 8 KiB pages and 64 MiB pool; one queue named `t3`; each batch is
+//! appended through one `Appender` in one write transaction committed with
+//! `Durability::Full`; scans run `Queue::for_each` in a read snapshot, which reads the
+//! data pages past the pool in runs of 32 (`quiredb`), or with `mmap_reads` in place
+//! from a memory map (`quiredb-mmap`).
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
@@ -26,8 +25,17 @@ pub struct QuireQueue {
 impl QuireQueue {
     /// Opener for `quiredb` in T3 (creates the database and the queue when absent).
     pub fn open(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
+        Self::create(dir, false)
+    }
+
+    /// Opener for `quiredb-mmap` in T3: pool misses served from a memory map.
+    pub fn open_mmap(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
+        Self::create(dir, true)
+    }
+
+    fn create(dir: &Path, mmap: bool) -> Result<Box<dyn QueueEngine>> {
         create_dir(dir)?;
-        let db = Database::builder().mmap_reads(true).create(dir.join("queue.quire")).or_engine(ID)?;
+        let db = Database::builder().mmap_reads(mmap).create(dir.join("queue.quire")).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         Queue::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;

@@ -136,6 +136,14 @@ impl Storage for FileStorage {
         // the lowest such page.
         Some(unsafe { memmap2::Mmap::map(&self.file) })
     }
+
+    fn will_need(&self, offset: u64, len: u64) {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else { return };
+        // SAFETY: posix_fadvise reads only its integer arguments; the descriptor is the
+        // open file this storage owns. Its result is ignored: the hint may be dropped.
+        let _ = unsafe { libc::posix_fadvise(self.file.as_raw_fd(), offset, len, libc::POSIX_FADV_WILLNEED) };
+    }
 }
 
 #[cfg(test)]

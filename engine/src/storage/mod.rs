@@ -53,4 +53,10 @@ pub trait Storage: Send + Sync {
     fn map(&self) -> Option<io::Result<memmap2::Mmap>> {
         None
     }
+    /// A hint that bytes `offset..offset + len` will be read soon, so the OS may start
+    /// reading them (a scan's next run). No error: a hint may be ignored. The default
+    /// does nothing.
+    fn will_need(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }

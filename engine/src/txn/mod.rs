@@ -15,6 +15,7 @@
 pub(crate) mod commit;
 mod compact;
 mod delta;
+mod direct;
 mod group;
 mod log;
 mod logged;
@@ -67,6 +68,32 @@ pub trait PageRead {
     #[inline]
     fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
         let _ = (id, ranges);
+    }
+    /// Copies bytes `skip..skip + out.len()` of the payloads of pages `ids`, all of
+    /// `kind`, laid end to end, into `out`: for data read once (a blob's pages, a
+    /// scan's), `ahead` naming how many pages the caller expects to read next. The
+    /// default pins each page. A snapshot copies a page the pool holds from its frame
+    /// and reads the others from the file without taking a frame (nothing is evicted):
+    /// with the pages physically after them, up to `ids.len() + ahead` pages in one
+    /// read, each verified as a pool load verifies it before it is copied
+    /// (`txn/direct.rs`). A page of another kind is `Corrupted`. Panics if the range
+    /// reaches past the pages (a caller's bug).
+    fn read_payloads(&self, ids: &[PageId], kind: PageKind, skip: usize, ahead: usize, out: &mut [u8]) -> Result<()> {
+        let _ = ahead;
+        let payload = self.payload_size();
+        assert!(skip + out.len() <= ids.len() * payload, "read past the pages given");
+        let (mut done, mut index, mut within) = (0, skip / payload, skip % payload);
+        while done < out.len() {
+            let take = (out.len() - done).min(payload - within);
+            let page = self.page(ids[index])?;
+            if page.kind() != kind {
+                let reason = format!("kind {} where {} was expected", page.kind().code(), kind.code());
+                return Err(crate::Error::corrupted_logical(page.id(), reason));
+            }
+            out[done..done + take].copy_from_slice(&page[within..within + take]);
+            (done, index, within) = (done + take, index + 1, 0);
+        }
+        Ok(())
     }
     /// Bytes of payload per page (page size − 32).
     fn payload_size(&self) -> usize;

@@ -10,7 +10,7 @@ use crate::core::Core;
 use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
-use crate::page::{HEADER_SIZE, PageId, PhysId, TxnId};
+use crate::page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 use crate::readers::Announcement;
 use crate::resultset::ResultSet;
 use std::cell::OnceCell;
@@ -153,6 +153,12 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
         }
     }
 
+    fn read_payloads(&self, ids: &[PageId], kind: PageKind, skip: usize, ahead: usize, out: &mut [u8]) -> Result<()> {
+        let core = self.holder.core();
+        let token = SnapshotToken::new(core.instance, self.meta.txn);
+        super::direct::read_payloads(core, &self.meta, token, &super::direct::Request { ids, kind, skip, ahead }, out)
+    }
+
     fn payload_size(&self) -> usize {
         self.holder.core().page_size - HEADER_SIZE
     }
@@ -235,6 +241,16 @@ macro_rules! delegate_page_read {
             #[inline]
             fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {
                 self.0.prefetch(id, ranges)
+            }
+            fn read_payloads(
+                &self,
+                ids: &[PageId],
+                kind: PageKind,
+                skip: usize,
+                ahead: usize,
+                out: &mut [u8],
+            ) -> Result<()> {
+                self.0.read_payloads(ids, kind, skip, ahead, out)
             }
             fn payload_size(&self) -> usize {
                 self.0.payload_size()

@@ -11,6 +11,7 @@
 //! - `overwrite`: pages allocated for overwrite against zeroed ones.
 //! - `log`: the commit log: its writes, faults at every operation, read-only replay.
 //! - `compact`: online compaction beside writers and readers, automatic, under faults.
+//! - `direct`: reads past the pool (`read_payloads`) against reads through it.
 //!
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
@@ -22,6 +23,7 @@ mod compact;
 mod corruption;
 mod crafted;
 mod crash;
+mod direct;
 mod durability;
 mod faults;
 mod log;

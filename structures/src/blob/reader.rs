@@ -1,9 +1,9 @@
 //! Reading blobs: [`read_at`] (positional, `height` page reads per data page),
 //! [`BlobReader`] (`Read + Seek` over `read_at`), [`len`] and the checker [`check`].
 
-use super::{BlobRef, ROOT_HEADER};
+use super::{BLOB_PAGE, BlobRef, ROOT_HEADER};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageId, PageRead, PageRef};
+use quiredb_engine::{PageId, PageRead};
 use std::io::{self, Read, Seek, SeekFrom};
 
 /// The decoded header of a root page.
@@ -22,19 +22,20 @@ fn id_at(page: &[u8], slot: usize) -> u64 {
     u64::from_le_bytes(page[8 * slot..8 * slot + 8].try_into().expect("8 bytes"))
 }
 
-/// Header fields read from a pinned root, validated against the reference.
+/// Header fields of a root, validated against the reference.
 struct Header {
     tail_len: usize,
     count: usize,
     height: u8,
 }
 
-fn header(page: &[u8], blob: BlobRef) -> Result<Header> {
-    let payload = page.len();
-    let len = u64::from_le_bytes(page[0..8].try_into().expect("8 bytes"));
-    let tail_len = u32::from_le_bytes(page[8..12].try_into().expect("4 bytes")) as usize;
-    let count = u16::from_le_bytes(page[12..14].try_into().expect("2 bytes")) as usize;
-    let height = page[14];
+/// Decodes and validates the root header `fields` (its first [`ROOT_HEADER`] bytes) of
+/// a root page with `payload` bytes of payload.
+fn header(fields: &[u8], payload: usize, blob: BlobRef) -> Result<Header> {
+    let len = u64::from_le_bytes(fields[0..8].try_into().expect("8 bytes"));
+    let tail_len = u32::from_le_bytes(fields[8..12].try_into().expect("4 bytes")) as usize;
+    let count = u16::from_le_bytes(fields[12..14].try_into().expect("2 bytes")) as usize;
+    let height = fields[14];
     if len != blob.len {
         return Err(corrupted(blob.root.0, format!("root says {len} bytes, reference says {}", blob.len)));
     }
@@ -68,7 +69,7 @@ fn covers(payload: usize, count: usize, height: u8, tree_len: u64) -> bool {
 impl Root {
     pub(crate) fn load(txn: &impl PageRead, blob: BlobRef) -> Result<Root> {
         let page = txn.page(blob.root)?;
-        let head = header(&page, blob)?;
+        let head = header(&page[..ROOT_HEADER], page.len(), blob)?;
         let children = (0..head.count).map(|slot| id_at(&page[ROOT_HEADER..], slot)).collect();
         Ok(Root { len: blob.len, tail_len: head.tail_len, height: head.height, children })
     }
@@ -77,62 +78,98 @@ impl Root {
 /// Length of `blob`, verified against its root page.
 pub fn len(txn: &impl PageRead, blob: BlobRef) -> Result<u64> {
     if blob.len > 0 {
-        header(&txn.page(blob.root)?, blob)?;
+        let page = txn.page(blob.root)?;
+        header(&page[..ROOT_HEADER], page.len(), blob)?;
     }
     Ok(blob.len)
 }
 
 /// Copies blob bytes from `offset` into `buf`; returns how many (0 at or past the end).
+///
+/// Pages go through [`PageRead::read_payloads`]: in a snapshot, pages not in the pool
+/// are read past it, and the root's read brings the data pages the writer put behind
+/// it, so an uncached blob costs one storage read and evicts nothing.
 pub fn read_at(txn: &impl PageRead, blob: BlobRef, offset: u64, buf: &mut [u8]) -> Result<usize> {
     if offset >= blob.len || buf.is_empty() {
         return Ok(0);
     }
     let want = buf.len().min((blob.len - offset) as usize);
-    let root = txn.page(blob.root)?;
-    let head = header(&root, blob)?;
-    let payload = root.len() as u64;
+    let payload = txn.payload_size();
+    // The data pages the blob has unless its last one is partly used (not the tail).
+    let data_pages = (blob.len / payload as u64).min(CHUNK_PAGES as u64) as usize;
+    let mut fields = [0u8; ROOT_HEADER];
+    txn.read_payloads(&[blob.root], BLOB_PAGE, 0, data_pages, &mut fields)?;
+    let head = header(&fields, payload, blob)?;
     let tree_len = blob.len - head.tail_len as u64;
     let mut done = 0;
-    while done < want {
-        let at = offset + done as u64;
-        let take;
-        if at >= tree_len {
-            let start = ROOT_HEADER + 8 * head.count + (at - tree_len) as usize;
-            take = want - done;
-            buf[done..want].copy_from_slice(&root[start..start + take]);
-        } else {
-            let page = data_page(txn, &root, &head, at / payload, blob)?;
-            let within = (at % payload) as usize;
-            take = (want - done).min(root.len() - within).min((tree_len - at) as usize);
-            buf[done..done + take].copy_from_slice(&page[within..within + take]);
-        }
-        done += take;
+    if offset < tree_len {
+        done = (want as u64).min(tree_len - offset) as usize;
+        read_tree(txn, &head, blob, offset, &mut buf[..done])?;
+    }
+    if done < want {
+        let start = ROOT_HEADER + 8 * head.count + (offset + done as u64 - tree_len) as usize;
+        txn.read_payloads(&[blob.root], BLOB_PAGE, start, 0, &mut buf[done..want])?;
     }
     Ok(want)
 }
 
-/// Pins data page `index` by walking down from the root.
-fn data_page<'t>(txn: &'t impl PageRead, root: &[u8], head: &Header, index: u64, blob: BlobRef) -> Result<PageRef<'t>> {
-    let fanout = (root.len() / 8) as u64;
-    let mut span =
-        fanout.checked_pow(u32::from(head.height) - 1).ok_or_else(|| corrupted(blob.root.0, "height too large"))?;
-    let slot = (index / span) as usize;
-    if slot >= head.count {
-        return Err(corrupted(blob.root.0, format!("data page {index} is beyond the root's {} children", head.count)));
+/// Data page ids looked up (and copied from) at a time.
+const CHUNK_PAGES: usize = 64;
+
+/// Copies the blob bytes `offset..offset + out.len()`, all held by data pages (none
+/// in the root's tail), a chunk of pages at a time.
+fn read_tree(txn: &impl PageRead, head: &Header, blob: BlobRef, offset: u64, out: &mut [u8]) -> Result<()> {
+    let payload = txn.payload_size();
+    let mut done = 0;
+    while done < out.len() {
+        let at = offset + done as u64;
+        let within = (at % payload as u64) as usize;
+        let pages = (within + out.len() - done).div_ceil(payload).min(CHUNK_PAGES);
+        let ids = data_ids(txn, head, blob, at / payload as u64, pages)?;
+        let take = (pages * payload - within).min(out.len() - done);
+        let ahead = (out.len() - done - take).div_ceil(payload);
+        txn.read_payloads(&ids, BLOB_PAGE, within, ahead, &mut out[done..done + take])?;
+        done += take;
     }
-    let mut id = id_at(&root[ROOT_HEADER..], slot);
-    let mut rest = index % span;
-    for _ in 1..head.height {
+    Ok(())
+}
+
+/// The ids of data pages `first..first + count`, found from the root's children (and
+/// the index pages under them, for a tree of height > 1).
+fn data_ids(txn: &impl PageRead, head: &Header, blob: BlobRef, first: u64, count: usize) -> Result<Vec<PageId>> {
+    let fanout = (txn.payload_size() / 8) as u64;
+    let span =
+        fanout.checked_pow(u32::from(head.height) - 1).ok_or_else(|| corrupted(blob.root.0, "height too large"))?;
+    let last = first + count as u64 - 1;
+    let (low, high) = ((first / span) as usize, (last / span) as usize);
+    if high >= head.count {
+        return Err(corrupted(blob.root.0, format!("data page {last} is beyond the root's {} children", head.count)));
+    }
+    let mut slots = vec![0u8; 8 * (high + 1 - low)];
+    txn.read_payloads(&[blob.root], BLOB_PAGE, ROOT_HEADER + 8 * low, 0, &mut slots)?;
+    (first..=last)
+        .map(|index| {
+            let child = id_at(&slots, (index / span) as usize - low);
+            descend(txn, child, index % span, span, head.height)
+        })
+        .collect()
+}
+
+/// The data page `rest` pages into the subtree of root child `id`, which spans `span`
+/// data pages at `height` (1: `id` is the data page).
+fn descend(txn: &impl PageRead, mut id: u64, mut rest: u64, mut span: u64, height: u8) -> Result<PageId> {
+    let fanout = (txn.payload_size() / 8) as u64;
+    for _ in 1..height {
         let page = txn.page(PageId(id))?;
         span /= fanout;
         let child = id_at(&page, (rest / span) as usize);
         if child == 0 {
-            return Err(corrupted(id, format!("index page lacks the child of data page {index}")));
+            return Err(corrupted(id, "index page lacks the child of a data page"));
         }
         rest %= span;
         id = child;
     }
-    Ok(txn.page(PageId(id))?)
+    Ok(PageId(id))
 }
 
 /// Longest blob [`read_to_vec`] allocates for on the word of its reference and root.

@@ -165,6 +165,33 @@ fn corrupted(collection: &str, page: u64, reason: impl Into<String>) -> Error {
 
 /// A collection opened in a transaction (reads in any transaction; loading needs a
 /// [`WriteTxn`], see [`load`]). Like [`BTree`], the handle borrows its transaction.
+///
+/// # Examples
+///
+/// Load a document into collection `books` and ask for the titles of recent books:
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use quiredb_engine::{Database, Durability};
+/// use quiredb_xml::store::{self, LoadOptions, XmlStore};
+///
+/// let dir = tempfile::tempdir()?;
+/// let file = dir.path().join("books.xml");
+/// std::fs::write(&file, "<lib><book year='2001'><t>A</t></book><book year='1999'><t>B</t></book></lib>")?;
+/// let db = Database::create(dir.path().join("books.quire"), Default::default())?;
+/// let txn = db.begin_write()?;
+/// store::load(&txn, "books", &[file], LoadOptions::default(), &mut |_| {})?;
+/// txn.commit(Durability::Full)?;
+///
+/// let snapshot = db.begin_read()?;
+/// let books = XmlStore::open(&snapshot, "books")?;
+/// let mut recent = books.prepare("//book[@year > 2000]/t")?;
+/// assert_eq!(recent.run()?.len(), 1);
+/// let mut count = books.prepare("count(//book)")?;
+/// let value = count.value()?;
+/// assert_eq!(count.value_string(&value)?, "2");
+/// # Ok(()) }
+/// ```
 pub struct XmlStore<'t, T: PageRead> {
     txn: &'t T,
     name: String,

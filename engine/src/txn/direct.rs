@@ -1,0 +1,156 @@
+//! Reads that bypass the buffer pool: a snapshot's [`read_payloads`](super::PageRead::read_payloads). A page
+//! in the pool is copied from its frame; a page that is not is served from a run of
+//! consecutive physical pages read from the file with one `pread` into a per-thread
+//! buffer — the pages asked for plus a read-ahead the caller names — and copied from
+//! there; read-ahead beyond one run is passed to the OS as a hint (`will_need`), so a
+//! scan's next run is on its way while this one is visited. No frame is taken, so reading a blob or scanning a queue larger than the pool
+//! evicts nothing, and a blob whose root and data pages lie together costs one read.
+//!
+//! Invariants:
+//! - a page is verified in the run buffer as a pool load verifies it (checksum, logical
+//!   id, not newer than the snapshot: `page::verify_expect`) before a byte of it is
+//!   copied; pages read ahead are verified only when asked for, so garbage behind the
+//!   last page of a structure is never an error unless someone reads it;
+//! - the run buffer is tagged with the snapshot it was read for ([`SnapshotToken`]:
+//!   equal tokens mean equal, unchanging contents), so another snapshot never sees it;
+//! - an I/O error is an error and poisons the handle, as for a pool load (`read_raw`).
+//!
+//! Read next: `read.rs` (the snapshot that calls this).
+
+use super::SnapshotToken;
+use crate::core::Core;
+use crate::error::{Error, Result};
+use crate::meta::{META_PAGES, Meta};
+use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId};
+use std::cell::RefCell;
+
+/// Most pages one read fetches (at most 64, one bit each in [`Run::verified`]).
+const MAX_RUN_PAGES: usize = 32;
+const _: () = assert!(MAX_RUN_PAGES <= 64);
+/// Most pages beyond a run hinted to the OS (four runs: a scan keeps that much I/O in
+/// flight while it visits the run it holds).
+const MAX_HINT_PAGES: usize = 4 * MAX_RUN_PAGES;
+
+/// The last run of pages read for a snapshot on this thread.
+#[derive(Default)]
+struct Run {
+    /// The snapshot the pages were read for; `None`: the buffer holds nothing.
+    token: Option<SnapshotToken>,
+    /// Physical id of the first page.
+    first: u64,
+    /// Pages held.
+    count: usize,
+    /// Bit `i`: page `first + i` passed `verify_expect`.
+    verified: u64,
+    /// `count` whole pages, headers included (grown to the largest run, then reused).
+    bytes: Vec<u8>,
+}
+
+thread_local! {
+    static RUN: RefCell<Run> = RefCell::new(Run::default());
+}
+
+/// What [`read_payloads`] reads: pages `ids` of `kind`, the bytes `skip..skip +
+/// out.len()` of their payloads laid end to end, and `ahead` pages to read beyond the last.
+pub(super) struct Request<'a> {
+    pub ids: &'a [PageId],
+    pub kind: PageKind,
+    pub skip: usize,
+    pub ahead: usize,
+}
+
+/// See the module docs. Panics if the byte range reaches past the pages (a caller's bug).
+pub(super) fn read_payloads(
+    core: &Core,
+    meta: &Meta,
+    token: SnapshotToken,
+    request: &Request<'_>,
+    out: &mut [u8],
+) -> Result<()> {
+    let payload = core.page_size - HEADER_SIZE;
+    assert!(request.skip + out.len() <= request.ids.len() * payload, "read past the pages given");
+    let (mut done, mut index, mut within) = (0, request.skip / payload, request.skip % payload);
+    while done < out.len() {
+        let take = (out.len() - done).min(payload - within);
+        let id = request.ids[index];
+        let phys = core.translate(meta, id)?.ok_or(Error::UnmappedPage(id.0))?;
+        if phys.0 < META_PAGES {
+            return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {}", id.0)));
+        }
+        let target = &mut out[done..done + take];
+        let page = Page { phys, id, kind: request.kind };
+        if !copy_cached(core, &page, within, target)? {
+            let wanted = request.ids.len() - index + request.ahead;
+            copy_from_run(core, meta, token, &page, wanted, within, target)?;
+        }
+        (done, index, within) = (done + take, index + 1, 0);
+    }
+    Ok(())
+}
+
+/// One page of a request: where it is, what it is.
+struct Page {
+    phys: PhysId,
+    id: PageId,
+    kind: PageKind,
+}
+
+/// Copies from the pool's frame of the page, if it has one; false if not.
+fn copy_cached(core: &Core, &Page { phys, id, kind }: &Page, within: usize, out: &mut [u8]) -> Result<bool> {
+    let hinted = core.translations.frame_hint(id).and_then(|frame| core.pool.lookup_frame(frame, phys));
+    let guard = match hinted {
+        Some(guard) => guard,
+        None => match core.pool.lookup(phys) {
+            Some((guard, frame)) => {
+                core.translations.remember_frame(id, frame);
+                guard
+            }
+            None => return Ok(false),
+        },
+    };
+    page::verify_identity(&guard.bytes, phys, Some(kind), id.0)?;
+    let start = HEADER_SIZE + within;
+    out.copy_from_slice(&guard.bytes[start..start + out.len()]);
+    Ok(true)
+}
+
+/// Copies from the page in this thread's run buffer, reading a run of up to `wanted`
+/// pages from it first unless the buffer holds it for `token`.
+fn copy_from_run(
+    core: &Core,
+    meta: &Meta,
+    token: SnapshotToken,
+    &Page { phys, id, kind }: &Page,
+    wanted: usize,
+    within: usize,
+    out: &mut [u8],
+) -> Result<()> {
+    RUN.with_borrow_mut(|run| {
+        let page_size = core.page_size;
+        if run.token != Some(token) || phys.0 < run.first || phys.0 >= run.first + run.count as u64 {
+            let count = wanted.clamp(1, MAX_RUN_PAGES).min(meta.page_count.saturating_sub(phys.0).max(1) as usize);
+            run.token = None;
+            if run.bytes.len() < count * page_size {
+                run.bytes.resize(count * page_size, 0);
+            }
+            core.read_raw(phys, &mut run.bytes[..count * page_size])?;
+            if wanted > count {
+                let next = (wanted - count).min(MAX_HINT_PAGES) * page_size;
+                core.storage.will_need((phys.0 + count as u64) * page_size as u64, next as u64);
+            }
+            *run = Run { token: Some(token), first: phys.0, count, verified: 0, bytes: std::mem::take(&mut run.bytes) };
+        }
+        let slot = (phys.0 - run.first) as usize;
+        let bytes = &run.bytes[slot * page_size..(slot + 1) * page_size];
+        if run.verified & (1 << slot) == 0 {
+            page::verify_expect(bytes, phys, Some(kind), id.0, meta.txn)?;
+            run.verified |= 1 << slot;
+            core.pool.counters.miss();
+        } else {
+            page::verify_identity(bytes, phys, Some(kind), id.0)?;
+        }
+        let start = HEADER_SIZE + within;
+        out.copy_from_slice(&bytes[start..start + out.len()]);
+        Ok(())
+    })
+}
