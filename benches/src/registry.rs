@@ -8,11 +8,13 @@
 use crate::family::{BlobOpen, Entry, KvOpen, QueueOpen, SpatialOpen, XmlOpen};
 use crate::peers;
 
-const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit through the default 512-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_INPLACE: &str = "B+tree, Durability::Checksummed per commit written in place (no commit log), page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log with group commit, page 8 KiB, pool = cache budget or 1 GiB";
-const QUIREDB_KV_MMAP: &str = "B+tree, Durability::Checksummed per commit, page 8 KiB, pool = cache budget or 1 GiB, pool misses copied from a memory map (Options::mmap_reads)";
-const QUIREDB_KV_FULL: &str = "B+tree, Durability::Full per commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_MMAP: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB, pool misses copied from a memory map (Options::mmap_reads)";
+const QUIREDB_KV_FULL: &str =
+    "B+tree, Durability::Full per commit written in place (no commit log), page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
 const QUIREDB_BLOBS_MMAP: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB, pages beyond the pool read in place from a memory map (Options::mmap_reads)";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
@@ -24,6 +26,7 @@ const LMDB: &str = "heed 0.23, default flags (sync per commit), no cache knob";
 pub fn kv() -> Vec<Entry<KvOpen>> {
     let mut v: Vec<Entry<KvOpen>> = vec![
         Entry { id: "quiredb", settings: QUIREDB_KV, open: peers::quiredb_kv::QuireKv::open },
+        Entry { id: "quiredb-inplace", settings: QUIREDB_KV_INPLACE, open: peers::quiredb_kv::QuireKv::open_in_place },
         Entry { id: "quiredb-full", settings: QUIREDB_KV_FULL, open: peers::quiredb_kv::QuireKv::open_full },
         Entry { id: "quiredb-mmap", settings: QUIREDB_KV_MMAP, open: peers::quiredb_kv::QuireKv::open_mmap },
         Entry { id: "quiredb-log", settings: QUIREDB_KV_LOG, open: peers::quiredb_kv::QuireKv::open_log },

@@ -42,11 +42,18 @@ use crate::error::{Error, Result};
 use crate::page::{PhysId, TxnId, read_u32, read_u64};
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
-/// The `pending` mark of pages held until the commit log's next checkpoint: pages of the
-/// log's epoch (written before its first record) freed since, which a later record's
-/// page delta may be read against at recovery (`txn/delta.rs`). The checkpoint gives
-/// them its own txn id ([`FreeSpace::end_epoch`]).
-pub const HELD: TxnId = TxnId(u64::MAX);
+/// The bit that marks a `pending` entry held until the commit log's next checkpoint:
+/// pages of the log's epoch (written before its first record) freed since, which a
+/// later record's page delta may be read against at recovery (`txn/delta.rs`). The
+/// entry keeps the id of the commit that freed them under the mark, and the
+/// checkpoint clears it ([`FreeSpace::end_epoch`]): from then on they wait only for the
+/// readers that predate that commit, as any freed page does.
+pub const HELD: u64 = 1 << 63;
+
+/// Whether a `pending` entry's txn id carries the [`HELD`] mark.
+pub fn is_held(txn: TxnId) -> bool {
+    txn.0 & HELD != 0
+}
 
 /// Offset of the stream bytes inside a record page.
 pub const RECORD_BODY: usize = 48;
@@ -83,7 +90,7 @@ impl FreeSpace {
         let mut promoted = Vec::new();
         let mut at = 0;
         while let Some(&(freed_by, _)) = self.pending.get(at) {
-            if freed_by == HELD {
+            if is_held(freed_by) {
                 at += 1; // until the checkpoint, whatever follows
                 continue;
             }
@@ -129,30 +136,23 @@ impl FreeSpace {
         };
         self.push_pending(txn, again);
         if !held.is_empty() {
-            self.push_pending(HELD, held);
+            self.push_pending(TxnId(txn.0 | HELD), held);
         }
     }
 
-    /// The log's epoch ended at durable meta `txn` (a checkpoint, or a meta written in
-    /// place): held pages wait for readers of snapshots before `txn` only.
-    pub fn end_epoch(&mut self, txn: TxnId) {
-        let mut held = Vec::new();
-        self.pending.retain_mut(|(freed_by, pages)| {
-            let keep = *freed_by != HELD;
-            if !keep {
-                held.append(pages);
-            }
-            keep
-        });
-        if !held.is_empty() {
-            self.pending.push_back((txn, held)); // txn is the newest commit: order kept
+    /// The log's epoch ended at a durable meta (a checkpoint, or a meta written in
+    /// place): held pages wait, like the others, for the readers that predate the
+    /// commit that freed them (the entries stay in commit order).
+    pub fn end_epoch(&mut self) {
+        for (freed_by, _) in &mut self.pending {
+            freed_by.0 &= !HELD;
         }
         self.epoch_written.clear();
     }
 
     /// Pages held until the log's next checkpoint.
     pub fn held(&self) -> usize {
-        self.pending.iter().filter(|(txn, _)| *txn == HELD).map(|(_, pages)| pages.len()).sum()
+        self.pending.iter().filter(|(txn, _)| is_held(*txn)).map(|(_, pages)| pages.len()).sum()
     }
 }
 
@@ -415,7 +415,7 @@ mod tests {
             pages.reverse();
             match rng.below(4) {
                 0 => space.free_logged(TxnId(txn), pages),
-                1 => space.end_epoch(TxnId(txn)),
+                1 => space.end_epoch(),
                 _ => space.push_pending(TxnId(txn), pages),
             }
             if let Some(page) =
@@ -428,6 +428,23 @@ mod tests {
             model.sort_unstable();
             assert_eq!(space.waiting(), model, "after txn {txn}");
         }
+    }
+
+    #[test]
+    fn held_pages_wait_for_the_checkpoint_then_only_for_readers_older_than_their_commit() {
+        let mut space = FreeSpace::default();
+        space.epoch_written.insert(11);
+        space.free_logged(TxnId(5), vec![10, 11]); // 10: of the epoch's state; 11: written by it
+        space.push_pending(TxnId(6), vec![12]);
+        space.promote(None, TxnId(6));
+        assert_eq!(space.free.iter().copied().collect::<Vec<_>>(), [11, 12], "10 is held, the rest is free");
+        assert_eq!(space.held(), 1);
+        space.end_epoch();
+        space.promote(Some(TxnId(4)), TxnId(8));
+        assert!(!space.free.contains(&10), "a snapshot before commit 5 still reads page 10");
+        space.promote(Some(TxnId(5)), TxnId(8));
+        assert!(space.free.contains(&10), "a reader of snapshot 5 (begun before the checkpoint) does not hold it");
+        assert_eq!(space.held(), 0);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub use db::{Compacted, Database};
 pub use error::{Error, Result};
 pub use meta::{Durability, Meta};
 pub use open::Rollback;
-pub use options::{DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
+pub use options::{DEFAULT_LOG_PAGES, DEFAULT_PAGE_SIZE, DatabaseBuilder, Options};
 pub use page::{ENGINE_KINDS, HEADER_SIZE, KindName, PageId, PageKind, PhysId, TxnId};
 pub use pool::prefetch_bytes;
 pub use resultset::{ResultSet, ResultSetPool};

@@ -32,11 +32,14 @@ pub struct Options {
     /// a quarter of the pool; random inserts into a tree larger than the pool run about
     /// 25 % faster than with 50.
     pub dirty_limit_percent: u8,
-    /// Pages of the commit log region (`txn/log.rs`), 0 = no log (the default). With a
-    /// log, a small `Full` or `Checksummed` commit appends its pages to the log in one
-    /// sequential write made durable on its own, instead of writing them in place and
-    /// syncing the whole file; a checkpoint every `commit_log_pages` pages of log folds
-    /// them into the file. The region is allocated by the first commit (0 or 64..=65536).
+    /// Pages of the commit log region (`txn/log.rs`; 0 = no log, else 64..=65536; 512 by
+    /// default, 4 MiB at 8 KiB pages). With a log, a small `Full` or `Checksummed`
+    /// commit appends what it changed (page deltas) to the log in one sequential write
+    /// made durable on its own, instead of writing its pages in place and syncing the
+    /// whole file; a checkpoint when the region is full folds them into the file. The
+    /// region is allocated by the first commit (a file written without a log keeps
+    /// format version 3 until then) and moved by compaction. With a log every meta
+    /// written in place is `Full`.
     pub commit_log_pages: u64,
     /// With a commit log: logged commits of several threads share one durable append
     /// (`txn/group.rs`); the writer lock is released before a commit waits for its
@@ -51,6 +54,9 @@ pub struct Options {
     pub auto_compact_percent: Option<u8>,
 }
 
+/// Pages of the commit log by default ([`Options::commit_log_pages`]).
+pub const DEFAULT_LOG_PAGES: u64 = 512;
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -60,7 +66,7 @@ impl Default for Options {
             result_set_pool: 64,
             result_set_max_bytes: 4 << 20,
             dirty_limit_percent: 75,
-            commit_log_pages: 0,
+            commit_log_pages: DEFAULT_LOG_PAGES,
             group_commit: false,
             auto_compact_percent: None,
         }

@@ -1,17 +1,19 @@
 //! QuireDB's B+tree as an ordered key-value engine (`quiredb`, `quiredb-full`,
 //! `quiredb-log`) for T1, T2, T7 and KV: one database file `kv.quire`, default 8 KiB
 //! pages, one tree named `kv`. Each `put_batch`/`delete_batch` is one write transaction
-//! committed with `Durability::Checksummed` (one sync per commit; `quiredb-full`:
-//! `Durability::Full`, two syncs; `quiredb-log`: `Checksummed` with a commit log of
-//! [`LOG_PAGES`] pages, one durable append per small commit; `quiredb-group`: the same
-//! with group commit; `quiredb-mmap`: pool misses served from a memory map). Every call opens the tree by name in its own
+//! committed with `Durability::Checksummed` on the default options (a commit log of
+//! [`DEFAULT_LOG_PAGES`] pages: one durable append per small commit); `quiredb-inplace`:
+//! the same without a commit log (one sync per commit, in place); `quiredb-full`:
+//! `Durability::Full` without a log, two syncs; `quiredb-log`: a log of [`LOG_PAGES`]
+//! pages; `quiredb-group`: that with group commit; `quiredb-mmap`: pool misses served
+//! from a memory map. Every call opens the tree by name in its own
 //! transaction (a read open is remembered per snapshot: no catalog lookup). Pool: the harness's cache budget, else
 //! 1 GiB.
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
 use crate::family::{KvEngine, KvOptions, dir_size};
-use quiredb_engine::{Database, Durability};
+use quiredb_engine::{DEFAULT_LOG_PAGES, Database, Durability};
 use quiredb_structures::btree::BTree;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,8 +35,13 @@ pub struct QuireKv {
 }
 
 impl QuireKv {
-    /// Opener for `quiredb` (checksummed commits).
+    /// Opener for `quiredb` (checksummed commits, the default commit log).
     pub fn open(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, false)?))
+    }
+
+    /// Opener for `quiredb-inplace` (checksummed commits without a commit log).
+    pub fn open_in_place(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
         Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, false)?))
     }
 
@@ -49,13 +56,14 @@ impl QuireKv {
         Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true, false)?))
     }
 
-    /// Opener for `quiredb-mmap` (checksummed commits; pool misses copied from a memory
-    /// map of the file instead of read with `pread`).
+    /// Opener for `quiredb-mmap` (checksummed commits, the default commit log; pool
+    /// misses copied from a memory map of the file instead of read with `pread`).
     pub fn open_mmap(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, true)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, true)?))
     }
 
-    /// Opener for `quiredb-full` (full commits: data sync, then meta sync).
+    /// Opener for `quiredb-full` (full commits without a commit log: data sync, then
+    /// meta sync).
     pub fn open_full(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
         Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false, false)?))
     }

@@ -155,6 +155,7 @@ impl WriteTxn<'_> {
             state.meta.log_start = state.meta.page_count;
             state.meta.log_pages = self.core.log_wanted;
             state.meta.page_count += self.core.log_wanted;
+            state.zero_log_region = true;
         }
         // In log mode every meta written in place is `Full`: a log extends only those. So
         // is one written while the log holds records: until it is durable, open may
@@ -182,7 +183,7 @@ impl WriteTxn<'_> {
         };
         self.core.ensure_len(state.meta.page_count)?;
         self.write_dirty(state)?;
-        if new_region {
+        if state.zero_log_region {
             self.zero_log_region(state)?;
         }
         let slot = self.write_meta(state, durability)?;
@@ -193,7 +194,7 @@ impl WriteTxn<'_> {
         // held records).
         let mut log = self.core.log.lock();
         if log.offset > 0 {
-            self.core.free.lock().end_epoch(txn);
+            self.core.free.lock().end_epoch();
         }
         *log = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
         Ok(None)

@@ -14,8 +14,14 @@
 //! What a tail page is, is told by the accounting (free, pending, the commit record,
 //! the commit log's region) and else by its header: a page-map page (moved by copying
 //! the map path of a logical id below it) or a data page whose logical id the map
-//! translates to exactly this page. Anything else is left where it is. The commit
-//! log's region does not move: compaction stops below it.
+//! translates to exactly this page. Anything else is left where it is.
+//!
+//! The commit log's region moves as a whole, and only while the log is empty (no record
+//! of the current epoch: nothing in it is needed by any meta that open may choose): to
+//! the lowest run of free pages it fits, which may overlap the region itself when the
+//! pages right below it are free. The new place is zeroed and named by this step's
+//! meta; the old pages it leaves are freed like any replaced page. A stale record found
+//! there later belongs to an older epoch and never extends a newer meta (`log.rs`).
 
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
@@ -47,19 +53,29 @@ pub struct CompactStep {
 /// [`crate::Database::compact_step`]: one write transaction relocating the tail, its
 /// commit (when it changed anything), then the file cut to what the metas name.
 pub(crate) fn compact_step(core: &Core, budget: u64) -> Result<CompactStep> {
+    step(core, budget, true)
+}
+
+/// A compaction step; with `checkpoint`, one that finds records in the commit log
+/// commits in place even if it moved nothing, ending the log's epoch: the pages freed
+/// by logged commits are held until then (`freespace.rs`), and the log's region moves
+/// only while the log is empty.
+fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
     core.check_writable()?;
     let before = core.file_len()?;
     let txn = WriteTxn::begin(core, core.writer.lock())?;
+    let log_holds = core.log.lock().offset > 0;
     let relocated = txn.relocate_tail(budget)?;
     let trims = txn.trims_tail();
-    if relocated.moved > 0 || trims {
+    let commits = relocated.moved > 0 || trims || relocated.log_waits || (checkpoint && log_holds);
+    if commits {
         txn.trim_tail();
         txn.commit_alone(Durability::Checksummed)?;
     } else {
         drop(txn);
     }
     let _writer = core.writer.lock();
-    let idle = relocated.moved == 0 && !trims;
+    let idle = !commits;
     // A step with nothing left to move makes both slots agree, so the cut below reaches
     // the newest end (the older slot may name the pages earlier steps freed).
     if idle && core.published_is_durable() && core.pages_named_by_metas()? > core.published.load().page_count {
@@ -73,9 +89,12 @@ pub(crate) fn compact_step(core: &Core, budget: u64) -> Result<CompactStep> {
 /// After a commit: with [`crate::Options::auto_compact_percent`] set, one step of
 /// [`AUTO_BUDGET`] pages when more of the file is free than that share, or when the
 /// file reaches that share (and a megabyte of growth room) past its last page in use.
-/// The step's errors are not the commit's (which is durable by now): an I/O error
-/// poisons the handle as always, so the next operation reports it; anything else is
-/// left for an explicit [`crate::Database::compact_step`] to report.
+/// Unlike an explicit step it does not end the commit log's epoch when it has nothing
+/// else to do: it runs after every commit while the file is mostly free, and the log is
+/// there so that commits do not sync in place. The step's errors are not the commit's
+/// (which is durable by now): an I/O error poisons the handle as always, so the next
+/// operation reports it; anything else is left for an explicit
+/// [`crate::Database::compact_step`] to report.
 pub(crate) fn auto_compact(core: &Core) {
     let Some(percent) = core.auto_compact_percent else { return };
     let share = |pages: u64| pages * u64::from(percent) / 100;
@@ -84,7 +103,7 @@ pub(crate) fn auto_compact(core: &Core) {
     let file_pages = core.file_len.load(std::sync::atomic::Ordering::Acquire) / core.page_size as u64;
     let room = (1 << 20) / core.page_size as u64;
     if free > share(pages) || file_pages > pages + share(pages) + room {
-        let _ = compact_step(core, AUTO_BUDGET);
+        let _ = step(core, AUTO_BUDGET, false);
     }
 }
 
@@ -96,6 +115,40 @@ pub(crate) struct Relocated {
     /// Pages in use above the lowest free page that could not move now (old snapshots
     /// still read them, or they wait for a sync before reuse).
     pub held: u64,
+    /// The log's region could move down but the log holds records: this step's commit
+    /// (written in place) empties it, so the next step can.
+    pub log_waits: bool,
+}
+
+/// The commit log's region moves when that brings it down by at least this fraction of
+/// its length (or frees the end of the file): each move writes the whole region.
+const MOVE_FRACTION: u64 = 8;
+
+/// What [`WriteTxn::move_log_region`] could do.
+enum RegionMove {
+    Moved,
+    /// Records of the current epoch are in the region: it moves after the checkpoint.
+    LogHoldsRecords,
+    /// No run of free pages below it is long enough (or reaches it).
+    NoRoom,
+}
+
+/// The lowest start of `len` pages below `start` that are each free or part of the
+/// region `start..start + len` (so a run of free pages right below it counts however
+/// short); `None` if there is none.
+fn lowest_run(free: &std::collections::BTreeSet<u64>, start: u64, len: u64) -> Option<u64> {
+    let mut run: Option<(u64, u64)> = None; // (first, last) of the current run of free pages
+    for &phys in free.range(..start) {
+        run = match run {
+            Some((first, last)) if last + 1 == phys => Some((first, phys)),
+            _ => Some((phys, phys)),
+        };
+        let (first, last) = run.expect("just set");
+        if last + 1 - first >= len {
+            return Some(first);
+        }
+    }
+    run.filter(|&(_, last)| last + 1 == start).map(|(first, _)| first)
 }
 
 impl WriteTxn<'_> {
@@ -107,6 +160,7 @@ impl WriteTxn<'_> {
         let mut done = Relocated::default();
         let mut buf = vec![0u8; self.core.page_size];
         let mut phys = self.state.borrow().meta.page_count;
+        let mut region_tried = false;
         while phys > crate::meta::META_PAGES && done.moved < budget {
             phys -= 1;
             let Some(lowest_free) = self.core.free.lock().free.first().copied() else { break };
@@ -116,7 +170,19 @@ impl WriteTxn<'_> {
             if self.core.free.lock().free.contains(&phys) || self.state.borrow().fresh.contains(&phys) {
                 continue;
             }
-            if held_back.contains(&phys) || self.in_log_region(phys) {
+            if self.in_log_region(phys) {
+                let start = self.state.borrow().meta.log_start;
+                if !std::mem::replace(&mut region_tried, true) {
+                    match self.move_log_region()? {
+                        RegionMove::Moved => done.moved += 1,
+                        RegionMove::LogHoldsRecords => done.log_waits = true,
+                        RegionMove::NoRoom => {}
+                    }
+                }
+                phys = start; // the rest of the old region is not looked at page by page
+                continue;
+            }
+            if held_back.contains(&phys) {
                 done.held += 1;
                 continue;
             }
@@ -151,6 +217,33 @@ impl WriteTxn<'_> {
     fn in_log_region(&self, phys: u64) -> bool {
         let meta = self.state.borrow().meta;
         meta.log_pages > 0 && (meta.log_start..meta.log_start + meta.log_pages).contains(&phys)
+    }
+
+    /// Moves the commit log's region to the lowest run of free pages below it (module
+    /// docs), if the log is empty.
+    fn move_log_region(&self) -> Result<RegionMove> {
+        let state = &mut *self.state.borrow_mut();
+        let (start, len) = (state.meta.log_start, state.meta.log_pages);
+        let mut free = self.core.free.lock();
+        let Some(to) = lowest_run(&free.free, start, len) else { return Ok(RegionMove::NoRoom) };
+        let above = state.meta.page_count - (start + len);
+        let at_tail = free.free.range(start + len..).count() as u64 == above;
+        if start - to < len / MOVE_FRACTION && !at_tail {
+            return Ok(RegionMove::NoRoom); // not worth zeroing a region for, unless it frees the tail
+        }
+        if self.core.log.lock().offset > 0 {
+            return Ok(RegionMove::LogHoldsRecords);
+        }
+        for phys in to..start.min(to + len) {
+            free.free.remove(&phys);
+            self.core.pool.invalidate(PhysId(phys));
+            state.fresh.insert(phys);
+        }
+        drop(free);
+        state.freed.extend(start.max(to + len)..start + len);
+        state.meta.log_start = to;
+        state.zero_log_region = true;
+        Ok(RegionMove::Moved)
     }
 
     /// Moves data page `phys` if logical id `logical` (from its header) maps to it.

@@ -122,7 +122,7 @@ impl WriteTxn<'_> {
         write_meta_page(self.core, &meta, slot)?;
         sync(self.core)?;
         self.core.shared.lock().synced_slot = slot;
-        self.core.free.lock().end_epoch(meta.txn);
+        self.core.free.lock().end_epoch();
         *log = LogState { epoch: Some(meta.txn), offset: 0 };
         Ok(())
     }

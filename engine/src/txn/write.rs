@@ -54,6 +54,8 @@ pub(super) struct WriteState {
     pub catalog_dirty: bool,
     /// Return free pages at the end of the file at commit (`compact`).
     pub trim_tail: bool,
+    /// The commit log's region was allocated or moved: the commit zeroes it.
+    pub zero_log_region: bool,
     /// Set once the commit is published: dropping then gives nothing back.
     pub done: bool,
     /// Recent translations logical → physical of this transaction's map (direct-mapped;

@@ -25,6 +25,13 @@ pub fn small_options() -> Options {
     Database::builder().page_size(4096).cache_bytes(64 * 4096).into_options()
 }
 
+/// [`small_options`] without a commit log: every commit is written in place and its
+/// meta says how it is verified at open (the scenarios of `durability.rs`, crafted
+/// images whose metas and records are edited on disk, the version-3 format).
+pub fn in_place_options() -> Options {
+    Database::builder().page_size(4096).cache_bytes(64 * 4096).commit_log_pages(0).into_options()
+}
+
 /// Fills a page payload with a pattern that names the value it stands for.
 pub fn fill(page: &mut [u8], value: u64) {
     for (index, chunk) in page.chunks_mut(8).enumerate() {

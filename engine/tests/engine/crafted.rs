@@ -156,7 +156,7 @@ fn a_catalog_chain_that_loops_is_an_error_naming_its_page() {
 
 #[test]
 fn check_catches_a_next_logical_id_below_a_mapped_one() {
-    let (storage, db) = memory_db(small_options());
+    let (storage, db) = memory_db(in_place_options());
     committed_model(&db, 10);
     let txn = db.begin_write().unwrap();
     for id in 1..=5 {
@@ -172,7 +172,7 @@ fn check_catches_a_next_logical_id_below_a_mapped_one() {
 
 #[test]
 fn check_catches_a_free_logical_id_that_is_mapped() {
-    let (storage, db) = memory_db(small_options());
+    let (storage, db) = memory_db(in_place_options());
     committed_model(&db, 10);
     let txn = db.begin_write().unwrap();
     txn.free_page(PageId(3)).unwrap();

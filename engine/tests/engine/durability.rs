@@ -2,7 +2,9 @@
 //! read or a crafted file used to lose or corrupt acknowledged commits, and asserts
 //! the engine now opens at a commit it may open at, reports the rollback, and keeps
 //! the file intact. Power cuts are built from the writes since the last sync
-//! (`FaultyStorage`), keeping exactly the writes the scenario names.
+//! (`FaultyStorage`), keeping exactly the writes the scenario names. They are about
+//! the commits written in place and verified at open by their meta's promise, so they
+//! run without a commit log ([`in_place_options`]); the log's own are in `log.rs`.
 
 use super::common::*;
 use super::crafted::*;
@@ -13,7 +15,7 @@ use std::sync::Arc;
 /// A new database on a faulty in-memory file.
 fn faulty_db() -> (Arc<FaultyStorage>, Database) {
     let storage = Arc::new(FaultyStorage::new(Vec::new(), None));
-    let db = Database::with_storage(storage.clone(), small_options(), "faulty").unwrap();
+    let db = Database::with_storage(storage.clone(), in_place_options(), "faulty").unwrap();
     (storage, db)
 }
 
@@ -31,7 +33,7 @@ fn value(db: &Database, id: u64) -> Option<u64> {
 
 /// Opens an image in memory (read-write).
 fn open(image: Vec<u8>) -> Database {
-    Database::open_storage(Arc::new(MemStorage::from_bytes(image)), small_options(), "image").unwrap()
+    Database::open_storage(Arc::new(MemStorage::from_bytes(image)), in_place_options(), "image").unwrap()
 }
 
 /// True for a 4 KiB chunk of a write that is a page of logical `id` holding `value`.
@@ -93,7 +95,7 @@ fn an_io_error_while_verifying_at_open_is_an_error_never_a_rollback() {
     let mut failures = 0;
     for at_op in 0..40 {
         let faulty = Arc::new(FaultyStorage::new(image.clone(), Some(Fault { at_op, kind: FaultKind::Eio })));
-        match Database::open_storage(faulty.clone(), small_options(), "eio") {
+        match Database::open_storage(faulty.clone(), in_place_options(), "eio") {
             Err(error) => {
                 assert!(matches!(error, Error::Io { .. }), "op {at_op}: {error}");
                 failures += 1;
@@ -177,7 +179,7 @@ fn a_rejected_meta_never_comes_back() {
     let mut crashes = 0;
     for at_op in 0..80 {
         let faulty = Arc::new(FaultyStorage::new(image.clone(), None));
-        let db = Database::open_storage(faulty.clone(), small_options(), "again").unwrap();
+        let db = Database::open_storage(faulty.clone(), in_place_options(), "again").unwrap();
         let txn = db.begin_write().unwrap();
         let mut next = base.clone();
         // One new page: the footprint of the rejected commit (a page, the map, the
@@ -206,7 +208,7 @@ fn opening_for_inspection_never_changes_the_file() {
     // Scenario 5: the newer meta is rejected and names more pages than the older one.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("inspect.quire");
-    let db = Database::create(&path, small_options()).unwrap();
+    let db = Database::create(&path, in_place_options()).unwrap();
     committed_model(&db, 10);
     let txn = db.begin_write().unwrap();
     for value in 0..400 {
@@ -217,13 +219,13 @@ fn opening_for_inspection_never_changes_the_file() {
     drop(db);
     damage_page_written_by(&path, newer.txn.0);
     let bytes = std::fs::read(&path).unwrap();
-    let db = Database::open_read_only(&path, small_options()).unwrap();
+    let db = Database::open_read_only(&path, in_place_options()).unwrap();
     assert!(db.rollback().is_some(), "the damaged commit is rejected");
     assert!(!check(&db).unwrap().is_clean());
     assert!(matches!(db.begin_write(), Err(Error::ReadOnly)));
     drop(db);
     assert!(std::fs::read(&path).unwrap() == bytes, "a read-only open changed the file");
-    let db = Database::open(&path, small_options()).unwrap();
+    let db = Database::open(&path, in_place_options()).unwrap();
     assert!(db.rollback().is_some());
     drop(db);
     let len = std::fs::metadata(&path).unwrap().len();
@@ -246,7 +248,7 @@ fn a_meta_left_in_the_page_cache_is_synced_before_the_next_session_writes() {
     }
     assert!(txn.commit(Durability::Full).is_err(), "killed before the second sync");
     let next_process = Arc::new(storage.after_process_crash());
-    let db = Database::open_storage(next_process.clone(), small_options(), "next").unwrap();
+    let db = Database::open_storage(next_process.clone(), in_place_options(), "next").unwrap();
     assert_eq!(db.meta().txn.0, 2, "the meta in the page cache is read");
     let txn = db.begin_write().unwrap();
     for value in 0..40 {
@@ -261,7 +263,7 @@ fn a_meta_left_in_the_page_cache_is_synced_before_the_next_session_writes() {
 #[test]
 fn a_cached_page_is_checked_against_the_id_it_is_read_as() {
     // Scenario 7: the map entry of L1 points at L2's page; L2 is read (and cached) first.
-    let (storage, db) = memory_db(small_options());
+    let (storage, db) = memory_db(in_place_options());
     committed_model(&db, 2);
     drop(db);
     let mut image = storage.snapshot();
@@ -277,7 +279,7 @@ fn a_cached_page_is_checked_against_the_id_it_is_read_as() {
 #[test]
 fn a_physical_id_outside_the_file_is_corruption_not_an_io_error() {
     // Scenario 11: the error is `Corrupted` and the handle still writes.
-    let (storage, db) = memory_db(small_options());
+    let (storage, db) = memory_db(in_place_options());
     committed_model(&db, 2);
     drop(db);
     let mut image = storage.snapshot();
@@ -291,7 +293,7 @@ fn a_physical_id_outside_the_file_is_corruption_not_an_io_error() {
 
 #[test]
 fn stats_show_what_the_oldest_reader_holds() {
-    let (_, db) = memory_db(small_options());
+    let (_, db) = memory_db(in_place_options());
     committed_model(&db, 10);
     assert_eq!(db.stats().oldest_reader_txn, None);
     let reader = db.begin_read().unwrap();

@@ -107,9 +107,9 @@ fn a_read_only_open_replays_the_log_in_memory_and_writes_nothing() {
 
 #[test]
 fn a_file_without_a_log_stays_version_3_and_takes_a_log_later() {
-    // Proves: the default writes the format of before; a version-3 file opened with a
-    // log gets its region and its commits survive a power cut through the log.
-    let (storage, db) = memory_db(small_options());
+    // Proves: a file without a log keeps the format of before; a version-3 file opened
+    // with a log gets its region and its commits survive a power cut through the log.
+    let (storage, db) = memory_db(in_place_options());
     let ids = committed_pages(&db, 3);
     drop(db);
     let image = storage.snapshot();
@@ -288,4 +288,39 @@ fn a_checkpoint_cut_after_its_meta_write_never_trusts_the_meta_without_its_pages
         let held = value_of(&txn.page(*id).unwrap());
         assert_eq!(held, Some(last.unwrap_or(index as u64)), "page {index}");
     }
+}
+
+#[test]
+fn compaction_moves_the_log_region_down_and_logged_commits_go_on_in_its_new_place() {
+    // Proves: a region allocated at the end of a large first commit does not pin the
+    // file's length: once the pages below it are freed, compaction ends the log's epoch,
+    // moves the region into them and cuts the file; the next commits are logged in the
+    // new place (one sync each) and survive a power cut that keeps only durable writes.
+    let storage = Arc::new(FaultyStorage::new(Vec::new(), None));
+    let db = Database::with_storage(storage.clone(), log_options(), "log").unwrap();
+    let ids = committed_pages(&db, 600);
+    let old_start = db.meta().log_start;
+    assert!(old_start >= 600, "the region follows the first commit's pages ({old_start})");
+    let txn = db.begin_write().unwrap();
+    ids[4..].iter().for_each(|id| txn.free_page(*id).unwrap());
+    txn.commit(Durability::Full).unwrap(); // logged: the freed pages are held for the log
+    let mut model: Model = ids[..4].iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect();
+    db.compact().unwrap();
+    let meta = db.meta();
+    assert!(meta.log_start < 40, "the region moved down from {old_start} to {}", meta.log_start);
+    assert!(meta.page_count <= meta.log_start + LOG_PAGES + 8, "the file was cut after the region: {meta:?}");
+    for round in 0..6u64 {
+        let before = db.stats().syncs;
+        let txn = db.begin_write().unwrap();
+        fill(&mut txn.page_mut(ids[round as usize % 4]).unwrap(), 2000 + round);
+        txn.commit(Durability::Full).unwrap();
+        model.insert(ids[round as usize % 4].0, 2000 + round);
+        assert!(round == 0 || db.stats().syncs - before == 1, "round {round}: a logged commit syncs once");
+    }
+    let image = storage.crash_image(CrashMode::DropUnsynced);
+    drop(db);
+    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), log_options(), "replayed").unwrap();
+    assert!(check(&db).unwrap().is_clean());
+    assert_matches(&db.begin_read().unwrap(), &model);
+    assert_eq!(db.meta().log_start, meta.log_start);
 }
