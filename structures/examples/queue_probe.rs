@@ -2,11 +2,11 @@
 //! records of `len` bytes to a queue in a file-backed database (one write transaction
 //! and one `Durability::Full` commit per 100,000 records, as T3's adapter does), then
 //! scans them once with `Queue::for_each` in a snapshot, and prints the wall time of
-//! each phase; `append` as the third argument skips the scan.
+//! each phase; `append` as the third argument skips the scan, `scan` scans five times.
 //!
 //! `QUIRE_CACHE_MIB=16` sets the pool (default 64 MiB, the engine's default and T3's).
 //!
-//! `cargo run --release -p quiredb-structures --example queue_probe -- [n] [len] [all|append]`
+//! `cargo run --release -p quiredb-structures --example queue_probe -- [n] [len] [all|append|scan]`
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::queue::Queue;
@@ -20,7 +20,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).map_or(Ok(1_000_000), |s| s.parse())?;
     let len: usize = args.get(2).map_or(Ok(32), |s| s.parse())?;
-    let scan = args.get(3).is_none_or(|phase| phase != "append");
+    let scans = match args.get(3).map(String::as_str) {
+        Some("append") => 0,
+        Some("scan") => 5,
+        _ => 1,
+    };
     let dir = tempfile::tempdir()?;
     let cache_mib: usize = std::env::var("QUIRE_CACHE_MIB").map_or(Ok(64), |v| v.parse())?;
     let db = Database::builder().cache_bytes(cache_mib << 20).create(dir.path().join("probe.quire"))?;
@@ -39,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let append_s = started.elapsed().as_secs_f64();
     println!("append {n} × {len} B: {append_s:.3} s, {:.2} M/s", n as f64 / append_s / 1e6);
-    if scan {
+    for _ in 0..scans {
         let started = Instant::now();
         let txn = db.begin_read()?;
         let queue = Queue::open(&txn, "t3")?;

@@ -46,6 +46,9 @@ struct Run {
     count: usize,
     /// Bit `i`: page `first + i` passed `verify_expect`.
     verified: u64,
+    /// Physical page after the last one hinted to the OS for this snapshot (a scan's
+    /// next run hints only what the previous runs did not).
+    hinted_end: u64,
     /// `count` whole pages, headers included (grown to the largest run, then reused).
     bytes: Vec<u8>,
 }
@@ -117,8 +120,12 @@ fn locate(core: &Core, meta: &Meta, id: PageId, kind: PageKind) -> Result<Page> 
     Ok(Page { phys, id, kind })
 }
 
-/// Calls `visit` with the whole verified page (header included), from its pool frame or
-/// from the run buffer, reading a run of up to `wanted` pages into it if needed.
+/// Calls `visit` with the whole verified page (header included): from this thread's run
+/// buffer if it holds the page (a scan's next page), else from its pool frame, else from
+/// a run of up to `wanted` pages read into the buffer. The buffer is taken out of the
+/// thread-local while `visit` runs, so a visitor may read pages itself (an overflow
+/// record's blob, a nested scan): such a read fills a buffer of its own, and this one is
+/// put back afterwards.
 fn with_page(
     core: &Core,
     meta: &Meta,
@@ -127,10 +134,32 @@ fn with_page(
     wanted: usize,
     visit: &mut dyn FnMut(&[u8]),
 ) -> Result<()> {
-    if visit_cached(core, page, visit)? {
-        return Ok(());
+    let mut run = RUN.take();
+    let result = visit_held(core, meta, token, page, wanted, &mut run, visit);
+    RUN.set(run);
+    result
+}
+
+/// [`with_page`] with the run buffer in hand.
+fn visit_held(
+    core: &Core,
+    meta: &Meta,
+    token: SnapshotToken,
+    page: &Page,
+    wanted: usize,
+    run: &mut Run,
+    visit: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    let held = run.token == Some(token) && page.phys.0 >= run.first && page.phys.0 < run.first + run.count as u64;
+    if !held {
+        if visit_cached(core, page, visit)? {
+            return Ok(());
+        }
+        fill(core, meta, token, page.phys, wanted, run)?;
     }
-    visit_run(core, meta, token, page, wanted, visit)
+    let slot = verify_in_run(core, meta, page, run)?;
+    visit(&run.bytes[slot * core.page_size..(slot + 1) * core.page_size]);
+    Ok(())
 }
 
 /// Visits the pool's frame of the page, pinned, if it has one; false if not.
@@ -151,52 +180,33 @@ fn visit_cached(core: &Core, &Page { phys, id, kind }: &Page, visit: &mut dyn Fn
     Ok(true)
 }
 
-/// Visits the page in this thread's run buffer, reading a run of up to `wanted` pages
-/// into it first unless the buffer holds it for `token`. The buffer is taken out of the
-/// thread-local while `visit` runs, so a visitor may read pages itself (an overflow
-/// record's blob, a nested scan): such a read fills a buffer of its own, and this one
-/// is put back afterwards.
-fn visit_run(
-    core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
-    page: &Page,
-    wanted: usize,
-    visit: &mut dyn FnMut(&[u8]),
-) -> Result<()> {
-    let mut run = RUN.take();
-    let result = fill_and_verify(core, meta, token, page, wanted, &mut run);
-    if let Ok(slot) = result {
-        visit(&run.bytes[slot * core.page_size..(slot + 1) * core.page_size]);
+/// Reads a run of up to `wanted` pages from `phys` into `run` for `token`, and hints to
+/// the OS the pages after it that no earlier run of this snapshot hinted.
+fn fill(core: &Core, meta: &Meta, token: SnapshotToken, phys: PhysId, wanted: usize, run: &mut Run) -> Result<()> {
+    let page_size = core.page_size;
+    let count = wanted.clamp(1, MAX_RUN_PAGES).min(meta.page_count.saturating_sub(phys.0).max(1) as usize);
+    let hinted_end = if run.token == Some(token) { run.hinted_end } else { 0 };
+    run.token = None;
+    if run.bytes.len() < count * page_size {
+        run.bytes.resize(count * page_size, 0);
     }
-    RUN.set(run);
-    result.map(|_| ())
+    core.read_raw(phys, &mut run.bytes[..count * page_size])?;
+    let end = phys.0 + count as u64;
+    let hint_end = end + (wanted - count).min(MAX_HINT_PAGES) as u64;
+    let hint_start = if (end..hint_end).contains(&hinted_end) { hinted_end } else { end };
+    if hint_start < hint_end {
+        let bytes = (hint_end - hint_start) * page_size as u64;
+        core.storage.will_need(hint_start * page_size as u64, bytes);
+    }
+    let bytes = std::mem::take(&mut run.bytes);
+    *run = Run { token: Some(token), first: phys.0, count, verified: 0, hinted_end: hint_end.max(end), bytes };
+    Ok(())
 }
 
-/// Makes `run` hold page `phys` for `token` (reading a run of up to `wanted` pages when
-/// it does not) and verifies the page; returns its slot in the run.
-fn fill_and_verify(
-    core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
-    &Page { phys, id, kind }: &Page,
-    wanted: usize,
-    run: &mut Run,
-) -> Result<usize> {
+/// Verifies page `page` held in `run` (fully the first time, its identity after) and
+/// returns its slot in the run.
+fn verify_in_run(core: &Core, meta: &Meta, &Page { phys, id, kind }: &Page, run: &mut Run) -> Result<usize> {
     let page_size = core.page_size;
-    if run.token != Some(token) || phys.0 < run.first || phys.0 >= run.first + run.count as u64 {
-        let count = wanted.clamp(1, MAX_RUN_PAGES).min(meta.page_count.saturating_sub(phys.0).max(1) as usize);
-        run.token = None;
-        if run.bytes.len() < count * page_size {
-            run.bytes.resize(count * page_size, 0);
-        }
-        core.read_raw(phys, &mut run.bytes[..count * page_size])?;
-        if wanted > count {
-            let next = (wanted - count).min(MAX_HINT_PAGES) * page_size;
-            core.storage.will_need((phys.0 + count as u64) * page_size as u64, next as u64);
-        }
-        *run = Run { token: Some(token), first: phys.0, count, verified: 0, bytes: std::mem::take(&mut run.bytes) };
-    }
     let slot = (phys.0 - run.first) as usize;
     let bytes = &run.bytes[slot * page_size..(slot + 1) * page_size];
     if run.verified & (1 << slot) == 0 {
