@@ -98,9 +98,10 @@ pub trait PageRead {
     /// Calls `visit` with the payload of page `id`, of `kind`, where it lies — no copy:
     /// the one-page form of [`PageRead::read_payloads`] for a scan that reads each page
     /// once, `ahead` naming how many pages it expects to read next. The default pins the
-    /// page. A snapshot visits a page the pool holds in its frame (pinned while `visit`
-    /// runs) and any other page in the buffer it was read into past the pool, verified
-    /// first. A page of another kind is `Corrupted`; `visit` is not called on an error.
+    /// page. A snapshot visits the page in the buffer an earlier read past the pool
+    /// brought it into, else in its pool frame (pinned while `visit` runs), else reads
+    /// it past the pool as `read_payloads` does, verified before `visit` sees it. A page
+    /// of another kind is `Corrupted`; `visit` is not called on an error.
     fn visit_payload(&self, id: PageId, kind: PageKind, ahead: usize, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
         let _ = ahead;
         let page = self.page(id)?;
