@@ -428,7 +428,7 @@ fn scans_past_a_small_pool_match_a_vecdeque_model() {
     let seed = seed();
     let mut rng = Rng::new(seed);
     let db = Database::with_storage(Arc::new(MemStorage::new()), small_pool(), "mem").expect("open");
-    let (mut model, mut counter) = (VecDeque::new(), 0u64);
+    let (mut model, mut counter, mut most_pages) = (VecDeque::new(), 0u64, 0);
     let txn = db.begin_write().expect("write");
     Queue::create(&txn, "q").expect("create");
     txn.commit(Durability::Full).expect("commit");
@@ -439,7 +439,7 @@ fn scans_past_a_small_pool_match_a_vecdeque_model() {
             random_step(&mut rng, &mut queue, &mut model, &mut counter);
         }
         let mut appender = queue.appender().expect("appender");
-        for _ in 0..400 {
+        for _ in 0..1000 {
             counter += 1;
             let bytes = record(counter, if rng.below(50) == 0 { 5000 } else { 40 + rng.index(60) });
             model.push_back((appender.append(&bytes).expect("append"), bytes));
@@ -451,13 +451,13 @@ fn scans_past_a_small_pool_match_a_vecdeque_model() {
             continue;
         }
         let read = db.begin_read().expect("read");
-        assert_random_scans(&Queue::open(&read, "q").expect("open"), &model, &mut rng, seed);
+        let queue = Queue::open(&read, "q").expect("open");
+        most_pages = most_pages.max(queue.stats().expect("stats").data_pages);
+        assert_random_scans(&queue, &model, &mut rng, seed);
         let write = db.begin_write().expect("write");
         assert_random_scans(&Queue::open(&write, "q").expect("open"), &model, &mut rng, seed);
     }
-    let read = db.begin_read().expect("read");
-    let pages = Queue::open(&read, "q").expect("open").stats().expect("stats").data_pages;
-    assert!(pages > 128, "the queue ({pages} pages) is larger than the pool (64 pages), seed {seed}");
+    assert!(most_pages > 64, "the queue ({most_pages} pages at most) outgrew the pool (64 pages), seed {seed}");
 }
 
 /// A file image with queue "q" of 3,000 records of 40 bytes on 4 KiB pages, its
