@@ -1,11 +1,12 @@
 //! Probe of T3's queue workload, for profilers (`perf record`, callgrind): appends `n`
 //! records of `len` bytes to a queue in a file-backed database (one write transaction
-//! and one `Durability::Full` commit per 100,000 records, as T3's adapter does), then
+//! and one commit per 100,000 records, as T3's adapters do), then
 //! scans them once with `Queue::for_each` in a snapshot, and prints the wall time of
 //! each phase; `append` as the third argument skips the scan, `scan` scans five times.
 //!
 //! `QUIRE_CACHE_MIB=16` sets the pool (default 64 MiB, the engine's default and T3's);
-//! `QUIRE_DURABILITY=checksummed` commits with one sync instead of `Full`'s two.
+//! commits are `Durability::Full` (two syncs, T3's `quiredb-full`);
+//! `QUIRE_DURABILITY=checksummed` commits with one sync (T3's `quiredb`).
 //!
 //! `cargo run --release -p quiredb-structures --example queue_probe -- [n] [len] [all|append|scan]`
 
