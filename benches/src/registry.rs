@@ -46,12 +46,17 @@ pub fn queue() -> Vec<Entry<QueueOpen>> {
     let mut v: Vec<Entry<QueueOpen>> = vec![
         Entry {
             id: "quiredb",
-            settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB",
+            settings: "paged queue, Durability::Checksummed (one sync) per batch, page 8 KiB, pool 64 MiB",
             open: peers::quiredb_queue::QuireQueue::open,
         },
         Entry {
+            id: "quiredb-full",
+            settings: "paged queue, Durability::Full (two syncs) per batch, page 8 KiB, pool 64 MiB",
+            open: peers::quiredb_queue::QuireQueue::open_full,
+        },
+        Entry {
             id: "quiredb-mmap",
-            settings: "paged queue, Durability::Full per batch, page 8 KiB, pool 64 MiB, mmap reads",
+            settings: "paged queue, Durability::Checksummed (one sync) per batch, page 8 KiB, pool 64 MiB, mmap reads",
             open: peers::quiredb_queue::QuireQueue::open_mmap,
         },
         Entry { id: "sqlite-wal", settings: "rowid table, WAL, FULL", open: peers::sqlite::SqliteHeap::open },

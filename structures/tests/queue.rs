@@ -371,3 +371,216 @@ fn a_fault_at_any_storage_operation_commits_fully_or_not_at_all() {
         }
     }
 }
+
+/// Options with the smallest pool (64 pages of 4 KiB), so most of a queue of a few
+/// hundred pages is scanned past the pool.
+fn small_pool() -> Options {
+    Database::builder().page_size(4096).cache_bytes(64 * 4096).into_options()
+}
+
+/// The records of `model` from index `at` visited by `for_each` from there, stopping
+/// after `stop` records; `nested` runs another full scan inside the visitor of the
+/// first record (so a scan's page buffer meets a second scan on the same thread).
+fn scan_some<T: PageRead>(
+    queue: &Queue<'_, T>,
+    model: &VecDeque<(RecordId, Vec<u8>)>,
+    (at, stop): (usize, usize),
+    nested: bool,
+) -> (u64, Vec<(RecordId, Vec<u8>)>) {
+    let mut out = Vec::new();
+    let visited = queue
+        .for_each(Some(model[at].0), |id, bytes| {
+            if nested && out.is_empty() {
+                assert!(scan_all(queue, None).iter().eq(model.iter()), "a scan nested in a scan's visitor");
+            }
+            out.push((id, bytes.to_vec()));
+            if out.len() == stop { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+        .expect("scan");
+    (visited, out)
+}
+
+/// Four scans of `queue` from random records, stopped after random counts, some with a
+/// scan nested in their visitor, equal `model`.
+fn assert_random_scans<T: PageRead>(
+    queue: &Queue<'_, T>,
+    model: &VecDeque<(RecordId, Vec<u8>)>,
+    rng: &mut Rng,
+    seed: u64,
+) {
+    for _ in 0..4 {
+        let (at, stop) = (rng.index(model.len()), 1 + rng.index(model.len()));
+        let nested = rng.below(4) == 0;
+        let (visited, got) = scan_some(queue, model, (at, stop), nested);
+        let expected: Vec<_> = model.range(at..).take(stop).cloned().collect();
+        assert_eq!(visited, expected.len() as u64, "count of a scan from {at} stopped at {stop}, seed {seed}");
+        assert!(got == expected, "scan from {at} stopped at {stop} (nested: {nested}), seed {seed}");
+    }
+}
+
+#[test]
+fn scans_past_a_small_pool_match_a_vecdeque_model() {
+    // Proves for_each visiting pages where the engine holds them (pool frames, or the
+    // run buffer of a read past the pool, no copy) returns what a VecDeque model holds:
+    // from random records, stopped after random counts, with a scan nested in the
+    // visitor, overflow records (blob reads inside a scan) and a chain whose pages are
+    // scattered by consumes and truncations; in snapshots and in a write transaction.
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let db = Database::with_storage(Arc::new(MemStorage::new()), small_pool(), "mem").expect("open");
+    let (mut model, mut counter, mut most_pages) = (VecDeque::new(), 0u64, 0);
+    let txn = db.begin_write().expect("write");
+    Queue::create(&txn, "q").expect("create");
+    txn.commit(Durability::Full).expect("commit");
+    for _ in 0..30 {
+        let txn = db.begin_write().expect("write");
+        let mut queue = Queue::open(&txn, "q").expect("open");
+        for _ in 0..8 {
+            random_step(&mut rng, &mut queue, &mut model, &mut counter);
+        }
+        let mut appender = queue.appender().expect("appender");
+        for _ in 0..1000 {
+            counter += 1;
+            let bytes = record(counter, if rng.below(50) == 0 { 5000 } else { 40 + rng.index(60) });
+            model.push_back((appender.append(&bytes).expect("append"), bytes));
+        }
+        drop(appender);
+        drop(queue);
+        txn.commit(Durability::Checksummed).expect("commit");
+        if model.is_empty() {
+            continue;
+        }
+        let read = db.begin_read().expect("read");
+        let queue = Queue::open(&read, "q").expect("open");
+        most_pages = most_pages.max(queue.stats().expect("stats").data_pages);
+        assert_random_scans(&queue, &model, &mut rng, seed);
+        let write = db.begin_write().expect("write");
+        assert_random_scans(&Queue::open(&write, "q").expect("open"), &model, &mut rng, seed);
+    }
+    assert!(most_pages > 64, "the queue ({most_pages} pages at most) outgrew the pool (64 pages), seed {seed}");
+}
+
+/// A file image with queue "q" of 3,000 records of 40 bytes on 4 KiB pages, its
+/// records' ids, and the physical page holding the middle record.
+fn scan_image() -> (Vec<u8>, Vec<RecordId>, u64) {
+    let storage = Arc::new(MemStorage::new());
+    let db = Database::with_storage(storage.clone(), small_pool(), "mem").expect("open");
+    let txn = db.begin_write().expect("write");
+    let mut queue = Queue::create(&txn, "q").expect("create");
+    let ids: Vec<RecordId> = (0..3000).map(|n| queue.append(&record(n, 40)).expect("append")).collect();
+    drop(queue);
+    txn.commit(Durability::Full).expect("commit");
+    drop(db);
+    let image = storage.snapshot();
+    let middle = ids[1500].page.0;
+    let phys = (0..image.len() / 4096)
+        .filter(|&at| {
+            let header = quiredb_engine::page::header(&image[at * 4096..(at + 1) * 4096]);
+            header.kind == quiredb_structures::queue::DATA_PAGE && header.logical == middle
+        })
+        .max_by_key(|&at| quiredb_engine::page::header(&image[at * 4096..(at + 1) * 4096]).txn)
+        .expect("the middle record's page is in the image");
+    (image, ids, phys as u64)
+}
+
+#[test]
+fn a_damaged_page_met_by_a_scan_is_corrupted_naming_it() {
+    // Proves a page whose checksum fails, met by for_each past the pool (verified in the
+    // run buffer, not copied), is Corrupted naming its physical page, and that the
+    // records before it were visited from intact pages.
+    let (mut image, ids, phys) = scan_image();
+    image[phys as usize * 4096 + 2000] ^= 0x10;
+    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), small_pool(), "m").expect("reopen");
+    let txn = db.begin_read().expect("read");
+    let queue = Queue::open(&txn, "q").expect("open");
+    let mut seen = 0usize;
+    let result = queue.for_each(None, |id, bytes| {
+        assert_eq!((id, bytes), (ids[seen], &record(seen as u64, 40)[..]), "record {seen} before the damage");
+        seen += 1;
+        ControlFlow::Continue(())
+    });
+    match result {
+        Err(quiredb_structures::Error::Engine(quiredb_engine::Error::Corrupted { page, .. })) => {
+            assert_eq!(page.0, phys, "the error names the damaged page");
+        }
+        other => panic!("a damaged page gave {other:?}"),
+    }
+    assert!(seen > 0 && seen <= 1500, "records before the damaged page were visited ({seen})");
+}
+
+#[test]
+fn an_io_error_during_a_scan_is_an_error() {
+    // Proves a failed read (EIO) at any of the storage operations of a scan past the
+    // pool is Error::Io, not a panic or a short scan reported as complete, and that a
+    // scan the fault did not reach visits every record.
+    let (image, ids, _) = scan_image();
+    for after in 0.. {
+        let storage = Arc::new(FaultyStorage::new(image.clone(), None));
+        let db = Database::open_storage(storage.clone(), small_pool(), "faulty").expect("reopen");
+        let txn = db.begin_read().expect("read");
+        let queue = Queue::open(&txn, "q").expect("open");
+        assert_eq!(queue.len().expect("len"), ids.len() as u64, "head page read before the fault is armed");
+        storage.arm(Some(Fault { at_op: storage.ops() + after, kind: FaultKind::Eio }));
+        let result = queue.for_each(None, |_, _| ControlFlow::Continue(()));
+        if !storage.fault_fired() {
+            assert_eq!(result.expect("a scan without a fault"), ids.len() as u64, "every record visited");
+            assert!(after > 1, "the scan reads the file");
+            break;
+        }
+        assert!(
+            matches!(result, Err(quiredb_structures::Error::Engine(quiredb_engine::Error::Io { .. }))),
+            "a failed read at operation {after} of the scan gave {result:?}"
+        );
+    }
+}
+
+/// The payload bytes of data page `page` that no record or slot covers.
+fn unused_bytes(page: &[u8]) -> &[u8] {
+    let u16_at = |at: usize| usize::from(u16::from_le_bytes([page[at], page[at + 1]]));
+    let (count, variable) = (u16_at(24), u16_at(26) & 1 == 1);
+    let len_word = u32::from_le_bytes(page[28..32].try_into().expect("4 bytes")) as usize;
+    let (used, slots) = if variable { (len_word, 2 * count) } else { (count * len_word, 0) };
+    &page[32 + used..page.len() - slots]
+}
+
+#[test]
+fn appended_pages_hold_zeros_where_no_record_is() {
+    // Proves pages the appender allocates without zeroing (over pool frames that held
+    // other pages' bytes) reach the file with every byte no record covers zeroed: fixed
+    // pages with a remainder, variable pages, a tail page left by one appender and
+    // filled by the next.
+    let seed = seed();
+    let mut rng = Rng::new(seed);
+    let db = Database::with_storage(Arc::new(MemStorage::new()), small_pool(), "mem").expect("open");
+    let txn = db.begin_write().expect("write");
+    let mut junk = Queue::create(&txn, "junk").expect("create");
+    for _ in 0..20_000 {
+        junk.append(&[0xAB; 40]).expect("append junk");
+    }
+    junk.drop_queue().expect("drop junk");
+    Queue::create(&txn, "q").expect("create");
+    txn.commit(Durability::Full).expect("commit");
+    for _ in 0..6 {
+        let txn = db.begin_write().expect("write");
+        let mut queue = Queue::open(&txn, "q").expect("open");
+        let mut appender = queue.appender().expect("appender");
+        for n in 0..1 + rng.below(3000) {
+            let len = if rng.below(3) == 0 { 1 + rng.index(120) } else { 100 };
+            appender.append(&record(n, len)).expect("append");
+        }
+        drop(appender);
+        drop(queue);
+        txn.commit(Durability::Full).expect("commit");
+    }
+    let read = db.begin_read().expect("read");
+    let head = read.page(read.catalog_entry("q").expect("catalog").expect("q exists").root).expect("head page");
+    let mut next = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+    let mut pages = 0;
+    while next != 0 {
+        let page = read.page(quiredb_engine::PageId(next)).expect("data page");
+        assert!(unused_bytes(&page).iter().all(|&b| b == 0), "page {next}: unused bytes not zero, seed {seed}");
+        next = u64::from_le_bytes(page[0..8].try_into().expect("8 bytes"));
+        pages += 1;
+    }
+    assert!(pages > 64, "more pages ({pages}) than the pool has frames, seed {seed}");
+}

@@ -1,9 +1,11 @@
 //! QuireDB's paged queue as a T3 heap table: one database file `queue.quire` in the
 //! engine's default 8 KiB pages and 64 MiB pool; one queue named `t3`; each batch is
-//! appended through one `Appender` in one write transaction committed with
-//! `Durability::Full`; scans run `Queue::for_each` in a read snapshot, which reads the
-//! data pages past the pool in runs of 32 (`quiredb`), or with `mmap_reads` in place
-//! from a memory map (`quiredb-mmap`).
+//! appended through one `Appender` in one write transaction committed with the
+//! default `Durability::Checksummed` — one sync, and the batch survives a power cut
+//! once the commit returns, the promise of the flat file's `sync_data` (`quiredb-full`:
+//! `Durability::Full`, two syncs); scans run `Queue::for_each` in a read snapshot,
+//! which visits the data pages past the pool in runs of 32 read with one `pread`
+//! (`quiredb`), or with `mmap_reads` read from a memory map (`quiredb-mmap`).
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
@@ -20,26 +22,32 @@ const NAME: &str = "t3";
 pub struct QuireQueue {
     db: Database,
     dir: PathBuf,
+    durability: Durability,
 }
 
 impl QuireQueue {
     /// Opener for `quiredb` in T3 (creates the database and the queue when absent).
     pub fn open(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
-        Self::create(dir, false)
+        Self::create(dir, false, Durability::Checksummed)
+    }
+
+    /// Opener for `quiredb-full` in T3: batches committed with `Durability::Full`.
+    pub fn open_full(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
+        Self::create(dir, false, Durability::Full)
     }
 
     /// Opener for `quiredb-mmap` in T3: pool misses served from a memory map.
     pub fn open_mmap(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
-        Self::create(dir, true)
+        Self::create(dir, true, Durability::Checksummed)
     }
 
-    fn create(dir: &Path, mmap: bool) -> Result<Box<dyn QueueEngine>> {
+    fn create(dir: &Path, mmap: bool, durability: Durability) -> Result<Box<dyn QueueEngine>> {
         create_dir(dir)?;
         let db = Database::builder().mmap_reads(mmap).create(dir.join("queue.quire")).or_engine(ID)?;
         let txn = db.begin_write().or_engine(ID)?;
         Queue::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(Box::new(QuireQueue { db, dir: dir.into() }))
+        Ok(Box::new(QuireQueue { db, dir: dir.into(), durability }))
     }
 }
 
@@ -52,7 +60,7 @@ impl QueueEngine for QuireQueue {
             appender.append(record).or_engine(ID)?;
         }
         drop(appender);
-        txn.commit(Durability::Full).or_engine(ID)
+        txn.commit(self.durability).or_engine(ID)
     }
 
     fn scan(&mut self, visit: &mut dyn FnMut(&[u8])) -> Result<()> {

@@ -1,18 +1,22 @@
-//! Reads that bypass the buffer pool: a snapshot's [`read_payloads`](super::PageRead::read_payloads). A page
-//! in the pool is copied from its frame; a page that is not is served from a run of
-//! consecutive physical pages read from the file with one `pread` into a per-thread
-//! buffer — the pages asked for plus a read-ahead the caller names — and copied from
-//! there; read-ahead beyond one run is passed to the OS as a hint (`will_need`), so a
-//! scan's next run is on its way while this one is visited. No frame is taken, so reading a blob or scanning a queue larger than the pool
-//! evicts nothing, and a blob whose root and data pages lie together costs one read.
+//! Reads that bypass the buffer pool: a snapshot's [`read_payloads`](super::PageRead::read_payloads)
+//! (copies) and [`visit_payload`](super::PageRead::visit_payload) (no copy: the caller's
+//! closure sees the page where it lies). A page in the pool is served from its frame,
+//! pinned; a page that is not is served from a run of consecutive physical pages read
+//! from the file with one `pread` into a per-thread buffer — the pages asked for plus a
+//! read-ahead the caller names; read-ahead beyond one run is passed to the OS as a hint
+//! (`will_need`), so a scan's next run is on its way while this one is visited. No frame
+//! is taken, so reading a blob or scanning a queue larger than the pool evicts nothing,
+//! and a blob whose root and data pages lie together costs one read.
 //!
 //! Invariants:
 //! - a page is verified in the run buffer as a pool load verifies it (checksum, logical
 //!   id, not newer than the snapshot: `page::verify_expect`) before a byte of it is
-//!   copied; pages read ahead are verified only when asked for, so garbage behind the
+//!   copied or visited; pages read ahead are verified only when asked for, so garbage behind the
 //!   last page of a structure is never an error unless someone reads it;
 //! - the run buffer is tagged with the snapshot it was read for ([`SnapshotToken`]:
 //!   equal tokens mean equal, unchanging contents), so another snapshot never sees it;
+//!   while a visitor runs, the buffer is out of its thread-local slot, so a read the
+//!   visitor makes uses a buffer of its own;
 //! - an I/O error is an error and poisons the handle, as for a pool load (`read_raw`).
 //!
 //! Read next: `read.rs` (the snapshot that calls this).
@@ -42,6 +46,9 @@ struct Run {
     count: usize,
     /// Bit `i`: page `first + i` passed `verify_expect`.
     verified: u64,
+    /// Physical page after the last one hinted to the OS for this snapshot (a scan's
+    /// next run hints only what the previous runs did not).
+    hinted_end: u64,
     /// `count` whole pages, headers included (grown to the largest run, then reused).
     bytes: Vec<u8>,
 }
@@ -72,20 +79,29 @@ pub(super) fn read_payloads(
     let (mut done, mut index, mut within) = (0, request.skip / payload, request.skip % payload);
     while done < out.len() {
         let take = (out.len() - done).min(payload - within);
-        let id = request.ids[index];
-        let phys = core.translate(meta, id)?.ok_or(Error::UnmappedPage(id.0))?;
-        if phys.0 < META_PAGES {
-            return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {}", id.0)));
-        }
+        let page = locate(core, meta, request.ids[index], request.kind)?;
+        let wanted = request.ids.len() - index + request.ahead;
         let target = &mut out[done..done + take];
-        let page = Page { phys, id, kind: request.kind };
-        if !copy_cached(core, &page, within, target)? {
-            let wanted = request.ids.len() - index + request.ahead;
-            copy_from_run(core, meta, token, &page, wanted, within, target)?;
-        }
+        let start = HEADER_SIZE + within;
+        with_page(core, meta, token, &page, wanted, &mut |bytes| target.copy_from_slice(&bytes[start..start + take]))?;
         (done, index, within) = (done + take, index + 1, 0);
     }
     Ok(())
+}
+
+/// Calls `visit` with the payload of page `id` of `kind`, verified, where it lies: in
+/// its pool frame (pinned while `visit` runs) or in this thread's run buffer (read with
+/// `ahead` pages behind it, as [`read_payloads`] reads) — no copy.
+pub(super) fn visit_payload(
+    core: &Core,
+    meta: &Meta,
+    token: SnapshotToken,
+    (id, kind): (PageId, PageKind),
+    ahead: usize,
+    visit: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    let page = locate(core, meta, id, kind)?;
+    with_page(core, meta, token, &page, 1 + ahead, &mut |bytes| visit(&bytes[HEADER_SIZE..]))
 }
 
 /// One page of a request: where it is, what it is.
@@ -95,8 +111,59 @@ struct Page {
     kind: PageKind,
 }
 
-/// Copies from the pool's frame of the page, if it has one; false if not.
-fn copy_cached(core: &Core, &Page { phys, id, kind }: &Page, within: usize, out: &mut [u8]) -> Result<bool> {
+/// Where logical page `id` of `kind` lies in the snapshot of `meta`.
+fn locate(core: &Core, meta: &Meta, id: PageId, kind: PageKind) -> Result<Page> {
+    let phys = core.translate(meta, id)?.ok_or(Error::UnmappedPage(id.0))?;
+    if phys.0 < META_PAGES {
+        return Err(Error::corrupted(phys, format!("reference to meta page {phys} from logical {}", id.0)));
+    }
+    Ok(Page { phys, id, kind })
+}
+
+/// Calls `visit` with the whole verified page (header included): from this thread's run
+/// buffer if it holds the page (a scan's next page), else from its pool frame, else from
+/// a run of up to `wanted` pages read into the buffer. The buffer is taken out of the
+/// thread-local while `visit` runs, so a visitor may read pages itself (an overflow
+/// record's blob, a nested scan): such a read fills a buffer of its own, and this one is
+/// put back afterwards.
+fn with_page(
+    core: &Core,
+    meta: &Meta,
+    token: SnapshotToken,
+    page: &Page,
+    wanted: usize,
+    visit: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    let mut run = RUN.take();
+    let result = visit_held(core, meta, token, page, wanted, &mut run, visit);
+    RUN.set(run);
+    result
+}
+
+/// [`with_page`] with the run buffer in hand.
+fn visit_held(
+    core: &Core,
+    meta: &Meta,
+    token: SnapshotToken,
+    page: &Page,
+    wanted: usize,
+    run: &mut Run,
+    visit: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    let held = run.token == Some(token) && page.phys.0 >= run.first && page.phys.0 < run.first + run.count as u64;
+    if !held {
+        if visit_cached(core, page, visit)? {
+            return Ok(());
+        }
+        fill(core, meta, token, page.phys, wanted, run)?;
+    }
+    let slot = verify_in_run(core, meta, page, run)?;
+    visit(&run.bytes[slot * core.page_size..(slot + 1) * core.page_size]);
+    Ok(())
+}
+
+/// Visits the pool's frame of the page, pinned, if it has one; false if not.
+fn visit_cached(core: &Core, &Page { phys, id, kind }: &Page, visit: &mut dyn FnMut(&[u8])) -> Result<bool> {
     let hinted = core.translations.frame_hint(id).and_then(|frame| core.pool.lookup_frame(frame, phys));
     let guard = match hinted {
         Some(guard) => guard,
@@ -109,48 +176,45 @@ fn copy_cached(core: &Core, &Page { phys, id, kind }: &Page, within: usize, out:
         },
     };
     page::verify_identity(&guard.bytes, phys, Some(kind), id.0)?;
-    let start = HEADER_SIZE + within;
-    out.copy_from_slice(&guard.bytes[start..start + out.len()]);
+    visit(&guard.bytes);
     Ok(true)
 }
 
-/// Copies from the page in this thread's run buffer, reading a run of up to `wanted`
-/// pages from it first unless the buffer holds it for `token`.
-fn copy_from_run(
-    core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
-    &Page { phys, id, kind }: &Page,
-    wanted: usize,
-    within: usize,
-    out: &mut [u8],
-) -> Result<()> {
-    RUN.with_borrow_mut(|run| {
-        let page_size = core.page_size;
-        if run.token != Some(token) || phys.0 < run.first || phys.0 >= run.first + run.count as u64 {
-            let count = wanted.clamp(1, MAX_RUN_PAGES).min(meta.page_count.saturating_sub(phys.0).max(1) as usize);
-            run.token = None;
-            if run.bytes.len() < count * page_size {
-                run.bytes.resize(count * page_size, 0);
-            }
-            core.read_raw(phys, &mut run.bytes[..count * page_size])?;
-            if wanted > count {
-                let next = (wanted - count).min(MAX_HINT_PAGES) * page_size;
-                core.storage.will_need((phys.0 + count as u64) * page_size as u64, next as u64);
-            }
-            *run = Run { token: Some(token), first: phys.0, count, verified: 0, bytes: std::mem::take(&mut run.bytes) };
-        }
-        let slot = (phys.0 - run.first) as usize;
-        let bytes = &run.bytes[slot * page_size..(slot + 1) * page_size];
-        if run.verified & (1 << slot) == 0 {
-            page::verify_expect(bytes, phys, Some(kind), id.0, meta.txn)?;
-            run.verified |= 1 << slot;
-            core.pool.counters.miss();
-        } else {
-            page::verify_identity(bytes, phys, Some(kind), id.0)?;
-        }
-        let start = HEADER_SIZE + within;
-        out.copy_from_slice(&bytes[start..start + out.len()]);
-        Ok(())
-    })
+/// Reads a run of up to `wanted` pages from `phys` into `run` for `token`, and hints to
+/// the OS the pages after it that no earlier run of this snapshot hinted.
+fn fill(core: &Core, meta: &Meta, token: SnapshotToken, phys: PhysId, wanted: usize, run: &mut Run) -> Result<()> {
+    let page_size = core.page_size;
+    let count = wanted.clamp(1, MAX_RUN_PAGES).min(meta.page_count.saturating_sub(phys.0).max(1) as usize);
+    let hinted_end = if run.token == Some(token) { run.hinted_end } else { 0 };
+    run.token = None;
+    if run.bytes.len() < count * page_size {
+        run.bytes.resize(count * page_size, 0);
+    }
+    core.read_raw(phys, &mut run.bytes[..count * page_size])?;
+    let end = phys.0 + count as u64;
+    let hint_end = end + (wanted - count).min(MAX_HINT_PAGES) as u64;
+    let hint_start = if (end..hint_end).contains(&hinted_end) { hinted_end } else { end };
+    if hint_start < hint_end {
+        let bytes = (hint_end - hint_start) * page_size as u64;
+        core.storage.will_need(hint_start * page_size as u64, bytes);
+    }
+    let bytes = std::mem::take(&mut run.bytes);
+    *run = Run { token: Some(token), first: phys.0, count, verified: 0, hinted_end: hint_end.max(end), bytes };
+    Ok(())
+}
+
+/// Verifies page `page` held in `run` (fully the first time, its identity after) and
+/// returns its slot in the run.
+fn verify_in_run(core: &Core, meta: &Meta, &Page { phys, id, kind }: &Page, run: &mut Run) -> Result<usize> {
+    let page_size = core.page_size;
+    let slot = (phys.0 - run.first) as usize;
+    let bytes = &run.bytes[slot * page_size..(slot + 1) * page_size];
+    if run.verified & (1 << slot) == 0 {
+        page::verify_expect(bytes, phys, Some(kind), id.0, meta.txn)?;
+        run.verified |= 1 << slot;
+        core.pool.counters.miss();
+    } else {
+        page::verify_identity(bytes, phys, Some(kind), id.0)?;
+    }
+    Ok(slot)
 }

@@ -95,6 +95,23 @@ pub trait PageRead {
         }
         Ok(())
     }
+    /// Calls `visit` with the payload of page `id`, of `kind`, where it lies — no copy:
+    /// the one-page form of [`PageRead::read_payloads`] for a scan that reads each page
+    /// once, `ahead` naming how many pages it expects to read next. The default pins the
+    /// page. A snapshot visits the page in the buffer an earlier read past the pool
+    /// brought it into, else in its pool frame (pinned while `visit` runs), else reads
+    /// it past the pool as `read_payloads` does, verified before `visit` sees it. A page
+    /// of another kind is `Corrupted`; `visit` is not called on an error.
+    fn visit_payload(&self, id: PageId, kind: PageKind, ahead: usize, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let _ = ahead;
+        let page = self.page(id)?;
+        if page.kind() != kind {
+            let reason = format!("kind {} where {} was expected", page.kind().code(), kind.code());
+            return Err(crate::Error::corrupted_logical(page.id(), reason));
+        }
+        visit(&page);
+        Ok(())
+    }
     /// Bytes of payload per page (page size − 32).
     fn payload_size(&self) -> usize;
     /// The snapshot's (or the writer's new) transaction id.

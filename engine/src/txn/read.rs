@@ -159,6 +159,12 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
         super::direct::read_payloads(core, &self.meta, token, &super::direct::Request { ids, kind, skip, ahead }, out)
     }
 
+    fn visit_payload(&self, id: PageId, kind: PageKind, ahead: usize, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let core = self.holder.core();
+        let token = SnapshotToken::new(core.instance, self.meta.txn);
+        super::direct::visit_payload(core, &self.meta, token, (id, kind), ahead, visit)
+    }
+
     fn payload_size(&self) -> usize {
         self.holder.core().page_size - HEADER_SIZE
     }
@@ -251,6 +257,15 @@ macro_rules! delegate_page_read {
                 out: &mut [u8],
             ) -> Result<()> {
                 self.0.read_payloads(ids, kind, skip, ahead, out)
+            }
+            fn visit_payload(
+                &self,
+                id: PageId,
+                kind: PageKind,
+                ahead: usize,
+                visit: &mut dyn FnMut(&[u8]),
+            ) -> Result<()> {
+                self.0.visit_payload(id, kind, ahead, visit)
             }
             fn payload_size(&self) -> usize {
                 self.0.payload_size()

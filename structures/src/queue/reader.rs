@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, PageRef};
 use std::ops::ControlFlow;
 
-/// Pages [`Core::for_each`] asks to read ahead of the one it copies: the engine's
+/// Pages [`Core::for_each`] asks to read ahead of the one it visits: the engine's
 /// longest run (32 pages, 256 KiB of 8 KiB pages) and a hint for the next four.
 const SCAN_AHEAD: usize = 159;
 
@@ -99,10 +99,11 @@ impl Core {
     /// `from` (an id already consumed starts at the head); `visit` returns
     /// `ControlFlow::Break(())` to stop. Returns how many records were visited.
     ///
-    /// Pages after the first are copied with [`PageRead::read_payloads`], reading 159
-    /// pages ahead: in a snapshot, a scan then reads the file in runs of 32 pages, the
-    /// next four runs hinted to the OS, and takes no pool frame, so a queue larger
-    /// than the pool evicts nothing.
+    /// Pages after the first are visited with [`PageRead::visit_payload`], reading 159
+    /// pages ahead: in a snapshot, a page the pool holds is visited in its frame, any
+    /// other in the buffer the file was read into, in runs of 32 pages with the next
+    /// four runs hinted to the OS; no page is copied and no pool frame is taken, so a
+    /// queue larger than the pool evicts nothing.
     pub fn for_each(
         &self,
         txn: &impl PageRead,
@@ -113,20 +114,21 @@ impl Core {
         let Some(at) = self.start(txn, from)? else { return Ok(0) };
         let mut buf = Vec::new();
         let first = Visit { page: &at.page, id: at.page.id(), header: &at.header, slot: at.slot };
-        let (mut visited, flow) = visit_page(self, txn, &slots, &first, &mut buf, &mut visit)?;
+        let (mut visited, mut flow) = visit_page(self, txn, &slots, &first, &mut buf, &mut visit)?;
         let (mut next, mut end_seq) = (at.header.next, at.header.end_seq());
         drop(at);
-        let mut copy = vec![0u8; txn.payload_size()];
         while flow.is_continue() && next != 0 {
             let id = PageId(next);
-            txn.read_payloads(&[id], super::DATA_PAGE, 0, SCAN_AHEAD, &mut copy)?;
-            let header = self.next_header(&copy, id, end_seq, &slots)?;
-            let page = Visit { page: &copy, id, header: &header, slot: 0 };
-            let (done, flow) = visit_page(self, txn, &slots, &page, &mut buf, &mut visit)?;
-            visited += done;
-            if flow.is_break() {
-                break;
-            }
+            let mut outcome = None;
+            txn.visit_payload(id, super::DATA_PAGE, SCAN_AHEAD, &mut |page| {
+                let visited = self.next_header(page, id, end_seq, &slots).and_then(|header| {
+                    let at = Visit { page, id, header: &header, slot: 0 };
+                    visit_page(self, txn, &slots, &at, &mut buf, &mut visit).map(|done| (done, header))
+                });
+                outcome = Some(visited);
+            })?;
+            let ((done, page_flow), header) = outcome.expect("visit_payload calls the visitor when it succeeds")?;
+            (visited, flow) = (visited + done, page_flow);
             (next, end_seq) = (header.next, header.end_seq());
         }
         Ok(visited)
@@ -190,7 +192,7 @@ impl Core {
         Ok(start)
     }
 
-    /// The header of data page `id` (its payload copied into `page`, its kind checked)
+    /// The header of data page `id` (its payload `page`, its kind checked by the engine)
     /// that follows a page ending at `end_seq`, checked as [`Core::next_page`] checks it.
     fn next_header(&self, page: &[u8], id: PageId, end_seq: u64, slots: &Slots) -> Result<DataHeader> {
         let header = DataHeader::decode(page, slots.width, &self.name, id.0)?;

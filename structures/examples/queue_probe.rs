@@ -1,0 +1,65 @@
+//! Probe of T3's queue workload, for profilers (`perf record`, callgrind): appends `n`
+//! records of `len` bytes to a queue in a file-backed database (one write transaction
+//! and one commit per 100,000 records, as T3's adapters do), then
+//! scans them once with `Queue::for_each` in a snapshot, and prints the wall time of
+//! each phase; `append` as the third argument skips the scan, `scan` scans five times.
+//!
+//! `QUIRE_CACHE_MIB=16` sets the pool (default 64 MiB, the engine's default and T3's);
+//! commits are `Durability::Full` (two syncs, T3's `quiredb-full`);
+//! `QUIRE_DURABILITY=checksummed` commits with one sync (T3's `quiredb`).
+//!
+//! `cargo run --release -p quiredb-structures --example queue_probe -- [n] [len] [all|append|scan]`
+
+use quiredb_engine::{Database, Durability};
+use quiredb_structures::queue::Queue;
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+/// Records per write transaction (T3's `BATCH`).
+const BATCH: usize = 100_000;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).map_or(Ok(1_000_000), |s| s.parse())?;
+    let len: usize = args.get(2).map_or(Ok(32), |s| s.parse())?;
+    let scans = match args.get(3).map(String::as_str) {
+        Some("append") => 0,
+        Some("scan") => 5,
+        _ => 1,
+    };
+    let dir = tempfile::tempdir()?;
+    let durability = match std::env::var("QUIRE_DURABILITY").as_deref() {
+        Ok("checksummed") => Durability::Checksummed,
+        _ => Durability::Full,
+    };
+    let cache_mib: usize = std::env::var("QUIRE_CACHE_MIB").map_or(Ok(64), |v| v.parse())?;
+    let db = Database::builder().cache_bytes(cache_mib << 20).create(dir.path().join("probe.quire"))?;
+    let record: Vec<u8> = (0..len).map(|i| i as u8).collect();
+    let started = Instant::now();
+    for batch in 0..n.div_ceil(BATCH) {
+        let txn = db.begin_write()?;
+        let mut queue = Queue::open_or_create(&txn, "t3")?;
+        let mut appender = queue.appender()?;
+        for _ in batch * BATCH..n.min((batch + 1) * BATCH) {
+            appender.append(&record)?;
+        }
+        drop(appender);
+        drop(queue);
+        txn.commit(durability)?;
+    }
+    let append_s = started.elapsed().as_secs_f64();
+    println!("append {n} × {len} B: {append_s:.3} s, {:.2} M/s", n as f64 / append_s / 1e6);
+    for _ in 0..scans {
+        let started = Instant::now();
+        let txn = db.begin_read()?;
+        let queue = Queue::open(&txn, "t3")?;
+        let mut sum = 0u64;
+        let visited = queue.for_each(None, |_, bytes| {
+            sum = sum.wrapping_add(u64::from(bytes[0]) + bytes.len() as u64);
+            ControlFlow::Continue(())
+        })?;
+        let scan_s = started.elapsed().as_secs_f64();
+        println!("scan {visited} records: {scan_s:.3} s, {:.2} M/s (sum {sum})", visited as f64 / scan_s / 1e6);
+    }
+    Ok(())
+}
