@@ -152,6 +152,7 @@ impl<'a> PageRef<'a> {
     }
 
     /// Kind the page was allocated with.
+    #[inline]
     pub fn kind(&self) -> PageKind {
         page::header(self.whole()).kind
     }
