@@ -8,8 +8,11 @@
 //! cargo run --release -p quiredb-structures --example lookup_probe -- /tmp/probe.quire 1000000 2000000 get 1024
 //! ```
 //!
-//! Arguments: file, keys, operations, `get` or `range`, pool MiB (default 1024), and
-//! `mmap` to serve pool misses from a memory map of the file.
+//! Arguments: file, keys, operations, `get`, `range` (10 pairs through `entries`) or
+//! `cursor` (10 pairs through a cursor, values borrowed in place, as the `quire-bench`
+//! KV adapter reads them),
+//! pool MiB (default 1024), and `mmap` to serve pool misses from a memory map of the
+//! file.
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
@@ -39,7 +42,7 @@ fn key(index: u64) -> [u8; KEY_LEN] {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [path, keys, ops, mode, rest @ ..] = args.as_slice() else {
-        return Err("usage: lookup_probe FILE KEYS OPS get|range [POOL_MIB [mmap]]".into());
+        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor [POOL_MIB [mmap]]".into());
     };
     let (keys, ops): (u64, u64) = (keys.parse()?, ops.parse()?);
     let pool_mib: usize = rest.first().map_or(Ok(1024), |text| text.parse())?;
@@ -66,6 +69,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let tree = BTree::open(&txn, "kv")?;
         if mode == "get" {
             found += u64::from(tree.get(&target, &mut out)?);
+        } else if mode == "cursor" {
+            let mut cursor = tree.cursor();
+            cursor.seek(&target)?;
+            for _ in 0..10 {
+                let (Some(key), Some(value)) = (cursor.key(), cursor.value_in(&mut out)?) else { break };
+                found += (key.len() + value.len()) as u64;
+                cursor.move_next()?;
+            }
         } else {
             for entry in tree.entries(Bound::Included(&target[..]), Bound::Unbounded).take(10) {
                 found += entry?.1.len() as u64;

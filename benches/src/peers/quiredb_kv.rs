@@ -123,10 +123,9 @@ impl KvEngine for QuireKv {
         let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek_first().or_engine(ID)?;
-        let mut value = Vec::new();
-        while let Some(key) = cursor.key() {
-            cursor.value(&mut value).or_engine(ID)?;
-            visit(key, &value);
+        let mut scratch = Vec::new();
+        while let (Some(key), Some(value)) = (cursor.key(), cursor.value_in(&mut scratch).or_engine(ID)?) {
+            visit(key, value);
             cursor.move_next().or_engine(ID)?;
         }
         Ok(())
@@ -137,12 +136,11 @@ impl KvEngine for QuireKv {
         let tree = BTree::open(&txn, NAME).or_engine(ID)?;
         let mut cursor = tree.cursor();
         cursor.seek(start).or_engine(ID)?;
-        let mut value = Vec::new();
+        let mut scratch = Vec::new();
         let mut seen = 0;
         while seen < count {
-            cursor.value(&mut value).or_engine(ID)?;
-            let Some(key) = cursor.key() else { break };
-            visit(key, &value);
+            let (Some(key), Some(value)) = (cursor.key(), cursor.value_in(&mut scratch).or_engine(ID)?) else { break };
+            visit(key, value);
             seen += 1;
             cursor.move_next().or_engine(ID)?;
         }

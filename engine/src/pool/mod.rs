@@ -65,6 +65,7 @@ const TRANSIENT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_milli
 const HIT_STRIPES: usize = 16;
 
 /// The hit-counter stripe of the calling thread (threads take stripes in turn).
+#[inline]
 fn hit_stripe() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {

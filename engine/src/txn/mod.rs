@@ -169,6 +169,7 @@ impl<'a> PageRef<'a> {
     }
 
     /// Kind the page was allocated with.
+    #[inline]
     pub fn kind(&self) -> PageKind {
         page::header(self.whole()).kind
     }

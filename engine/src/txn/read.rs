@@ -130,7 +130,7 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
         if let Some(frame) = hint {
             core.pool.prefetch_frame_head::<PAGE_HEAD_LINES>(frame);
         }
-        let phys = core.translate(&self.meta, id)?.ok_or(Error::UnmappedPage(id.0))?;
+        let Some(phys) = core.translate(&self.meta, id)? else { return Err(Error::UnmappedPage(id.0)) };
         if let Some(guard) = hint.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));

@@ -124,6 +124,43 @@ pub fn cell_span(page: &[u8], i: usize) -> Result<(usize, usize), String> {
     Ok((at, len))
 }
 
+/// Where leaf entry `i` keeps its key and value, for a reader that knows the leaf's
+/// slot array offset (`slots`, see [`slots_offset`]): the checks of [`cell_span`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeafSpan {
+    /// Offset of the cell.
+    pub at: usize,
+    /// Bytes of the cell.
+    pub len: usize,
+    /// Bytes of the key (it starts at `at + LEAF_CELL_HEADER`).
+    pub key_len: usize,
+    /// The value is a blob reference, not the value's bytes.
+    pub blob: bool,
+}
+
+/// [`cell_span`] of leaf entry `i`, given the leaf's slot array offset.
+#[inline]
+pub fn leaf_span(page: &[u8], slots: usize, i: usize) -> Result<LeafSpan, String> {
+    let at = u16_at(page, slots + 2 * i);
+    let header = match page.get(at..at + LEAF_CELL_HEADER) {
+        Some(header) if at >= cell_start(page) => header,
+        _ => return Err(bad_cell(i, at)),
+    };
+    let key_len = usize::from(u16::from_le_bytes([header[0], header[1]]));
+    let word = u32::from_le_bytes([header[2], header[3], header[4], header[5]]);
+    let len = LEAF_CELL_HEADER + key_len + stored_len(word);
+    if at + len > page.len() {
+        return Err(bad_cell(i, at));
+    }
+    Ok(LeafSpan { at, len, key_len, blob: word & BLOB_FLAG != 0 })
+}
+
+/// Offset of the slot array of a node with `n` entries (one that passed [`validate`]).
+#[inline]
+pub fn slots_offset(page: &[u8], n: usize) -> usize {
+    slots_at(page, n)
+}
+
 fn value_word_at(page: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([page[at + 2], page[at + 3], page[at + 4], page[at + 5]])
 }
@@ -296,11 +333,13 @@ fn prefetch_cell_at(page: &[u8], at: usize) {
     }
 }
 
-/// Asks the CPU for the cell of entry `i` of a node that passed [`validate`] (`i <
-/// count`), ahead of a cursor reaching it.
+/// Asks the CPU for the cell of leaf entry `i`, given the slot array offset (see
+/// [`leaf_span`]), ahead of a cursor reaching it.
 #[inline]
-pub fn prefetch_cell(page: &[u8], i: usize) {
-    prefetch_cell_at(page, slot(page, i));
+pub fn prefetch_leaf_cell(page: &[u8], slots: usize, i: usize) {
+    if let Some(slot) = page.get(slots + 2 * i..slots + 2 * i + 2) {
+        prefetch_cell_at(page, usize::from(u16::from_le_bytes([slot[0], slot[1]])));
+    }
 }
 
 /// A decoded node header for searching: count, key-cell header size and slot array.
@@ -418,17 +457,26 @@ pub fn used_bytes(page: &[u8]) -> usize {
 }
 
 /// Checks the header fields against the page size; `Err(reason)` if impossible.
+/// Inlined into every descent step; the reasons are built out of line.
+#[inline]
 pub fn validate(page: &[u8], kind_is_leaf: bool) -> Result<(), String> {
     let n = count(page);
-    if (level(page) == 0) != kind_is_leaf {
-        return Err(format!("level {} does not match the page kind", level(page)));
-    }
-    let end = arrays_end(kind_is_leaf, n);
     let start = cell_start(page);
-    if end > start || start > page.len() || garbage(page) > page.len() - start {
-        return Err(format!("{n} entries, cells from {start}, garbage {} do not fit", garbage(page)));
+    let fits = arrays_end(kind_is_leaf, n) <= start && start <= page.len() && garbage(page) <= page.len() - start;
+    if (level(page) == 0) != kind_is_leaf || !fits {
+        return Err(invalid_header(page, kind_is_leaf));
     }
     Ok(())
+}
+
+/// Why [`validate`] refused a node header.
+#[cold]
+#[inline(never)]
+fn invalid_header(page: &[u8], kind_is_leaf: bool) -> String {
+    if (level(page) == 0) != kind_is_leaf {
+        return format!("level {} does not match the page kind", level(page));
+    }
+    format!("{} entries, cells from {}, garbage {} do not fit", count(page), cell_start(page), garbage(page))
 }
 
 /// [`validate`] plus every cell: inside the cell area, and live bytes plus garbage
