@@ -77,6 +77,7 @@ impl Translations {
     }
 
     /// Number of slots (a power of two).
+    #[cfg(test)]
     pub fn slot_count(&self) -> usize {
         self.slots.len()
     }

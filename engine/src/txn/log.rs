@@ -84,13 +84,11 @@ pub(crate) fn max_record_bytes(pages: usize, page_size: usize) -> u64 {
 pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_size: usize) -> Vec<u8> {
     let mut record = Vec::with_capacity(2 * page_size);
     record.resize(IDS_AT, 0);
-    let mut meta_page = vec![0u8; page_size];
-    meta.encode(0, &mut meta_page);
     record[4..8].copy_from_slice(MAGIC_DELTAS);
     page::write_u64(&mut record, 8, epoch.0);
     page::write_u64(&mut record, 16, meta.txn.0);
     page::write_u32(&mut record, 24, pages.len() as u32);
-    record[META_AT..IDS_AT].copy_from_slice(&meta_page[..META_BODY_BYTES]);
+    record[META_AT..IDS_AT].copy_from_slice(&meta.encode_body(0));
     for page in pages {
         delta::encode(&mut record, page.phys, page.bytes, page.base);
     }

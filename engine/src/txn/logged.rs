@@ -77,6 +77,7 @@ impl WriteTxn<'_> {
                 .collect();
             log::encode(log.epoch.unwrap_or_default(), &meta, &pages, page_size)
         };
+        let encoded_epoch = log.epoch;
         let record_bytes = record.len() as u64;
         if log.offset + record_bytes > state.meta.log_pages * page_size as u64
             || self.epoch_holds_too_many(state.meta.log_pages)
@@ -84,7 +85,9 @@ impl WriteTxn<'_> {
             self.checkpoint(&mut log)?;
         }
         let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
-        log::set_epoch(&mut record, epoch);
+        if encoded_epoch != Some(epoch) {
+            log::set_epoch(&mut record, epoch); // a checkpoint began a new epoch
+        }
         self.core.ensure_len(state.meta.page_count)?;
         let at = state.meta.log_start * page_size as u64 + log.offset;
         let txn = state.meta.txn;
