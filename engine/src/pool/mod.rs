@@ -174,6 +174,10 @@ pub struct Pool {
     hand: AtomicUsize,
     /// Frames never taken yet: while some are left, a miss costs no eviction.
     untouched: AtomicUsize,
+    /// Frames whose page was reallocated ([`Pool::invalidate`]): taken before the CLOCK
+    /// hand looks further, so the copy a commit makes of a page reuses the frame of the
+    /// version it replaces instead of touching (page-faulting) memory the pool never used.
+    recycled: parking_lot::Mutex<Vec<u32>>,
     /// Pages checksummed in the file's memory map (see `txn/read.rs`).
     pub verified: Verified,
     /// Shared counters (hits, misses, …).
@@ -217,6 +221,7 @@ impl Pool {
             hits,
             hand: AtomicUsize::new(0),
             untouched: AtomicUsize::new(count),
+            recycled: parking_lot::Mutex::new(Vec::new()),
             verified: Verified::new(count),
             counters: Counters::default(),
         })
@@ -439,13 +444,37 @@ impl Pool {
         self.verified.forget(phys.0);
         if let Some(index) = self.table.remove(phys.0, None) {
             let frame = &self.frames[index as usize];
-            let _ = frame.listed.compare_exchange(phys.0, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
+            if frame.listed.compare_exchange(phys.0, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                let mut recycled = self.recycled.lock();
+                if recycled.len() < self.frames.len() {
+                    recycled.push(index);
+                }
+            }
+        }
+    }
+
+    /// A recycled frame still holding nothing anyone can find (clean and unlisted, or
+    /// free), if one is left: the CLOCK hand may have given it to another page since.
+    fn take_recycled(&self) -> Option<(u32, WriteGuard<'_>)> {
+        loop {
+            let index = self.recycled.lock().pop()?;
+            let frame = &self.frames[index as usize];
+            let Some(mut guard) = frame.data.try_write() else { continue };
+            let garbage = guard.state == FrameState::Clean && frame.listed.load(Ordering::Acquire) == NO_PAGE;
+            if garbage || guard.state == FrameState::Free {
+                guard.phys = NO_PAGE;
+                guard.state = FrameState::Free;
+                return Some((index, guard));
+            }
         }
     }
 
     /// Finds a frame to reuse with CLOCK: skip pinned and dirty frames, and frames
     /// with chances left (taking one).
     fn take_frame(&self) -> Result<(u32, WriteGuard<'_>)> {
+        if let Some(taken) = self.take_recycled() {
+            return Ok(taken);
+        }
         let count = self.frames.len();
         for _ in 0..(2 + usize::from(MOST_CHANCES)) * count {
             let index = self.hand.fetch_add(1, Ordering::Relaxed) % count;
@@ -504,6 +533,33 @@ mod tests {
             assert_eq!((guard.bytes.len(), guard.bytes[0]), (4096, page as u8));
         }
         assert_eq!(small.stats().frames_allocated, 16);
+    }
+
+    #[test]
+    fn the_frame_of_a_reallocated_page_is_taken_before_untouched_memory() {
+        // Proves: a page copied and its old version's physical page reallocated (what
+        // every commit does) reuses the old version's frame, so a large pool does not
+        // touch a new frame per commit; a frame the hand gave away since is not taken.
+        let pool = Pool::new(4096, 1 << 12).unwrap();
+        for page in 0..4u64 {
+            drop(pool.get(PhysId(page), fill(1)).unwrap().0);
+        }
+        for round in 0..100u64 {
+            let page = PhysId(round % 4);
+            pool.invalidate(page);
+            let (index, guard) = pool.take_dirty(page).unwrap();
+            pool.publish(guard, index);
+        }
+        assert_eq!(pool.stats().frames_allocated, 4, "every reallocation reused its old frame");
+        let (reader, _) = pool.get(PhysId(0), fill(0)).unwrap(); // a pinned old version
+        let before = reader.bytes.to_vec();
+        pool.invalidate(PhysId(0));
+        let (index, mut guard) = pool.take_dirty(PhysId(0)).unwrap();
+        guard.bytes.fill(7);
+        assert_eq!(reader.bytes.to_vec(), before, "a pinned frame is not recycled under its reader");
+        drop(reader);
+        pool.publish(guard, index);
+        assert_eq!(pool.get(PhysId(0), fill(0)).unwrap().0.bytes[0], 7);
     }
 
     #[test]
