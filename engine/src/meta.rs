@@ -215,7 +215,7 @@ impl Meta {
         page[META_BODY_BYTES..].fill(0);
     }
 
-    /// The first [`META_BODY_BYTES`] bytes of the sealed meta page for `slot` (the rest
+    /// The first `META_BODY_BYTES` (144) bytes of the sealed meta page for `slot` (the rest
     /// of the page is zeros; the checksum covers them, combined in without reading
     /// them: a logged commit carries this body, and encoding a whole page for it was a
     /// tenth of the commit's instructions).
