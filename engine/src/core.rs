@@ -178,8 +178,26 @@ impl Core {
         result
     }
 
-    /// Reads physical pages from `phys` on from the file into `buf` (no verification).
+    /// Reads physical pages from `phys` on into `buf` (no verification): from the file,
+    /// except the pages logged commits left unwritten, which come from their frames
+    /// (pinned before the file is read: `pool/unwritten.rs`).
     pub fn read_raw(&self, phys: PhysId, buf: &mut [u8]) -> Result<()> {
+        let pages = buf.len().div_ceil(self.page_size);
+        let mut unwritten = self.pool.pin_unwritten_in(phys.0, pages);
+        if cfg!(quire_mutant = "no_overlay") {
+            unwritten.clear(); // mutant: a page not yet written back is read from the file
+        }
+        self.read_file(phys, buf)?;
+        for (at, frame) in unwritten {
+            let start = at * self.page_size;
+            let end = (start + self.page_size).min(buf.len());
+            buf[start..end].copy_from_slice(&frame.bytes[..end - start]);
+        }
+        Ok(())
+    }
+
+    /// [`Core::read_raw`] from the file alone.
+    fn read_file(&self, phys: PhysId, buf: &mut [u8]) -> Result<()> {
         let offset = phys.0 * self.page_size as u64;
         self.pool.counters.read_pages(buf.len().div_ceil(self.page_size) as u64);
         if let Some(map) = &self.mmap
@@ -191,6 +209,13 @@ impl Core {
         let result =
             self.storage.read_at(offset, buf).map_err(|error| Error::io(format!("read of page {phys}"), error));
         self.poison_on_io(result)
+    }
+
+    /// Whether logged commits leave their pages in the pool, written back later
+    /// (`txn/writeback.rs`), rather than writing them in place at once. Not with
+    /// [`crate::Options::mmap_reads`]: snapshots read the file's map without the pool.
+    pub fn defers_logged_writes(&self) -> bool {
+        self.mmap.is_none()
     }
 
     /// With [`crate::Options::mmap_reads`], a memory map of the file reaching at least

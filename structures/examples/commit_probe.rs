@@ -60,6 +60,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let secs = started.elapsed().as_secs_f64();
         let after = db.stats();
+        let meta = db.meta();
+        println!(
+            "  last commit record {} bytes; page_count {}, live {}",
+            meta.record_len, meta.page_count, meta.live_pages
+        );
         println!(
             "{durability:?}: {:.3} ms/commit, {:.2} page writes/commit, {:.2} syncs/commit, {:.2} reads/commit",
             secs * 1e3 / m as f64,
@@ -67,6 +72,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (after.syncs - before.syncs) as f64 / m as f64,
             (after.reads - before.reads) as f64 / m as f64,
         );
+    }
+    if let Ok(copy) = std::env::var("QUIRE_PROBE_COPY") {
+        std::fs::copy(&path, copy)?; // the log's records for inspection, before any close
     }
     Ok(())
 }

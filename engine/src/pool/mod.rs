@@ -11,6 +11,10 @@
 //!     └──────────> Dirty ─────┘        (abort: Dirty ──> Free)
 //! ```
 //!
+//! A logged commit may publish its frames *unwritten* (clean, but flagged: the file does
+//! not hold the page yet, `unwritten.rs`): the hand skips them until the writer has
+//! written them back.
+//!
 //! - *Free*: not in the page table, holds nothing.
 //! - *Clean*: in the page table under its physical id; pinned by read guards.
 //! - *Dirty*: owned by the single write transaction through its dirty map, never in the
@@ -45,11 +49,13 @@ use crate::stats::Counters;
 use memory::{FrameBytes, FrameMemory, Prefetcher};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::hash::Hasher;
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use table::Table;
+use unwritten::Unwritten;
 
 mod memory;
 mod table;
+mod unwritten;
 mod verified;
 
 pub use memory::prefetch_bytes;
@@ -131,6 +137,8 @@ struct Frame {
     /// still be listed: a page unlisted by [`Pool::invalidate`] keeps its old bytes and
     /// id in the frame until it is evicted, but its physical page now holds another.
     listed: AtomicU64,
+    /// The page is committed but not yet in the file (`unwritten.rs`): not evictable.
+    unwritten: AtomicBool,
 }
 
 /// Bytes of bookkeeping per frame: the frame struct plus its four page-table slots.
@@ -178,6 +186,8 @@ pub struct Pool {
     /// hand looks further, so the copy a commit makes of a page reuses the frame of the
     /// version it replaces instead of touching (page-faulting) memory the pool never used.
     recycled: parking_lot::Mutex<Vec<u32>>,
+    /// Frames published unwritten, by physical page.
+    unwritten: Unwritten,
     /// Pages checksummed in the file's memory map (see `txn/read.rs`).
     pub verified: Verified,
     /// Shared counters (hits, misses, …).
@@ -207,6 +217,7 @@ impl Pool {
                 chances: AtomicU8::new(0),
                 weight: AtomicU8::new(1),
                 listed: AtomicU64::new(NO_PAGE),
+                unwritten: AtomicBool::new(false),
             })
             .collect();
         let count = frames.len();
@@ -222,6 +233,7 @@ impl Pool {
             hand: AtomicUsize::new(0),
             untouched: AtomicUsize::new(count),
             recycled: parking_lot::Mutex::new(Vec::new()),
+            unwritten: Unwritten::default(),
             verified: Verified::new(count),
             counters: Counters::default(),
         })
@@ -395,6 +407,56 @@ impl Pool {
         self.list(guard.phys, index);
     }
 
+    /// [`Pool::publish`] for a page the file does not hold yet (`unwritten.rs`): readable
+    /// at once, evicted only once [`Pool::mark_written`] says it was written back.
+    pub fn publish_unwritten(&self, guard: WriteGuard<'_>, index: u32) {
+        self.frames[index as usize].unwritten.store(true, Ordering::Release);
+        self.unwritten.insert(guard.phys, index);
+        self.publish(guard, index);
+    }
+
+    /// Pages published unwritten and not written back (or reallocated) since.
+    #[inline]
+    pub fn unwritten_count(&self) -> usize {
+        self.unwritten.len()
+    }
+
+    /// The pages published unwritten, with their frames, in physical order.
+    pub fn unwritten_pages(&self) -> Vec<(u64, u32)> {
+        self.unwritten.sorted()
+    }
+
+    /// Pins frame `index` if it still holds `phys` unwritten.
+    pub fn pin_unwritten(&self, index: u32, phys: u64) -> Option<ReadGuard<'_>> {
+        let frame = self.frames.get(index as usize)?;
+        let guard = frame.data.read();
+        let holds = guard.phys == phys && guard.state == FrameState::Clean && frame.unwritten.load(Ordering::Acquire);
+        holds.then_some(guard)
+    }
+
+    /// Pins the frames of the pages `first..first + count` the file does not hold yet,
+    /// with each page's place in the range: a read of those pages from the file takes
+    /// them *before* it reads, and copies them over what it read (`unwritten.rs`).
+    pub fn pin_unwritten_in(&self, first: u64, count: usize) -> Vec<(usize, ReadGuard<'_>)> {
+        if self.unwritten.len() == 0 {
+            return Vec::new();
+        }
+        (0..count)
+            .filter_map(|at| {
+                let phys = first + at as u64;
+                let index = self.unwritten.get(phys)?;
+                Some((at, self.pin_unwritten(index, phys)?))
+            })
+            .collect()
+    }
+
+    /// Records that `phys`, held unwritten by frame `index`, is now in the file: the
+    /// frame may be evicted. Called by the writer only, after the write returned.
+    pub fn mark_written(&self, index: u32, phys: u64) {
+        self.frames[index as usize].unwritten.store(false, Ordering::Release);
+        self.unwritten.remove(phys);
+    }
+
     /// Lists frame `index` in the page table under `phys`; a frame listed under it
     /// before (a second copy loaded after a false miss) is no longer listed.
     fn list(&self, phys: u64, index: u32) {
@@ -416,8 +478,11 @@ impl Pool {
     pub fn reclaim(&self, phys: PhysId) -> Option<(u32, WriteGuard<'_>)> {
         let index = self.table.get(phys.0)?;
         let mut guard = self.frames[index as usize].data.try_write()?;
-        if guard.phys != phys.0 || guard.state != FrameState::Clean {
-            return None;
+        if guard.phys != phys.0
+            || guard.state != FrameState::Clean
+            || self.frames[index as usize].unwritten.load(Ordering::Acquire)
+        {
+            return None; // an unwritten page's frame is its only copy outside the log
         }
         self.unlist(phys.0, index);
         guard.state = FrameState::Dirty;
@@ -442,6 +507,10 @@ impl Pool {
     /// the copy is unlisted, so neither the table nor a frame hint finds it again.
     pub fn invalidate(&self, phys: PhysId) {
         self.verified.forget(phys.0);
+        if let Some(index) = self.unwritten.remove(phys.0) {
+            // Its bytes are no longer wanted: the page is free, reused now.
+            self.frames[index as usize].unwritten.store(false, Ordering::Release);
+        }
         if let Some(index) = self.table.remove(phys.0, None) {
             let frame = &self.frames[index as usize];
             if frame.listed.compare_exchange(phys.0, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
@@ -487,6 +556,7 @@ impl Pool {
             let Some(mut guard) = frame.data.try_write() else { continue };
             match guard.state {
                 FrameState::Dirty => continue,
+                FrameState::Clean if frame.unwritten.load(Ordering::Acquire) => continue,
                 FrameState::Free if !guard.touched => {
                     guard.touched = true;
                     self.untouched.fetch_sub(1, Ordering::Relaxed);

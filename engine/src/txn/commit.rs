@@ -119,6 +119,8 @@ pub(super) struct Written {
     record_pages: Vec<u64>,
     /// Freed pages (this commit's included) that wait for a sync before reuse.
     waiting_for_sync: usize,
+    /// The dirty pages are published unwritten (a logged commit, `writeback.rs`).
+    pub(super) unwritten: bool,
 }
 
 impl WriteTxn<'_> {
@@ -276,7 +278,7 @@ impl WriteTxn<'_> {
                 state.meta.record_len = u32::try_from(stream.len())
                     .map_err(|_| Error::corrupted(pages[0], "commit record larger than 4 GiB"))?;
                 let record_pages = pages.iter().map(|phys| phys.0).collect();
-                return Ok(Written { freed: freed_now, unsynced, record_pages, waiting_for_sync });
+                return Ok(Written { freed: freed_now, unsynced, record_pages, waiting_for_sync, unwritten: false });
             }
             while pages.len() < needed {
                 let phys = self.alloc_phys(state);
@@ -391,6 +393,9 @@ impl WriteTxn<'_> {
             let shared = self.core.shared.lock();
             (1 - shared.synced_slot, shared.last_synced)
         };
+        // Pages logged commits left in the pool go to the file before the sync below (one
+        // follows whenever the log holds records).
+        super::writeback::write_back(self.core, state.meta.page_count)?;
         if durability == Durability::Full || self.core.log.lock().offset > 0 {
             self.core.group.drain(self.core)?; // queued records before the meta
             sync(self.core)?; // the pages (and those of logged commits) before the meta
@@ -437,7 +442,11 @@ impl WriteTxn<'_> {
         }
         for (&phys, &index) in &state.dirty {
             let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("dirty frame free after write");
-            self.core.pool.publish(guard, index);
+            if written.unwritten {
+                self.core.pool.publish_unwritten(guard, index);
+            } else {
+                self.core.pool.publish(guard, index);
+            }
         }
         for index in state.touched_slots() {
             self.core.translations.stamp(index, txn);

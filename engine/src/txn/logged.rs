@@ -1,11 +1,13 @@
 //! Logged commits (`log.rs` has the format and recovery): the decision whether a commit
-//! goes to the commit log, the append (one durable write) followed by the in-place
-//! writes, the checkpoint that empties the log, and the zeroing of a new region.
+//! goes to the commit log, the append (one durable write) after which the pages stay in
+//! the pool unwritten (`writeback.rs`), the checkpoint that writes them and empties the
+//! log, and the zeroing of a new region.
 //! Read next: `commit.rs` (the in-place protocol these share their steps with).
 
 use super::commit::{Written, sync, write_meta_page};
 use super::log::{self, LogState, LoggedPage};
 use super::write::{WriteState, WriteTxn};
+use super::writeback;
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::{Durability, Meta};
@@ -51,11 +53,17 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
-    /// Logs the commit (module docs): one durable append, then the pages in place. With
+    /// Logs the commit (module docs): one durable append; the pages stay in the pool,
+    /// to be written back later (or, when they cannot, are written in place now). With
     /// group commit the record is queued instead and the commit to wait for is returned
     /// (`group.rs`): the caller waits after releasing the writer lock.
-    pub(super) fn write_logged(&self, state: &mut WriteState, written: Written) -> Result<Option<TxnId>> {
+    pub(super) fn write_logged(&self, state: &mut WriteState, mut written: Written) -> Result<Option<TxnId>> {
         let page_size = self.core.page_size;
+        let limit = writeback::limit(self.core);
+        written.unwritten = self.core.defers_logged_writes() && state.dirty.len() <= limit;
+        if written.unwritten && self.core.pool.unwritten_count() + state.dirty.len() > limit {
+            writeback::write_back(self.core, state.meta.page_count)?;
+        }
         let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         dirty.sort_unstable();
         let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
@@ -99,7 +107,9 @@ impl WriteTxn<'_> {
         }
         log.offset += record_bytes;
         drop(log);
-        self.write_dirty(state)?;
+        if !written.unwritten {
+            self.write_dirty(state)?;
+        }
         let slot = self.core.shared.lock().synced_slot;
         self.publish(state, Durability::Full, slot, written, !queued, true);
         Ok(queued.then_some(txn))
@@ -116,10 +126,11 @@ impl WriteTxn<'_> {
     /// and syncs it.
     fn checkpoint(&self, log: &mut LogState) -> Result<()> {
         self.core.group.drain(self.core)?;
+        let newest = self.core.published.load();
+        writeback::write_back(self.core, newest.page_count)?;
         if !cfg!(quire_mutant = "checkpoint_no_sync") {
             sync(self.core)?; // mutant: the meta may reach the disk before the pages
         }
-        let newest = self.core.published.load();
         let meta = Meta { durability: Durability::Full, last_synced: newest.txn, ..newest };
         let slot = 1 - self.core.shared.lock().synced_slot;
         write_meta_page(self.core, &meta, slot)?;

@@ -23,6 +23,7 @@ mod pagemap;
 
 mod read;
 mod write;
+mod writeback;
 
 pub use compact::CompactStep;
 pub(crate) use compact::{auto_compact, compact_step};

@@ -324,3 +324,66 @@ fn compaction_moves_the_log_region_down_and_logged_commits_go_on_in_its_new_plac
     assert_matches(&db.begin_read().unwrap(), &model);
     assert_eq!(db.meta().log_start, meta.log_start);
 }
+
+/// The image's bytes outside `region` (a byte range) are `before`'s; bytes past
+/// `before`'s end are zeros (the file grew, nothing was written there).
+fn unchanged_outside(before: &[u8], after: &[u8], region: std::ops::Range<usize>) -> bool {
+    let common = before.len().min(after.len());
+    let outside = |at: usize| !region.contains(&at);
+    (0..common).filter(|&at| outside(at)).all(|at| before[at] == after[at])
+        && after[common..].iter().enumerate().all(|(at, &byte)| byte == 0 || !outside(common + at))
+}
+
+#[test]
+fn logged_commits_leave_their_pages_in_the_pool_until_a_checkpoint_writes_them_back() {
+    // Proves the write-back (`txn/writeback.rs`): with a pool large enough, a logged
+    // commit writes the file only inside the log region, and its pages are read from
+    // the pool by every snapshot and by the integrity check (which reads the file); a
+    // checkpoint writes them before its meta, so a power cut right after it opens to
+    // every commit; with a pool too small to hold them they are written back early and
+    // never evicted unwritten (every page read again through a 64-frame pool).
+    for frames in [1024usize, 64] {
+        let options =
+            Database::builder().page_size(4096).cache_bytes(frames * 4096).commit_log_pages(LOG_PAGES).into_options();
+        let storage = Arc::new(FaultyStorage::new(Vec::new(), None));
+        let db = Database::with_storage(storage.clone(), options.clone(), "writeback").unwrap();
+        let ids = committed_pages(&db, 96);
+        let mut model: Model = ids.iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect();
+        let mut readers = Vec::new();
+        let mut checkpoints = 0;
+        for round in 0..120u64 {
+            let before = (storage.crash_image(CrashMode::KeepUnsynced), db.stats());
+            let txn = db.begin_write().unwrap();
+            let id = ids[(round * 7 % 96) as usize];
+            fill(&mut txn.page_mut(id).unwrap(), 10_000 + round);
+            txn.commit(Durability::Full).unwrap();
+            model.insert(id.0, 10_000 + round);
+            if db.stats().syncs - before.1.syncs > 1 {
+                checkpoints += 1;
+                let image = storage.crash_image(CrashMode::DropUnsynced);
+                let cut = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), options.clone(), "cut");
+                assert_matches(&cut.unwrap().begin_read().unwrap(), &model);
+            } else if frames == 1024 {
+                let meta = db.meta();
+                let region = (meta.log_start * 4096) as usize..((meta.log_start + meta.log_pages) * 4096) as usize;
+                let after = storage.crash_image(CrashMode::KeepUnsynced);
+                assert!(unchanged_outside(&before.0, &after, region), "round {round}: a page written outside the log");
+            }
+            assert!(check(&db).unwrap().is_clean(), "round {round}: the check read a page the file lacks");
+            if round % 10 == 0 {
+                readers.push((db.begin_read().unwrap(), model.clone()));
+            }
+            for (reader, seen) in readers.iter().rev().take(3) {
+                assert_matches(reader, seen);
+            }
+            assert_matches(&db.begin_read().unwrap(), &model);
+        }
+        assert!(checkpoints >= 2, "{frames} frames: {checkpoints} checkpoints");
+        let image = storage.crash_image(CrashMode::DropUnsynced);
+        drop(readers);
+        drop(db);
+        let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), options, "replayed").unwrap();
+        assert!(check(&db).unwrap().is_clean());
+        assert_matches(&db.begin_read().unwrap(), &model);
+    }
+}
