@@ -12,8 +12,8 @@
 //!
 //! With a commit log (`log.rs`, [`crate::Options::commit_log_pages`]) a small `Full` or
 //! `Checksummed` commit is logged instead (`write_logged`): its pages are appended to
-//! the log and made durable in one write, then written in place unsynced; no meta is
-//! written. Every meta written in place is then `Full` (a `Checksummed` commit too
+//! the log and made durable in one write, then left in the pool to be written in
+//! place later (`writeback.rs`); no meta is written. Every meta written in place is then `Full` (a `Checksummed` commit too
 //! large for the log is made `Full`), and one written while the log holds commits is
 //! preceded by a sync, so the pages of the logged commits are durable before it.
 

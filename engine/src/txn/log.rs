@@ -6,9 +6,9 @@
 //! (data, page-map copies, commit record) are built, then (1) appended to the log as one
 //! record — each page as its delta against the committed page it was copied from
 //! (`delta.rs`) — and made durable: the commit is acknowledged after this alone; (2)
-//! written in place without a sync. The meta pages are not written. A *checkpoint*
-//! (when the region is full, or the pages held for it reach the region's size) syncs
-//! the file and writes the newest meta as `Full` in the other slot: the log is then
+//! left in the pool and written in place later without a sync (`writeback.rs`). The
+//! meta pages are not written. A *checkpoint* (when the region is full, or the pages
+//! held for it reach the region's size) writes those pages back, syncs the file and writes the newest meta as `Full` in the other slot: the log is then
 //! empty. Opening replays the records that extend the chosen meta, writes their pages in
 //! place, syncs and writes a `Full` meta (a read-only open serves them from memory
 //! instead): recovery reads at most one region.
