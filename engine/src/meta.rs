@@ -26,9 +26,10 @@
 //! | 136    | 8    | log pages       | pages of the commit log region (0 = none)                  |
 //!
 //! A file without a commit log is written as format version 3 (bytes 128.. zero) and
-//! one with a log as version 5 (records of page deltas), so an older build refuses only
-//! files that use the log. Version 4 (a log of whole-page records) is read and
-//! replayed; the next meta written makes the file version 5.
+//! one with a log as version 6 (records of page deltas in 4 KiB blocks), so an older
+//! build refuses only files that use the log. Versions 4 (a log of whole-page records)
+//! and 5 (records of page deltas padded to whole pages) are read and replayed; the next
+//! meta written makes the file version 6.
 //!
 //! Choosing a meta at open (`db.rs`, `open.rs`): both are read; the valid one with the
 //! higher txn id wins, except that a meta written without `Full` durability is trusted
@@ -41,9 +42,12 @@ use crate::page::{self, PageId, PageKind, PhysId, TxnId, read_u32, read_u64, wri
 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
-/// The newest format version this build reads and writes (5: a commit log region whose
-/// records carry page deltas).
-pub const FORMAT_VERSION: u32 = 5;
+/// The newest format version this build reads and writes (6: a commit log region whose
+/// records carry page deltas and take whole 4 KiB blocks, not whole pages).
+pub const FORMAT_VERSION: u32 = 6;
+/// A file with a commit log of records of page deltas padded to whole pages (read and
+/// replayed, not written).
+pub const FORMAT_VERSION_PAGE_LOG: u32 = 5;
 /// A file with a commit log of whole-page records (read, and replayed, not written).
 pub const FORMAT_VERSION_WHOLE_PAGE_LOG: u32 = 4;
 /// The format version of a file without a commit log (read and written as before).
@@ -53,7 +57,7 @@ pub const META_BODY_BYTES: usize = 144;
 
 /// Whether this build reads files of format `version`.
 pub fn version_supported(version: u32) -> bool {
-    [FORMAT_VERSION, FORMAT_VERSION_WHOLE_PAGE_LOG, FORMAT_VERSION_NO_LOG].contains(&version)
+    [FORMAT_VERSION, FORMAT_VERSION_PAGE_LOG, FORMAT_VERSION_WHOLE_PAGE_LOG, FORMAT_VERSION_NO_LOG].contains(&version)
 }
 /// Physical pages reserved for the two meta pages.
 pub const META_PAGES: u64 = 2;

@@ -13,12 +13,12 @@
 //! place, syncs and writes a `Full` meta (a read-only open serves them from memory
 //! instead): recovery reads at most one region.
 //!
-//! Record (a whole number of pages at a page boundary of the region; LE):
+//! Record (a whole number of [`LOG_BLOCK`]s at a block boundary of the region; LE):
 //!
 //! | offset | size | field |
 //! |-------:|-----:|-------|
 //! | 0      | 4    | CRC-32C of bytes 4.. of the whole record |
-//! | 4      | 4    | magic `QLGD` (`QLOG`: whole pages, written by format version 4) |
+//! | 4      | 4    | magic `QLGB` (`QLGD`: padded to pages, version 5; `QLOG`: whole pages, version 4) |
 //! | 8      | 8    | epoch: txn id of the `Full` meta the log extends |
 //! | 16     | 8    | txn id of this commit |
 //! | 24     | 4    | n, pages in the record |
@@ -49,8 +49,16 @@ use std::sync::Arc;
 
 /// Magic number of a record of whole pages (written before page deltas; still replayed).
 const MAGIC_PAGES: &[u8; 4] = b"QLOG";
-/// Magic number of a record of page deltas.
+/// Magic number of a record of page deltas padded to whole pages (format version 5;
+/// still replayed).
 const MAGIC_DELTAS: &[u8; 4] = b"QLGD";
+/// Magic number of a record of page deltas padded to whole [`LOG_BLOCK`]s.
+const MAGIC_BLOCKS: &[u8; 4] = b"QLGB";
+/// Unit of a record's length (and so of its offset in the region): the file system's
+/// block, not the page. A one-key commit's record is about 1–2 KiB; padded to an 8 KiB
+/// page, its durable write moved twice the bytes (T1: 0.107 → 0.103 ms a commit). Page
+/// sizes are multiples of it (4,096..=65,536).
+pub(crate) const LOG_BLOCK: usize = 4096;
 /// Offset of the meta image in a record's header.
 const META_AT: usize = 32;
 /// Offset of the page ids (whole pages) or of the page deltas in a record.
@@ -80,11 +88,11 @@ pub(crate) fn max_record_bytes(pages: usize, page_size: usize) -> u64 {
 }
 
 /// Builds the record of commit `meta` in epoch `epoch` holding `pages` (ascending ids,
-/// each as a delta against its base): a whole number of pages, zero-padded.
+/// each as a delta against its base): a whole number of [`LOG_BLOCK`]s, zero-padded.
 pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_size: usize) -> Vec<u8> {
     let mut record = Vec::with_capacity(2 * page_size);
     record.resize(IDS_AT, 0);
-    record[4..8].copy_from_slice(MAGIC_DELTAS);
+    record[4..8].copy_from_slice(MAGIC_BLOCKS);
     page::write_u64(&mut record, 8, epoch.0);
     page::write_u64(&mut record, 16, meta.txn.0);
     page::write_u32(&mut record, 24, pages.len() as u32);
@@ -94,7 +102,7 @@ pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_s
     }
     let used = record.len();
     page::write_u32(&mut record, 28, used as u32);
-    record.resize(used.next_multiple_of(page_size), 0);
+    record.resize(used.next_multiple_of(LOG_BLOCK), 0);
     let crc = crc32c::crc32c(&record[4..]);
     page::write_u32(&mut record, 0, crc);
     record
@@ -122,23 +130,25 @@ pub(crate) fn scan(storage: &dyn Storage, home: &Meta) -> Result<Vec<Replayed>> 
     let region_bytes = home.log_pages * page_size as u64;
     let mut records = Vec::new();
     let (mut offset, mut previous) = (0u64, home.txn);
-    let mut header = vec![0u8; page_size];
-    while offset + page_size as u64 <= region_bytes {
+    let mut header = vec![0u8; LOG_BLOCK];
+    while offset + LOG_BLOCK as u64 <= region_bytes {
         let at = region + offset;
         read(storage, at, &mut header)?;
         let count = page::read_u32(&header, 24) as usize;
         let txn = TxnId(page::read_u64(&header, 16));
-        let deltas = &header[4..8] == MAGIC_DELTAS;
+        let magic = &header[4..8];
+        let deltas = magic == MAGIC_BLOCKS || magic == MAGIC_DELTAS;
+        let unit = if magic == MAGIC_BLOCKS { LOG_BLOCK } else { page_size } as u64;
         let length = if deltas {
-            (page::read_u32(&header, 28) as u64).next_multiple_of(page_size as u64)
+            (page::read_u32(&header, 28) as u64).next_multiple_of(unit)
         } else {
             (1 + count as u64) * page_size as u64
         };
-        if !(deltas || &header[4..8] == MAGIC_PAGES)
+        if !(deltas || magic == MAGIC_PAGES)
             || page::read_u64(&header, 8) != home.txn.0
             || txn <= previous
             || (!deltas && count > max_pages(page_size))
-            || length < page_size as u64
+            || length < unit
             || offset + length > region_bytes
         {
             break;
@@ -395,6 +405,44 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].pages, [(3, first)]);
         assert_eq!(found[1].pages, [(4, second)]);
+    }
+
+    #[test]
+    fn records_take_whole_blocks_not_pages_and_a_version_5_record_still_replays() {
+        // Proves: with 8 KiB pages a small record is one 4 KiB block, records lie back to
+        // back on block boundaries up to the region's very end, and a record of
+        // version 5 (`QLGD`, padded to a whole page) is still read, by its own length.
+        let home = Meta { txn: TxnId(5), page_count: 40, log_start: 30, log_pages: 3, ..Meta::empty(8192) };
+        let storage = MemStorage::from_bytes(vec![0; 40 * 8192]);
+        let image = |phys: u64, txn: u64| {
+            let mut bytes = vec![txn as u8; 8192];
+            page::seal(&mut bytes, PageKind::structure(16), phys, TxnId(txn));
+            bytes
+        };
+        let bases: Vec<Vec<u8>> = (0..5).map(|index| image(3 + index, 4)).collect();
+        let mut at = 30 * 8192;
+        for (index, txn) in (6u64..11).enumerate() {
+            let mut bytes = bases[index].clone();
+            bytes[300..308].copy_from_slice(&txn.to_le_bytes());
+            page::seal(&mut bytes, PageKind::structure(16), 10 + index as u64, TxnId(txn));
+            let pages =
+                [LoggedPage { phys: 10 + index as u64, bytes: &bytes, base: Some((3 + index as u64, &bases[index])) }];
+            let mut record = encode(TxnId(5), &Meta { txn: TxnId(txn), ..home }, &pages, 8192);
+            assert_eq!(record.len(), LOG_BLOCK, "a small change is one block");
+            if txn == 6 {
+                // The first as version 5 wrote it: magic QLGD, padded to the page.
+                record[4..8].copy_from_slice(MAGIC_DELTAS);
+                record.resize(8192, 0);
+                set_epoch(&mut record, TxnId(5));
+            }
+            storage.write_at(at, &record).unwrap();
+            at += record.len() as u64;
+            storage.write_at((3 + index as u64) * 8192, &bases[index]).unwrap();
+        }
+        assert_eq!(at, 33 * 8192, "the last record ends at the region's end");
+        let found = scan(&storage, &home).unwrap();
+        assert_eq!(found.iter().map(|record| record.meta.txn.0).collect::<Vec<_>>(), [6, 7, 8, 9, 10]);
+        assert_eq!(&found[4].pages[0].1[300..308], &10u64.to_le_bytes());
     }
 
     #[test]

@@ -18,7 +18,7 @@ const ZERO_RUN_BYTES: usize = 1 << 20;
 
 /// Appends log records at byte `at` and makes them durable.
 pub(super) fn append(core: &Core, at: u64, record: &[u8]) -> Result<()> {
-    core.pool.counters.write((record.len() / core.page_size) as u64);
+    core.pool.counters.write(record.len().div_ceil(core.page_size) as u64);
     core.pool.counters.sync();
     let result = if cfg!(quire_mutant = "log_no_sync") {
         core.storage.write_at(at, record) // mutant: acknowledged before it is durable

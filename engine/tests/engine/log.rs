@@ -56,7 +56,7 @@ fn a_logged_commit_makes_one_durable_append_and_leaves_the_metas_alone() {
     let db = Database::with_storage(storage.clone(), log_options(), "log").unwrap();
     let ids = committed_pages(&db, 4); // allocates the region: a Full commit in place
     let mut metas = storage.crash_image(CrashMode::KeepUnsynced)[..2 * 4096].to_vec();
-    assert_eq!(format_version(&metas, 0).max(format_version(&metas, 1)), 5, "a file with a log is version 5");
+    assert_eq!(format_version(&metas, 0).max(format_version(&metas, 1)), 6, "a file with a log is version 6");
     let mut model: Model = ids.iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect();
     let mut checkpoints = 0;
     for round in 0..40u64 {
