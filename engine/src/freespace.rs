@@ -41,6 +41,7 @@
 use crate::error::{Error, Result};
 use crate::page::{PhysId, TxnId, read_u32, read_u64};
 use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
 
 /// The bit that marks a `pending` entry held until the commit log's next checkpoint:
 /// pages of the log's epoch (written before its first record) freed since, which a
@@ -76,7 +77,7 @@ pub struct FreeSpace {
     /// Pages written by the logged commits of the log's current epoch: freed, they
     /// wait for readers and the sync as usual, not for the checkpoint (a record's delta
     /// against one of them is replayed against the record that wrote it).
-    pub epoch_written: HashSet<u64>,
+    pub epoch_written: HashSet<u64, BuildHasherDefault<crate::pool::IdHasher>>,
     /// Every page in `pending`, ascending: kept beside it (`push_pending`, `promote`),
     /// so a commit record is a merge, not a sort of every page waiting (a one-key
     /// commit sorted the ~2,000 pages held by the commit log twice: half its

@@ -12,6 +12,7 @@ use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::{Durability, Meta};
 use crate::page::{PhysId, TxnId};
+use crate::pool::ReadGuard;
 
 /// Largest single write of zeros over a new log region.
 const ZERO_RUN_BYTES: usize = 1 << 20;
@@ -74,13 +75,19 @@ impl WriteTxn<'_> {
                 .iter()
                 .map(|&(phys, index)| pool.dirty_mut(index, PhysId(phys)).expect("no page is borrowed at commit"))
                 .collect();
+            let framed = self.framed_bases(state, &dirty)?;
             let pages: Vec<LoggedPage<'_>> = dirty
                 .iter()
                 .zip(&guards)
-                .map(|(&(phys, _), guard)| LoggedPage {
+                .zip(&framed)
+                .map(|((&(phys, _), guard), framed)| LoggedPage {
                     phys,
                     bytes: &guard.bytes[..],
-                    base: state.bases.get(&phys).map(|(base, bytes)| (*base, &bytes[..])),
+                    base: state.bases.get(&phys).map(|base| match (&base.bytes, framed) {
+                        (Some(bytes), _) => (base.phys, &bytes[..]),
+                        (None, Some(frame)) => (base.phys, &frame.bytes[..]),
+                        (None, None) => unreachable!("framed_bases pins every base not kept"),
+                    }),
                 })
                 .collect();
             log::encode(log.epoch.unwrap_or_default(), &meta, &pages, page_size)
@@ -113,6 +120,21 @@ impl WriteTxn<'_> {
         let slot = self.core.shared.lock().synced_slot;
         self.publish(state, Durability::Full, slot, written, !queued, true);
         Ok(queued.then_some(txn))
+    }
+
+    /// Pins, for each dirty page in `dirty` whose base was not copied aside
+    /// (`WriteState::bases`), the committed base in the pool (read back if it was
+    /// evicted meanwhile).
+    fn framed_bases(&self, state: &WriteState, dirty: &[(u64, u32)]) -> Result<Vec<Option<ReadGuard<'_>>>> {
+        dirty
+            .iter()
+            .map(|&(phys, _)| match state.bases.get(&phys) {
+                Some(base) if base.bytes.is_none() => {
+                    self.core.read_committed(PhysId(base.phys), None, base.logical, self.base.txn).map(Some)
+                }
+                _ => Ok(None),
+            })
+            .collect()
     }
 
     /// Whether the pages freed since the epoch began (kept from reuse until a

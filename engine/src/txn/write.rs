@@ -71,8 +71,20 @@ pub(super) struct WriteState {
     pub touched: IdSet,
     /// With a commit log, the committed version each of the first [`BASES_KEPT`] copied
     /// pages was copied from: fresh phys → (committed phys, its bytes), so a logged
-    /// commit carries only the bytes that changed (`delta.rs`).
-    pub bases: IdMap<(u64, Vec<u8>)>,
+    /// commit carries only the bytes that changed (`delta.rs`). The bytes are `None`
+    /// when the committed copy kept its own frame (the writer copied it instead of
+    /// taking the frame over): the commit reads it there (`logged.rs`).
+    pub bases: IdMap<Base>,
+}
+
+/// The committed version a copied page was copied from (`WriteState::bases`).
+pub(super) struct Base {
+    /// Its physical page.
+    pub phys: u64,
+    /// The logical id both versions have.
+    pub logical: u64,
+    /// Its bytes, when its frame went to the copy; `None`: still in its own frame.
+    pub bytes: Option<Vec<u8>>,
 }
 
 /// Copied pages whose committed version a write transaction keeps for the commit log
@@ -311,18 +323,21 @@ impl<'db> WriteTxn<'db> {
         // The committed copy's frame becomes the new page's: no copy, and the pool does
         // not keep two versions of every page the writer touches. An old snapshot that
         // still needs the committed copy reads it again from the file (it stays there
-        // until no snapshot can see it). If the frame is pinned or was evicted, copy.
-        let (index, mut guard) = match self.core.pool.steal(phys, new) {
-            Some(stolen) => stolen,
+        // until no snapshot can see it). If the frame is pinned, was evicted or holds a
+        // page not yet written back (`writeback.rs`), copy.
+        let (index, mut guard, stolen) = match self.core.pool.steal(phys, new) {
+            Some((index, guard)) => (index, guard, true),
             None => {
                 let old = self.core.read_committed(phys, kind, logical, self.base.txn)?;
                 let (index, mut guard) = self.take_dirty(state, new)?;
                 guard.bytes.copy_from_slice(&old.bytes);
-                (index, guard)
+                (index, guard, false)
             }
         };
         if self.core.log_wanted > 0 && state.bases.len() < BASES_KEPT {
-            state.bases.insert(new.0, (phys.0, guard.bytes.to_vec()));
+            // A copied page's base stays in its frame (an unwritten one until this commit
+            // frees it): no second copy of it here.
+            state.bases.insert(new.0, Base { phys: phys.0, logical, bytes: stolen.then(|| guard.bytes.to_vec()) });
         }
         let head = page::header(&guard.bytes);
         page::set_header(&mut guard.bytes, head.kind, logical, state.meta.txn);
