@@ -206,6 +206,9 @@ pub struct BTree<'t, T: PageRead> {
     /// Set by the first write in a write transaction: then this handle is the tree's
     /// only one there (see [`BTree`]).
     mark: OnceCell<OpenMark>,
+    /// How full (percent of a page) an append leaves the last leaf before starting the
+    /// next one (`write.rs`, [`write::DENSE_FILL_PERCENT`]).
+    append_fill: Cell<usize>,
 }
 
 /// `WrongKind` unless `entry` is a B+tree.
@@ -244,7 +247,14 @@ impl<'t, T: PageRead> BTree<'t, T> {
                 found
             }
         };
-        Ok(BTree { txn, name, head_page, head: Cell::new(head), mark: OnceCell::new() })
+        Ok(BTree {
+            txn,
+            name,
+            head_page,
+            head: Cell::new(head),
+            mark: OnceCell::new(),
+            append_fill: Cell::new(write::DENSE_FILL_PERCENT),
+        })
     }
 
     /// Opens the tree of a catalog entry.
@@ -266,6 +276,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
             head_page: entry.root,
             head: Cell::new(head),
             mark: OnceCell::new(),
+            append_fill: Cell::new(write::DENSE_FILL_PERCENT),
         })
     }
 
@@ -275,7 +286,14 @@ impl<'t, T: PageRead> BTree<'t, T> {
         if txn.snapshot_token().is_none() && OpenMark::is_open(txn, &name) {
             return Err(Error::AlreadyOpen { name: name.into_owned() });
         }
-        Ok(BTree { txn, name, head_page, head: Cell::new(head), mark: OnceCell::new() })
+        Ok(BTree {
+            txn,
+            name,
+            head_page,
+            head: Cell::new(head),
+            mark: OnceCell::new(),
+            append_fill: Cell::new(write::DENSE_FILL_PERCENT),
+        })
     }
 
     /// The head page: the tree's fixed entry point, as recorded in the catalog.
@@ -439,6 +457,7 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
             head_page,
             head: Cell::new(Head { root, height: 1, len: 0 }),
             mark: OnceCell::from(mark),
+            append_fill: Cell::new(write::DENSE_FILL_PERCENT),
         };
         tree.store_head()?;
         txn.create_structure(name, StructureKind::BTREE, params, head_page)?;

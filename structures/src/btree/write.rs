@@ -2,10 +2,11 @@
 //!
 //! A leaf split divides the entries by bytes, except when the new key goes to the end
 //! of the rightmost leaf: then the new leaf starts with just that key (SQLite's "quick
-//! balance"), once the last one holds [`APPEND_FILL_PERCENT`] of a page (PostgreSQL's
-//! rightmost split at its fill factor), so ascending inserts leave leaves nine tenths
-//! full: a key inserted later between them fits without a split. Branch splits start
-//! a new node on the rightmost path too. Before splitting any other full leaf, the insert tries to
+//! balance"), so ascending inserts fill leaves — completely when the keys came in
+//! order (a time series: later keys go to the end too), to [`SORTED_FILL_PERCENT`] when
+//! [`BTree::insert_batch`] sorted them (random keys: later ones land between, and fit
+//! without a split; PostgreSQL splits its rightmost leaf at the same fill factor).
+//! Branch splits start a new node on the rightmost path too. Before splitting any other full leaf, the insert tries to
 //! even it out with a sibling that has room (`shift.rs`).
 //!
 //! Sorted batches: [`BTree::insert_batch`] remembers the leaf of the previous insert,
@@ -24,13 +25,16 @@ use super::{BTree, Head, node_write};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageMut, PageRead, WriteTxn};
 
-/// How full (in percent of the page) ascending inserts leave a leaf before starting
-/// the next one. A tree loaded in key order and then written at random keys (KV's
-/// individual writes after its bulk load) otherwise split a leaf on nearly every
-/// insert, and each such commit logged two leaves and a branch: 0.160 ms a commit
-/// against 0.10 without splits. PostgreSQL's B-tree splits its rightmost leaf at the
-/// same 90 %.
-pub(super) const APPEND_FILL_PERCENT: usize = 90;
+/// How full (in percent of the page) inserts in key order leave a leaf before starting
+/// the next one.
+pub(super) const DENSE_FILL_PERCENT: usize = 100;
+/// The same for keys [`BTree::insert_batch`] had to sort (random keys). Filled
+/// completely, a tree loaded from random keys and then written at random keys (KV's
+/// individual writes after its bulk load) split a leaf on nearly every insert, and each
+/// such commit logged two leaves and a branch: 0.160 ms a commit, 0.132 with room left.
+/// Keys that came in order keep leaves full: T2's sorted insert wrote 10 % more pages
+/// and ran 3–8 % slower with room left in them.
+pub(super) const SORTED_FILL_PERCENT: usize = 90;
 
 /// The most pairs [`BTree::insert_batch`] (keys: `remove_batch`) gathers and sorts at once (16 M: at 32
 /// bytes per borrowed pair, 512 MiB at most; batches that large are rare, and a
@@ -184,7 +188,10 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             previous = Some(key);
         }
         drop(previous);
-        in_sorted_runs(
+        if !run.is_empty() {
+            self.append_fill.set(SORTED_FILL_PERCENT);
+        }
+        let result = in_sorted_runs(
             run,
             pairs,
             |(key, _)| key.as_ref(),
@@ -192,7 +199,9 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
                 *added += u64::from(!self.insert_entry(key.as_ref(), value.as_ref(), &mut hint)?);
                 Ok(())
             },
-        )
+        );
+        self.append_fill.set(DENSE_FILL_PERCENT);
+        result
     }
 
     /// [`BTree::insert`] without writing the head page; `hint` is the leaf of the
@@ -319,7 +328,8 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     fn place(&self, mut leaf: PageMut<'_>, leaf_id: u64, path: &Path, i: usize, cell: &[u8]) -> Result<Placed> {
         let n = node::count(&leaf);
         let appends = node::next(&leaf) == 0 && i == n && n > 0;
-        let filled = node::used_bytes(&leaf) + cell.len() + node::LEAF_ENTRY > leaf.len() * APPEND_FILL_PERCENT / 100;
+        let filled =
+            node::used_bytes(&leaf) + cell.len() + node::LEAF_ENTRY > leaf.len() * self.append_fill.get() / 100;
         if appends && filled {
             let (separator, right) = self.append_leaf(&mut leaf, leaf_id, cell)?;
             return Ok(Placed::Split(separator, right));
