@@ -4,9 +4,12 @@
 //! durability, and growth in preallocated chunks with `posix_fallocate`, so a commit
 //! never changes the file's size (which would force a journal commit of the file system
 //! on the next sync). Nothing is created or unlinked on the commit path. The file is
-//! locked exclusively (`flock`) for as long as the storage lives.
+//! locked exclusively (`flock`) for as long as the storage lives. The commit log's
+//! durable appends go through a second, `O_DIRECT` descriptor when the file system
+//! takes one (`direct.rs`).
 
 use super::Storage;
+use super::direct::DirectAppender;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -22,6 +25,9 @@ const MAX_GROWTH_BYTES: u64 = 64 << 20;
 #[derive(Debug)]
 pub struct FileStorage {
     file: File,
+    /// The direct path of [`Storage::write_durable`]; `None` read-only or where the
+    /// file system refuses `O_DIRECT`.
+    direct: Option<DirectAppender>,
 }
 
 /// What kind of open failed: the lock or something else.
@@ -44,7 +50,7 @@ impl FileStorage {
             .open(path)
             .map_err(OpenError::Io)?;
         match file.try_lock() {
-            Ok(()) => Ok(FileStorage { file }),
+            Ok(()) => Ok(FileStorage { file, direct: DirectAppender::open(path) }),
             Err(std::fs::TryLockError::WouldBlock) => Err(OpenError::Locked),
             Err(std::fs::TryLockError::Error(error)) => Err(OpenError::Io(error)),
         }
@@ -55,7 +61,7 @@ impl FileStorage {
     pub fn open_read_only(path: &Path) -> Result<Self, OpenError> {
         let file = OpenOptions::new().read(true).open(path).map_err(OpenError::Io)?;
         match file.try_lock_shared() {
-            Ok(()) => Ok(FileStorage { file }),
+            Ok(()) => Ok(FileStorage { file, direct: None }),
             Err(std::fs::TryLockError::WouldBlock) => Err(OpenError::Locked),
             Err(std::fs::TryLockError::Error(error)) => Err(OpenError::Io(error)),
         }
@@ -81,6 +87,9 @@ impl Storage for FileStorage {
     }
 
     fn write_durable(&self, mut offset: u64, mut buf: &[u8]) -> io::Result<()> {
+        if let Some(result) = self.direct.as_ref().and_then(|direct| direct.append(offset, buf)) {
+            return result;
+        }
         let fd = self.file.as_raw_fd();
         while !buf.is_empty() {
             let iov = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
@@ -130,6 +139,9 @@ impl Storage for FileStorage {
     }
 
     fn map(&self) -> Option<io::Result<memmap2::Mmap>> {
+        if let Some(direct) = &self.direct {
+            direct.disable(); // a direct write could leave mapped pages stale
+        }
         // SAFETY: the file is locked exclusively by this process (flock), and the engine
         // only reads mapped ranges holding committed pages, which are never rewritten
         // while a snapshot that can see them is alive; truncation happens only below

@@ -9,6 +9,7 @@
 //! after `write_durable` returns `Ok`, that write does (earlier ones need not). Nothing
 //! else is promised — in particular unsynced writes may survive partially.
 
+mod direct;
 mod faulty;
 mod file;
 mod mem;
