@@ -145,7 +145,7 @@ mod native {
     pub const MISSING: &[&str] = &[];
 
     pub fn kv() -> Vec<Entry<KvOpen>> {
-        let settings = "BDB 5.3 B-tree, transactional, synchronous commit, page 8 KiB";
+        let settings = "BDB 5.3 B-tree, transactional, synchronous commit, page 8 KiB, DB_THREAD";
         vec![Entry { id: "bdb", settings, open: peers::bdb::Bdb::open_btree }]
     }
 

@@ -1,7 +1,9 @@
 //! Berkeley DB 5.3 peers through the C shim `shim/bdb_shim.c` (feature `peers`):
 //! B-tree as an ordered key-value store (T1, T2) and Queue / Recno as heap tables
 //! (T3). Transactional environment, synchronous commit, 8 KiB pages; the cache knob
-//! is `set_cachesize`. Handles are single-threaded (no DB_THREAD), so no T7 reader.
+//! is `set_cachesize`. The environment and database are free-threaded (DB_THREAD):
+//! [`KvEngine::reader`] gives another handle for another thread (T7's writers), and a
+//! transaction the deadlock detector chose as victim is aborted and run again.
 
 use super::create_dir;
 use crate::error::{BenchError, Result};
@@ -22,6 +24,8 @@ unsafe extern "C" {
     fn bdb_close(h: *mut RawHandle);
     fn bdb_begin(h: *mut RawHandle) -> c_int;
     fn bdb_commit(h: *mut RawHandle) -> c_int;
+    fn bdb_abort(h: *mut RawHandle) -> c_int;
+    fn bdb_clone(h: *mut RawHandle, out: *mut *mut RawHandle) -> c_int;
     fn bdb_put(h: *mut RawHandle, k: *const u8, kl: usize, v: *const u8, vl: usize) -> c_int;
     fn bdb_delete(h: *mut RawHandle, k: *const u8, kl: usize) -> c_int;
     fn bdb_append(h: *mut RawHandle, v: *const u8, vl: usize) -> c_int;
@@ -40,6 +44,11 @@ unsafe extern "C" {
 
 /// Berkeley DB's `DB_NOTFOUND`.
 const DB_NOTFOUND: c_int = -30988;
+/// Berkeley DB's `DB_LOCK_DEADLOCK`: this transaction was chosen to break a deadlock.
+const DB_LOCK_DEADLOCK: c_int = -30993;
+
+/// An error from the shim, keeping the code (a deadlock is retried).
+struct Failed(c_int);
 
 /// The access method of a handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +68,7 @@ impl Kind {
     }
 }
 
-/// One environment + database, owned; closed on drop.
+/// One handle on an environment + database; the last handle closes them on drop.
 pub struct Bdb {
     raw: *mut RawHandle,
     kind: Kind,
@@ -67,12 +76,14 @@ pub struct Bdb {
 }
 
 fn check(kind: Kind, rc: c_int) -> Result<()> {
-    if rc == 0 {
-        return Ok(());
-    }
+    if rc == 0 { Ok(()) } else { Err(failure(kind, rc)) }
+}
+
+/// The error for a non-zero code.
+fn failure(kind: Kind, rc: c_int) -> BenchError {
     // SAFETY: db_strerror returns a pointer to a static NUL-terminated string for any code.
     let text = unsafe { CStr::from_ptr(bdb_error_text(rc)) };
-    Err(BenchError::engine(kind.id(), format!("error {rc}: {}", text.to_string_lossy())))
+    BenchError::engine(kind.id(), format!("error {rc}: {}", text.to_string_lossy()))
 }
 
 impl Bdb {
@@ -101,14 +112,28 @@ impl Bdb {
         Ok(Box::new(Bdb::open_raw(dir, Kind::Recno, 0, None)?))
     }
 
-    /// Runs `body` inside one transaction, committing on success.
-    fn in_txn<T>(&mut self, body: impl FnOnce(&mut Bdb) -> Result<T>) -> Result<T> {
-        // SAFETY: `raw` is a live handle owned by self; no transaction is open.
-        check(self.kind, unsafe { bdb_begin(self.raw) })?;
-        let out = body(self)?;
-        // SAFETY: a transaction was begun on this handle above.
-        check(self.kind, unsafe { bdb_commit(self.raw) })?;
-        Ok(out)
+    /// Runs `body` inside one transaction, committing on success; a transaction
+    /// chosen as a deadlock's victim is aborted and `body` runs again.
+    fn in_txn<T>(&mut self, mut body: impl FnMut(&mut Bdb) -> std::result::Result<T, Failed>) -> Result<T> {
+        loop {
+            // SAFETY: `raw` is a live handle owned by self; no transaction is open.
+            check(self.kind, unsafe { bdb_begin(self.raw) })?;
+            let rc = match body(self) {
+                // SAFETY: a transaction was begun on this handle above.
+                Ok(out) => match unsafe { bdb_commit(self.raw) } {
+                    0 => return Ok(out),
+                    rc => rc, // a failed commit has ended the transaction
+                },
+                Err(Failed(rc)) => {
+                    // SAFETY: the transaction begun above is still open.
+                    check(self.kind, unsafe { bdb_abort(self.raw) })?;
+                    rc
+                }
+            };
+            if rc != DB_LOCK_DEADLOCK {
+                return Err(failure(self.kind, rc));
+            }
+        }
     }
 
     fn size(&mut self) -> Result<u64> {
@@ -136,6 +161,11 @@ impl Bdb {
     }
 }
 
+// SAFETY: a handle is used by one thread at a time (`&mut self`); what handles share,
+// the environment and the database, is opened DB_THREAD (free-threaded), and the
+// shared reference count is atomic.
+unsafe impl Send for Bdb {}
+
 impl Drop for Bdb {
     fn drop(&mut self) {
         // SAFETY: `raw` came from bdb_open and is closed exactly once, here.
@@ -149,7 +179,9 @@ impl KvEngine for Bdb {
             for (k, v) in pairs {
                 // SAFETY: slices are valid for their lengths; a transaction is open.
                 let rc = unsafe { bdb_put(h.raw, k.as_ptr(), k.len(), v.as_ptr(), v.len()) };
-                check(h.kind, rc)?;
+                if rc != 0 {
+                    return Err(Failed(rc));
+                }
             }
             Ok(())
         })
@@ -160,10 +192,10 @@ impl KvEngine for Bdb {
             let mut deleted = 0;
             for k in keys {
                 // SAFETY: the slice is valid for its length; a transaction is open.
-                let rc = unsafe { bdb_delete(h.raw, k.as_ptr(), k.len()) };
-                if rc != DB_NOTFOUND {
-                    check(h.kind, rc)?;
-                    deleted += 1;
+                match unsafe { bdb_delete(h.raw, k.as_ptr(), k.len()) } {
+                    0 => deleted += 1,
+                    DB_NOTFOUND => {}
+                    rc => return Err(Failed(rc)),
                 }
             }
             Ok(deleted)
@@ -203,7 +235,10 @@ impl KvEngine for Bdb {
     }
 
     fn reader(&self) -> Result<Box<dyn KvEngine + Send>> {
-        Err(BenchError::engine(self.kind.id(), "handles are single-threaded in this adapter"))
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `self.raw` is live; `raw` is a valid out pointer.
+        check(self.kind, unsafe { bdb_clone(self.raw, &mut raw) })?;
+        Ok(Box::new(Bdb { raw, kind: self.kind, dir: self.dir.clone() }))
     }
 }
 
@@ -212,7 +247,10 @@ impl QueueEngine for Bdb {
         self.in_txn(|h| {
             for r in records {
                 // SAFETY: the slice is valid for its length; a transaction is open.
-                check(h.kind, unsafe { bdb_append(h.raw, r.as_ptr(), r.len()) })?;
+                match unsafe { bdb_append(h.raw, r.as_ptr(), r.len()) } {
+                    0 => {}
+                    rc => return Err(Failed(rc)),
+                }
             }
             Ok(())
         })
