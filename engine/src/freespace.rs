@@ -186,6 +186,10 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 
 /// Appends a list as its length and the gaps between its values, ascending.
 fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
+    if values.is_empty() {
+        put_varint(out, 0);
+        return;
+    }
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -199,6 +203,10 @@ fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
 
 /// Appends pages and their CRCs as the length, then per page the gap and the CRC.
 fn put_unsynced(out: &mut Vec<u8>, values: &[(u64, u32)]) {
+    if values.is_empty() {
+        put_varint(out, 0);
+        return;
+    }
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
     sorted.dedup_by_key(|(phys, _)| *phys);
@@ -234,27 +242,22 @@ fn remove_ascending(list: &mut Vec<u64>, gone: &[u64]) {
     });
 }
 
-/// Compresses a sorted list of page numbers into runs.
-fn runs(sorted: &[u64]) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for &page in sorted {
-        match out.last_mut() {
-            Some((first, count)) if *first + *count == page => *count += 1,
-            _ => out.push((page, 1)),
-        }
-    }
-    out
+/// A sorted list of page numbers as runs `(first, count)`, without collecting them
+/// (a commit encodes the whole free list: its record was the commit's largest
+/// allocation, grown a few times).
+fn runs(sorted: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    sorted.chunk_by(|a, b| a + 1 == *b).map(|run| (run[0], run.len() as u64))
 }
 
 impl Record {
     /// Serialises the record into its stream. `free` must be sorted and distinct.
     /// The lists `logical` and `unsynced` are stored ascending (order carries no meaning).
     pub fn encode(&self) -> Vec<u8> {
-        let runs = runs(&self.free);
-        let mut out = Vec::with_capacity(30 + 4 * runs.len() + 3 * self.logical.len() + 7 * self.unsynced.len());
-        put_varint(&mut out, runs.len() as u64);
+        let count = runs(&self.free).count();
+        let mut out = Vec::with_capacity(30 + 6 * count + 3 * self.logical.len() + 7 * self.unsynced.len());
+        put_varint(&mut out, count as u64);
         let mut end = 0;
-        for (first, count) in runs {
+        for (first, count) in runs(&self.free) {
             put_varint(&mut out, first - end);
             put_varint(&mut out, count);
             end = first + count;

@@ -40,9 +40,9 @@ pub(crate) fn max_encoded(page_size: usize) -> usize {
 /// [`BLOCK`] bytes becomes a mask of its differing words and the runs are read off the
 /// mask's bits (a comparison per 64-byte block, then a test per word, cost a one-key
 /// commit 40 % of its instructions).
-fn runs(new: &[u8], base: Option<&[u8]>) -> Vec<(usize, usize)> {
+fn runs(new: &[u8], base: Option<&[u8]>, found: &mut Vec<(usize, usize)>) {
     const ZEROS: [u8; SPAN] = [0; SPAN];
-    let mut found: Vec<(usize, usize)> = Vec::new();
+    found.clear();
     let mut push = |start: usize, end: usize| match found.last_mut() {
         Some((_, last)) if start - *last < MERGE_GAP => *last = end,
         _ => found.push((start, end)),
@@ -64,7 +64,6 @@ fn runs(new: &[u8], base: Option<&[u8]>) -> Vec<(usize, usize)> {
             }
         }
     }
-    found
 }
 
 /// Bit `w` set when word `w` of the two blocks (at most eight words) differs.
@@ -85,9 +84,9 @@ enum Kind {
 /// Splits the runs into literal and zero segments: a stretch of at least [`ZERO_MIN`]
 /// zero bytes is written as its length alone (a leaf split zeroes the half it gave
 /// away: 4 KiB of the left leaf's delta).
-fn segments(new: &[u8], runs: &[(usize, usize)]) -> Vec<(usize, usize, Kind)> {
+fn segments(new: &[u8], runs: &[(usize, usize)], out: &mut Vec<(usize, usize, Kind)>) {
     let zero = |at: usize| new[at..at + 8] == [0; 8];
-    let mut out: Vec<(usize, usize, Kind)> = Vec::with_capacity(runs.len());
+    out.clear();
     for &(start, end) in runs {
         let (mut literal, mut at) = (start, start);
         while at < end {
@@ -111,23 +110,32 @@ fn segments(new: &[u8], runs: &[(usize, usize)]) -> Vec<(usize, usize, Kind)> {
             out.push((literal, end, Kind::Bytes));
         }
     }
-    out
+}
+
+/// The vectors [`encode`] finds a page's runs in, kept from page to page of a record.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    runs: Vec<(usize, usize)>,
+    segments: Vec<(usize, usize, Kind)>,
 }
 
 /// Appends the encoding of page `phys` holding `new`, against `base` (`(phys, bytes)`
 /// of the version it replaces) or zeros, to `out`.
-pub(crate) fn encode(out: &mut Vec<u8>, phys: u64, new: &[u8], base: Option<(u64, &[u8])>) {
+pub(crate) fn encode(out: &mut Vec<u8>, scratch: &mut Scratch, phys: u64, new: &[u8], base: Option<(u64, &[u8])>) {
     debug_assert!(new.len().is_multiple_of(8), "pages are a multiple of eight bytes");
-    let mut found = segments(new, &runs(new, base.map(|(_, bytes)| bytes)));
+    runs(new, base.map(|(_, bytes)| bytes), &mut scratch.runs);
+    segments(new, &scratch.runs, &mut scratch.segments);
+    let found = &mut scratch.segments;
     let size =
         |(start, end, kind): &(usize, usize, Kind)| RUN_HEADER + if *kind == Kind::Zeros { 0 } else { end - start };
     if found.iter().map(size).sum::<usize>() > RUN_HEADER + new.len() {
-        found = vec![(0, new.len(), Kind::Bytes)];
+        found.clear();
+        found.push((0, new.len(), Kind::Bytes));
     }
     out.extend_from_slice(&phys.to_le_bytes());
     out.extend_from_slice(&base.map_or(0, |(id, _)| id).to_le_bytes());
     out.extend_from_slice(&(found.len() as u32).to_le_bytes());
-    for (start, end, kind) in found {
+    for &(start, end, kind) in found.iter() {
         out.extend_from_slice(&(start as u32).to_le_bytes());
         let flag = if kind == Kind::Zeros { ZEROS_FLAG } else { 0 };
         out.extend_from_slice(&((end - start) as u32 | flag).to_le_bytes());
@@ -209,7 +217,7 @@ mod tests {
             }
             let with_base = rng.below(2) == 0;
             let mut out = Vec::new();
-            encode(&mut out, 7, &new, with_base.then_some((3, &base[..])));
+            encode(&mut out, &mut Scratch::default(), 7, &new, with_base.then_some((3, &base[..])));
             assert!(out.len() <= max_encoded(size), "round {round}: {} bytes", out.len());
             let mut at = 0;
             let delta = decode(&out, &mut at, size, PhysId(1)).unwrap();
@@ -224,14 +232,14 @@ mod tests {
         let mut new = base.clone();
         new[4096..].fill(0);
         let mut out = Vec::new();
-        encode(&mut out, 7, &new, Some((3, &base)));
+        encode(&mut out, &mut Scratch::default(), 7, &new, Some((3, &base)));
         assert_eq!(out.len(), PAGE_HEADER + RUN_HEADER, "one zero run, no bytes");
     }
 
     #[test]
     fn a_delta_running_past_its_page_or_record_is_corruption() {
         let mut out = Vec::new();
-        encode(&mut out, 7, &[1u8; 64], None);
+        encode(&mut out, &mut Scratch::default(), 7, &[1u8; 64], None);
         assert!(decode(&out, &mut 0, 32, PhysId(1)).is_err(), "a run past the page");
         assert!(decode(&out[..out.len() - 1], &mut 0, 64, PhysId(1)).is_err(), "a run past the record");
     }

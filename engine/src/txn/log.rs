@@ -97,8 +97,9 @@ pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_s
     page::write_u64(&mut record, 16, meta.txn.0);
     page::write_u32(&mut record, 24, pages.len() as u32);
     record[META_AT..IDS_AT].copy_from_slice(&meta.encode_body(0));
+    let mut scratch = delta::Scratch::default();
     for page in pages {
-        delta::encode(&mut record, page.phys, page.bytes, page.base);
+        delta::encode(&mut record, &mut scratch, page.phys, page.bytes, page.base);
     }
     let used = record.len();
     page::write_u32(&mut record, 28, used as u32);
