@@ -211,13 +211,6 @@ impl Core {
         self.poison_on_io(result)
     }
 
-    /// Whether logged commits leave their pages in the pool, written back later
-    /// (`txn/writeback.rs`), rather than writing them in place at once. Not with
-    /// [`crate::Options::mmap_reads`]: snapshots read the file's map without the pool.
-    pub fn defers_logged_writes(&self) -> bool {
-        self.mmap.is_none()
-    }
-
     /// With [`crate::Options::mmap_reads`], a memory map of the file reaching at least
     /// `end` bytes; `None` without the option or when the storage cannot be mapped.
     pub fn file_map(&self, end: u64) -> Option<Arc<memmap2::Mmap>> {

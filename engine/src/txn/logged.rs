@@ -61,7 +61,7 @@ impl WriteTxn<'_> {
     pub(super) fn write_logged(&self, state: &mut WriteState, mut written: Written) -> Result<Option<TxnId>> {
         let page_size = self.core.page_size;
         let limit = writeback::limit(self.core);
-        written.unwritten = self.core.defers_logged_writes() && state.dirty.len() <= limit;
+        written.unwritten = state.dirty.len() <= limit;
         if written.unwritten && self.core.pool.unwritten_count() + state.dirty.len() > limit {
             writeback::write_back(self.core, state.meta.page_count)?;
         }

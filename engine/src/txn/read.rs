@@ -79,7 +79,9 @@ impl<H: CoreHolder> Snapshot<H> {
         if core.mmap.is_none() || !core.pool.is_full() {
             return Ok(None);
         }
-        if let Some((guard, frame)) = core.pool.lookup(phys) {
+        // mutant: the map serves a page whose newest bytes are in the pool, unwritten
+        let listed = if cfg!(quire_mutant = "mmap_past_pool") { None } else { core.pool.lookup(phys) };
+        if let Some((guard, frame)) = listed {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             core.translations.remember_frame(id, frame);
             return Ok(Some(PageRef::new(guard, id)));

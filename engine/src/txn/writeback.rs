@@ -9,8 +9,10 @@
 //! six scattered `pwrite`s of the leaf, the map path and the commit record; and a page
 //! rewritten again within the epoch, or freed and reused, is never written at all:
 //! pages that are free (or past the file's end) when the write-back runs are dropped.
-//! With [`crate::Options::mmap_reads`] snapshots read the file's map past the pool, so
-//! logged pages are written in place at once (`Core::defers_logged_writes`).
+//! With [`crate::Options::mmap_reads`] too: a snapshot reads a page from the file's map
+//! only after the pool's table missed it (`read.rs`, `read_mapped`), and an unwritten
+//! page is listed there from before its commit is published until after it is written
+//! (a buffered write is in the page cache, which the map shows, when `pwrite` returns).
 
 use crate::core::Core;
 use crate::error::{Error, Result};
