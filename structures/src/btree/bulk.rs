@@ -13,24 +13,35 @@ use super::{BTree, node_write};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, WriteTxn};
 
-/// Cells kept back-to-back in one buffer (no allocation per entry).
+/// Cells kept back-to-back in one buffer (no allocation per entry): a bulk load's
+/// leaves, and the entries of a node pair being merged or redistributed (`remove.rs`).
 #[derive(Debug, Default)]
-struct Cells {
+pub(super) struct Cells {
     bytes: Vec<u8>,
     ends: Vec<usize>,
 }
 
 impl Cells {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ends.len()
     }
 
-    fn get(&self, i: usize) -> &[u8] {
+    /// Bytes of all the cells.
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(super) fn get(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.bytes[start..self.ends[i]]
     }
 
-    fn refs(&self) -> Vec<&[u8]> {
+    pub(super) fn push(&mut self, cell: &[u8]) {
+        self.bytes.extend_from_slice(cell);
+        self.ends.push(self.bytes.len());
+    }
+
+    pub(super) fn refs(&self) -> Vec<&[u8]> {
         (0..self.len()).map(|i| self.get(i)).collect()
     }
 
@@ -133,8 +144,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             self.finish_leaf(run, true)?;
         }
         run.bytes += cell.len() + LEAF_ENTRY;
-        run.cells.bytes.extend_from_slice(&cell);
-        run.cells.ends.push(run.cells.bytes.len());
+        run.cells.push(&cell);
         run.cell = cell;
         run.last_key.clear();
         run.last_key.extend_from_slice(key);
