@@ -98,6 +98,22 @@ const TRANSLATIONS: usize = 4096;
 const TRANSLATIONS_FIRST: usize = 64;
 
 impl WriteState {
+    /// The state of a transaction that will commit `meta`, its sets sized for a small
+    /// transaction (growing them from empty took about seven allocations a one-key
+    /// commit).
+    fn new(meta: Meta) -> Self {
+        const SMALL: usize = 16;
+        WriteState {
+            meta,
+            dirty: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
+            fresh: IdSet::with_capacity_and_hasher(SMALL, Default::default()),
+            sealed: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
+            touched: IdSet::with_capacity_and_hasher(SMALL, Default::default()),
+            bases: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
+            ..WriteState::default()
+        }
+    }
+
     pub(super) fn remembered(&self, logical: u64) -> Option<PhysId> {
         let slot = logical as usize & self.translations.len().wrapping_sub(1);
         let (held, phys) = *self.translations.get(slot)?;
@@ -168,12 +184,8 @@ impl<'db> WriteTxn<'db> {
         // reuses the id of a meta that is still on disk.
         let newest = base.txn.max(core.txn_floor);
         let txn = TxnId(newest.0.checked_add(1).ok_or(Error::TxnIdOverflow(newest))?);
-        let txn_state = WriteTxn {
-            core,
-            base,
-            state: RefCell::new(WriteState { meta: Meta { txn, ..base }, ..WriteState::default() }),
-            _writer: writer,
-        };
+        let txn_state =
+            WriteTxn { core, base, state: RefCell::new(WriteState::new(Meta { txn, ..base })), _writer: writer };
         txn_state.load_free_space()?;
         core.free.lock().promote(oldest, last_synced);
         Ok(txn_state)
