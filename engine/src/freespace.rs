@@ -186,10 +186,6 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 
 /// Appends a list as its length and the gaps between its values, ascending.
 fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
-    if values.is_empty() {
-        put_varint(out, 0);
-        return;
-    }
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -203,10 +199,6 @@ fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
 
 /// Appends pages and their CRCs as the length, then per page the gap and the CRC.
 fn put_unsynced(out: &mut Vec<u8>, values: &[(u64, u32)]) {
-    if values.is_empty() {
-        put_varint(out, 0);
-        return;
-    }
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
     sorted.dedup_by_key(|(phys, _)| *phys);

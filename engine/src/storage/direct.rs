@@ -13,8 +13,9 @@
 //! block; records are whole 4 KiB blocks at block offsets, and the bytes are copied into
 //! an aligned scratch buffer. Anything else, a file system that refuses `O_DIRECT`
 //! (`EINVAL` at open or at the write), or a file that is memory-mapped (a direct write
-//! cannot drop mapped cache pages, which would then go stale) takes the buffered path:
-//! [`DirectAppender::append`] returns `None` and the caller writes as before.
+//! must drop the cached pages it overwrites, and a mapping may hold them: the buffered
+//! path keeps one copy) takes the buffered path: [`DirectAppender::append`] returns
+//! `None` and the caller writes as before.
 
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
@@ -51,8 +52,9 @@ impl DirectAppender {
     }
 
     /// Writes `buf` at `offset` durably with direct I/O. `None` when this write cannot
-    /// go direct (unaligned, turned off, or refused with `EINVAL` before any byte was
-    /// written): the caller then writes it buffered. `Some(Err)` is a real I/O error.
+    /// go direct (unaligned, turned off, or refused with `EINVAL`): the caller then
+    /// writes all of it buffered, the same bytes over any part written directly.
+    /// `Some(Err)` is a real I/O error.
     pub(super) fn append(&self, offset: u64, buf: &[u8]) -> Option<io::Result<()>> {
         let aligned = offset.is_multiple_of(DIRECT_ALIGN as u64) && buf.len().is_multiple_of(DIRECT_ALIGN);
         if !aligned || buf.is_empty() || !self.enabled.load(Ordering::Acquire) {
@@ -69,7 +71,7 @@ impl DirectAppender {
             Ok(()) => Some(Ok(())),
             Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
                 // The file system takes O_DIRECT at open but not this write (alignment
-                // stricter than a page): a failed direct write wrote nothing.
+                // stricter than a page): from now on every append goes buffered.
                 self.disable();
                 None
             }

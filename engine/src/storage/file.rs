@@ -140,7 +140,7 @@ impl Storage for FileStorage {
 
     fn map(&self) -> Option<io::Result<memmap2::Mmap>> {
         if let Some(direct) = &self.direct {
-            direct.disable(); // a direct write could leave mapped pages stale
+            direct.disable(); // mapped pages: one cached copy, written buffered (`direct.rs`)
         }
         // SAFETY: the file is locked exclusively by this process (flock), and the engine
         // only reads mapped ranges holding committed pages, which are never rewritten

@@ -7,49 +7,12 @@
 //! On [`crate::Error::BulkLoadUnsorted`] the tree is left half-built: abort the
 //! transaction (drop it) as after any failed write.
 
+use super::BTree;
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER, LEAF_ENTRY};
+use super::node_write::{self, Cells};
 use super::write::{branch_cell, leaf_cell_into, separator, split_point};
-use super::{BTree, node_write};
 use crate::error::{Error, Result};
 use quiredb_engine::{PageId, PageRead, WriteTxn};
-
-/// Cells kept back-to-back in one buffer (no allocation per entry): a bulk load's
-/// leaves, and the entries of a node pair being merged or redistributed (`remove.rs`).
-#[derive(Debug, Default)]
-pub(super) struct Cells {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Cells {
-    pub(super) fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Bytes of all the cells.
-    pub(super) fn bytes(&self) -> usize {
-        self.bytes.len()
-    }
-
-    pub(super) fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
-    }
-
-    pub(super) fn push(&mut self, cell: &[u8]) {
-        self.bytes.extend_from_slice(cell);
-        self.ends.push(self.bytes.len());
-    }
-
-    pub(super) fn refs(&self) -> Vec<&[u8]> {
-        (0..self.len()).map(|i| self.get(i)).collect()
-    }
-
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.ends.clear();
-    }
-}
 
 /// A bulk load in progress: ascending entries streamed into an empty tree over any
 /// number of calls ([`BTree::bulk_appender`], [`BTree::bulk_append`],

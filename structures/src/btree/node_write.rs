@@ -233,3 +233,42 @@ pub fn remove(page: &mut [u8], i: usize) -> Result<(), String> {
     page[end..end + stale].fill(0);
     Ok(())
 }
+
+/// Cells kept back-to-back in one buffer (no allocation per entry): the leaves of a
+/// bulk load (`bulk.rs`), the entries of a node pair being merged or redistributed
+/// (`remove.rs`).
+#[derive(Debug, Default)]
+pub(super) struct Cells {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Cells {
+    pub(super) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Bytes of all the cells.
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(super) fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    pub(super) fn push(&mut self, cell: &[u8]) {
+        self.bytes.extend_from_slice(cell);
+        self.ends.push(self.bytes.len());
+    }
+
+    pub(super) fn refs(&self) -> Vec<&[u8]> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+}

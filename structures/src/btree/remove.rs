@@ -4,10 +4,10 @@
 //! for the new separator, else leave the node as it is. The root collapses when a branch
 //! root is left with a single child.
 
-use super::bulk::Cells;
+use super::BTree;
 use super::node::{self, BRANCH_ENTRY, LEAF_ENTRY};
+use super::node_write::{self, Cells};
 use super::write::{Path, branch_cell, separator, split_point};
-use super::{BTree, node_write};
 use crate::error::Result;
 use quiredb_engine::{PageId, PageRead, WriteTxn};
 
