@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 mutants=("$@")
 if [ ${#mutants[@]} -eq 0 ]; then
   mutants=(commit_noop no_sync no_verify stale_record any_version log_no_crc log_no_sync log_skip_last
-    checkpoint_no_sync group_no_wait compact_trim_pending log_reuse_epoch no_write_back no_overlay mmap_past_pool)
+    checkpoint_no_sync group_no_wait compact_trim_pending log_reuse_epoch no_write_back no_overlay mmap_past_pool
+    no_sigbus_handler map_fault_unseen)
 fi
 export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
 status=0
@@ -25,8 +26,9 @@ for mutant in "${mutants[@]}"; do
     # checkpoint cut between its meta write and its sync are the engine tests' (the
     # simulator tears a durable write only when a fault strikes that very operation).
     log_no_crc | checkpoint_no_sync) ;;
-    # Compaction runs in the engine's compaction tests only; so does the mmap read path.
-    compact_* | mmap_past_pool) ;;
+    # Compaction runs in the engine's compaction tests only; the map's faults are made
+    # in the engine's `mapped` test.
+    compact_* | mmap_past_pool | no_sigbus_handler | map_fault_unseen) ;;
     log_* | group_* | no_write_back | no_overlay) targets+=("-p quiredb-structures --test crash --test powercut") ;;
     *) targets+=("-p quiredb-structures --test crash --test powercut" "-p quiredb-xml --test xpath store::") ;;
   esac

@@ -12,11 +12,11 @@ const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit through the
 const QUIREDB_KV_INPLACE: &str = "B+tree, Durability::Checksummed per commit written in place (no commit log), page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log with group commit, page 8 KiB, pool = cache budget or 1 GiB";
-const QUIREDB_KV_MMAP: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB, pool misses copied from a memory map (Options::mmap_reads)";
+const QUIREDB_KV_PREAD: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB, every pool miss read with pread (mmap_reads off)";
 const QUIREDB_KV_FULL: &str =
     "B+tree, Durability::Full per commit written in place (no commit log), page 8 KiB, pool = cache budget or 1 GiB";
-const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB";
-const QUIREDB_BLOBS_MMAP: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB, pages beyond the pool read in place from a memory map (Options::mmap_reads)";
+const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB, pages past the pool read in place from a memory map";
+const QUIREDB_BLOBS_PREAD: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB, every pool miss read with pread (mmap_reads off)";
 const SQLITE_WAL: &str = "journal_mode=WAL, synchronous=FULL, page 4 KiB";
 const SQLITE_DELETE: &str = "journal_mode=DELETE, synchronous=FULL, page 4 KiB";
 const FJALL: &str = "fjall 3, write batch per commit with PersistMode::SyncData (journal fdatasync), cache = cache budget or fjall's default";
@@ -28,7 +28,7 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
         Entry { id: "quiredb", settings: QUIREDB_KV, open: peers::quiredb_kv::QuireKv::open },
         Entry { id: "quiredb-inplace", settings: QUIREDB_KV_INPLACE, open: peers::quiredb_kv::QuireKv::open_in_place },
         Entry { id: "quiredb-full", settings: QUIREDB_KV_FULL, open: peers::quiredb_kv::QuireKv::open_full },
-        Entry { id: "quiredb-mmap", settings: QUIREDB_KV_MMAP, open: peers::quiredb_kv::QuireKv::open_mmap },
+        Entry { id: "quiredb-pread", settings: QUIREDB_KV_PREAD, open: peers::quiredb_kv::QuireKv::open_pread },
         Entry { id: "quiredb-log", settings: QUIREDB_KV_LOG, open: peers::quiredb_kv::QuireKv::open_log },
         Entry { id: "quiredb-group", settings: QUIREDB_KV_GROUP, open: peers::quiredb_kv::QuireKv::open_group },
         Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },
@@ -55,9 +55,9 @@ pub fn queue() -> Vec<Entry<QueueOpen>> {
             open: peers::quiredb_queue::QuireQueue::open_full,
         },
         Entry {
-            id: "quiredb-mmap",
-            settings: "paged queue, Durability::Checksummed (one sync) per batch, page 8 KiB, pool 64 MiB, mmap reads",
-            open: peers::quiredb_queue::QuireQueue::open_mmap,
+            id: "quiredb-pread",
+            settings: "paged queue, Durability::Checksummed (one sync) per batch, page 8 KiB, pool 64 MiB, pool misses read with pread (mmap_reads off)",
+            open: peers::quiredb_queue::QuireQueue::open_pread,
         },
         Entry { id: "sqlite-wal", settings: "rowid table, WAL, FULL", open: peers::sqlite::SqliteHeap::open },
         Entry { id: "files", settings: "flat file, sync_data per batch", open: peers::files::FlatFile::open },
@@ -114,7 +114,11 @@ pub fn xml() -> Vec<Entry<XmlOpen>> {
 pub fn blobs() -> Vec<Entry<BlobOpen>> {
     vec![
         Entry { id: "quiredb", settings: QUIREDB_BLOBS, open: peers::quiredb_blobs::QuireBlobs::open },
-        Entry { id: "quiredb-mmap", settings: QUIREDB_BLOBS_MMAP, open: peers::quiredb_blobs::QuireBlobs::open_mmap },
+        Entry {
+            id: "quiredb-pread",
+            settings: QUIREDB_BLOBS_PREAD,
+            open: peers::quiredb_blobs::QuireBlobs::open_pread,
+        },
         Entry { id: "files", settings: "one file per blob, no fsync", open: peers::files::BlobFiles::open },
         Entry { id: "sqlite-wal", settings: "SQL reads, WAL, FULL", open: peers::sqlite::SqliteBlobs::open_sql },
         Entry {

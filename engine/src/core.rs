@@ -20,7 +20,7 @@ use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId, TxnId, read_u64};
 use crate::pool::{Pool, ReadGuard};
 use crate::readers::{Published, Readers};
 use crate::resultset::ResultSetPool;
-use crate::storage::Storage;
+use crate::storage::{FileMap, Storage};
 use crate::translations::Translations;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -62,7 +62,7 @@ pub struct Core {
     /// Recycled query buffers.
     pub result_sets: Arc<ResultSetPool>,
     /// Whether pool misses copy from a memory map instead of `pread`.
-    pub mmap: Option<Mutex<Option<Arc<memmap2::Mmap>>>>,
+    pub mmap: Option<Mutex<Option<Arc<FileMap>>>>,
     /// Where the writer appends to the commit log.
     pub log: Mutex<crate::txn::LogState>,
     /// Logged commits waiting for a shared append ([`crate::Options::group_commit`]).
@@ -201,10 +201,14 @@ impl Core {
         let offset = phys.0 * self.page_size as u64;
         self.pool.counters.read_pages(buf.len().div_ceil(self.page_size) as u64);
         if let Some(map) = &self.mmap
-            && let Some(bytes) = self.mapped(map, offset + buf.len() as u64)
+            && let Some(mapped) = self.mapped(map, offset + buf.len() as u64)
+            && let Some(bytes) = mapped.get(offset as usize..offset as usize + buf.len())
         {
-            buf.copy_from_slice(&bytes[offset as usize..offset as usize + buf.len()]);
-            return Ok(());
+            buf.copy_from_slice(bytes);
+            if !mapped.faulted() {
+                return Ok(());
+            }
+            // The map could not read part of it: `pread` reports why (`mapped.rs`).
         }
         let result =
             self.storage.read_at(offset, buf).map_err(|error| Error::io(format!("read of page {phys}"), error));
@@ -213,15 +217,17 @@ impl Core {
 
     /// With [`crate::Options::mmap_reads`], a memory map of the file reaching at least
     /// `end` bytes; `None` without the option or when the storage cannot be mapped.
-    pub fn file_map(&self, end: u64) -> Option<Arc<memmap2::Mmap>> {
+    pub fn file_map(&self, end: u64) -> Option<Arc<FileMap>> {
         self.mmap.as_ref().and_then(|map| self.mapped(map, end))
     }
 
-    /// The current memory map, remapped if it does not reach `end`.
-    fn mapped(&self, map: &Mutex<Option<Arc<memmap2::Mmap>>>, end: u64) -> Option<Arc<memmap2::Mmap>> {
+    /// The current memory map, mapped again if it does not reach `end` or a read of it
+    /// has faulted.
+    fn mapped(&self, map: &Mutex<Option<Arc<FileMap>>>, end: u64) -> Option<Arc<FileMap>> {
         let mut slot = map.lock();
-        if slot.as_ref().is_none_or(|mapped| (mapped.len() as u64) < end) {
-            *slot = self.storage.map()?.ok().map(Arc::new);
+        if slot.as_ref().is_none_or(|mapped| (mapped.len() as u64) < end || mapped.faulted()) {
+            *slot = None; // unlisted before the new map takes a slot
+            *slot = self.storage.map()?.ok().and_then(FileMap::new).map(Arc::new);
         }
         slot.clone().filter(|mapped| mapped.len() as u64 >= end)
     }

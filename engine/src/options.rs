@@ -21,7 +21,8 @@ pub struct Options {
     pub page_size: Option<u32>,
     /// Bytes of the buffer pool (frames are preallocated up front).
     pub cache_bytes: usize,
-    /// Read through a memory map of the file (see [`DatabaseBuilder::mmap_reads`]).
+    /// Read through a memory map of the file (on by default; see
+    /// [`DatabaseBuilder::mmap_reads`]).
     pub mmap_reads: bool,
     /// Idle result sets the database keeps for reuse.
     pub result_set_pool: usize,
@@ -62,7 +63,7 @@ impl Default for Options {
         Options {
             page_size: None,
             cache_bytes: 64 << 20,
-            mmap_reads: false,
+            mmap_reads: true,
             result_set_pool: 64,
             result_set_max_bytes: 4 << 20,
             dirty_limit_percent: 75,
@@ -143,14 +144,19 @@ impl DatabaseBuilder {
         self
     }
 
-    /// Read through a memory map of the file: pool misses copy from the map instead of
-    /// `pread`, and once the pool is full, snapshots read pages that index no others
-    /// (leaves, blobs, queue pages) in place from the map, checksummed the first time,
-    /// instead of evicting a frame for each — the kernel's page cache becomes the cold
-    /// tier, which is what makes a pool smaller than the data cheap (issue 22:
-    /// 3.4 → 1.2 µs per lookup with a pool of a quarter of the data). Off by default:
-    /// through a map, a failing disk read kills the process with `SIGBUS` instead of
-    /// returning [`crate::Error::Io`].
+    /// Read through a memory map of the file (on by default): pool misses copy from the
+    /// map instead of `pread`, and once the pool is full, snapshots read pages that
+    /// index no others (leaves, blobs, queue pages) in place from the map, checksummed
+    /// the first time, instead of evicting a frame for each — the kernel's page cache
+    /// becomes the cold tier, which is what makes a pool smaller than the data cheap
+    /// (issue 22: 3.4 → 1.2 µs per lookup with a pool of a quarter of the data).
+    ///
+    /// A mapped page the kernel cannot read (a disk error, a file cut short by another
+    /// process) raises `SIGBUS`; the engine installs a handler for it, chained to any
+    /// earlier one, that turns such a read into [`crate::Error::Io`] (the read is
+    /// retried with `pread`, which reports the disk's error). A program that installs
+    /// its own `SIGBUS` handler afterwards, without chaining, should turn this off.
+    /// Off: every pool miss is a `pread` into a frame.
     pub fn mmap_reads(mut self, on: bool) -> Self {
         self.options.mmap_reads = on;
         self

@@ -22,15 +22,15 @@ pub struct QuireBlobs {
 }
 
 impl QuireBlobs {
-    /// Opener for `quiredb` in T6.
+    /// Opener for `quiredb` in T6 (the default options: pages beyond the pool read in
+    /// place from a memory map of the file, `Options::mmap_reads`).
     pub fn open(dir: &Path) -> Result<Box<dyn BlobEngine>> {
-        Self::create(dir, false)
+        Self::create(dir, true)
     }
 
-    /// Opener for `quiredb-mmap` in T6: pages beyond the pool read in place from a
-    /// memory map of the file (`Options::mmap_reads`).
-    pub fn open_mmap(dir: &Path) -> Result<Box<dyn BlobEngine>> {
-        Self::create(dir, true)
+    /// Opener for `quiredb-pread` in T6: every pool miss read with `pread`, no map.
+    pub fn open_pread(dir: &Path) -> Result<Box<dyn BlobEngine>> {
+        Self::create(dir, false)
     }
 
     fn create(dir: &Path, mmap: bool) -> Result<Box<dyn BlobEngine>> {

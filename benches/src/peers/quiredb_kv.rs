@@ -5,8 +5,9 @@
 //! [`DEFAULT_LOG_PAGES`] pages: one durable append per small commit); `quiredb-inplace`:
 //! the same without a commit log (one sync per commit, in place); `quiredb-full`:
 //! `Durability::Full` without a log, two syncs; `quiredb-log`: a log of [`LOG_PAGES`]
-//! pages; `quiredb-group`: that with group commit; `quiredb-mmap`: pool misses served
-//! from a memory map. Every call opens the tree by name in its own
+//! pages; `quiredb-group`: that with group commit. All of them read as the default
+//! does, leaves past a full pool in place from a memory map (`Options::mmap_reads`);
+//! `quiredb-pread` reads every pool miss with `pread` instead. Every call opens the tree by name in its own
 //! transaction (a read open is remembered per snapshot: no catalog lookup). Pool: the harness's cache budget, else
 //! 1 GiB.
 
@@ -37,35 +38,35 @@ pub struct QuireKv {
 impl QuireKv {
     /// Opener for `quiredb` (checksummed commits, the default commit log).
     pub fn open(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, true)?))
     }
 
     /// Opener for `quiredb-inplace` (checksummed commits without a commit log).
     pub fn open_in_place(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, true)?))
     }
 
     /// Opener for `quiredb-log` (checksummed commits through a commit log).
     pub fn open_log(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, false, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, false, true)?))
     }
 
     /// Opener for `quiredb-group` (checksummed commits through a commit log, with
     /// group commit: concurrent writers share appends).
     pub fn open_group(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true, true)?))
     }
 
-    /// Opener for `quiredb-mmap` (checksummed commits, the default commit log; pool
-    /// misses copied from a memory map of the file instead of read with `pread`).
-    pub fn open_mmap(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, true)?))
+    /// Opener for `quiredb-pread` (checksummed commits, the default commit log; every
+    /// pool miss read with `pread` into a frame, no memory map: `mmap_reads` off).
+    pub fn open_pread(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, false)?))
     }
 
     /// Opener for `quiredb-full` (full commits without a commit log: data sync, then
     /// meta sync).
     pub fn open_full(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false, false)?))
+        Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false, true)?))
     }
 
     fn create(

@@ -4,8 +4,9 @@
 //! default `Durability::Checksummed` — one sync, and the batch survives a power cut
 //! once the commit returns, the promise of the flat file's `sync_data` (`quiredb-full`:
 //! `Durability::Full`, two syncs); scans run `Queue::for_each` in a read snapshot,
-//! which visits the data pages past the pool in runs of 32 read with one `pread`
-//! (`quiredb`), or with `mmap_reads` read from a memory map (`quiredb-mmap`).
+//! which visits the data pages past the pool in runs of 32 copied from the file's
+//! memory map (`quiredb`, the default `mmap_reads`) or read with one `pread`
+//! (`quiredb-pread`).
 
 use super::{OrEngine, create_dir};
 use crate::error::Result;
@@ -28,17 +29,17 @@ pub struct QuireQueue {
 impl QuireQueue {
     /// Opener for `quiredb` in T3 (creates the database and the queue when absent).
     pub fn open(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
-        Self::create(dir, false, Durability::Checksummed)
+        Self::create(dir, true, Durability::Checksummed)
     }
 
     /// Opener for `quiredb-full` in T3: batches committed with `Durability::Full`.
     pub fn open_full(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
-        Self::create(dir, false, Durability::Full)
+        Self::create(dir, true, Durability::Full)
     }
 
-    /// Opener for `quiredb-mmap` in T3: pool misses served from a memory map.
-    pub fn open_mmap(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
-        Self::create(dir, true, Durability::Checksummed)
+    /// Opener for `quiredb-pread` in T3: pool misses read with `pread`, no memory map.
+    pub fn open_pread(dir: &Path, _record_len: usize) -> Result<Box<dyn QueueEngine>> {
+        Self::create(dir, false, Durability::Checksummed)
     }
 
     fn create(dir: &Path, mmap: bool, durability: Durability) -> Result<Box<dyn QueueEngine>> {

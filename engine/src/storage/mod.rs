@@ -12,11 +12,13 @@
 mod direct;
 mod faulty;
 mod file;
+mod mapped;
 mod mem;
 mod overlay;
 
 pub use faulty::{CrashMode, Fault, FaultKind, FaultyStorage};
 pub use file::{FileStorage, OpenError};
+pub(crate) use mapped::FileMap;
 pub use mem::MemStorage;
 pub(crate) use overlay::OverlayStorage;
 

@@ -13,6 +13,7 @@ use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 use crate::readers::Announcement;
 use crate::resultset::ResultSet;
+use crate::storage::FileMap;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
@@ -52,7 +53,7 @@ struct Snapshot<H: CoreHolder> {
     catalog: OnceCell<catalog::Catalog>,
     /// The file's memory map reaching every page of the snapshot, taken at the first
     /// page read in place ([`crate::Options::mmap_reads`]); `None` inside without it.
-    map: OnceCell<Option<Arc<memmap2::Mmap>>>,
+    map: OnceCell<Option<Arc<FileMap>>>,
 }
 
 impl<H: CoreHolder> Snapshot<H> {
@@ -91,7 +92,8 @@ impl<H: CoreHolder> Snapshot<H> {
         let Some(map) = self.map.get_or_init(|| core.file_map(end)) else { return Ok(None) };
         let start = phys.0 as usize * page_size;
         let Some(bytes) = map.get(start..start + page_size) else { return Ok(None) };
-        if crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
+        // A map that faulted is read through `pread`, which reports the disk's error.
+        if !map.touch(bytes) || crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
             return Ok(None);
         }
         if core.pool.verified.contains(phys.0) {

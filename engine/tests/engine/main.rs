@@ -12,6 +12,7 @@
 //! - `log`: the commit log: its writes, faults at every operation, read-only replay.
 //! - `compact`: online compaction beside writers and readers, automatic, under faults.
 //! - `direct`: reads past the pool (`read_payloads`) against reads through it.
+//! - `mapped`: a mapped page the kernel cannot read is an error, not a `SIGBUS`.
 //!
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
@@ -27,6 +28,7 @@ mod direct;
 mod durability;
 mod faults;
 mod log;
+mod mapped;
 mod model;
 mod overwrite;
 mod snapshot;
