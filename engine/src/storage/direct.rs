@@ -11,11 +11,17 @@
 //!
 //! Direct I/O needs the offset, the length and the memory aligned to the device's
 //! block; records are whole 4 KiB blocks at block offsets, and the bytes are copied into
-//! an aligned scratch buffer. Anything else, a file system that refuses `O_DIRECT`
-//! (`EINVAL` at open or at the write), or a file that is memory-mapped (a direct write
-//! must drop the cached pages it overwrites, and a mapping may hold them: the buffered
-//! path keeps one copy) takes the buffered path: [`DirectAppender::append`] returns
-//! `None` and the caller writes as before.
+//! an aligned scratch buffer. Anything else, or a file system that refuses `O_DIRECT`
+//! (`EINVAL` at open or at the write), takes the buffered path:
+//! [`DirectAppender::append`] returns `None` and the caller writes as before.
+//!
+//! Beside the page cache and the read-only map of `mmap_reads` (`mapped.rs`): the kernel
+//! writes back and drops the cached pages of the range before a direct write, and
+//! drops them again after it (unmapping them from every mapping), so a read of the
+//! range that raced with the write (a scan's run, a read-ahead hint) leaves no stale
+//! copy. What the kernel cannot drop is a dirty page, and nothing dirties the log's
+//! region through the cache while appends go direct: the map is read-only, and a
+//! buffered append happens only when a direct one cannot.
 
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
@@ -34,7 +40,7 @@ pub(super) struct DirectAppender {
     file: File,
     /// Bytes with room to start an aligned run of any length asked for so far.
     scratch: Mutex<Vec<u8>>,
-    /// Cleared for good when the file is mapped or a direct write is refused.
+    /// Cleared for good when a direct write is refused.
     enabled: AtomicBool,
 }
 
@@ -46,7 +52,7 @@ impl DirectAppender {
         Some(DirectAppender { file, scratch: Mutex::new(Vec::new()), enabled: AtomicBool::new(true) })
     }
 
-    /// Turns direct writes off for the life of the storage (the file is being mapped).
+    /// Turns direct writes off for the life of the storage.
     pub(super) fn disable(&self) {
         self.enabled.store(false, Ordering::Release);
     }
@@ -104,6 +110,6 @@ mod tests {
         assert!(direct.append(100, &block).is_none(), "an unaligned offset goes buffered");
         assert!(direct.append(0, &block[..100]).is_none(), "an unaligned length goes buffered");
         direct.disable();
-        assert!(direct.append(0, &block).is_none(), "a mapped file goes buffered");
+        assert!(direct.append(0, &block).is_none(), "a refused file goes buffered");
     }
 }

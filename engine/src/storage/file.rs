@@ -139,9 +139,6 @@ impl Storage for FileStorage {
     }
 
     fn map(&self) -> Option<io::Result<memmap2::Mmap>> {
-        if let Some(direct) = &self.direct {
-            direct.disable(); // mapped pages: one cached copy, written buffered (`direct.rs`)
-        }
         // SAFETY: the file is locked exclusively by this process (flock), and the engine
         // only reads mapped ranges holding committed pages, which are never rewritten
         // while a snapshot that can see them is alive; truncation happens only below
