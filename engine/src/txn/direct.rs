@@ -4,7 +4,10 @@
 //! pinned; a page that is not is served from a run of consecutive physical pages read
 //! from the file with one `pread` into a per-thread buffer — the pages asked for plus a
 //! read-ahead the caller names; read-ahead beyond one run is passed to the OS as a hint
-//! (`will_need`), so a scan's next run is on its way while this one is visited. No frame
+//! (`will_need`), so a scan's next run is on its way while this one is visited. With
+//! the file's memory map (`mmap_reads`, the default) a page the pool does not hold is
+//! visited in place in the map instead, checksummed the first time, with the pages
+//! ahead hinted the same way; the run's `pread` serves only when the map cannot. No frame
 //! is taken, so reading a blob or scanning a queue larger than the pool evicts nothing,
 //! and a blob whose root and data pages lie together costs one read.
 //!
@@ -152,7 +155,7 @@ fn visit_held(
 ) -> Result<()> {
     let held = run.token == Some(token) && page.phys.0 >= run.first && page.phys.0 < run.first + run.count as u64;
     if !held {
-        if visit_cached(core, page, visit)? {
+        if visit_cached(core, page, visit)? || visit_mapped(core, meta, (token, page), wanted, run, visit)? {
             return Ok(());
         }
         fill(core, meta, token, page.phys, wanted, run)?;
@@ -178,6 +181,57 @@ fn visit_cached(core: &Core, &Page { phys, id, kind }: &Page, visit: &mut dyn Fn
     page::verify_identity(&guard.bytes, phys, Some(kind), id.0)?;
     visit(&guard.bytes);
     Ok(true)
+}
+
+/// Visits the page in place in the file's memory map ([`crate::Options::mmap_reads`]),
+/// checksummed the first time as `read.rs` does (`pool::Verified`), after hinting to
+/// the OS the pages `wanted` reaches that this snapshot has not hinted; false without
+/// a map, or when the map faulted (the run's `pread` then reports the error).
+fn visit_mapped(
+    core: &Core,
+    meta: &Meta,
+    (token, &Page { phys, id, kind }): (SnapshotToken, &Page),
+    wanted: usize,
+    run: &mut Run,
+    visit: &mut dyn FnMut(&[u8]),
+) -> Result<bool> {
+    let page_size = core.page_size;
+    let Some(map) = core.file_map(meta.page_count * page_size as u64) else { return Ok(false) };
+    let start = phys.0 as usize * page_size;
+    let Some(bytes) = map.get(start..start + page_size) else { return Ok(false) };
+    hint_ahead(core, token, phys.0, wanted, run);
+    if !map.touch(bytes) {
+        return Ok(false);
+    }
+    if core.pool.verified.contains(phys.0) {
+        page::verify_identity(bytes, phys, Some(kind), id.0)?;
+    } else {
+        core.pool.counters.read();
+        page::verify_expect(bytes, phys, Some(kind), id.0, meta.txn)?;
+        core.pool.verified.insert(phys.0);
+    }
+    core.pool.counters.miss();
+    visit(bytes);
+    Ok(true)
+}
+
+/// Hints to the OS the pages from `phys` that `wanted` reaches (at most
+/// [`MAX_HINT_PAGES`]) once fewer than a run of them is left hinted for `token`; `run`
+/// keeps where the hints end (and holds no pages after it is retagged).
+fn hint_ahead(core: &Core, token: SnapshotToken, phys: u64, wanted: usize, run: &mut Run) {
+    let hinted_end = if run.token == Some(token) { run.hinted_end } else { 0 };
+    if wanted <= 1 || hinted_end >= phys + wanted.min(MAX_RUN_PAGES) as u64 {
+        return;
+    }
+    let (start, end) = (hinted_end.max(phys + 1), phys + wanted.min(MAX_HINT_PAGES) as u64);
+    if start < end {
+        let page_size = core.page_size as u64;
+        core.storage.will_need(start * page_size, (end - start) * page_size);
+    }
+    if run.token != Some(token) {
+        *run = Run { token: Some(token), bytes: std::mem::take(&mut run.bytes), ..Run::default() };
+    }
+    run.hinted_end = end.max(hinted_end);
 }
 
 /// Reads a run of up to `wanted` pages from `phys` into `run` for `token`, and hints to
