@@ -11,8 +11,8 @@
 //! Arguments: file, keys, operations, `get`, `range` (10 pairs through `entries`) or
 //! `cursor` (10 pairs through a cursor, values borrowed in place, as the `quire-bench`
 //! KV adapter reads them),
-//! pool MiB (default 1024), and `mmap` to serve pool misses from a memory map of the
-//! file.
+//! pool MiB (default 1024), and `pread` to read pool misses with `pread` instead of
+//! from the file's memory map (the default, `Options::mmap_reads`).
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
@@ -42,12 +42,12 @@ fn key(index: u64) -> [u8; KEY_LEN] {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [path, keys, ops, mode, rest @ ..] = args.as_slice() else {
-        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor [POOL_MIB [mmap]]".into());
+        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor [POOL_MIB [pread]]".into());
     };
     let (keys, ops): (u64, u64) = (keys.parse()?, ops.parse()?);
     let pool_mib: usize = rest.first().map_or(Ok(1024), |text| text.parse())?;
-    let mmap = rest.get(1).is_some_and(|flag| flag == "mmap");
-    let builder = Database::builder().cache_bytes(pool_mib << 20).mmap_reads(mmap);
+    let pread = rest.get(1).is_some_and(|flag| flag == "pread");
+    let builder = Database::builder().cache_bytes(pool_mib << 20).mmap_reads(!pread);
     let db = if std::path::Path::new(path).exists() {
         builder.open(path)?
     } else {
