@@ -2,8 +2,9 @@
 //! gets `Error::Io`, not a `SIGBUS` that ends the process (`storage/mapped.rs`).
 //!
 //! A page cut off the file's end by another descriptor faults exactly as a failed disk
-//! read does; the scenario runs in a child process, so that an engine without the
-//! fault handler fails the test instead of killing the test binary.
+//! read does; the scenarios run in child processes, so that an engine without the
+//! fault handler fails the test instead of killing the test binary. A fault outside the
+//! database's maps still ends the process: the handler passes it on.
 
 use super::child;
 use super::common::*;
@@ -62,4 +63,42 @@ fn mapped_fault_child() {
     });
     assert!(intact.count() > 500, "the pages below the cut read back");
     println!("faults were errors: {verified_errors} checksummed before, {fresh_errors} read first");
+}
+
+#[test]
+fn a_fault_outside_the_databases_maps_still_ends_the_process() {
+    // Proves: the handler passes on what is not its own: a program's own mapping of
+    // another file that faults dies of SIGBUS as it would without the engine.
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bystander.quire");
+    let output = child::exe_args("mapped::foreign_fault_child", &path, 0).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("database mapped"), "the child got as far as its own fault: {stdout}");
+    assert_eq!(output.status.signal(), Some(libc::SIGBUS), "{:?}\n{stdout}", output.status);
+}
+
+/// The child of the test above: maps the database (installing the handler), then
+/// faults in a map of its own.
+#[test]
+#[ignore = "run by a_fault_outside_the_databases_maps_still_ends_the_process"]
+fn foreign_fault_child() {
+    let Some(path) = std::env::var_os("QUIRE_CRASH_DB") else { return };
+    let path = std::path::PathBuf::from(path);
+    let options = Database::builder().page_size(4096).cache_bytes(64 * 4096).mmap_reads(true).into_options();
+    let db = Database::create(&path, options).unwrap();
+    let ids = committed_pages(&db, 300);
+    let reader = db.begin_read().unwrap();
+    for (value, id) in ids.iter().enumerate() {
+        assert_eq!(value_of(&reader.page(*id).unwrap()), Some(value as u64));
+    }
+    println!("database mapped");
+    let other = path.with_extension("other");
+    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&other).unwrap();
+    file.set_len(64 * 1024).unwrap();
+    // SAFETY: the file is this test's own; cutting it under the map is the point.
+    let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+    file.set_len(0).unwrap();
+    let byte = std::hint::black_box(map[8192]);
+    println!("survived a fault in a map of its own, read {byte}");
 }
