@@ -16,16 +16,17 @@ fn a_mapped_page_the_kernel_cannot_read_is_an_io_error_not_a_sigbus() {
     // the reader, whether it was checksummed before or is read for the first time;
     // the pages the file still holds read back intact, in the same snapshot and in
     // new ones.
+    let (status, stdout, stderr) = run_child("mapped::mapped_fault_child");
+    assert!(status.success() && stdout.contains("faults were errors"), "child {status:?}\n{stdout}\n{stderr}");
+}
+
+/// Runs the ignored test `child_test` of this binary in a child process on a database
+/// in a fresh directory: its exit status, stdout and stderr.
+fn run_child(child_test: &str) -> (std::process::ExitStatus, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("faulting.quire");
-    let output = child::exe_args("mapped::mapped_fault_child", &path, 0).output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("faults were errors"),
-        "child {:?}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = child::exe_args(child_test, &dir.path().join("child.quire"), 0).output().unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (output.status, text(&output.stdout), text(&output.stderr))
 }
 
 /// The child of the test above: reads pages through the map after the file lost its
@@ -70,12 +71,9 @@ fn a_fault_outside_the_databases_maps_still_ends_the_process() {
     // Proves: the handler passes on what is not its own: a program's own mapping of
     // another file that faults dies of SIGBUS as it would without the engine.
     use std::os::unix::process::ExitStatusExt;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bystander.quire");
-    let output = child::exe_args("mapped::foreign_fault_child", &path, 0).output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("database mapped"), "the child got as far as its own fault: {stdout}");
-    assert_eq!(output.status.signal(), Some(libc::SIGBUS), "{:?}\n{stdout}", output.status);
+    let (status, stdout, stderr) = run_child("mapped::foreign_fault_child");
+    assert!(stdout.contains("database mapped"), "the child got as far as its own fault: {stdout}\n{stderr}");
+    assert_eq!(status.signal(), Some(libc::SIGBUS), "{status:?}\n{stdout}");
 }
 
 /// The child of the test above: maps the database (installing the handler), then
