@@ -221,12 +221,34 @@ impl Core {
         self.mmap.as_ref().and_then(|map| self.mapped(map, end))
     }
 
+    /// Checks a page read in place from the file's map: fully (checksum, kind, logical
+    /// id, not newer than `newest`) the first time since it was last allocated
+    /// (`pool::Verified`), its identity after; counted as a pool miss.
+    pub fn verify_mapped(
+        &self,
+        bytes: &[u8],
+        phys: PhysId,
+        kind: Option<PageKind>,
+        logical: u64,
+        newest: TxnId,
+    ) -> Result<()> {
+        if self.pool.verified.contains(phys.0) {
+            page::verify_identity(bytes, phys, kind, logical)?;
+        } else {
+            self.pool.counters.read();
+            page::verify_expect(bytes, phys, kind, logical, newest)?;
+            self.pool.verified.insert(phys.0);
+        }
+        self.pool.counters.miss();
+        Ok(())
+    }
+
     /// The current memory map, mapped again if it does not reach `end` or a read of it
     /// has faulted.
     fn mapped(&self, map: &Mutex<Option<Arc<FileMap>>>, end: u64) -> Option<Arc<FileMap>> {
         let mut slot = map.lock();
         if slot.as_ref().is_none_or(|mapped| (mapped.len() as u64) < end || mapped.faulted()) {
-            *slot = None; // unlisted before the new map takes a slot
+            *slot = None; // a map no snapshot holds frees its table entry for the new one
             *slot = self.storage.map()?.ok().and_then(FileMap::new).map(Arc::new);
         }
         slot.clone().filter(|mapped| mapped.len() as u64 >= end)

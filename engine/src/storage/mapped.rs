@@ -38,10 +38,8 @@ struct Slot {
     faults: AtomicUsize,
 }
 
-#[allow(clippy::declare_interior_mutable_const)] // the initialiser of a static array
-const FREE: Slot = Slot { start: AtomicUsize::new(0), end: AtomicUsize::new(0), faults: AtomicUsize::new(0) };
-
-static TABLE: [Slot; SLOTS] = [FREE; SLOTS];
+static TABLE: [Slot; SLOTS] =
+    [const { Slot { start: AtomicUsize::new(0), end: AtomicUsize::new(0), faults: AtomicUsize::new(0) } }; SLOTS];
 
 /// The OS page size, read when the handler is installed.
 static OS_PAGE: AtomicUsize = AtomicUsize::new(4096);
@@ -88,6 +86,14 @@ impl FileMap {
         self.map.get(range)
     }
 
+    /// The mapped bytes of page `range`, touched ([`FileMap::touch`]) so that a
+    /// structure may read them as they are; `None` past the map's end or when the map
+    /// has faulted (the caller reads with `pread`, which reports the disk's error).
+    #[inline]
+    pub fn page(&self, range: std::ops::Range<usize>) -> Option<&[u8]> {
+        self.map.get(range).filter(|bytes| self.touch(bytes))
+    }
+
     /// Whether a read of this map has faulted since it was made: its bytes may then be
     /// zeros where the file's are not, and reads must go through `pread` instead.
     pub fn faulted(&self) -> bool {
@@ -102,7 +108,7 @@ impl FileMap {
     /// the kernel cannot read back faults now, before [`FileMap::faulted`] is asked,
     /// rather than while a structure reads it. Returns `!faulted()`.
     #[inline]
-    pub fn touch(&self, bytes: &[u8]) -> bool {
+    fn touch(&self, bytes: &[u8]) -> bool {
         let step = OS_PAGE.load(Ordering::Relaxed);
         for at in (0..bytes.len()).step_by(step) {
             std::hint::black_box(bytes[at]);

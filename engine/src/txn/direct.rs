@@ -198,19 +198,9 @@ fn visit_mapped(
     let page_size = core.page_size;
     let Some(map) = core.file_map(meta.page_count * page_size as u64) else { return Ok(false) };
     let start = phys.0 as usize * page_size;
-    let Some(bytes) = map.get(start..start + page_size) else { return Ok(false) };
     hint_ahead(core, token, phys.0, wanted, run);
-    if !map.touch(bytes) {
-        return Ok(false);
-    }
-    if core.pool.verified.contains(phys.0) {
-        page::verify_identity(bytes, phys, Some(kind), id.0)?;
-    } else {
-        core.pool.counters.read();
-        page::verify_expect(bytes, phys, Some(kind), id.0, meta.txn)?;
-        core.pool.verified.insert(phys.0);
-    }
-    core.pool.counters.miss();
+    let Some(bytes) = map.page(start..start + page_size) else { return Ok(false) };
+    core.verify_mapped(bytes, phys, Some(kind), id.0, meta.txn)?;
     visit(bytes);
     Ok(true)
 }

@@ -91,19 +91,11 @@ impl<H: CoreHolder> Snapshot<H> {
         let end = self.meta.page_count * page_size as u64;
         let Some(map) = self.map.get_or_init(|| core.file_map(end)) else { return Ok(None) };
         let start = phys.0 as usize * page_size;
-        let Some(bytes) = map.get(start..start + page_size) else { return Ok(None) };
-        // A map that faulted is read through `pread`, which reports the disk's error.
-        if !map.touch(bytes) || crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
+        let Some(bytes) = map.page(start..start + page_size) else { return Ok(None) };
+        if crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
             return Ok(None);
         }
-        if core.pool.verified.contains(phys.0) {
-            crate::page::verify_identity(bytes, phys, None, id.0)?;
-        } else {
-            core.pool.counters.read();
-            crate::page::verify_expect(bytes, phys, None, id.0, self.meta.txn)?;
-            core.pool.verified.insert(phys.0);
-        }
-        core.pool.counters.miss();
+        core.verify_mapped(bytes, phys, None, id.0, self.meta.txn)?;
         Ok(Some(PageRef::mapped(bytes, id)))
     }
 
