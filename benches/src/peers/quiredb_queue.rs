@@ -4,8 +4,8 @@
 //! default `Durability::Checksummed` — one sync, and the batch survives a power cut
 //! once the commit returns, the promise of the flat file's `sync_data` (`quiredb-full`:
 //! `Durability::Full`, two syncs); scans run `Queue::for_each` in a read snapshot,
-//! which visits the data pages past the pool in runs of 32 copied from the file's
-//! memory map (`quiredb`, the default `mmap_reads`) or read with one `pread`
+//! which visits the data pages past the pool in place in the file's memory map
+//! (`quiredb`, the default `mmap_reads`) or in runs of 32 read with one `pread`
 //! (`quiredb-pread`).
 
 use super::{OrEngine, create_dir};
