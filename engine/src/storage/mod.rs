@@ -31,6 +31,17 @@ pub trait Storage: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
     /// Writes all of `buf` at `offset`, growing the file if needed.
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()>;
+    /// Writes `pages` back to back from `offset` (a run of adjacent pages, each in its
+    /// own frame), as [`Storage::write_at`] of their concatenation would. The file's
+    /// implementation gathers them in one `pwritev`, without copying them into one
+    /// buffer first; the default writes them one by one.
+    fn write_pages_at(&self, mut offset: u64, pages: &[&[u8]]) -> io::Result<()> {
+        for page in pages {
+            self.write_at(offset, page)?;
+            offset += page.len() as u64;
+        }
+        Ok(())
+    }
     /// Makes every earlier write durable (`fdatasync`).
     fn sync(&self) -> io::Result<()>;
     /// Writes all of `buf` at `offset` and makes *that write* durable before returning

@@ -17,6 +17,7 @@
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::page::PhysId;
+use crate::pool::ReadGuard;
 
 /// Unwritten pages may fill one frame in this many before they are written back.
 pub(super) const LIMIT_SHARE: usize = 8;
@@ -48,34 +49,36 @@ pub(super) fn write_back(core: &Core, end: u64) -> Result<()> {
     if cfg!(quire_mutant = "no_write_back") {
         return Ok(()); // mutant: a checkpoint names pages the file never received
     }
-    let page_size = core.page_size;
-    let mut run: Vec<u8> = Vec::with_capacity(RUN_BYTES.min(live.len() * page_size));
+    let most = RUN_BYTES / core.page_size;
+    let mut run: Vec<ReadGuard<'_>> = Vec::with_capacity(most.min(live.len()));
     let mut in_run: Frames = Vec::new();
     for (phys, index) in live {
         // Only the writer writes back or reallocates, so the frame still holds the page.
         let Some(frame) = core.pool.pin_unwritten(index, phys) else { continue };
         let contiguous = in_run.last().is_some_and(|&(last, _)| last + 1 == phys);
-        if !contiguous || run.len() + page_size > RUN_BYTES {
+        if !contiguous || run.len() == most {
             core.poison_on_io(flush(core, &mut run, &mut in_run))?;
         }
-        run.extend_from_slice(&frame.bytes);
+        run.push(frame);
         in_run.push((phys, index));
     }
     core.poison_on_io(flush(core, &mut run, &mut in_run))
 }
 
-/// Writes the run of adjacent pages `in_run` (their bytes in `run`), then marks them
-/// written; leaves both empty.
-fn flush(core: &Core, run: &mut Vec<u8>, in_run: &mut Frames) -> Result<()> {
+/// Writes the run of adjacent pages `in_run` straight from their pinned frames `run`,
+/// then marks them written; leaves both empty.
+fn flush(core: &Core, run: &mut Vec<ReadGuard<'_>>, in_run: &mut Frames) -> Result<()> {
     let Some(&(first, _)) = in_run.first() else { return Ok(()) };
     let count = in_run.len() as u64;
+    let pages: Vec<&[u8]> = run.iter().map(|frame| &frame.bytes[..]).collect();
     core.storage
-        .write_at(first * core.page_size as u64, run)
+        .write_pages_at(first * core.page_size as u64, &pages)
         .map_err(|error| Error::io(format!("write-back of pages {first}..{}", first + count), error))?;
+    drop(pages);
+    run.clear();
     core.pool.counters.write(count);
     for (phys, index) in in_run.drain(..) {
         core.pool.mark_written(index, phys);
     }
-    run.clear();
     Ok(())
 }
