@@ -21,7 +21,7 @@ use super::log::LogState;
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::freespace::{RECORD_BODY, Record, merge_ascending, record_page_body};
+use crate::freespace::{RECORD_BODY, Record, encode_record, merge_ascending, record_page_body};
 use crate::meta::{Durability, Meta};
 use crate::page::{self, PageKind, PhysId, TxnId};
 use crate::pool::WriteGuard;
@@ -261,19 +261,33 @@ impl WriteTxn<'_> {
             free.unsynced.iter().copied().filter(|(phys, _)| !gone.contains(phys)).collect()
         };
         drop(free);
+        if durability != Durability::Full {
+            // A fresh page without a CRC was never filled (its allocation failed) and
+            // nothing refers to it.
+            unsynced.extend(state.fresh.iter().filter_map(|phys| state.sealed.get(phys).map(|crc| (*phys, *crc))));
+        }
+        freed_now.sort_unstable();
         let per_page = Record::capacity_per_page(self.core.page_size);
         let mut pages: Vec<PhysId> = Vec::new();
-        // Built once; the pages allocated for the record itself leave it below (they
-        // came off the free list and are written by this commit).
-        let mut record = self.record_now(state, &freed_now, &logical, &unsynced, durability);
+        // The record's own pages are taken first, as many as the last record took (the
+        // stream changes by a few bytes a commit), so that it is usually encoded once;
+        // they come off the free list and are written by this commit, so they leave
+        // its lists. A page more than the stream needs is left empty in the chain.
+        let mut wanted = (self.base.record_len as usize).div_ceil(per_page).max(1);
         loop {
-            let stream = record.encode();
-            let needed = stream.len().div_ceil(per_page).max(1);
-            if pages.len() >= needed {
+            while pages.len() < wanted {
+                let phys = self.alloc_phys(state);
+                unsynced.retain(|(page, _)| *page != phys.0);
+                pages.push(phys);
+            }
+            let stream = {
+                let free = self.core.free.lock();
+                let pending = merge_ascending(free.waiting().iter().copied(), freed_now.iter().copied());
+                encode_record(merge_ascending(free.free.iter().copied(), pending), &logical, &unsynced)
+            };
+            wanted = stream.len().div_ceil(per_page).max(1);
+            if pages.len() >= wanted {
                 self.fill_record_pages(state, &pages, &stream)?;
-                if durability != Durability::Full {
-                    unsynced = record.unsynced;
-                }
                 state.meta.record_head = pages[0];
                 state.meta.record_crc = crc32c::crc32c(&stream);
                 state.meta.record_len = u32::try_from(stream.len())
@@ -281,40 +295,7 @@ impl WriteTxn<'_> {
                 let record_pages = pages.iter().map(|phys| phys.0).collect();
                 return Ok(Written { freed: freed_now, unsynced, record_pages, waiting_for_sync, unwritten: false });
             }
-            while pages.len() < needed {
-                let phys = self.alloc_phys(state);
-                if let Ok(at) = record.free.binary_search(&phys.0) {
-                    record.free.remove(at);
-                }
-                record.unsynced.retain(|(page, _)| *page != phys.0);
-                pages.push(phys);
-            }
         }
-    }
-
-    /// The record as it stands before its own pages are allocated: free + pending +
-    /// freed now; unsynced + fresh pages with their CRCs (`write_record` then takes out
-    /// the record's own pages, which the meta's CRC covers).
-    fn record_now(
-        &self,
-        state: &WriteState,
-        freed_now: &[u64],
-        logical: &[u64],
-        unsynced: &[(u64, u32)],
-        durability: Durability,
-    ) -> Record {
-        let free = self.core.free.lock();
-        let mut now = freed_now.to_vec();
-        now.sort_unstable();
-        let waiting = merge_ascending(free.waiting().iter().copied(), &now, free.waiting().len() + now.len());
-        let pages = merge_ascending(free.free.iter().copied(), &waiting, free.free.len() + waiting.len());
-        let mut unsynced = unsynced.to_vec();
-        if durability != Durability::Full {
-            // A fresh page without a CRC was never filled (its allocation failed) and
-            // nothing refers to it.
-            unsynced.extend(state.fresh.iter().filter_map(|phys| state.sealed.get(phys).map(|crc| (*phys, *crc))));
-        }
-        Record { free: pages, logical: logical.to_vec(), unsynced }
     }
 
     fn fill_record_pages(&self, state: &mut WriteState, pages: &[PhysId], stream: &[u8]) -> Result<()> {
