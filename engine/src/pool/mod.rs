@@ -77,12 +77,22 @@ fn hit_stripe() -> usize {
     thread_local! {
         static STRIPE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
     }
-    STRIPE.with(|stripe| {
-        if stripe.get() == usize::MAX {
-            stripe.set(NEXT.fetch_add(1, Ordering::Relaxed) % HIT_STRIPES);
-        }
-        stripe.get()
-    })
+    // `LocalKey::get` on a const-initialised `Cell` is one thread-local load; the
+    // closure form of `with` was a call of its own on every hit.
+    let stripe = STRIPE.get();
+    if stripe != usize::MAX {
+        return stripe;
+    }
+    first_stripe(&NEXT, &STRIPE)
+}
+
+/// Gives the calling thread its hit-counter stripe (its first hit), out of line.
+#[cold]
+#[inline(never)]
+fn first_stripe(next: &AtomicUsize, stripe: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
+    let taken = next.fetch_add(1, Ordering::Relaxed) % HIT_STRIPES;
+    stripe.set(taken);
+    taken
 }
 
 /// Chances a hit gives the pages that index others (page-map pages, the catalog, and

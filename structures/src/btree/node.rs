@@ -216,8 +216,13 @@ pub fn cell_value(cell: &[u8]) -> Value<'_> {
     }
 }
 
-/// The 8-byte big-endian prefix of a key (zero padded).
+/// The 8-byte big-endian prefix of a key (zero padded). A key of 8 bytes or more (a
+/// search target's tail, usually) is one load, not a copy of a variable length.
+#[inline]
 pub fn key_prefix(key: &[u8]) -> u64 {
+    if let Some(first) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
+    }
     let mut bytes = [0u8; 8];
     let take = key.len().min(8);
     bytes[..take].copy_from_slice(&key[..take]);
