@@ -226,6 +226,13 @@ pub fn header(page: &[u8]) -> Header {
     Header { kind: PageKind::from_header(page[4], page[5]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
 }
 
+/// The kind field of the header alone (bytes 4 and 5).
+#[inline]
+pub fn kind_of(page: &[u8]) -> PageKind {
+    let bytes: [u8; 2] = page[4..6].try_into().expect("2 bytes");
+    PageKind::from_header(bytes[0], bytes[1])
+}
+
 /// Verifies the checksum of a page just read from `phys` and returns its header.
 pub fn verify(page: &[u8], phys: PhysId) -> Result<Header> {
     let stored = read_u32(page, 0);
@@ -252,16 +259,17 @@ pub fn verify_expect(page: &[u8], phys: PhysId, kind: Option<PageKind>, logical:
 /// kind, if given, and its logical id. Cheap enough for every pin of a cached page.
 #[inline]
 pub fn verify_identity(page: &[u8], phys: PhysId, kind: Option<PageKind>, logical: u64) -> Result<()> {
-    let head = header(page);
+    // Only the fields checked are read (a pin without a kind reads the logical id alone).
     if let Some(kind) = kind
-        && head.kind != kind
+        && kind_of(page) != kind
     {
-        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", head.kind, kind)));
+        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", kind_of(page), kind)));
     }
-    if head.logical != logical {
+    let found = read_u64(page, 8);
+    if found != logical {
         return Err(Error::corrupted(
             phys,
-            format!("holds logical id {} where {} was expected (misdirected write)", head.logical, logical),
+            format!("holds logical id {found} where {logical} was expected (misdirected write)"),
         ));
     }
     Ok(())

@@ -224,7 +224,23 @@ pub(crate) fn check_kind(entry: &CatalogEntry) -> Result<()> {
 }
 
 fn corrupted(name: &str, page: u64, reason: impl Into<String>) -> Error {
-    Error::Corrupted { structure: name.to_owned(), page, reason: reason.into() }
+    corrupted_because(name, page, reason.into())
+}
+
+/// [`corrupted`] out of line: the error paths of the read path's inlined checks then
+/// cost the hot path no registers and no code.
+#[cold]
+#[inline(never)]
+fn corrupted_because(name: &str, page: u64, reason: String) -> Error {
+    Error::Corrupted { structure: name.to_owned(), page, reason }
+}
+
+/// Why node `id` is not of the kind a descent expected (out of line, see
+/// [`corrupted_because`]).
+#[cold]
+#[inline(never)]
+fn wrong_kind(name: &str, id: u64, expected: PageKind, found: PageKind) -> Error {
+    corrupted_because(name, id, format!("expected a {expected:?} page, found {found:?}"))
 }
 
 impl<'t, T: PageRead> BTree<'t, T> {
@@ -358,17 +374,25 @@ impl<'t, T: PageRead> BTree<'t, T> {
     fn descend(&self, key: &[u8]) -> Result<quiredb_engine::PageRef<'t>> {
         let head = self.head.get();
         let mut id = head.root;
-        for depth in 1..head.height {
-            let page = self.node(id, false)?;
+        // One pin per level from one call site, so that `node` is inlined once.
+        let mut depth = 1;
+        loop {
+            let leaf = depth >= head.height;
+            let page = self.node(id, leaf)?;
+            if leaf {
+                return Ok(page);
+            }
             id = node::child(&page, node::child_index(&page, key).map_err(self.at(id))?);
             if id == 0 {
                 return Err(corrupted(&self.name, page.id().0, format!("null child at depth {depth}")));
             }
+            depth += 1;
         }
-        self.node(id, true)
     }
 
     /// Pins node `id`, checking its kind and header (O(1): cells are checked as read).
+    /// Inlined: `leaf` is a constant at every call, and a descent step pays no call.
+    #[inline]
     fn node(&self, id: u64, leaf: bool) -> Result<quiredb_engine::PageRef<'t>> {
         let page = self.txn.page(PageId(id))?;
         self.check_node(id, page.kind(), &page, leaf)?;
@@ -377,17 +401,18 @@ impl<'t, T: PageRead> BTree<'t, T> {
 
     /// Checks that node `id`, of kind `found`, is a leaf (or a branch) with a sound
     /// header.
+    #[inline]
     fn check_node(&self, id: u64, found: PageKind, page: &[u8], leaf: bool) -> Result<()> {
         let kind = if leaf { LEAF_PAGE } else { BRANCH_PAGE };
         if found != kind {
-            return Err(corrupted(&self.name, id, format!("expected a {kind:?} page, found {found:?}")));
+            return Err(wrong_kind(&self.name, id, kind, found));
         }
         node::validate(page, leaf).map_err(self.at(id))
     }
 
     /// Turns a node's `Err(reason)` into [`Error::Corrupted`] naming page `id`.
     pub(super) fn at(&self, id: u64) -> impl Fn(String) -> Error + '_ {
-        move |reason| corrupted(&self.name, id, reason)
+        move |reason| corrupted_because(&self.name, id, reason)
     }
 }
 

@@ -25,31 +25,38 @@ pub const BRANCH_CELL_HEADER: usize = 2;
 /// Bit of the value word marking a value stored as a blob (the cell holds a `BlobRef`).
 pub const BLOB_FLAG: u32 = 1 << 31;
 
+/// Little-endian u16 at `at` (one bounds check for both bytes).
+#[inline]
 fn u16_at(page: &[u8], at: usize) -> usize {
-    usize::from(u16::from_le_bytes([page[at], page[at + 1]]))
+    usize::from(u16::from_le_bytes(page[at..at + 2].try_into().expect("2 bytes")))
 }
 
 /// Little-endian u64 at `at`.
+#[inline]
 pub fn u64_at(page: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// Entries in the node.
+#[inline]
 pub fn count(page: &[u8]) -> usize {
     u16_at(page, 0)
 }
 
 /// 0 for leaves, the height above the leaves for branches.
+#[inline]
 pub fn level(page: &[u8]) -> u8 {
     page[2]
 }
 
 /// Start of the cell area.
+#[inline]
 pub fn cell_start(page: &[u8]) -> usize {
     u16_at(page, 4)
 }
 
 /// Dead bytes inside the cell area.
+#[inline]
 pub fn garbage(page: &[u8]) -> usize {
     u16_at(page, 6)
 }
@@ -70,11 +77,13 @@ pub fn arrays_end(is_leaf: bool, n: usize) -> usize {
 }
 
 /// Offset of the slot array.
+#[inline]
 fn slots_at(page: &[u8], n: usize) -> usize {
     if level(page) == 0 { NODE_HEADER + 8 * n } else { NODE_HEADER + 16 * n + 8 }
 }
 
 /// Child `i` (0..=count) of a branch.
+#[inline]
 pub fn child(page: &[u8], i: usize) -> u64 {
     u64_at(page, NODE_HEADER + 8 * count(page) + 8 * i)
 }
@@ -231,6 +240,7 @@ pub fn key_prefix(key: &[u8]) -> u64 {
 
 /// Bytes shared by every key of the node (header byte 3): the prefix array holds the
 /// 8 key bytes that follow them.
+#[inline]
 pub fn skip(page: &[u8]) -> usize {
     usize::from(page[3])
 }
@@ -241,6 +251,7 @@ pub fn tail(key: &[u8], skip: usize) -> &[u8] {
 }
 
 /// Prefix `i`, as a big-endian u64.
+#[inline]
 pub fn prefix(page: &[u8], i: usize) -> u64 {
     u64::from_be_bytes(page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].try_into().expect("8 bytes"))
 }
