@@ -146,7 +146,10 @@ impl LastOpen {
     #[inline]
     fn matches(&self, token: SnapshotToken, name: &str) -> Option<(PageId, Head)> {
         let held = self.name.get(..self.name_len)?;
-        (self.token == token && held == name.as_bytes()).then_some((self.head_page, self.head))
+        // Compared byte by byte inline: a name held here is at most 24 bytes, and a call
+        // to `bcmp` cost more than the loop.
+        let same = held.len() == name.len() && held.iter().zip(name.as_bytes()).all(|(a, b)| a == b);
+        (self.token == token && same).then_some((self.head_page, self.head))
     }
 
     /// Remembers `name`'s open under `token` as the last one (a name too long is not
@@ -257,11 +260,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
         let last = LAST_OPEN.with(Cell::get).and_then(|last| last.matches(token, &name));
         let (head_page, head) = match last {
             Some(found) => found,
-            None => {
-                let found = crate::opened::remembered_in(&HEADS, token, &name, || open_from_catalog(txn, &name))?;
-                LastOpen::remember(token, &name, found.0, found.1);
-                found
-            }
+            None => open_remembered(txn, token, &name)?,
         };
         Ok(BTree {
             txn,
@@ -344,10 +343,11 @@ impl<'t, T: PageRead> BTree<'t, T> {
 
     /// Reads the value of `key` into `out`; false (and `out` untouched) when absent.
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        let leaf = self.descend(key)?;
-        let Ok(i) = node::search(&leaf, key).map_err(self.at(leaf.id().0))? else { return Ok(false) };
-        let span =
-            node::leaf_span(&leaf, node::slots_offset(&leaf, node::count(&leaf)), i).map_err(self.at(leaf.id().0))?;
+        let pinned = self.descend(key)?;
+        // The payload, dereferenced once (each deref of a `PageRef` asks where it lies).
+        let (leaf, id): (&[u8], u64) = (&pinned, pinned.id().0);
+        let Ok(i) = node::search(leaf, key).map_err(self.at(id))? else { return Ok(false) };
+        let span = node::leaf_span(leaf, node::slots_offset(leaf, node::count(leaf)), i).map_err(self.at(id))?;
         let value = span.at + node::LEAF_CELL_HEADER + span.key_len..span.at + span.len;
         if !span.blob {
             out.clear();
@@ -378,13 +378,15 @@ impl<'t, T: PageRead> BTree<'t, T> {
         let mut depth = 1;
         loop {
             let leaf = depth >= head.height;
-            let page = self.node(id, leaf)?;
+            let pinned = self.node(id, leaf)?;
             if leaf {
-                return Ok(page);
+                return Ok(pinned);
             }
-            id = node::child(&page, node::child_index(&page, key).map_err(self.at(id))?);
+            let page: &[u8] = &pinned;
+            let parent = id;
+            id = node::child(page, node::child_index(page, key).map_err(self.at(parent))?);
             if id == 0 {
-                return Err(corrupted(&self.name, page.id().0, format!("null child at depth {depth}")));
+                return Err(corrupted(&self.name, parent, format!("null child at depth {depth}")));
             }
             depth += 1;
         }
@@ -414,6 +416,16 @@ impl<'t, T: PageRead> BTree<'t, T> {
     pub(super) fn at(&self, id: u64) -> impl Fn(String) -> Error + '_ {
         move |reason| corrupted_because(&self.name, id, reason)
     }
+}
+
+/// The head page and head of tree `name` in the snapshot `token` when it is not the
+/// last one opened: from the thread's list, else the catalog; then remembered as the
+/// last one (out of line, so that the common open saves no registers for it).
+#[inline(never)]
+fn open_remembered(txn: &impl PageRead, token: SnapshotToken, name: &str) -> Result<(PageId, Head)> {
+    let found = crate::opened::remembered_in(&HEADS, token, name, || open_from_catalog(txn, name))?;
+    LastOpen::remember(token, name, found.0, found.1);
+    Ok(found)
 }
 
 /// The head page and head of tree `name`, from the catalog (kept out of line: a read

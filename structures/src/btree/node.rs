@@ -256,9 +256,34 @@ pub fn prefix(page: &[u8], i: usize) -> u64 {
     u64::from_be_bytes(page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].try_into().expect("8 bytes"))
 }
 
+/// The prefix array of a node with `n` entries (one that passed [`validate`]): a
+/// search reads prefix `i` with one bounds check (`i < n`) instead of two on the page.
+#[derive(Clone, Copy)]
+struct Prefixes<'a>(&'a [[u8; 8]]);
+
+impl<'a> Prefixes<'a> {
+    #[inline]
+    fn new(page: &'a [u8], n: usize) -> Self {
+        Prefixes(page[NODE_HEADER..NODE_HEADER + 8 * n].as_chunks::<8>().0)
+    }
+
+    /// Prefix `i`, as a big-endian u64 (the [`prefix`] of the page).
+    #[inline]
+    fn at(self, i: usize) -> u64 {
+        u64::from_be_bytes(self.0[i])
+    }
+
+    /// Number of prefixes.
+    #[inline]
+    fn len(self) -> usize {
+        self.0.len()
+    }
+}
+
 /// Number of prefixes in `[low, high)` below `target`, plus `low` (branchless binary
 /// search).
-fn lower_between(page: &[u8], low: usize, high: usize, target: u64) -> usize {
+#[inline]
+fn lower_between(prefixes: Prefixes, low: usize, high: usize, target: u64) -> usize {
     if low >= high {
         return low;
     }
@@ -267,10 +292,10 @@ fn lower_between(page: &[u8], low: usize, high: usize, target: u64) -> usize {
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = std::hint::select_unpredictable(prefix(page, mid) < target, mid, base);
+        base = std::hint::select_unpredictable(prefixes.at(mid) < target, mid, base);
         size -= half;
     }
-    base + usize::from(prefix(page, base) < target)
+    base + usize::from(prefixes.at(base) < target)
 }
 
 /// Nodes with fewer entries use a plain binary search.
@@ -281,11 +306,12 @@ const INTERPOLATE_FROM: usize = 24;
 /// spread: times, counters, hashes), then gallop from the guess and finish with a
 /// binary search, so a search touches about three cache lines of the prefix array
 /// instead of one per halving; a bad guess costs at most twice the binary search.
-pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
+fn lower_in(prefixes: Prefixes, target: u64) -> usize {
+    let n = prefixes.len();
     if n < INTERPOLATE_FROM {
-        return lower_between(page, 0, n, target);
+        return lower_between(prefixes, 0, n, target);
     }
-    let (first, last) = (prefix(page, 0), prefix(page, n - 1));
+    let (first, last) = (prefixes.at(0), prefixes.at(n - 1));
     if target <= first {
         return 0;
     }
@@ -300,21 +326,28 @@ pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
     let offset = (target - first - 1) >> shift;
     let guess = 1 + (offset * (n as u64 - 1) / ((spread >> shift).max(1))) as usize;
     let guess = guess.min(n - 1);
-    let (low, high) = if prefix(page, guess) < target {
-        gallop_up(page, guess + 1, n - 1, target)
+    let (low, high) = if prefixes.at(guess) < target {
+        gallop_up(prefixes, guess + 1, n - 1, target)
     } else {
-        gallop_down(page, 1, guess, target)
+        gallop_down(prefixes, 1, guess, target)
     };
-    lower_between(page, low, high, target)
+    lower_between(prefixes, low, high, target)
+}
+
+/// Number of the first `n` prefixes of `page` below `target` ([`lower_in`]).
+#[cfg(test)]
+pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
+    lower_in(Prefixes::new(page, n), target)
 }
 
 /// The answer is in `[low, bound]` (prefix `bound` ≥ `target`): narrows it by steps
 /// of 1, 2, 4, … upwards from `low`; returns a range `[low, high)` plus `high` itself.
-fn gallop_up(page: &[u8], mut low: usize, bound: usize, target: u64) -> (usize, usize) {
+#[inline]
+fn gallop_up(prefixes: Prefixes, mut low: usize, bound: usize, target: u64) -> (usize, usize) {
     let mut step = 1;
     while low + step - 1 < bound {
         let probe = low + step - 1;
-        if prefix(page, probe) >= target {
+        if prefixes.at(probe) >= target {
             return (low, probe);
         }
         low = probe + 1;
@@ -325,11 +358,12 @@ fn gallop_up(page: &[u8], mut low: usize, bound: usize, target: u64) -> (usize, 
 
 /// The answer is in `[floor, high]` (prefix `floor − 1` < `target` ≤ prefix `high`):
 /// narrows it by steps of 1, 2, 4, … downwards from `high`.
-fn gallop_down(page: &[u8], floor: usize, mut high: usize, target: u64) -> (usize, usize) {
+#[inline]
+fn gallop_down(prefixes: Prefixes, floor: usize, mut high: usize, target: u64) -> (usize, usize) {
     let mut step = 1;
     while high >= floor + step {
         let probe = high - step;
-        if prefix(page, probe) < target {
+        if prefixes.at(probe) < target {
             return (probe + 1, high);
         }
         high = probe;
@@ -435,14 +469,15 @@ pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
 #[inline]
 fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) -> Result<Position, String> {
     let wanted = key_prefix(target);
-    let low = prefix_lower(page, n, wanted);
-    if low == n || prefix(page, low) != wanted {
+    let prefixes = Prefixes::new(page, n);
+    let low = lower_in(prefixes, wanted);
+    if low == n || prefixes.at(low) != wanted {
         return Ok(Err(low));
     }
-    let high = if low + 1 == n || prefix(page, low + 1) != wanted {
+    let high = if low + 1 == n || prefixes.at(low + 1) != wanted {
         low + 1
     } else {
-        wanted.checked_add(1).map_or(n, |above| prefix_lower(page, n, above))
+        wanted.checked_add(1).map_or(n, |above| lower_in(prefixes, above))
     };
     let (mut low, mut high) = (low, high);
     keys.prefetch_cell((low + high) / 2);
