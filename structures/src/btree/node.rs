@@ -375,11 +375,29 @@ fn gallop_down(prefixes: Prefixes, floor: usize, mut high: usize, target: u64) -
 /// Bytes of a cell asked for before it is read (a key and a short value).
 const CELL_PREFETCH: usize = 256;
 
-/// Asks the CPU for the first [`CELL_PREFETCH`] bytes at offset `at` (a cell).
+/// Asks the CPU for the first [`CELL_PREFETCH`] bytes at offset `at` (a cell). A cell
+/// that far from the page's end (all but the last few) asks for a constant length, so
+/// the prefetches are unrolled instead of looped.
 #[inline]
 fn prefetch_cell_at(page: &[u8], at: usize) {
-    if let Some(cell) = page.get(at..(at + CELL_PREFETCH).min(page.len())) {
+    if let Some(cell) = page.get(at..at + CELL_PREFETCH) {
         quiredb_engine::prefetch_bytes(cell);
+    } else if let Some(cell) = page.get(at..) {
+        quiredb_engine::prefetch_bytes(cell);
+    }
+}
+
+/// Asks the CPU for the cache lines of `bytes`, as `quiredb_engine::prefetch_bytes`
+/// does, but a range of up to 128 bytes (the slot array of a node of up to 64 entries)
+/// without a loop: its first, 65th and last bytes lie in every line it touches.
+#[inline]
+fn prefetch_range(bytes: &[u8]) {
+    if bytes.len() > 128 {
+        quiredb_engine::prefetch_bytes(bytes);
+    } else if let (Some(first), Some(last)) = (bytes.first_chunk::<1>(), bytes.last_chunk::<1>()) {
+        quiredb_engine::prefetch_bytes(first);
+        quiredb_engine::prefetch_bytes(bytes.get(64..65).unwrap_or(first));
+        quiredb_engine::prefetch_bytes(last);
     }
 }
 
@@ -410,7 +428,7 @@ impl<'a> Keys<'a> {
     #[inline]
     fn prefetch_slots(&self, n: usize) {
         if let Some(slots) = self.page.get(self.slots..self.slots + 2 * n) {
-            quiredb_engine::prefetch_bytes(slots);
+            prefetch_range(slots);
         }
     }
 
