@@ -263,16 +263,28 @@ pub fn verify_identity(page: &[u8], phys: PhysId, kind: Option<PageKind>, logica
     if let Some(kind) = kind
         && kind_of(page) != kind
     {
-        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", kind_of(page), kind)));
+        return Err(wrong_identity(phys, format!("kind {} where {} was expected", kind_of(page), kind)));
     }
     let found = read_u64(page, 8);
     if found != logical {
-        return Err(Error::corrupted(
-            phys,
-            format!("holds logical id {found} where {logical} was expected (misdirected write)"),
-        ));
+        return Err(misdirected(phys, found, logical));
     }
     Ok(())
+}
+
+/// The error of a page that is not the one expected (out of line: [`verify_identity`]
+/// is inlined into every pin).
+#[cold]
+#[inline(never)]
+fn wrong_identity(phys: PhysId, reason: String) -> Error {
+    Error::corrupted(phys, reason)
+}
+
+/// The error of a page holding logical id `found` where `expected` was asked for.
+#[cold]
+#[inline(never)]
+fn misdirected(phys: PhysId, found: u64, expected: u64) -> Error {
+    wrong_identity(phys, format!("holds logical id {found} where {expected} was expected (misdirected write)"))
 }
 
 /// Reads a little-endian u64 at `at`.

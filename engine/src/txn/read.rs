@@ -99,6 +99,19 @@ impl<H: CoreHolder> Snapshot<H> {
         Ok(Some(PageRef::mapped(bytes, id)))
     }
 
+    /// [`PageRead::page`] of `id` (at `phys`) when its frame hint missed: in place from
+    /// the map, else through the pool's table or a read. Out of line, so that the hinted
+    /// hit, a hot page's usual case, is small enough to be inlined into its caller.
+    #[inline(never)]
+    fn page_unhinted<'s>(&'s self, core: &'s Core, phys: PhysId, id: PageId) -> Result<PageRef<'s>> {
+        if let Some(page) = self.read_mapped(core, phys, id)? {
+            return Ok(page);
+        }
+        let (guard, frame) = core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
+        core.translations.remember_frame(id, frame);
+        Ok(PageRef::new(guard, id))
+    }
+
     fn catalog(&self) -> Result<&catalog::Catalog> {
         if let Some(catalog) = self.catalog.get() {
             return Ok(catalog);
@@ -131,12 +144,7 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             return Ok(PageRef::new(guard, id));
         }
-        if let Some(page) = self.read_mapped(core, phys, id)? {
-            return Ok(page);
-        }
-        let (guard, frame) = core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
-        core.translations.remember_frame(id, frame);
-        Ok(PageRef::new(guard, id))
+        self.page_unhinted(core, phys, id)
     }
 
     #[inline]
