@@ -219,9 +219,18 @@ pub fn reseal(page: &mut [u8]) {
     page[0..4].copy_from_slice(&sum.to_le_bytes());
 }
 
-/// Decodes the header without checking anything.
+/// Decodes the header without checking anything. Inlined, so that a caller that reads
+/// one field (a pin's check of the logical id) loads only that one.
+#[inline]
 pub fn header(page: &[u8]) -> Header {
     Header { kind: PageKind::from_header(page[4], page[5]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
+}
+
+/// The kind field of the header alone (bytes 4 and 5).
+#[inline]
+pub fn kind_of(page: &[u8]) -> PageKind {
+    let bytes: [u8; 2] = page[4..6].try_into().expect("2 bytes");
+    PageKind::from_header(bytes[0], bytes[1])
 }
 
 /// Verifies the checksum of a page just read from `phys` and returns its header.
@@ -250,32 +259,48 @@ pub fn verify_expect(page: &[u8], phys: PhysId, kind: Option<PageKind>, logical:
 /// kind, if given, and its logical id. Cheap enough for every pin of a cached page.
 #[inline]
 pub fn verify_identity(page: &[u8], phys: PhysId, kind: Option<PageKind>, logical: u64) -> Result<()> {
-    let head = header(page);
+    // Only the fields checked are read (a pin without a kind reads the logical id alone).
     if let Some(kind) = kind
-        && head.kind != kind
+        && kind_of(page) != kind
     {
-        return Err(Error::corrupted(phys, format!("kind {} where {} was expected", head.kind, kind)));
+        return Err(wrong_identity(phys, format!("kind {} where {} was expected", kind_of(page), kind)));
     }
-    if head.logical != logical {
-        return Err(Error::corrupted(
-            phys,
-            format!("holds logical id {} where {} was expected (misdirected write)", head.logical, logical),
-        ));
+    let found = read_u64(page, 8);
+    if found != logical {
+        return Err(misdirected(phys, found, logical));
     }
     Ok(())
 }
 
+/// The error of a page that is not the one expected (out of line: [`verify_identity`]
+/// is inlined into every pin).
+#[cold]
+#[inline(never)]
+fn wrong_identity(phys: PhysId, reason: String) -> Error {
+    Error::corrupted(phys, reason)
+}
+
+/// The error of a page holding logical id `found` where `expected` was asked for.
+#[cold]
+#[inline(never)]
+fn misdirected(phys: PhysId, found: u64, expected: u64) -> Error {
+    wrong_identity(phys, format!("holds logical id {found} where {expected} was expected (misdirected write)"))
+}
+
 /// Reads a little-endian u64 at `at`.
+#[inline]
 pub fn read_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("slice of 8 bytes"))
 }
 
 /// Reads a little-endian u32 at `at`.
+#[inline]
 pub fn read_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("slice of 4 bytes"))
 }
 
 /// Reads a little-endian u16 at `at`.
+#[inline]
 pub fn read_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(bytes[at..at + 2].try_into().expect("slice of 2 bytes"))
 }

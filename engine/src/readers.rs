@@ -164,16 +164,33 @@ thread_local! {
 }
 
 impl Readers {
-    /// Announces a reader of `txn`.
+    /// Announces a reader of `txn`. The slot this thread took last is tried inline (it
+    /// is usually free again); the search of the others and the overflow list are out
+    /// of line, so that the common case saves no registers.
+    #[inline]
     pub fn announce(&self, txn: TxnId) -> Announcement {
-        let start = HINT.with(Cell::get);
-        for step in 0..READER_SLOTS {
+        let start = HINT.get() & (READER_SLOTS - 1);
+        if let Some(slot) = self.slots.get(start)
+            && slot.0.load(Ordering::Relaxed) == FREE
+            && slot.0.compare_exchange(FREE, txn.0 + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
+        {
+            return Announcement::Slot(start);
+        }
+        self.announce_elsewhere(txn, start)
+    }
+
+    /// [`Readers::announce`] when the hinted slot `start` was taken: the other slots in
+    /// turn, then the overflow list.
+    #[cold]
+    #[inline(never)]
+    fn announce_elsewhere(&self, txn: TxnId, start: usize) -> Announcement {
+        for step in 1..READER_SLOTS {
             let at = (start + step) & (READER_SLOTS - 1);
             let slot = &self.slots[at].0;
             if slot.load(Ordering::Relaxed) == FREE
                 && slot.compare_exchange(FREE, txn.0 + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
             {
-                HINT.with(|hint| hint.set(at));
+                HINT.set(at);
                 return Announcement::Slot(at);
             }
         }
@@ -187,17 +204,23 @@ impl Readers {
     }
 
     /// Withdraws a reader announced as `at` for `txn`.
+    #[inline]
     pub fn withdraw(&self, at: Announcement, txn: TxnId) {
         match at {
             Announcement::Slot(at) => self.slots[at].0.store(FREE, Ordering::Release),
-            Announcement::Overflow => {
-                let mut overflow = self.overflow.lock();
-                let i = overflow.iter().position(|(held, _)| *held == txn).expect("reader was announced");
-                overflow[i].1 -= 1;
-                if overflow[i].1 == 0 {
-                    overflow.swap_remove(i);
-                }
-            }
+            Announcement::Overflow => self.withdraw_overflow(txn),
+        }
+    }
+
+    /// [`Readers::withdraw`] of a reader in the overflow list.
+    #[cold]
+    #[inline(never)]
+    fn withdraw_overflow(&self, txn: TxnId) {
+        let mut overflow = self.overflow.lock();
+        let i = overflow.iter().position(|(held, _)| *held == txn).expect("reader was announced");
+        overflow[i].1 -= 1;
+        if overflow[i].1 == 0 {
+            overflow.swap_remove(i);
         }
     }
 

@@ -172,7 +172,7 @@ impl<'a> PageRef<'a> {
     /// Kind the page was allocated with.
     #[inline]
     pub fn kind(&self) -> PageKind {
-        page::header(self.whole()).kind
+        page::kind_of(self.whole())
     }
 
     /// Transaction that wrote this version of the page. Together with the logical id it
@@ -240,7 +240,7 @@ impl<'a> PageMut<'a> {
 
     /// Kind the page was allocated with.
     pub fn kind(&self) -> PageKind {
-        page::header(&self.guard.bytes).kind
+        page::kind_of(&self.guard.bytes)
     }
 }
 

@@ -146,7 +146,10 @@ impl LastOpen {
     #[inline]
     fn matches(&self, token: SnapshotToken, name: &str) -> Option<(PageId, Head)> {
         let held = self.name.get(..self.name_len)?;
-        (self.token == token && held == name.as_bytes()).then_some((self.head_page, self.head))
+        // Compared byte by byte inline: a name held here is at most 24 bytes, and a call
+        // to `bcmp` cost more than the loop.
+        let same = held.len() == name.len() && held.iter().zip(name.as_bytes()).all(|(a, b)| a == b);
+        (self.token == token && same).then_some((self.head_page, self.head))
     }
 
     /// Remembers `name`'s open under `token` as the last one (a name too long is not
@@ -224,7 +227,23 @@ pub(crate) fn check_kind(entry: &CatalogEntry) -> Result<()> {
 }
 
 fn corrupted(name: &str, page: u64, reason: impl Into<String>) -> Error {
-    Error::Corrupted { structure: name.to_owned(), page, reason: reason.into() }
+    corrupted_because(name, page, reason.into())
+}
+
+/// [`corrupted`] out of line: the error paths of the read path's inlined checks then
+/// cost the hot path no registers and no code.
+#[cold]
+#[inline(never)]
+fn corrupted_because(name: &str, page: u64, reason: String) -> Error {
+    Error::Corrupted { structure: name.to_owned(), page, reason }
+}
+
+/// Why node `id` is not of the kind a descent expected (out of line, see
+/// [`corrupted_because`]).
+#[cold]
+#[inline(never)]
+fn wrong_kind(name: &str, id: u64, expected: PageKind, found: PageKind) -> Error {
+    corrupted_because(name, id, format!("expected a {expected:?} page, found {found:?}"))
 }
 
 impl<'t, T: PageRead> BTree<'t, T> {
@@ -241,11 +260,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
         let last = LAST_OPEN.with(Cell::get).and_then(|last| last.matches(token, &name));
         let (head_page, head) = match last {
             Some(found) => found,
-            None => {
-                let found = crate::opened::remembered_in(&HEADS, token, &name, || open_from_catalog(txn, &name))?;
-                LastOpen::remember(token, &name, found.0, found.1);
-                found
-            }
+            None => open_remembered(txn, token, &name)?,
         };
         Ok(BTree {
             txn,
@@ -328,10 +343,11 @@ impl<'t, T: PageRead> BTree<'t, T> {
 
     /// Reads the value of `key` into `out`; false (and `out` untouched) when absent.
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        let leaf = self.descend(key)?;
-        let Ok(i) = node::search(&leaf, key).map_err(self.at(leaf.id().0))? else { return Ok(false) };
-        let span =
-            node::leaf_span(&leaf, node::slots_offset(&leaf, node::count(&leaf)), i).map_err(self.at(leaf.id().0))?;
+        let pinned = self.descend(key)?;
+        // The payload, dereferenced once (each deref of a `PageRef` asks where it lies).
+        let (leaf, id): (&[u8], u64) = (&pinned, pinned.id().0);
+        let Ok(i) = node::search(leaf, key).map_err(self.at(id))? else { return Ok(false) };
+        let span = node::leaf_span(leaf, node::slots_offset(leaf, node::count(leaf)), i).map_err(self.at(id))?;
         let value = span.at + node::LEAF_CELL_HEADER + span.key_len..span.at + span.len;
         if !span.blob {
             out.clear();
@@ -358,17 +374,27 @@ impl<'t, T: PageRead> BTree<'t, T> {
     fn descend(&self, key: &[u8]) -> Result<quiredb_engine::PageRef<'t>> {
         let head = self.head.get();
         let mut id = head.root;
-        for depth in 1..head.height {
-            let page = self.node(id, false)?;
-            id = node::child(&page, node::child_index(&page, key).map_err(self.at(id))?);
-            if id == 0 {
-                return Err(corrupted(&self.name, page.id().0, format!("null child at depth {depth}")));
+        // One pin per level from one call site, so that `node` is inlined once.
+        let mut depth = 1;
+        loop {
+            let leaf = depth >= head.height;
+            let pinned = self.node(id, leaf)?;
+            if leaf {
+                return Ok(pinned);
             }
+            let page: &[u8] = &pinned;
+            let parent = id;
+            id = node::child(page, node::child_index(page, key).map_err(self.at(parent))?);
+            if id == 0 {
+                return Err(corrupted(&self.name, parent, format!("null child at depth {depth}")));
+            }
+            depth += 1;
         }
-        self.node(id, true)
     }
 
     /// Pins node `id`, checking its kind and header (O(1): cells are checked as read).
+    /// Inlined: `leaf` is a constant at every call, and a descent step pays no call.
+    #[inline]
     fn node(&self, id: u64, leaf: bool) -> Result<quiredb_engine::PageRef<'t>> {
         let page = self.txn.page(PageId(id))?;
         self.check_node(id, page.kind(), &page, leaf)?;
@@ -377,18 +403,29 @@ impl<'t, T: PageRead> BTree<'t, T> {
 
     /// Checks that node `id`, of kind `found`, is a leaf (or a branch) with a sound
     /// header.
+    #[inline]
     fn check_node(&self, id: u64, found: PageKind, page: &[u8], leaf: bool) -> Result<()> {
         let kind = if leaf { LEAF_PAGE } else { BRANCH_PAGE };
         if found != kind {
-            return Err(corrupted(&self.name, id, format!("expected a {kind:?} page, found {found:?}")));
+            return Err(wrong_kind(&self.name, id, kind, found));
         }
         node::validate(page, leaf).map_err(self.at(id))
     }
 
     /// Turns a node's `Err(reason)` into [`Error::Corrupted`] naming page `id`.
     pub(super) fn at(&self, id: u64) -> impl Fn(String) -> Error + '_ {
-        move |reason| corrupted(&self.name, id, reason)
+        move |reason| corrupted_because(&self.name, id, reason)
     }
+}
+
+/// The head page and head of tree `name` in the snapshot `token` when it is not the
+/// last one opened: from the thread's list, else the catalog; then remembered as the
+/// last one (out of line, so that the common open saves no registers for it).
+#[inline(never)]
+fn open_remembered(txn: &impl PageRead, token: SnapshotToken, name: &str) -> Result<(PageId, Head)> {
+    let found = crate::opened::remembered_in(&HEADS, token, name, || open_from_catalog(txn, name))?;
+    LastOpen::remember(token, name, found.0, found.1);
+    Ok(found)
 }
 
 /// The head page and head of tree `name`, from the catalog (kept out of line: a read

@@ -25,31 +25,38 @@ pub const BRANCH_CELL_HEADER: usize = 2;
 /// Bit of the value word marking a value stored as a blob (the cell holds a `BlobRef`).
 pub const BLOB_FLAG: u32 = 1 << 31;
 
+/// Little-endian u16 at `at` (one bounds check for both bytes).
+#[inline]
 fn u16_at(page: &[u8], at: usize) -> usize {
-    usize::from(u16::from_le_bytes([page[at], page[at + 1]]))
+    usize::from(u16::from_le_bytes(page[at..at + 2].try_into().expect("2 bytes")))
 }
 
 /// Little-endian u64 at `at`.
+#[inline]
 pub fn u64_at(page: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(page[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// Entries in the node.
+#[inline]
 pub fn count(page: &[u8]) -> usize {
     u16_at(page, 0)
 }
 
 /// 0 for leaves, the height above the leaves for branches.
+#[inline]
 pub fn level(page: &[u8]) -> u8 {
     page[2]
 }
 
 /// Start of the cell area.
+#[inline]
 pub fn cell_start(page: &[u8]) -> usize {
     u16_at(page, 4)
 }
 
 /// Dead bytes inside the cell area.
+#[inline]
 pub fn garbage(page: &[u8]) -> usize {
     u16_at(page, 6)
 }
@@ -70,11 +77,13 @@ pub fn arrays_end(is_leaf: bool, n: usize) -> usize {
 }
 
 /// Offset of the slot array.
+#[inline]
 fn slots_at(page: &[u8], n: usize) -> usize {
     if level(page) == 0 { NODE_HEADER + 8 * n } else { NODE_HEADER + 16 * n + 8 }
 }
 
 /// Child `i` (0..=count) of a branch.
+#[inline]
 pub fn child(page: &[u8], i: usize) -> u64 {
     u64_at(page, NODE_HEADER + 8 * count(page) + 8 * i)
 }
@@ -216,8 +225,13 @@ pub fn cell_value(cell: &[u8]) -> Value<'_> {
     }
 }
 
-/// The 8-byte big-endian prefix of a key (zero padded).
+/// The 8-byte big-endian prefix of a key (zero padded). A key of 8 bytes or more (a
+/// search target's tail, usually) is one load, not a copy of a variable length.
+#[inline]
 pub fn key_prefix(key: &[u8]) -> u64 {
+    if let Some(first) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
+    }
     let mut bytes = [0u8; 8];
     let take = key.len().min(8);
     bytes[..take].copy_from_slice(&key[..take]);
@@ -226,6 +240,7 @@ pub fn key_prefix(key: &[u8]) -> u64 {
 
 /// Bytes shared by every key of the node (header byte 3): the prefix array holds the
 /// 8 key bytes that follow them.
+#[inline]
 pub fn skip(page: &[u8]) -> usize {
     usize::from(page[3])
 }
@@ -236,13 +251,39 @@ pub fn tail(key: &[u8], skip: usize) -> &[u8] {
 }
 
 /// Prefix `i`, as a big-endian u64.
+#[inline]
 pub fn prefix(page: &[u8], i: usize) -> u64 {
     u64::from_be_bytes(page[NODE_HEADER + 8 * i..NODE_HEADER + 8 * i + 8].try_into().expect("8 bytes"))
 }
 
+/// The prefix array of a node with `n` entries (one that passed [`validate`]): a
+/// search reads prefix `i` with one bounds check (`i < n`) instead of two on the page.
+#[derive(Clone, Copy)]
+struct Prefixes<'a>(&'a [[u8; 8]]);
+
+impl<'a> Prefixes<'a> {
+    #[inline]
+    fn new(page: &'a [u8], n: usize) -> Self {
+        Prefixes(page[NODE_HEADER..NODE_HEADER + 8 * n].as_chunks::<8>().0)
+    }
+
+    /// Prefix `i`, as a big-endian u64 (the [`prefix`] of the page).
+    #[inline]
+    fn at(self, i: usize) -> u64 {
+        u64::from_be_bytes(self.0[i])
+    }
+
+    /// Number of prefixes.
+    #[inline]
+    fn len(self) -> usize {
+        self.0.len()
+    }
+}
+
 /// Number of prefixes in `[low, high)` below `target`, plus `low` (branchless binary
 /// search).
-fn lower_between(page: &[u8], low: usize, high: usize, target: u64) -> usize {
+#[inline]
+fn lower_between(prefixes: Prefixes, low: usize, high: usize, target: u64) -> usize {
     if low >= high {
         return low;
     }
@@ -251,10 +292,10 @@ fn lower_between(page: &[u8], low: usize, high: usize, target: u64) -> usize {
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = std::hint::select_unpredictable(prefix(page, mid) < target, mid, base);
+        base = std::hint::select_unpredictable(prefixes.at(mid) < target, mid, base);
         size -= half;
     }
-    base + usize::from(prefix(page, base) < target)
+    base + usize::from(prefixes.at(base) < target)
 }
 
 /// Nodes with fewer entries use a plain binary search.
@@ -265,11 +306,12 @@ const INTERPOLATE_FROM: usize = 24;
 /// spread: times, counters, hashes), then gallop from the guess and finish with a
 /// binary search, so a search touches about three cache lines of the prefix array
 /// instead of one per halving; a bad guess costs at most twice the binary search.
-pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
+fn lower_in(prefixes: Prefixes, target: u64) -> usize {
+    let n = prefixes.len();
     if n < INTERPOLATE_FROM {
-        return lower_between(page, 0, n, target);
+        return lower_between(prefixes, 0, n, target);
     }
-    let (first, last) = (prefix(page, 0), prefix(page, n - 1));
+    let (first, last) = (prefixes.at(0), prefixes.at(n - 1));
     if target <= first {
         return 0;
     }
@@ -284,21 +326,28 @@ pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
     let offset = (target - first - 1) >> shift;
     let guess = 1 + (offset * (n as u64 - 1) / ((spread >> shift).max(1))) as usize;
     let guess = guess.min(n - 1);
-    let (low, high) = if prefix(page, guess) < target {
-        gallop_up(page, guess + 1, n - 1, target)
+    let (low, high) = if prefixes.at(guess) < target {
+        gallop_up(prefixes, guess + 1, n - 1, target)
     } else {
-        gallop_down(page, 1, guess, target)
+        gallop_down(prefixes, 1, guess, target)
     };
-    lower_between(page, low, high, target)
+    lower_between(prefixes, low, high, target)
+}
+
+/// Number of the first `n` prefixes of `page` below `target` ([`lower_in`]).
+#[cfg(test)]
+pub(super) fn prefix_lower(page: &[u8], n: usize, target: u64) -> usize {
+    lower_in(Prefixes::new(page, n), target)
 }
 
 /// The answer is in `[low, bound]` (prefix `bound` ≥ `target`): narrows it by steps
 /// of 1, 2, 4, … upwards from `low`; returns a range `[low, high)` plus `high` itself.
-fn gallop_up(page: &[u8], mut low: usize, bound: usize, target: u64) -> (usize, usize) {
+#[inline]
+fn gallop_up(prefixes: Prefixes, mut low: usize, bound: usize, target: u64) -> (usize, usize) {
     let mut step = 1;
     while low + step - 1 < bound {
         let probe = low + step - 1;
-        if prefix(page, probe) >= target {
+        if prefixes.at(probe) >= target {
             return (low, probe);
         }
         low = probe + 1;
@@ -309,11 +358,12 @@ fn gallop_up(page: &[u8], mut low: usize, bound: usize, target: u64) -> (usize, 
 
 /// The answer is in `[floor, high]` (prefix `floor − 1` < `target` ≤ prefix `high`):
 /// narrows it by steps of 1, 2, 4, … downwards from `high`.
-fn gallop_down(page: &[u8], floor: usize, mut high: usize, target: u64) -> (usize, usize) {
+#[inline]
+fn gallop_down(prefixes: Prefixes, floor: usize, mut high: usize, target: u64) -> (usize, usize) {
     let mut step = 1;
     while high >= floor + step {
         let probe = high - step;
-        if prefix(page, probe) < target {
+        if prefixes.at(probe) < target {
             return (probe + 1, high);
         }
         high = probe;
@@ -325,11 +375,29 @@ fn gallop_down(page: &[u8], floor: usize, mut high: usize, target: u64) -> (usiz
 /// Bytes of a cell asked for before it is read (a key and a short value).
 const CELL_PREFETCH: usize = 256;
 
-/// Asks the CPU for the first [`CELL_PREFETCH`] bytes at offset `at` (a cell).
+/// Asks the CPU for the first [`CELL_PREFETCH`] bytes at offset `at` (a cell). A cell
+/// that far from the page's end (all but the last few) asks for a constant length, so
+/// the prefetches are unrolled instead of looped.
 #[inline]
 fn prefetch_cell_at(page: &[u8], at: usize) {
-    if let Some(cell) = page.get(at..(at + CELL_PREFETCH).min(page.len())) {
+    if let Some(cell) = page.get(at..at + CELL_PREFETCH) {
         quiredb_engine::prefetch_bytes(cell);
+    } else if let Some(cell) = page.get(at..) {
+        quiredb_engine::prefetch_bytes(cell);
+    }
+}
+
+/// Asks the CPU for the cache lines of `bytes`, as `quiredb_engine::prefetch_bytes`
+/// does, but a range of up to 128 bytes (the slot array of a node of up to 64 entries)
+/// without a loop: its first, 65th and last bytes lie in every line it touches.
+#[inline]
+fn prefetch_range(bytes: &[u8]) {
+    if bytes.len() > 128 {
+        quiredb_engine::prefetch_bytes(bytes);
+    } else if let (Some(first), Some(last)) = (bytes.first_chunk::<1>(), bytes.last_chunk::<1>()) {
+        quiredb_engine::prefetch_bytes(first);
+        quiredb_engine::prefetch_bytes(bytes.get(64..65).unwrap_or(first));
+        quiredb_engine::prefetch_bytes(last);
     }
 }
 
@@ -360,7 +428,7 @@ impl<'a> Keys<'a> {
     #[inline]
     fn prefetch_slots(&self, n: usize) {
         if let Some(slots) = self.page.get(self.slots..self.slots + 2 * n) {
-            quiredb_engine::prefetch_bytes(slots);
+            prefetch_range(slots);
         }
     }
 
@@ -419,14 +487,15 @@ pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
 #[inline]
 fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) -> Result<Position, String> {
     let wanted = key_prefix(target);
-    let low = prefix_lower(page, n, wanted);
-    if low == n || prefix(page, low) != wanted {
+    let prefixes = Prefixes::new(page, n);
+    let low = lower_in(prefixes, wanted);
+    if low == n || prefixes.at(low) != wanted {
         return Ok(Err(low));
     }
-    let high = if low + 1 == n || prefix(page, low + 1) != wanted {
+    let high = if low + 1 == n || prefixes.at(low + 1) != wanted {
         low + 1
     } else {
-        wanted.checked_add(1).map_or(n, |above| prefix_lower(page, n, above))
+        wanted.checked_add(1).map_or(n, |above| lower_in(prefixes, above))
     };
     let (mut low, mut high) = (low, high);
     keys.prefetch_cell((low + high) / 2);
