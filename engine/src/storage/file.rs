@@ -73,6 +73,52 @@ impl FileStorage {
     fn growth_step(len: u64) -> u64 {
         (len / 8).clamp(MIN_GROWTH_BYTES, MAX_GROWTH_BYTES)
     }
+
+    /// Writes the buffers `iovecs` point to back to back from `offset` with `pwritev2`
+    /// and `flags` (`RWF_DSYNC` for a durable write), at most [`MAX_IOVECS`] a call; a
+    /// partial write resumes inside the buffer it stopped in. The iovecs must point into
+    /// slices the caller holds for the whole call.
+    fn write_gathered(&self, mut offset: u64, iovecs: &mut [libc::iovec], flags: libc::c_int) -> io::Result<()> {
+        let mut done = iovecs.iter().take_while(|iovec| iovec.iov_len == 0).count();
+        while done < iovecs.len() {
+            let batch = &iovecs[done..iovecs.len().min(done + MAX_IOVECS)];
+            // SAFETY: the descriptor is the open file `self.file` owns; each iovec of
+            // `batch` points to `iov_len` readable bytes of a slice the caller holds for
+            // the whole call (advanced below only within it); the kernel only reads them.
+            let written = unsafe {
+                libc::pwritev2(
+                    self.file.as_raw_fd(),
+                    batch.as_ptr(),
+                    batch.len() as libc::c_int,
+                    offset as libc::off_t,
+                    flags,
+                )
+            };
+            if written < 0 {
+                let error = io::Error::last_os_error();
+                if error.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(error);
+            }
+            if written == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            offset += written as u64;
+            let mut left = written as usize;
+            while left > 0 || iovecs.get(done).is_some_and(|iovec| iovec.iov_len == 0) {
+                let iovec = &mut iovecs[done];
+                let taken = left.min(iovec.iov_len);
+                iovec.iov_base = iovec.iov_base.wrapping_add(taken);
+                iovec.iov_len -= taken;
+                left -= taken;
+                if iovec.iov_len == 0 {
+                    done += 1;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Storage for FileStorage {
@@ -88,72 +134,20 @@ impl Storage for FileStorage {
         self.file.sync_data()
     }
 
-    fn write_durable(&self, mut offset: u64, mut buf: &[u8]) -> io::Result<()> {
+    fn write_durable(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
         if let Some(result) = self.direct.as_ref().and_then(|direct| direct.append(offset, buf)) {
             return result;
         }
-        let fd = self.file.as_raw_fd();
-        while !buf.is_empty() {
-            let iov = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
-            // SAFETY: `fd` is a valid open descriptor owned by `self.file`; `iov` points to
-            // `buf.len()` readable bytes that outlive the call; the kernel only reads them.
-            let written = unsafe { libc::pwritev2(fd, &iov, 1, offset as libc::off_t, libc::RWF_DSYNC) };
-            if written < 0 {
-                let error = io::Error::last_os_error();
-                if error.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(error);
-            }
-            if written == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            buf = &buf[written as usize..];
-            offset += written as u64;
-        }
-        Ok(())
+        let iovec = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
+        self.write_gathered(offset, &mut [iovec], libc::RWF_DSYNC)
     }
 
-    fn write_pages_at(&self, mut offset: u64, pages: &[&[u8]]) -> io::Result<()> {
+    fn write_pages_at(&self, offset: u64, pages: &[&[u8]]) -> io::Result<()> {
         let mut iovecs: Vec<libc::iovec> = pages
             .iter()
-            .filter(|page| !page.is_empty())
             .map(|page| libc::iovec { iov_base: page.as_ptr() as *mut libc::c_void, iov_len: page.len() })
             .collect();
-        let mut done = 0;
-        while done < iovecs.len() {
-            let batch = &iovecs[done..iovecs.len().min(done + MAX_IOVECS)];
-            // SAFETY: `fd` is a valid open descriptor owned by `self.file`; each iovec of
-            // `batch` points into a slice of `pages`, which outlives the call; the kernel
-            // only reads them.
-            let written = unsafe {
-                libc::pwritev(self.file.as_raw_fd(), batch.as_ptr(), batch.len() as libc::c_int, offset as libc::off_t)
-            };
-            if written < 0 {
-                let error = io::Error::last_os_error();
-                if error.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(error);
-            }
-            if written == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            offset += written as u64;
-            let mut left = written as usize;
-            while left > 0 {
-                let iovec = &mut iovecs[done];
-                let taken = left.min(iovec.iov_len);
-                // A partial write: the rest of this page goes in the next call.
-                iovec.iov_base = iovec.iov_base.wrapping_add(taken);
-                iovec.iov_len -= taken;
-                left -= taken;
-                if iovec.iov_len == 0 {
-                    done += 1;
-                }
-            }
-        }
-        Ok(())
+        self.write_gathered(offset, &mut iovecs, 0)
     }
 
     fn len(&self) -> io::Result<u64> {
