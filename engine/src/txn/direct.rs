@@ -29,6 +29,7 @@ use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::meta::{META_PAGES, Meta};
 use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId};
+use crate::storage::FileMap;
 use std::cell::RefCell;
 
 /// Most pages one read fetches (at most 64, one bit each in [`Run::verified`]).
@@ -60,6 +61,15 @@ thread_local! {
     static RUN: RefCell<Run> = RefCell::new(Run::default());
 }
 
+/// The snapshot a direct read is for: its meta, its token, and the file's memory map
+/// it took for reads in place (`None` without one), held for the snapshot's life so a
+/// page visited in place costs no lock or reference count on the core's map.
+pub(super) struct Snap<'a> {
+    pub meta: &'a Meta,
+    pub token: SnapshotToken,
+    pub map: Option<&'a FileMap>,
+}
+
 /// What [`read_payloads`] reads: pages `ids` of `kind`, the bytes `skip..skip +
 /// out.len()` of their payloads laid end to end, and `ahead` pages to read beyond the last.
 pub(super) struct Request<'a> {
@@ -70,23 +80,17 @@ pub(super) struct Request<'a> {
 }
 
 /// See the module docs. Panics if the byte range reaches past the pages (a caller's bug).
-pub(super) fn read_payloads(
-    core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
-    request: &Request<'_>,
-    out: &mut [u8],
-) -> Result<()> {
+pub(super) fn read_payloads(core: &Core, snap: &Snap<'_>, request: &Request<'_>, out: &mut [u8]) -> Result<()> {
     let payload = core.page_size - HEADER_SIZE;
     assert!(request.skip + out.len() <= request.ids.len() * payload, "read past the pages given");
     let (mut done, mut index, mut within) = (0, request.skip / payload, request.skip % payload);
     while done < out.len() {
         let take = (out.len() - done).min(payload - within);
-        let page = locate(core, meta, request.ids[index], request.kind)?;
+        let page = locate(core, snap.meta, request.ids[index], request.kind)?;
         let wanted = request.ids.len() - index + request.ahead;
         let target = &mut out[done..done + take];
         let start = HEADER_SIZE + within;
-        with_page(core, meta, token, &page, wanted, &mut |bytes| target.copy_from_slice(&bytes[start..start + take]))?;
+        with_page(core, snap, &page, wanted, &mut |bytes| target.copy_from_slice(&bytes[start..start + take]))?;
         (done, index, within) = (done + take, index + 1, 0);
     }
     Ok(())
@@ -97,14 +101,13 @@ pub(super) fn read_payloads(
 /// `ahead` pages behind it, as [`read_payloads`] reads) — no copy.
 pub(super) fn visit_payload(
     core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
+    snap: &Snap<'_>,
     (id, kind): (PageId, PageKind),
     ahead: usize,
     visit: &mut dyn FnMut(&[u8]),
 ) -> Result<()> {
-    let page = locate(core, meta, id, kind)?;
-    with_page(core, meta, token, &page, 1 + ahead, &mut |bytes| visit(&bytes[HEADER_SIZE..]))
+    let page = locate(core, snap.meta, id, kind)?;
+    with_page(core, snap, &page, 1 + ahead, &mut |bytes| visit(&bytes[HEADER_SIZE..]))
 }
 
 /// One page of a request: where it is, what it is.
@@ -129,16 +132,9 @@ fn locate(core: &Core, meta: &Meta, id: PageId, kind: PageKind) -> Result<Page> 
 /// thread-local while `visit` runs, so a visitor may read pages itself (an overflow
 /// record's blob, a nested scan): such a read fills a buffer of its own, and this one is
 /// put back afterwards.
-fn with_page(
-    core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
-    page: &Page,
-    wanted: usize,
-    visit: &mut dyn FnMut(&[u8]),
-) -> Result<()> {
+fn with_page(core: &Core, snap: &Snap<'_>, page: &Page, wanted: usize, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
     let mut run = RUN.take();
-    let result = visit_held(core, meta, token, page, wanted, &mut run, visit);
+    let result = visit_held(core, snap, page, wanted, &mut run, visit);
     RUN.set(run);
     result
 }
@@ -146,21 +142,21 @@ fn with_page(
 /// [`with_page`] with the run buffer in hand.
 fn visit_held(
     core: &Core,
-    meta: &Meta,
-    token: SnapshotToken,
+    snap: &Snap<'_>,
     page: &Page,
     wanted: usize,
     run: &mut Run,
     visit: &mut dyn FnMut(&[u8]),
 ) -> Result<()> {
+    let token = snap.token;
     let held = run.token == Some(token) && page.phys.0 >= run.first && page.phys.0 < run.first + run.count as u64;
     if !held {
-        if visit_cached(core, page, visit)? || visit_mapped(core, meta, (token, page), wanted, run, visit)? {
+        if visit_cached(core, page, visit)? || visit_mapped(core, snap, page, wanted, run, visit)? {
             return Ok(());
         }
-        fill(core, meta, token, page.phys, wanted, run)?;
+        fill(core, snap.meta, token, page.phys, wanted, run)?;
     }
-    let slot = verify_in_run(core, meta, page, run)?;
+    let slot = verify_in_run(core, snap.meta, page, run)?;
     visit(&run.bytes[slot * core.page_size..(slot + 1) * core.page_size]);
     Ok(())
 }
@@ -183,24 +179,25 @@ fn visit_cached(core: &Core, &Page { phys, id, kind }: &Page, visit: &mut dyn Fn
     Ok(true)
 }
 
-/// Visits the page in place in the file's memory map ([`crate::Options::mmap_reads`]),
-/// checksummed the first time as `read.rs` does (`pool::Verified`), after hinting to
-/// the OS the pages `wanted` reaches that this snapshot has not hinted; false without
-/// a map, or when the map faulted (the run's `pread` then reports the error).
+/// Visits the page in place in the snapshot's memory map of the file
+/// ([`crate::Options::mmap_reads`]), checksummed the first time as `read.rs` does
+/// (`pool::Verified`), after hinting to the OS the pages `wanted` reaches that this
+/// snapshot has not hinted; false without a map, or when the map faulted (the run's
+/// `pread` then reports the error; the core maps the file afresh for later snapshots).
 fn visit_mapped(
     core: &Core,
-    meta: &Meta,
-    (token, &Page { phys, id, kind }): (SnapshotToken, &Page),
+    snap: &Snap<'_>,
+    &Page { phys, id, kind }: &Page,
     wanted: usize,
     run: &mut Run,
     visit: &mut dyn FnMut(&[u8]),
 ) -> Result<bool> {
+    let Some(map) = snap.map else { return Ok(false) };
     let page_size = core.page_size;
-    let Some(map) = core.file_map(meta.page_count * page_size as u64) else { return Ok(false) };
     let start = phys.0 as usize * page_size;
-    hint_ahead(core, token, phys.0, wanted, run);
+    hint_ahead(core, snap.token, phys.0, wanted, run);
     let Some(bytes) = map.page(start..start + page_size) else { return Ok(false) };
-    core.verify_mapped(bytes, phys, Some(kind), id.0, meta.txn)?;
+    core.verify_mapped(bytes, phys, Some(kind), id.0, snap.meta.txn)?;
     visit(bytes);
     Ok(true)
 }

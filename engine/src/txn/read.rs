@@ -112,6 +112,15 @@ impl<H: CoreHolder> Snapshot<H> {
         Ok(PageRef::new(guard, id))
     }
 
+    /// This snapshot as reads past the pool see it (`direct.rs`), with the file's map
+    /// reaching its pages, taken at the first such read (the one `read_mapped` uses).
+    fn direct(&self) -> super::direct::Snap<'_> {
+        let core = self.holder.core();
+        let end = self.meta.page_count * core.page_size as u64;
+        let map = self.map.get_or_init(|| core.file_map(end)).as_deref();
+        super::direct::Snap { meta: &self.meta, token: SnapshotToken::new(core.instance, self.meta.txn), map }
+    }
+
     fn catalog(&self) -> Result<&catalog::Catalog> {
         if let Some(catalog) = self.catalog.get() {
             return Ok(catalog);
@@ -161,15 +170,12 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
     }
 
     fn read_payloads(&self, ids: &[PageId], kind: PageKind, skip: usize, ahead: usize, out: &mut [u8]) -> Result<()> {
-        let core = self.holder.core();
-        let token = SnapshotToken::new(core.instance, self.meta.txn);
-        super::direct::read_payloads(core, &self.meta, token, &super::direct::Request { ids, kind, skip, ahead }, out)
+        let request = super::direct::Request { ids, kind, skip, ahead };
+        super::direct::read_payloads(self.holder.core(), &self.direct(), &request, out)
     }
 
     fn visit_payload(&self, id: PageId, kind: PageKind, ahead: usize, visit: &mut dyn FnMut(&[u8])) -> Result<()> {
-        let core = self.holder.core();
-        let token = SnapshotToken::new(core.instance, self.meta.txn);
-        super::direct::visit_payload(core, &self.meta, token, (id, kind), ahead, visit)
+        super::direct::visit_payload(self.holder.core(), &self.direct(), (id, kind), ahead, visit)
     }
 
     fn payload_size(&self) -> usize {
