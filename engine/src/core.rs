@@ -221,6 +221,17 @@ impl Core {
         self.mmap.as_ref().and_then(|map| self.mapped(map, end))
     }
 
+    /// Writes `pages`, adjacent, from physical page `first` on, straight from their
+    /// frames (one gathered write), and counts them; `what` names the write in an error.
+    pub fn write_page_run(&self, first: u64, pages: &[&[u8]], what: &str) -> Result<()> {
+        let end = first + pages.len() as u64;
+        self.storage
+            .write_pages_at(first * self.page_size as u64, pages)
+            .map_err(|error| Error::io(format!("{what} of pages {first}..{end}"), error))?;
+        self.pool.counters.write(pages.len() as u64);
+        Ok(())
+    }
+
     /// Checks a page read in place from the file's map: fully (checksum, kind, logical
     /// id, not newer than `newest`) the first time since it was last allocated
     /// (`pool::Verified`), its identity after; counted as a pool miss.
@@ -357,5 +368,20 @@ impl Core {
         let len = self.storage.len().map_err(|error| Error::io("reading the file length", error));
         self.file_len.store(self.poison_on_io(len)?, Ordering::Release);
         Ok(())
+    }
+}
+
+/// A snapshot's memory map of the file ([`crate::Options::mmap_reads`]): taken from the
+/// core at the snapshot's first read in place, then held for the snapshot's life, so
+/// that later reads in place take no lock and no reference on the core's map. A map
+/// that faults is not replaced here: its reads fall back to `pread` (which reports the
+/// disk's error), and the core maps the file afresh for later snapshots.
+#[derive(Default)]
+pub(crate) struct SnapshotMap(std::cell::OnceCell<Option<Arc<FileMap>>>);
+
+impl SnapshotMap {
+    /// The map reaching the snapshot's pages (`meta`'s page count); `None` without one.
+    pub fn get(&self, core: &Core, meta: &Meta) -> Option<&FileMap> {
+        self.0.get_or_init(|| core.file_map(meta.page_count * core.page_size as u64)).as_deref()
     }
 }

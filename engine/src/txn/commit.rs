@@ -360,13 +360,9 @@ impl WriteTxn<'_> {
         if run.is_empty() {
             return Ok(());
         }
-        let offset = first * self.core.page_size as u64;
         let pages: Vec<&[u8]> = run.iter().map(|guard| &guard.bytes[..]).collect();
-        self.core
-            .storage
-            .write_pages_at(offset, &pages)
-            .map_err(|error| Error::io(format!("write of pages {first}..{}", first + run.len() as u64), error))?;
-        self.core.pool.counters.write(run.len() as u64);
+        self.core.write_page_run(first, &pages, "write")?;
+        drop(pages);
         run.clear();
         Ok(())
     }

@@ -25,11 +25,10 @@
 //! Read next: `read.rs` (the snapshot that calls this).
 
 use super::SnapshotToken;
-use crate::core::Core;
+use crate::core::{Core, SnapshotMap};
 use crate::error::{Error, Result};
 use crate::meta::{META_PAGES, Meta};
 use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId};
-use crate::storage::FileMap;
 use std::cell::RefCell;
 
 /// Most pages one read fetches (at most 64, one bit each in [`Run::verified`]).
@@ -61,13 +60,12 @@ thread_local! {
     static RUN: RefCell<Run> = RefCell::new(Run::default());
 }
 
-/// The snapshot a direct read is for: its meta, its token, and the file's memory map
-/// it took for reads in place (`None` without one), held for the snapshot's life so a
-/// page visited in place costs no lock or reference count on the core's map.
+/// The snapshot a direct read is for: its meta, its token, and its memory map of the
+/// file (taken at its first read in place, `core.rs`).
 pub(super) struct Snap<'a> {
     pub meta: &'a Meta,
     pub token: SnapshotToken,
-    pub map: Option<&'a FileMap>,
+    pub map: &'a SnapshotMap,
 }
 
 /// What [`read_payloads`] reads: pages `ids` of `kind`, the bytes `skip..skip +
@@ -192,7 +190,7 @@ fn visit_mapped(
     run: &mut Run,
     visit: &mut dyn FnMut(&[u8]),
 ) -> Result<bool> {
-    let Some(map) = snap.map else { return Ok(false) };
+    let Some(map) = snap.map.get(core, snap.meta) else { return Ok(false) };
     let page_size = core.page_size;
     let start = phys.0 as usize * page_size;
     hint_ahead(core, snap.token, phys.0, wanted, run);

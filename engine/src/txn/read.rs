@@ -6,14 +6,13 @@
 
 use super::{PageRead, PageRef, SnapshotToken};
 use crate::catalog::{self, CatalogEntry};
-use crate::core::Core;
+use crate::core::{Core, SnapshotMap};
 use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 use crate::readers::Announcement;
 use crate::resultset::ResultSet;
-use crate::storage::FileMap;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
@@ -52,8 +51,8 @@ struct Snapshot<H: CoreHolder> {
     /// The catalog, parsed on first use (it cannot change within a snapshot).
     catalog: OnceCell<catalog::Catalog>,
     /// The file's memory map reaching every page of the snapshot, taken at the first
-    /// page read in place ([`crate::Options::mmap_reads`]); `None` inside without it.
-    map: OnceCell<Option<Arc<FileMap>>>,
+    /// page read in place ([`crate::Options::mmap_reads`]).
+    map: SnapshotMap,
 }
 
 impl<H: CoreHolder> Snapshot<H> {
@@ -65,7 +64,7 @@ impl<H: CoreHolder> Snapshot<H> {
             let meta = core.published.load();
             let announced = core.readers.announce(meta.txn);
             if core.published.txn() == meta.txn {
-                return Snapshot { holder, meta, announced, catalog: OnceCell::new(), map: OnceCell::new() };
+                return Snapshot { holder, meta, announced, catalog: OnceCell::new(), map: SnapshotMap::default() };
             }
             core.readers.withdraw(announced, meta.txn);
         }
@@ -88,8 +87,7 @@ impl<H: CoreHolder> Snapshot<H> {
             return Ok(Some(PageRef::new(guard, id)));
         }
         let page_size = core.page_size;
-        let end = self.meta.page_count * page_size as u64;
-        let Some(map) = self.map.get_or_init(|| core.file_map(end)) else { return Ok(None) };
+        let Some(map) = self.map.get(core, &self.meta) else { return Ok(None) };
         let start = phys.0 as usize * page_size;
         let Some(bytes) = map.page(start..start + page_size) else { return Ok(None) };
         if crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
@@ -112,13 +110,11 @@ impl<H: CoreHolder> Snapshot<H> {
         Ok(PageRef::new(guard, id))
     }
 
-    /// This snapshot as reads past the pool see it (`direct.rs`), with the file's map
-    /// reaching its pages, taken at the first such read (the one `read_mapped` uses).
+    /// This snapshot as reads past the pool see it (`direct.rs`), with the map
+    /// `read_mapped` uses.
     fn direct(&self) -> super::direct::Snap<'_> {
-        let core = self.holder.core();
-        let end = self.meta.page_count * core.page_size as u64;
-        let map = self.map.get_or_init(|| core.file_map(end)).as_deref();
-        super::direct::Snap { meta: &self.meta, token: SnapshotToken::new(core.instance, self.meta.txn), map }
+        let token = SnapshotToken::new(self.holder.core().instance, self.meta.txn);
+        super::direct::Snap { meta: &self.meta, token, map: &self.map }
     }
 
     fn catalog(&self) -> Result<&catalog::Catalog> {

@@ -15,7 +15,7 @@
 //! (a buffered write is in the page cache, which the map shows, when `pwrite` returns).
 
 use crate::core::Core;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::page::PhysId;
 use crate::pool::ReadGuard;
 
@@ -69,14 +69,10 @@ pub(super) fn write_back(core: &Core, end: u64) -> Result<()> {
 /// then marks them written; leaves both empty.
 fn flush(core: &Core, run: &mut Vec<ReadGuard<'_>>, in_run: &mut Frames) -> Result<()> {
     let Some(&(first, _)) = in_run.first() else { return Ok(()) };
-    let count = in_run.len() as u64;
     let pages: Vec<&[u8]> = run.iter().map(|frame| &frame.bytes[..]).collect();
-    core.storage
-        .write_pages_at(first * core.page_size as u64, &pages)
-        .map_err(|error| Error::io(format!("write-back of pages {first}..{}", first + count), error))?;
+    core.write_page_run(first, &pages, "write-back")?;
     drop(pages);
     run.clear();
-    core.pool.counters.write(count);
     for (phys, index) in in_run.drain(..) {
         core.pool.mark_written(index, phys);
     }
