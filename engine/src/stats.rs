@@ -23,6 +23,9 @@ pub struct Stats {
     pub commits: u64,
     /// Dirty pages written before their commit to free frames.
     pub spills: u64,
+    /// Pages a structure declared final written before their commit
+    /// (`WriteTxn::write_behind`).
+    pub written_behind: u64,
     /// Pool frames holding page memory (frames get it when first used).
     pub frames_allocated: u64,
     /// The snapshot the oldest live reader reads, if any reader is live.
@@ -45,6 +48,7 @@ pub struct Counters {
     syncs: AtomicU64,
     commits: AtomicU64,
     spills: AtomicU64,
+    written_behind: AtomicU64,
     frames_allocated: AtomicU64,
 }
 
@@ -82,6 +86,11 @@ impl Counters {
         self.spills.fetch_add(pages, Ordering::Relaxed);
     }
 
+    /// `pages` final pages written ahead of their commit.
+    pub fn written_behind(&self, pages: u64) {
+        self.written_behind.fetch_add(pages, Ordering::Relaxed);
+    }
+
     /// One frame given its page memory.
     pub fn frame_allocated(&self) {
         self.frames_allocated.fetch_add(1, Ordering::Relaxed);
@@ -99,6 +108,7 @@ impl Counters {
             syncs: get(&self.syncs),
             commits: get(&self.commits),
             spills: get(&self.spills),
+            written_behind: get(&self.written_behind),
             frames_allocated: get(&self.frames_allocated),
             ..Stats::default()
         }

@@ -74,7 +74,8 @@ fn round_trip_at_layout_boundaries() {
     }
 }
 
-/// A multi-MB blob (two index levels) streams in and reads back at random offsets.
+/// A multi-MB blob (two index levels) streams in, its data pages written behind (before
+/// the commit), and reads back at random offsets.
 #[test]
 fn multi_megabyte_blob_read_at_and_seek() {
     let seed = seed();
@@ -84,6 +85,7 @@ fn multi_megabyte_blob_read_at_and_seek() {
     let txn = db.begin_write().expect("writer");
     let blob = blob::write(&txn, &mut &data[..]).expect("write");
     txn.commit(Durability::Checksummed).expect("commit");
+    assert!(db.stats().written_behind > 0, "data pages were written before the commit: {:?}", db.stats());
     let txn = db.begin_read().expect("reader");
     let pages = check_clean(&txn, blob);
     assert!(pages.len() <= len / 8160 + 4, "{} pages", pages.len());

@@ -187,8 +187,9 @@ fn floor_ceiling_and_ranges_at_page_boundaries() {
     assert!(!cursor.move_prev().expect("prev"));
 }
 
-/// Bulk load fills leaves to ≥ 95% and builds a tree that passes the checker; unsorted
-/// input is refused with a typed error.
+/// Bulk load fills leaves to ≥ 95% and builds a tree that passes the checker (its
+/// finished leaves written behind, read back in the same transaction); unsorted input
+/// is refused with a typed error.
 #[test]
 fn bulk_load_fills_pages() {
     let (_storage, db) = memdb(Options::default());
@@ -206,6 +207,7 @@ fn bulk_load_fills_pages() {
     drop(tree);
     txn.commit(Durability::None).expect("commit");
     assert!(db.meta().live_pages > before);
+    assert!(db.stats().written_behind > 0, "finished leaves were written behind: {:?}", db.stats());
     let txn = db.begin_write().expect("writer");
     let mut tree = BTree::create(&txn, "u").expect("create");
     let error = tree.bulk_load([(b"b", b"1"), (b"a", b"2")]).expect_err("unsorted");

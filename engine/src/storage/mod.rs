@@ -73,4 +73,12 @@ pub trait Storage: Send + Sync {
     fn will_need(&self, offset: u64, len: u64) {
         let _ = (offset, len);
     }
+    /// A hint that bytes `offset..offset + len`, just written, should start on their way
+    /// to the device now (a large transaction's pages written ahead of its commit), so
+    /// that the commit's sync waits only for what is still in flight. It promises
+    /// nothing about durability; only [`Storage::sync`] does. No error: a hint may be
+    /// ignored. The default does nothing.
+    fn start_write_out(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }

@@ -12,6 +12,7 @@
 //! Structures see only logical pages: [`PageRead::page`] for reading in either kind
 //! of transaction, and `WriteTxn::{page_mut, alloc_page, free_page}` for writing.
 
+mod ahead;
 pub(crate) mod commit;
 mod compact;
 mod delta;

@@ -58,6 +58,11 @@ pub(super) struct WriteState {
     pub zero_log_region: bool,
     /// Set once the commit is published: dropping then gives nothing back.
     pub done: bool,
+    /// Dirty pages the structures declared final, not yet written ahead (`ahead.rs`):
+    /// physical id and pool frame.
+    pub behind: Vec<(u64, u32)>,
+    /// Pages were written behind already: the transaction is too large for the log.
+    pub wrote_behind: bool,
     /// Recent translations logical → physical of this transaction's map (direct-mapped;
     /// `map_set` keeps them current). Empty until the first lookup, then grown with
     /// use (a one-key commit zeroed a 64 KiB table: 39 % of T1's instructions).
@@ -237,32 +242,6 @@ impl<'db> WriteTxn<'db> {
     fn take_dirty(&self, state: &mut WriteState, phys: PhysId) -> Result<(u32, WriteGuard<'db>)> {
         self.spill_if_full(state)?;
         self.core.pool.take_dirty(phys)
-    }
-
-    /// Spills when the writer holds as many dirty pages as it may.
-    fn spill_if_full(&self, state: &mut WriteState) -> Result<()> {
-        if state.dirty.len() >= self.core.spill_threshold {
-            self.spill(state)?;
-        }
-        Ok(())
-    }
-
-    /// Writes the dirty pages not currently borrowed (in adjacent runs), making their
-    /// frames evictable. Writing only a share of them (the lowest quarter) was measured
-    /// and is slower: `btree_probe 500000 random 1000 12.8` wrote 12 % fewer pages but
-    /// ran at half the speed, re-reading more evicted pages.
-    fn spill(&self, state: &mut WriteState) -> Result<()> {
-        let dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
-        self.core.ensure_len(state.meta.page_count)?;
-        let written = self.core.poison_on_io(self.write_runs(dirty, true))?;
-        for &(phys, index, crc) in &written {
-            let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("a page just written is not borrowed");
-            self.core.pool.publish(guard, index);
-            state.dirty.remove(&phys);
-            state.sealed.insert(phys, crc);
-        }
-        self.core.pool.counters.spill(written.len() as u64);
-        Ok(())
     }
 
     /// Allocates a physical page: the lowest free one, else one past the end.

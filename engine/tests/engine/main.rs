@@ -13,10 +13,13 @@
 //! - `compact`: online compaction beside writers and readers, automatic, under faults.
 //! - `direct`: reads past the pool (`read_payloads`) against reads through it.
 //! - `mapped`: a mapped page the kernel cannot read is an error, not a `SIGBUS`.
+//! - `behind`: transactions whose pages are written before the commit (write-behind)
+//!   against the model, under faults at any operation, and a lost page of one.
 //!
 //! Randomised tests print their seed; set `QUIRE_SEED` to replay one.
 
 mod alloc;
+mod behind;
 #[path = "../support/child.rs"]
 mod child;
 mod common;

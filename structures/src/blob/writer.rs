@@ -62,10 +62,15 @@ fn fill(data: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
     Ok(got)
 }
 
+/// Writes one data page, final at once: the engine may write it before the commit
+/// (`WriteTxn::write_behind`), so a large blob goes to the device while it streams in.
 fn write_data_page(txn: &WriteTxn<'_>, bytes: &[u8]) -> Result<u64> {
     let mut page = txn.alloc_page(super::BLOB_PAGE)?;
     page[..bytes.len()].copy_from_slice(bytes);
-    Ok(page.id().0)
+    let id = page.id();
+    drop(page);
+    txn.write_behind(id)?;
+    Ok(id.0)
 }
 
 /// Places the tail, builds the index levels and writes the root (into `root` when the

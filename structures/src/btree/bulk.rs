@@ -160,6 +160,11 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             return self.even_last_leaves(run);
         }
         node_write::build(&mut self.txn.page_mut(PageId(run.id))?, 0, (run.prev_id, next), &run.cells.refs(), &[]);
+        if run.prev_id != 0 {
+            // Only the last two leaves may still change (`even_last_leaves`): the one
+            // before this is final, and the engine may write it before the commit.
+            self.txn.write_behind(PageId(run.prev_id))?;
+        }
         let sep = match run.prev.len() {
             0 => Vec::new(),
             n => separator(node::cell_key(run.prev.get(n - 1), true), node::cell_key(run.cells.get(0), true)),

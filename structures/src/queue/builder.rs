@@ -128,7 +128,10 @@ impl Appender<'_, '_, '_> {
         match self.tail.take() {
             Some(mut old) => {
                 old.header.next = id;
+                let full = old.page.id();
                 old.close(&self.slots);
+                // A full page is final: appends go to the new tail from here on.
+                self.txn.write_behind(full)?;
             }
             None => self.state.head_page = id,
         }
