@@ -105,7 +105,12 @@ fn finish(txn: &WriteTxn<'_>, root: Option<PageId>, mut ids: Vec<u64>, tail: &[u
     }
     let at = ROOT_HEADER + 8 * ids.len();
     root[at..at + tail.len()].copy_from_slice(tail);
-    Ok(BlobRef { root: root.id(), len })
+    let root = root.id();
+    // A blob never changes once written: its root is final too, and written behind
+    // with its data pages it keeps their runs of adjacent pages whole (T6's 10 KB
+    // blobs: root, data, data, root, …; without it every run was cut at each root).
+    txn.write_behind(root)?;
+    Ok(BlobRef { root, len })
 }
 
 /// Groups `ids` into index pages of `P/8` ids; returns the index page ids.
@@ -117,7 +122,10 @@ fn write_index_level(txn: &WriteTxn<'_>, ids: &[u64]) -> Result<Vec<u64>> {
         for (slot, id) in group.iter().enumerate() {
             page[8 * slot..8 * slot + 8].copy_from_slice(&id.to_le_bytes());
         }
-        level.push(page.id().0);
+        let id = page.id();
+        drop(page);
+        txn.write_behind(id)?;
+        level.push(id.0);
     }
     Ok(level)
 }
