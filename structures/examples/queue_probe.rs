@@ -2,7 +2,9 @@
 //! records of `len` bytes to a queue in a file-backed database (one write transaction
 //! and one commit per 100,000 records, as T3's adapters do), then
 //! scans them once with `Queue::for_each` in a snapshot, and prints the wall time of
-//! each phase; `append` as the third argument skips the scan, `scan` scans five times.
+//! each phase; `append` as the third argument skips the scan, `scan` scans five times,
+//! `cold` scans five times after closing the database, dropping the file from the page
+//! cache (`dd iflag=nocache count=0`) and reopening it (T3's cold scan).
 //!
 //! `QUIRE_CACHE_MIB=16` sets the pool (default 64 MiB, the engine's default and T3's);
 //! commits are `Durability::Full` (two syncs, T3's `quiredb-full`);
@@ -22,18 +24,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).map_or(Ok(1_000_000), |s| s.parse())?;
     let len: usize = args.get(2).map_or(Ok(32), |s| s.parse())?;
-    let scans = match args.get(3).map(String::as_str) {
+    let mode = args.get(3).map(String::as_str);
+    let scans = match mode {
         Some("append") => 0,
-        Some("scan") => 5,
+        Some("scan" | "cold") => 5,
         _ => 1,
     };
+    let cold = mode == Some("cold");
     let dir = tempfile::tempdir()?;
     let durability = match std::env::var("QUIRE_DURABILITY").as_deref() {
         Ok("checksummed") => Durability::Checksummed,
         _ => Durability::Full,
     };
     let cache_mib: usize = std::env::var("QUIRE_CACHE_MIB").map_or(Ok(64), |v| v.parse())?;
-    let db = Database::builder().cache_bytes(cache_mib << 20).create(dir.path().join("probe.quire"))?;
+    let path = dir.path().join("probe.quire");
+    let mut db = Database::builder().cache_bytes(cache_mib << 20).create(&path)?;
     let record: Vec<u8> = (0..len).map(|i| i as u8).collect();
     let started = Instant::now();
     for batch in 0..n.div_ceil(BATCH) {
@@ -50,6 +55,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let append_s = started.elapsed().as_secs_f64();
     println!("append {n} × {len} B: {append_s:.3} s, {:.2} M/s", n as f64 / append_s / 1e6);
     for _ in 0..scans {
+        if cold {
+            drop(db);
+            let evicted = std::process::Command::new("dd")
+                .arg(format!("if={}", path.display()))
+                .args(["iflag=nocache", "count=0"])
+                .status()?;
+            assert!(evicted.success(), "dd dropped the file from the page cache");
+            db = Database::builder().cache_bytes(cache_mib << 20).open(&path)?;
+        }
         let started = Instant::now();
         let txn = db.begin_read()?;
         let queue = Queue::open(&txn, "t3")?;
