@@ -20,10 +20,10 @@ use super::write::{WriteState, WriteTxn};
 use crate::error::{Error, Result};
 use crate::page::{PageId, PhysId};
 
-/// Bytes of final pages gathered before the first write ahead: 2 MiB, where the
+/// Fewest bytes of final pages gathered before the first write ahead: 2 MiB, where the
 /// default commit log (4 MiB) could no longer take the transaction (a logged commit
 /// needs twice its pages' bytes in the log, `WriteTxn::fits_log`), so a transaction
-/// the log takes is never written ahead.
+/// the log takes is never written ahead. A larger log raises it to half the log.
 const FIRST_WRITE_BEHIND_BYTES: usize = 2 << 20;
 /// Bytes of final pages gathered before each later write ahead: small, so that the
 /// commit's sync finds little not yet on its way (a 3.2 MB queue batch left 150 of its
@@ -46,8 +46,13 @@ impl WriteTxn<'_> {
         let phys = self.lookup(state, id.0)?.ok_or(Error::UnmappedPage(id.0))?;
         let Some(&frame) = state.dirty.get(&phys.0) else { return Ok(()) };
         state.behind.push((phys.0, frame));
-        let step = if state.wrote_behind { WRITE_BEHIND_BYTES } else { FIRST_WRITE_BEHIND_BYTES };
-        if state.behind.len() * self.core.page_size >= step {
+        let page_size = self.core.page_size as u64;
+        let step = if state.wrote_behind {
+            WRITE_BEHIND_BYTES as u64
+        } else {
+            (FIRST_WRITE_BEHIND_BYTES as u64).max((self.core.log_wanted / 2).saturating_mul(page_size))
+        };
+        if state.behind.len() as u64 * page_size >= step {
             self.write_final_pages(state)?;
         }
         Ok(())

@@ -213,3 +213,17 @@ fn a_page_written_behind_and_lost_in_a_power_cut_never_passes_for_its_commit() {
     assert_matches(&db.begin_read().unwrap(), &before);
     assert_eq!(db.rollback().and_then(|rollback| rollback.rejected_txn).map(|txn| txn.0), Some(2));
 }
+
+#[test]
+fn a_transaction_the_log_could_take_is_never_written_behind() {
+    // With a 4,096-page log (16 MiB) a transaction of 600–900 pages of 4 KiB fits the
+    // log, so writing it behind would only force it in place.
+    let options = Database::builder().page_size(4096).cache_bytes(1024 * 4096).commit_log_pages(4096).into_options();
+    let db = Database::with_storage(Arc::new(MemStorage::new()), options, "big log").unwrap();
+    let mut model = Model::new();
+    committed_pages(&db, 1);
+    let mut rng = rng(seed("behind_big_log"));
+    large_txn(&db, &mut rng, &mut model, 1, Durability::Full).unwrap();
+    assert_eq!(db.stats().written_behind, 0, "nothing was written behind: {:?}", db.stats());
+    assert_matches(&db.begin_read().unwrap(), &model);
+}
