@@ -9,7 +9,7 @@
 use super::common::*;
 use super::crafted::{PAGE, logical_of};
 use quiredb_engine::storage::{CrashMode, Fault, FaultKind, FaultyStorage, MemStorage};
-use quiredb_engine::{Database, Durability, Options, PageId, PageKind, PageRead, WriteTxn, check};
+use quiredb_engine::{Database, Durability, Options, PageId, PageKind, WriteTxn, check};
 use rand::Rng;
 use std::sync::Arc;
 
@@ -106,15 +106,6 @@ fn transactions_written_behind_commit_abort_and_reopen_like_the_model() {
     }
 }
 
-/// A base image (a few committed pages) and its model.
-fn base(log: bool) -> (Vec<u8>, Model) {
-    let storage = Arc::new(MemStorage::new());
-    let db = Database::with_storage(storage.clone(), options(log), "base").unwrap();
-    let ids = committed_pages(&db, 3);
-    drop(db);
-    (storage.snapshot(), ids.iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect())
-}
-
 /// Runs the workload: (model, durability) of each attempted commit, and how many were
 /// acknowledged.
 fn workload(db: &Database, seed: u64, base: &Model) -> (Vec<(Model, Durability)>, usize) {
@@ -137,7 +128,7 @@ fn a_fault_anywhere_in_transactions_written_behind_loses_nothing_acknowledged() 
     let seed = seed("behind_faults");
     let mut points = rng(seed ^ 0xB3);
     for log in [true, false] {
-        let (image, base_model) = base(log);
+        let (image, base_model) = base_image(options(log));
         let clean = Arc::new(FaultyStorage::new(image.clone(), None));
         let db = Database::open_storage(clean.clone(), options(log), "clean").unwrap();
         assert_eq!(workload(&db, seed, &base_model).1, TXNS as usize);
@@ -157,36 +148,12 @@ fn a_fault_anywhere_in_transactions_written_behind_loses_nothing_acknowledged() 
                 for mode in modes {
                     let floor = if mode == CrashMode::KeepUnsynced { acked } else { durable };
                     let what = format!("QUIRE_SEED={seed} log {log} {kind:?} at op {at_op} of {ops}, {mode:?}");
-                    verify(storage.crash_image(mode), log, &base_model, &attempts, (floor, acked), &what);
+                    let attempts = Attempts { base: &base_model, commits: &attempts, floor, acked };
+                    verify_recovered(storage.crash_image(mode), options(log), &attempts, &what);
                 }
             }
         }
     }
-}
-
-/// Opens `image` and checks it holds commit `c` (0 = the base) whole, with
-/// `floor <= c <= acked + 1` (the one in flight may survive whole).
-fn verify(
-    image: Vec<u8>,
-    log: bool,
-    base: &Model,
-    attempts: &[(Model, Durability)],
-    (floor, acked): (usize, usize),
-    what: &str,
-) {
-    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), options(log), "recovered")
-        .unwrap_or_else(|error| panic!("{what}: reopen failed: {error}"));
-    let report = check(&db).unwrap();
-    assert!(report.problems.is_empty(), "{what}: {:?}", report.problems);
-    let txn = db.begin_read().unwrap();
-    let holds = |model: &Model| {
-        model.iter().all(|(&id, &value)| txn.page(PageId(id)).ok().and_then(|page| value_of(&page)) == Some(value))
-    };
-    let found = (0..=attempts.len().min(acked + 1))
-        .rev()
-        .find(|&c| holds(if c == 0 { base } else { &attempts[c - 1].0 }))
-        .unwrap_or_else(|| panic!("{what}: the image matches no commit"));
-    assert!(found >= floor, "{what}: recovered commit {found}, but {floor} was acknowledged and durable");
 }
 
 #[test]

@@ -132,3 +132,44 @@ pub fn random_durability(rng: &mut TestRng) -> Durability {
 pub fn rng(seed: u64) -> TestRng {
     TestRng::new(seed)
 }
+
+/// A base image made with `options` (three committed pages) and its model.
+pub fn base_image(options: Options) -> (Vec<u8>, Model) {
+    let storage = Arc::new(MemStorage::new());
+    let db = Database::with_storage(storage.clone(), options, "base").unwrap();
+    let ids = committed_pages(&db, 3);
+    drop(db);
+    (storage.snapshot(), ids.iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect())
+}
+
+/// What a faulted run attempted: the base's model, then (model, durability) of each
+/// attempted commit, and which of them must survive: `floor <= c <= acked + 1` (the
+/// one in flight may survive whole).
+pub struct Attempts<'a> {
+    pub base: &'a Model,
+    pub commits: &'a [(Model, Durability)],
+    pub floor: usize,
+    pub acked: usize,
+}
+
+/// Opens `image` with `options` and checks it is clean and holds one commit of
+/// `attempts` whole, one it may hold (see [`Attempts`]).
+pub fn verify_recovered(image: Vec<u8>, options: Options, attempts: &Attempts<'_>, what: &str) {
+    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), options, "recovered")
+        .unwrap_or_else(|error| panic!("{what}: reopen failed: {error}"));
+    let report = quiredb_engine::check(&db).unwrap();
+    assert!(report.problems.is_empty(), "{what}: {:?}", report.problems);
+    let txn = db.begin_read().unwrap();
+    let holds = |model: &Model| {
+        model.iter().all(|(&id, &value)| txn.page(PageId(id)).ok().and_then(|page| value_of(&page)) == Some(value))
+    };
+    let found = (0..=attempts.commits.len().min(attempts.acked + 1))
+        .rev()
+        .find(|&c| holds(if c == 0 { attempts.base } else { &attempts.commits[c - 1].0 }))
+        .unwrap_or_else(|| panic!("{what}: the image matches no commit"));
+    assert!(
+        found >= attempts.floor,
+        "{what}: recovered commit {found}, but {} was acknowledged and durable",
+        attempts.floor
+    );
+}

@@ -128,15 +128,6 @@ fn a_file_without_a_log_stays_version_3_and_takes_a_log_later() {
     assert!(check(&db).unwrap().is_clean());
 }
 
-/// A base file with a log region and three logged pages, and its model.
-fn base() -> (Vec<u8>, Model) {
-    let storage = Arc::new(MemStorage::new());
-    let db = Database::with_storage(storage.clone(), log_options(), "base").unwrap();
-    let ids = committed_pages(&db, 3);
-    drop(db);
-    (storage.snapshot(), ids.iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect())
-}
-
 /// Runs the workload on `db`: each entry of the result is (model, durability) of an
 /// attempted commit, and the number acknowledged.
 fn workload(db: &Database, seed: u64, base: &Model) -> (Vec<(Model, Durability)>, usize) {
@@ -161,7 +152,7 @@ fn a_fault_at_every_operation_of_logged_commits_and_checkpoints_loses_nothing_ac
     // an acknowledged commit no older than the last durable one (or the one in flight,
     // whole), under every crash mode.
     let seed = seed("log_faults");
-    let (image, base_model) = base();
+    let (image, base_model) = base_image(log_options());
     let mut runs = 0;
     for kind in [FaultKind::TornWrite, FaultKind::PowerCut, FaultKind::Eio] {
         for at_op in 0.. {
@@ -181,31 +172,14 @@ fn a_fault_at_every_operation_of_logged_commits_and_checkpoints_loses_nothing_ac
             for mode in modes {
                 let floor = if mode == CrashMode::KeepUnsynced { acked } else { durable };
                 let what = format!("QUIRE_SEED={seed} {kind:?} at op {at_op}, {mode:?}");
-                verify(storage.crash_image(mode), &base_model, &attempts, (floor, acked), &what);
+                let attempts = Attempts { base: &base_model, commits: &attempts, floor, acked };
+                verify_recovered(storage.crash_image(mode), log_options(), &attempts, &what);
             }
             runs += 1;
         }
     }
     println!("log faults: {runs} faulted runs, each checked under 3 crash modes");
     assert!(runs > 100, "the workload is long enough to reach checkpoints ({runs} runs)");
-}
-
-/// Opens `image` and checks it holds commit `c` (0 = the base) whole with
-/// `floor <= c <= acked + 1` (the one in flight may survive whole).
-fn verify(image: Vec<u8>, base: &Model, attempts: &[(Model, Durability)], (floor, acked): (usize, usize), what: &str) {
-    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), log_options(), "recovered")
-        .unwrap_or_else(|error| panic!("{what}: reopen failed: {error}"));
-    let report = check(&db).unwrap();
-    assert!(report.problems.is_empty(), "{what}: {:?}", report.problems);
-    let txn = db.begin_read().unwrap();
-    let found = (0..=attempts.len().min(acked + 1))
-        .rev()
-        .find(|&c| {
-            let model = if c == 0 { base } else { &attempts[c - 1].0 };
-            model.iter().all(|(&id, &value)| txn.page(PageId(id)).ok().and_then(|page| value_of(&page)) == Some(value))
-        })
-        .unwrap_or_else(|| panic!("{what}: the image matches no commit"));
-    assert!(found >= floor, "{what}: recovered commit {found}, but {floor} was acknowledged and durable");
 }
 
 #[test]
