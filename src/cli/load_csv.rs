@@ -191,10 +191,11 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         let engine = db.stats();
         drop(db);
         outln!(
-            "engine:        {} page writes, {} page reads, {} spills, file {} bytes",
+            "engine:        {} page writes, {} page reads, {} spills, {} written behind, file {} bytes",
             engine.writes,
             engine.reads,
             engine.spills,
+            engine.written_behind,
             args.db.as_ref().and_then(|path| std::fs::metadata(path).ok()).map_or(0, |m| m.len())
         )?;
     }
