@@ -226,6 +226,12 @@ pub fn header(page: &[u8]) -> Header {
     Header { kind: PageKind::from_header(page[4], page[5]), logical: read_u64(page, 8), txn: TxnId(read_u64(page, 16)) }
 }
 
+/// The logical id field of the header alone (bytes 8..16).
+#[inline]
+pub fn logical_of(page: &[u8]) -> u64 {
+    read_u64(page, 8)
+}
+
 /// The kind field of the header alone (bytes 4 and 5).
 #[inline]
 pub fn kind_of(page: &[u8]) -> PageKind {
@@ -265,7 +271,7 @@ pub fn verify_identity(page: &[u8], phys: PhysId, kind: Option<PageKind>, logica
     {
         return Err(wrong_identity(phys, format!("kind {} where {} was expected", kind_of(page), kind)));
     }
-    let found = read_u64(page, 8);
+    let found = logical_of(page);
     if found != logical {
         return Err(misdirected(phys, found, logical));
     }

@@ -45,10 +45,7 @@ impl FrameMemory {
     /// Takes `&mut self` and is called once, by the pool that owns `self`: the slices
     /// are then the only way to reach the bytes, each through its own frame's lock.
     pub fn cut(&mut self, page_size: usize) -> Vec<FrameBytes> {
-        self.map
-            .chunks_exact_mut(page_size)
-            .map(|chunk| FrameBytes { ptr: NonNull::from(chunk).cast(), len: page_size })
-            .collect()
+        self.map.chunks_exact_mut(page_size).map(FrameBytes::new).collect()
     }
 }
 
@@ -57,10 +54,36 @@ impl FrameMemory {
 /// Not `Clone`, not constructible outside this module: each value is the one handle on
 /// its range, and the pool keeps it inside the frame's `RwLock`, so shared and exclusive
 /// access follow that lock exactly as they would for an owned `Box<[u8]>`.
+///
+/// One word: the slice's start, which is aligned to 4 KiB (the mapping is, and a page
+/// is a multiple of it), with the base-2 logarithm of its length in the low bits. So a
+/// frame's bookkeeping keeps to one cache line (`pool/mod.rs`).
 #[derive(Debug)]
 pub struct FrameBytes {
-    ptr: NonNull<u8>,
-    len: usize,
+    tagged: NonNull<u8>,
+}
+
+/// Low bits of [`FrameBytes::tagged`] that hold the length's logarithm.
+const LENGTH_BITS: usize = 0xfff;
+
+impl FrameBytes {
+    /// The handle on `chunk`, a power-of-two slice starting 4 KiB-aligned.
+    fn new(chunk: &mut [u8]) -> Self {
+        let len = chunk.len();
+        let start = NonNull::from(chunk).cast::<u8>();
+        assert!(len.is_power_of_two() && start.as_ptr().addr() & LENGTH_BITS == 0, "frames are aligned powers of two");
+        FrameBytes { tagged: start.map_addr(|addr| addr | len.trailing_zeros() as usize) }
+    }
+
+    #[inline(always)]
+    fn start(&self) -> *mut u8 {
+        self.tagged.as_ptr().map_addr(|addr| addr & !LENGTH_BITS)
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        1 << (self.tagged.as_ptr().addr() & LENGTH_BITS)
+    }
 }
 
 // SAFETY: a `FrameBytes` is a unique handle on a range of memory that no other value
@@ -76,11 +99,11 @@ impl std::ops::Deref for FrameBytes {
 
     #[inline]
     fn deref(&self) -> &[u8] {
-        // SAFETY: `ptr..ptr + len` lies inside the pool's mapping, which lives as long as
-        // the pool that owns this value (the pool's frames are dropped before its
+        // SAFETY: `start..start + len` lies inside the pool's mapping, which lives as long
+        // as the pool that owns this value (the pool's frames are dropped before its
         // memory, and every guard on a frame borrows the pool); the range is this
         // value's alone, and `&self` excludes a concurrent `&mut`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts(self.start(), self.len()) }
     }
 }
 
@@ -88,7 +111,7 @@ impl std::ops::DerefMut for FrameBytes {
     #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `deref`; `&mut self` makes the access exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.start(), self.len()) }
     }
 }
 

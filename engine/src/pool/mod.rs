@@ -149,7 +149,15 @@ struct Frame {
     listed: AtomicU64,
     /// The page is committed but not yet in the file (`unwritten.rs`): not evictable.
     unwritten: AtomicBool,
+    /// The snapshots known to read this frame's page as their version of its logical
+    /// page: `seen_from..seen_until` (empty when `seen_from >= seen_until`), see
+    /// [`Pool::pin_seen`].
+    seen_from: AtomicU64,
+    seen_until: AtomicU64,
 }
+
+// The frame's lock, listing and seen snapshots share the one line a pin touches.
+const _: () = assert!(size_of::<Frame>() == 64);
 
 /// Bytes of bookkeeping per frame: the frame struct plus its four page-table slots.
 pub const FRAME_OVERHEAD_BYTES: usize = size_of::<Frame>() + 4 * size_of::<u64>();
@@ -228,6 +236,8 @@ impl Pool {
                 weight: AtomicU8::new(1),
                 listed: AtomicU64::new(NO_PAGE),
                 unwritten: AtomicBool::new(false),
+                seen_from: AtomicU64::new(u64::MAX),
+                seen_until: AtomicU64::new(0),
             })
             .collect();
         let count = frames.len();
@@ -364,8 +374,9 @@ impl Pool {
         load(&mut guard.bytes)?;
         guard.phys = phys.0;
         guard.state = FrameState::Clean;
-        self.list(phys.0, index);
         let frame = &self.frames[index as usize];
+        Self::forget_seen(frame, &guard);
+        self.list(phys.0, index);
         frame.weight.store(chances_for(crate::page::header(&guard.bytes).kind), Ordering::Relaxed);
         frame.chances.store(1, Ordering::Relaxed);
         Ok((RwLockWriteGuard::downgrade(guard), index))
@@ -413,10 +424,69 @@ impl Pool {
     pub fn publish(&self, mut guard: WriteGuard<'_>, index: u32) {
         assert_eq!(guard.state, FrameState::Dirty, "only dirty frames are published");
         guard.state = FrameState::Clean;
-        self.frames[index as usize]
-            .weight
-            .store(chances_for(crate::page::header(&guard.bytes).kind), Ordering::Relaxed);
+        let frame = &self.frames[index as usize];
+        frame.weight.store(chances_for(crate::page::header(&guard.bytes).kind), Ordering::Relaxed);
+        Self::forget_seen(frame, &guard);
         self.list(guard.phys, index);
+    }
+
+    /// Empties the seen snapshots of `frame`, whose page `guard` (its write lock) has
+    /// just changed: no snapshot is known to read the new page yet. Every page a frame
+    /// is listed with comes through here ([`Pool::get`], [`Pool::publish`]).
+    fn forget_seen(frame: &Frame, guard: &WriteGuard<'_>) {
+        let _ = guard;
+        // mutant: a frame keeps the seen snapshots of the page it held before
+        if cfg!(quire_mutant = "seen_kept") {
+            return;
+        }
+        frame.seen_from.store(u64::MAX, Ordering::Relaxed);
+        frame.seen_until.store(0, Ordering::Relaxed);
+    }
+
+    /// Pins frame `index` if it holds a clean, listed page that a reader of snapshot
+    /// `snapshot` was shown to see as its version of the page's logical id
+    /// ([`Pool::saw`]): a hit without translating the logical id. The caller still
+    /// checks that the page's header names the logical id it wants (a frame hint may
+    /// name a frame holding another page). Never waits, like [`Pool::lookup_frame`].
+    ///
+    /// Why the seen snapshots may be trusted without asking the page map: each bound
+    /// was set by a reader that translated the page's logical id through its snapshot's
+    /// map and found this frame's physical page, and the bounds are emptied whenever the
+    /// frame's page changes. A logical id mapped to the same physical page by snapshots
+    /// `a` and `b` is mapped to it by every snapshot between them: a commit that remapped
+    /// it in between would have had to map it back to a physical page it freed, which is
+    /// reused only after being reallocated, and a reallocated page is unlisted
+    /// ([`Pool::invalidate`]) and reloaded or republished (bounds emptied) before any
+    /// reader finds it again.
+    #[inline(always)]
+    pub fn pin_seen(&self, index: u32, snapshot: u64) -> Option<ReadGuard<'_>> {
+        let frame = self.frames.get(index as usize)?;
+        let guard = frame.data.try_read()?;
+        // mutant: a pin trusts the frame whichever snapshots were seen to read it
+        let any = cfg!(quire_mutant = "seen_any");
+        if !any
+            && (frame.seen_from.load(Ordering::Relaxed) > snapshot
+                || frame.seen_until.load(Ordering::Relaxed) <= snapshot)
+        {
+            return None;
+        }
+        let phys = PhysId(guard.phys);
+        self.pin_if_holds(frame, guard, phys)
+    }
+
+    /// Records that a reader of snapshot `snapshot` reads the page pinned in frame
+    /// `index` (`pinned`) as its version of the page's logical id: the reader found it
+    /// by translating that id through its snapshot (see [`Pool::pin_seen`]).
+    #[inline]
+    pub fn saw(&self, index: u32, pinned: &ReadGuard<'_>, snapshot: u64) {
+        let _ = pinned;
+        let frame = &self.frames[index as usize];
+        if frame.seen_from.load(Ordering::Relaxed) > snapshot {
+            frame.seen_from.fetch_min(snapshot, Ordering::Relaxed);
+        }
+        if frame.seen_until.load(Ordering::Relaxed) <= snapshot {
+            frame.seen_until.fetch_max(snapshot.saturating_add(1), Ordering::Relaxed);
+        }
     }
 
     /// [`Pool::publish`] for a page the file does not hold yet (`unwritten.rs`): readable
@@ -734,6 +804,38 @@ mod tests {
             }
             assert_eq!(kept, stays, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_frame_is_pinned_untranslated_only_by_the_snapshots_seen_to_read_its_page() {
+        // Proves the rule of `pin_seen`: a frame is pinned without a translation only by
+        // the snapshots between those `saw` recorded, and forgets them whenever its page
+        // changes: republished by the writer, or evicted and loaded again.
+        let pool = Pool::new(4096, 16).unwrap();
+        let (guard, index) = pool.get(PhysId(5), fill(1)).unwrap();
+        drop(guard);
+        assert!(pool.pin_seen(index, 10).is_none(), "no snapshot was seen yet");
+        let guard = pool.lookup_frame(index, PhysId(5)).unwrap();
+        pool.saw(index, &guard, 12);
+        pool.saw(index, &guard, 10);
+        drop(guard);
+        for (snapshot, hit) in [(9, false), (10, true), (11, true), (12, true), (13, false)] {
+            assert_eq!(pool.pin_seen(index, snapshot).is_some(), hit, "snapshot {snapshot}");
+        }
+        pool.invalidate(PhysId(5));
+        assert!(pool.pin_seen(index, 11).is_none(), "an unlisted page is not pinned");
+        let (again, guard) = pool.take_dirty(PhysId(5)).unwrap();
+        assert_eq!(again, index, "the reallocated page's frame is recycled");
+        pool.publish(guard, again);
+        assert!(pool.pin_seen(index, 11).is_none(), "a republished page is new to every snapshot");
+        let guard = pool.lookup_frame(index, PhysId(5)).unwrap();
+        pool.saw(index, &guard, 11);
+        drop(guard);
+        for page in 100..140u64 {
+            drop(pool.get(PhysId(page), fill(2)).unwrap());
+        }
+        assert!(pool.lookup_frame(index, PhysId(5)).is_none(), "the frame was given to another page");
+        assert!(pool.pin_seen(index, 11).is_none(), "a frame given to another page is new to every snapshot");
     }
 
     // Bookkeeping per frame stays under 2% of an 8 KiB page.

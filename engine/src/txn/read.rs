@@ -42,7 +42,9 @@ impl CoreHolder for Arc<Database> {
 ///
 /// Pages are found through the database-wide translation table (`translations.rs`),
 /// so the hot pages of a structure cost one pool probe from the snapshot's first
-/// query on, instead of one per page-map level plus one.
+/// query on, instead of one per page-map level plus one; and once a snapshot was seen
+/// to read a frame's page, through the frame hint alone (`Pool::pin_seen`): a pin and
+/// a header check, no translation.
 struct Snapshot<H: CoreHolder> {
     holder: H,
     meta: Meta,
@@ -84,6 +86,7 @@ impl<H: CoreHolder> Snapshot<H> {
         if let Some((guard, frame)) = listed {
             crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
             core.translations.remember_frame(id, frame);
+            core.pool.saw(frame, &guard, self.meta.txn.0);
             return Ok(Some(PageRef::new(guard, id)));
         }
         let page_size = core.page_size;
@@ -97,16 +100,28 @@ impl<H: CoreHolder> Snapshot<H> {
         Ok(Some(PageRef::mapped(bytes, id)))
     }
 
-    /// [`PageRead::page`] of `id` (at `phys`) when its frame hint missed: in place from
-    /// the map, else through the pool's table or a read. Out of line, so that the hinted
-    /// hit, a hot page's usual case, is small enough to be inlined into its caller.
+    /// [`PageRead::page`] of `id` when the frame it hints at was not seen by this
+    /// snapshot: translated, then pinned through the hint, the map or the pool's table
+    /// (reading it on a miss); the frame found is then known to this snapshot
+    /// ([`crate::pool::Pool::saw`]), so the next read of `id` skips the translation. Out
+    /// of line, so that the seen hit, a hot page's usual case, is small enough to be
+    /// inlined into its caller.
     #[inline(never)]
-    fn page_unhinted<'s>(&'s self, core: &'s Core, phys: PhysId, id: PageId) -> Result<PageRef<'s>> {
+    fn page_translated<'s>(&'s self, core: &'s Core, id: PageId, hint: Option<u32>) -> Result<PageRef<'s>> {
+        let Some(phys) = core.translate(&self.meta, id)? else { return Err(Error::UnmappedPage(id.0)) };
+        if let Some(frame) = hint
+            && let Some(guard) = core.pool.lookup_frame(frame, phys)
+        {
+            crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
+            core.pool.saw(frame, &guard, self.meta.txn.0);
+            return Ok(PageRef::new(guard, id));
+        }
         if let Some(page) = self.read_mapped(core, phys, id)? {
             return Ok(page);
         }
         let (guard, frame) = core.read_committed_frame(phys, None, id.0, self.meta.txn)?;
         core.translations.remember_frame(id, frame);
+        core.pool.saw(frame, &guard, self.meta.txn.0);
         Ok(PageRef::new(guard, id))
     }
 
@@ -133,26 +148,25 @@ impl<H: CoreHolder> Drop for Snapshot<H> {
 }
 
 impl<H: CoreHolder> PageRead for Snapshot<H> {
-    /// A page read: the frame hint is read first, so that the page's first lines and its
-    /// frame's lock are on their way from memory while the translation is looked up;
-    /// the pool then checks the hinted frame's own page id (a stale hint is a table
-    /// probe, then a miss). Always inlined: with the miss path out of line
-    /// ([`Snapshot::page_unhinted`]) what is left is a hinted hit, and a B+tree descent
-    /// calling it paid a sixth of it in the call itself (saved registers, the result
-    /// moved through memory).
+    /// A page read: the frame hint is read first and the frame pinned if this snapshot
+    /// was seen to read its page ([`crate::pool::Pool::pin_seen`]) and the page is
+    /// `id`, with no translation: a hot page's usual case, one pin and one header
+    /// check. Otherwise [`Snapshot::page_translated`]. Always inlined: with the rest out
+    /// of line what is left is small, and a B+tree descent calling it paid a sixth of it
+    /// in the call itself (saved registers, the result moved through memory).
     #[inline(always)]
     fn page(&self, id: PageId) -> Result<PageRef<'_>> {
         let core = self.holder.core();
         let hint = core.translations.frame_hint(id);
         if let Some(frame) = hint {
             core.pool.prefetch_frame_head::<PAGE_HEAD_LINES>(frame);
+            if let Some(guard) = core.pool.pin_seen(frame, self.meta.txn.0)
+                && crate::page::logical_of(&guard.bytes) == id.0
+            {
+                return Ok(PageRef::new(guard, id));
+            }
         }
-        let Some(phys) = core.translate(&self.meta, id)? else { return Err(Error::UnmappedPage(id.0)) };
-        if let Some(guard) = hint.and_then(|frame| core.pool.lookup_frame(frame, phys)) {
-            crate::page::verify_identity(&guard.bytes, phys, None, id.0)?;
-            return Ok(PageRef::new(guard, id));
-        }
-        self.page_unhinted(core, phys, id)
+        self.page_translated(core, id, hint)
     }
 
     #[inline]
