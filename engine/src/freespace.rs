@@ -303,6 +303,7 @@ const MAX_VARINT: usize = 10;
 /// The stream of a record whose free pages come from `free`, ascending and distinct
 /// (read once, never collected: see [`merge_ascending`]). The lists `logical` and
 /// `unsynced` are stored ascending (order carries no meaning).
+#[cfg(any(test, feature = "testing"))]
 pub fn encode_record(free: impl Iterator<Item = u64>, logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
     let mut runs = Runs::new(64 + 3 * free.size_hint().0 + 3 * logical.len() + 7 * unsynced.len());
     free.for_each(|page| runs.push(page));
