@@ -208,19 +208,42 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 
 /// Appends a list as its length and the gaps between its values, ascending.
 fn put_ascending(out: &mut Vec<u8>, values: &[u64]) {
+    if values.is_sorted_by(|a, b| a < b) {
+        return put_gaps(out, values); // no copy to sort (the usual case: few or none)
+    }
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
+    put_gaps(out, &sorted);
+}
+
+/// Appends the length of `sorted` (ascending, distinct) and the gaps between its values.
+fn put_gaps(out: &mut Vec<u8>, sorted: &[u64]) {
     put_varint(out, sorted.len() as u64);
     let mut previous = 0;
-    for value in sorted {
+    for &value in sorted {
         put_varint(out, value - previous);
         previous = value;
     }
 }
 
+/// Writes `value` as an LEB128 varint at the start of `out`; returns its length.
+fn put_varint_into(out: &mut [u8; MAX_VARINT], mut value: u64) -> usize {
+    let mut length = 0;
+    while value >= 0x80 {
+        out[length] = value as u8 | 0x80;
+        value >>= 7;
+        length += 1;
+    }
+    out[length] = value as u8;
+    length + 1
+}
+
 /// Appends pages and their CRCs as the length, then per page the gap and the CRC.
 fn put_unsynced(out: &mut Vec<u8>, values: &[(u64, u32)]) {
+    if values.is_empty() {
+        return put_varint(out, 0); // a `Full` commit's record lists none
+    }
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
     sorted.dedup_by_key(|(phys, _)| *phys);
@@ -280,39 +303,110 @@ const MAX_VARINT: usize = 10;
 /// The stream of a record whose free pages come from `free`, ascending and distinct
 /// (read once, never collected: see [`merge_ascending`]). The lists `logical` and
 /// `unsynced` are stored ascending (order carries no meaning).
+#[cfg(any(test, feature = "testing"))]
 pub fn encode_record(free: impl Iterator<Item = u64>, logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + 3 * free.size_hint().0 + 3 * logical.len() + 7 * unsynced.len());
-    // The number of runs comes first but is known last: room for it is kept in front.
-    out.resize(MAX_VARINT, 0);
-    let (mut runs, mut run) = (0u64, None::<(u64, u64)>);
-    let mut end = 0;
-    let mut put_run = |out: &mut Vec<u8>, (first, count): (u64, u64)| {
-        put_varint(out, first - end);
-        put_varint(out, count);
-        end = first + count;
-        runs += 1;
-    };
-    for page in free {
-        run = match run {
-            Some((first, count)) if first + count == page => Some((first, count + 1)),
-            Some(done) => {
-                put_run(&mut out, done);
-                Some((page, 1))
-            }
-            None => Some((page, 1)),
-        };
+    let mut runs = Runs::new(64 + 3 * free.size_hint().0 + 3 * logical.len() + 7 * unsynced.len());
+    free.for_each(|page| runs.push(page));
+    runs.finish(logical, unsynced)
+}
+
+/// [`encode_record`] of the free pages `free`, `waiting` and `now` together (each
+/// ascending, the three disjoint: a commit's free, pending and freed pages), merged by
+/// index instead of by nested merge iterators, which took 28.7 k of a one-key
+/// commit's 132 k instructions (`commit_probe 20000 3000 full`, 512-page log; 122 k
+/// a commit merged by index).
+pub fn encode_record_of(
+    free: &BTreeSet<u64>,
+    waiting: &[u64],
+    now: &[u64],
+    logical: &[u64],
+    unsynced: &[(u64, u32)],
+) -> Vec<u8> {
+    let pending = merge_slices(waiting, now);
+    let mut runs = Runs::new(64 + 3 * (free.len() + pending.len()) + 3 * logical.len() + 7 * unsynced.len());
+    let mut at = 0;
+    for &page in free {
+        while let Some(&other) = pending.get(at)
+            && other < page
+        {
+            runs.push(other);
+            at += 1;
+        }
+        runs.push(page);
     }
-    if let Some(done) = run {
-        put_run(&mut out, done);
+    pending[at..].iter().for_each(|&page| runs.push(page));
+    runs.finish(logical, unsynced)
+}
+
+/// The two ascending, disjoint lists merged.
+fn merge_slices(left: &[u64], right: &[u64]) -> Vec<u64> {
+    let mut merged = Vec::with_capacity(left.len() + right.len());
+    let mut at = 0;
+    for &value in left {
+        while let Some(&other) = right.get(at)
+            && other < value
+        {
+            merged.push(other);
+            at += 1;
+        }
+        merged.push(value);
     }
-    let mut count = Vec::with_capacity(MAX_VARINT);
-    put_varint(&mut count, runs);
-    let start = MAX_VARINT - count.len();
-    out[start..MAX_VARINT].copy_from_slice(&count);
-    out.drain(..start);
-    put_ascending(&mut out, logical);
-    put_unsynced(&mut out, unsynced);
-    out
+    merged.extend_from_slice(&right[at..]);
+    merged
+}
+
+/// The free pages of a record being encoded, as runs: `first..end` is the run being
+/// extended (empty at first), whose number is written in front once known.
+struct Runs {
+    out: Vec<u8>,
+    count: u64,
+    first: u64,
+    end: u64,
+    /// End of the last run written: the next one's gap is counted from it.
+    written_end: u64,
+}
+
+impl Runs {
+    fn new(capacity: usize) -> Self {
+        let mut out = Vec::with_capacity(capacity);
+        // The number of runs comes first but is known last: room for it is kept in front.
+        out.resize(MAX_VARINT, 0);
+        Runs { out, count: 0, first: 0, end: 0, written_end: 0 }
+    }
+
+    /// Adds the next page (ascending, distinct).
+    #[inline]
+    fn push(&mut self, page: u64) {
+        if page == self.end {
+            self.end += 1; // (an empty run at 0 becomes the run of page 0)
+            return;
+        }
+        self.close();
+        (self.first, self.end) = (page, page + 1);
+    }
+
+    fn close(&mut self) {
+        if self.end > self.first {
+            put_varint(&mut self.out, self.first - self.written_end);
+            put_varint(&mut self.out, self.end - self.first);
+            self.written_end = self.end;
+            self.count += 1;
+        }
+    }
+
+    /// The stream: the runs, then the other two lists.
+    fn finish(mut self, logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
+        self.close();
+        let mut count = [0u8; MAX_VARINT];
+        let length = put_varint_into(&mut count, self.count);
+        let start = MAX_VARINT - length;
+        let mut out = self.out;
+        out[start..MAX_VARINT].copy_from_slice(&count[..length]);
+        out.drain(..start);
+        put_ascending(&mut out, logical);
+        put_unsynced(&mut out, unsynced);
+        out
+    }
 }
 
 impl Record {
@@ -469,6 +563,9 @@ mod tests {
             let logical = vec![9, 4];
             let unsynced = vec![(7, 1), (3, u32::MAX)];
             let stream = encode_record(merged, &logical, &unsynced);
+            let set: BTreeSet<u64> = free.iter().copied().collect();
+            let by_index = encode_record_of(&set, pending, now, &logical, &unsynced);
+            assert_eq!(by_index, stream, "seed {seed} round {round}: merged by index");
             let mut union: Vec<u64> = sources.concat();
             union.sort_unstable();
             let decoded = Record::decode(&stream, PhysId(1), page + 1).unwrap();

@@ -10,8 +10,8 @@
 //! metadata is needed to read it back are on stable storage.
 //!
 //! Direct I/O needs the offset, the length and the memory aligned to the device's
-//! block; records are whole 4 KiB blocks at block offsets, and the bytes are copied into
-//! an aligned scratch buffer. Anything else, or a file system that refuses `O_DIRECT`
+//! block; records are whole 4 KiB blocks at block offsets, built at an aligned address
+//! (`txn/logged.rs`), else copied into an aligned scratch buffer first. Anything else, or a file system that refuses `O_DIRECT`
 //! (`EINVAL` at open or at the write), takes the buffered path:
 //! [`DirectAppender::append`] returns `None` and the caller writes as before.
 //!
@@ -66,6 +66,9 @@ impl DirectAppender {
         if !aligned || buf.is_empty() || !self.enabled.load(Ordering::Acquire) {
             return None;
         }
+        if buf.as_ptr().align_offset(DIRECT_ALIGN) == 0 {
+            return self.write(buf, offset); // the commit log builds its records aligned
+        }
         let mut scratch = self.scratch.lock();
         if scratch.len() < buf.len() + DIRECT_ALIGN {
             *scratch = vec![0u8; buf.len() + DIRECT_ALIGN];
@@ -73,6 +76,11 @@ impl DirectAppender {
         let start = scratch.as_ptr().align_offset(DIRECT_ALIGN);
         let block = &mut scratch[start..start + buf.len()];
         block.copy_from_slice(buf);
+        self.write(block, offset)
+    }
+
+    /// Writes the aligned `block` at `offset` (see [`DirectAppender::append`]).
+    fn write(&self, block: &[u8], offset: u64) -> Option<io::Result<()>> {
         match self.file.write_all_at(block, offset) {
             Ok(()) => Some(Ok(())),
             Err(error) if error.raw_os_error() == Some(libc::EINVAL) => {
@@ -107,6 +115,13 @@ mod tests {
         let mut back = vec![0u8; 2 * DIRECT_ALIGN];
         file.read_exact_at(&mut back, DIRECT_ALIGN as u64).unwrap();
         assert_eq!(back, block);
+        // A block already at an aligned address is written from where it is.
+        let mut room = vec![9u8; 2 * DIRECT_ALIGN];
+        let start = room.as_ptr().align_offset(DIRECT_ALIGN);
+        room[start..start + DIRECT_ALIGN].fill(3);
+        direct.append(0, &room[start..start + DIRECT_ALIGN]).expect("aligned in every way").unwrap();
+        file.read_exact_at(&mut back[..DIRECT_ALIGN], 0).unwrap();
+        assert!(back[..DIRECT_ALIGN].iter().all(|&byte| byte == 3));
         assert!(direct.append(100, &block).is_none(), "an unaligned offset goes buffered");
         assert!(direct.append(0, &block[..100]).is_none(), "an unaligned length goes buffered");
         direct.disable();

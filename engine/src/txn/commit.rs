@@ -17,11 +17,10 @@
 //! large for the log is made `Full`), and one written while the log holds commits is
 //! preceded by a sync, so the pages of the logged commits are durable before it.
 
-use super::log::LogState;
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::freespace::{RECORD_BODY, Record, encode_record, merge_ascending, record_page_body};
+use crate::freespace::{RECORD_BODY, Record, encode_record_of, record_page_body};
 use crate::meta::{Durability, Meta};
 use crate::page::{self, PageKind, PhysId, TxnId};
 use crate::pool::WriteGuard;
@@ -199,7 +198,7 @@ impl WriteTxn<'_> {
         if log.offset > 0 {
             self.core.free.lock().end_epoch();
         }
-        *log = LogState { epoch: (durability == Durability::Full).then_some(txn), offset: 0 };
+        log.restart((durability == Durability::Full).then_some(txn));
         Ok(None)
     }
 
@@ -282,8 +281,7 @@ impl WriteTxn<'_> {
             }
             let stream = {
                 let free = self.core.free.lock();
-                let pending = merge_ascending(free.waiting().iter().copied(), freed_now.iter().copied());
-                encode_record(merge_ascending(free.free.iter().copied(), pending), &logical, &unsynced)
+                encode_record_of(&free.free, free.waiting(), &freed_now, &logical, &unsynced)
             };
             wanted = stream.len().div_ceil(per_page).max(1);
             if pages.len() >= wanted {
@@ -444,6 +442,10 @@ impl WriteTxn<'_> {
         self.core.published.store(&current);
         drop(shared);
         self.core.pool.counters.commit();
+        if !state.bases.is_empty() {
+            let mut log = self.core.log.lock();
+            state.bases.drain().filter_map(|(_, base)| base.bytes).for_each(|page| log.give_page(page));
+        }
         state.dirty.clear();
         state.fresh.clear();
         state.logical_taken.clear();

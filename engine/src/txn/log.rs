@@ -64,14 +64,55 @@ const META_AT: usize = 32;
 /// Offset of the page ids (whole pages) or of the page deltas in a record.
 const IDS_AT: usize = META_AT + META_BODY_BYTES;
 
-/// Where the writer appends (under `Core::log`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Where the writer appends (under `Core::log`), and the buffers its commits reuse.
+#[derive(Debug, Default)]
 pub struct LogState {
     /// The `Full` meta in the synced slot that the log extends; `None` when the synced
     /// meta is not `Full` (then no commit goes to the log until one is written).
     pub epoch: Option<TxnId>,
     /// Bytes of the region holding this epoch's records.
     pub offset: u64,
+    /// The last record's buffer, kept for the next (`logged.rs`): a record built at a
+    /// block-aligned place in it goes to the direct append without a copy.
+    pub(crate) record: Vec<u8>,
+    /// Page buffers the writer copies bases into (`WriteState::bases`), given back at
+    /// commit: a one-key commit allocated and freed three 8 KiB buffers.
+    pub(crate) spare_pages: Vec<Vec<u8>>,
+}
+
+/// Largest record buffer kept between commits; a larger one (a big logged commit) is
+/// freed after its append.
+pub(crate) const RECORD_BUFFER_KEPT: usize = 256 << 10;
+/// Most page buffers kept for bases between commits.
+pub(crate) const SPARE_PAGES_KEPT: usize = 64;
+
+impl LogState {
+    /// A log empty from its start, extending meta `epoch` (`None`: no log commits until
+    /// a `Full` meta is written).
+    pub(crate) fn new(epoch: Option<TxnId>) -> Self {
+        LogState { epoch, ..LogState::default() }
+    }
+
+    /// Empties the log (a checkpoint, a meta written in place): it now extends `epoch`.
+    pub(crate) fn restart(&mut self, epoch: Option<TxnId>) {
+        self.epoch = epoch;
+        self.offset = 0;
+    }
+
+    /// A page buffer of `page_size` bytes to copy a base into (contents undefined).
+    pub(crate) fn take_page(&mut self, page_size: usize) -> Vec<u8> {
+        match self.spare_pages.pop() {
+            Some(page) if page.len() == page_size => page,
+            _ => vec![0u8; page_size],
+        }
+    }
+
+    /// Keeps `page` (a base's buffer no longer needed) for a later commit.
+    pub(crate) fn give_page(&mut self, page: Vec<u8>) {
+        if self.spare_pages.len() < SPARE_PAGES_KEPT {
+            self.spare_pages.push(page);
+        }
+    }
 }
 
 /// One page of a logged commit: its id, its bytes as written in place, and the
@@ -89,24 +130,36 @@ pub(crate) fn max_record_bytes(pages: usize, page_size: usize) -> u64 {
 
 /// Builds the record of commit `meta` in epoch `epoch` holding `pages` (ascending ids,
 /// each as a delta against its base): a whole number of [`LOG_BLOCK`]s, zero-padded.
+#[cfg(test)]
 pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_size: usize) -> Vec<u8> {
     let mut record = Vec::with_capacity(2 * page_size);
-    record.resize(IDS_AT, 0);
+    encode_at(&mut record, 0, epoch, meta, pages);
+    record
+}
+
+/// [`encode`] into `out` from byte `start` on (the bytes before it stay; `out` is cut
+/// to `start` first): the record is `out[start..]`. The writer reuses one buffer and
+/// picks `start` so that the record begins at a block-aligned address.
+pub(crate) fn encode_at(out: &mut Vec<u8>, start: usize, epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>]) {
+    out.truncate(start);
+    out.resize(start + IDS_AT, 0);
+    let record = &mut out[start..];
+    record[..4].fill(0);
     record[4..8].copy_from_slice(MAGIC_BLOCKS);
-    page::write_u64(&mut record, 8, epoch.0);
-    page::write_u64(&mut record, 16, meta.txn.0);
-    page::write_u32(&mut record, 24, pages.len() as u32);
+    page::write_u64(record, 8, epoch.0);
+    page::write_u64(record, 16, meta.txn.0);
+    page::write_u32(record, 24, pages.len() as u32);
+    page::write_u32(record, 28, 0);
     record[META_AT..IDS_AT].copy_from_slice(&meta.encode_body(0));
     let mut scratch = delta::Scratch::default();
     for page in pages {
-        delta::encode(&mut record, &mut scratch, page.phys, page.bytes, page.base);
+        delta::encode(out, &mut scratch, page.phys, page.bytes, page.base);
     }
-    let used = record.len();
-    page::write_u32(&mut record, 28, used as u32);
-    record.resize(used.next_multiple_of(LOG_BLOCK), 0);
-    let crc = crc32c::crc32c(&record[4..]);
-    page::write_u32(&mut record, 0, crc);
-    record
+    let used = out.len() - start;
+    page::write_u32(&mut out[start..], 28, used as u32);
+    out.resize(start + used.next_multiple_of(LOG_BLOCK), 0);
+    let crc = crc32c::crc32c(&out[start + 4..]);
+    page::write_u32(&mut out[start..], 0, crc);
 }
 
 /// Makes `record` (built by [`encode`]) one of epoch `epoch`.
@@ -298,7 +351,7 @@ pub(crate) fn recover(storage: Arc<dyn Storage>, mut opened: Opened, read_only: 
     let records = if home.log_pages == 0 { Vec::new() } else { scan(storage.as_ref(), &home)? };
     let Some(last) = records.last().map(|record| record.meta) else {
         let epoch = (home.durability == Durability::Full).then_some(home.txn);
-        return Ok(Recovered { storage, opened, log: LogState { epoch, offset: 0 } });
+        return Ok(Recovered { storage, opened, log: LogState::new(epoch) });
     };
     let last = Meta { durability: Durability::Full, last_synced: last.txn, ..last };
     opened.meta = last;
@@ -320,7 +373,7 @@ pub(crate) fn recover(storage: Arc<dyn Storage>, mut opened: Opened, read_only: 
     storage.write_at(slot * page_size as u64, &meta_page).map_err(|error| io("meta write", error))?;
     storage.sync().map_err(|error| io("sync", error))?;
     opened.slot = slot;
-    Ok(Recovered { storage, opened, log: LogState { epoch: Some(last.txn), offset: 0 } })
+    Ok(Recovered { storage, opened, log: LogState::new(Some(last.txn)) })
 }
 
 #[cfg(test)]

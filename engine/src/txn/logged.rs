@@ -69,7 +69,15 @@ impl WriteTxn<'_> {
         dirty.sort_unstable();
         let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
         let mut log = self.core.log.lock();
-        let mut record = {
+        // The record is built block-aligned in the kept buffer, which holds the largest
+        // record these pages can make, so the direct append writes it without a copy.
+        let mut buffer = std::mem::take(&mut log.record);
+        let most = log::max_record_bytes(dirty.len(), page_size) as usize + log::LOG_BLOCK;
+        if buffer.capacity() < most {
+            buffer = Vec::with_capacity(most);
+        }
+        let start = buffer.as_ptr().align_offset(log::LOG_BLOCK); // the same for a kept buffer
+        {
             let pool = &self.core.pool;
             let guards: Vec<_> = dirty
                 .iter()
@@ -90,8 +98,9 @@ impl WriteTxn<'_> {
                     }),
                 })
                 .collect();
-            log::encode(log.epoch.unwrap_or_default(), &meta, &pages, page_size)
-        };
+            log::encode_at(&mut buffer, start, log.epoch.unwrap_or_default(), &meta, &pages);
+        }
+        let record = &mut buffer[start..];
         let encoded_epoch = log.epoch;
         let record_bytes = record.len() as u64;
         if log.offset + record_bytes > state.meta.log_pages * page_size as u64
@@ -101,18 +110,21 @@ impl WriteTxn<'_> {
         }
         let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
         if encoded_epoch != Some(epoch) {
-            log::set_epoch(&mut record, epoch); // a checkpoint began a new epoch
+            log::set_epoch(record, epoch); // a checkpoint began a new epoch
         }
         self.core.ensure_len(state.meta.page_count)?;
         let at = state.meta.log_start * page_size as u64 + log.offset;
         let txn = state.meta.txn;
         let queued = self.core.group_commit;
         if queued {
-            self.core.group.queue(at, record, txn);
+            self.core.group.queue(at, record.to_vec(), txn);
         } else {
-            append(self.core, at, &record)?;
+            append(self.core, at, record)?;
         }
         log.offset += record_bytes;
+        if buffer.capacity() <= log::RECORD_BUFFER_KEPT {
+            log.record = buffer;
+        }
         drop(log);
         if !written.unwritten {
             self.write_dirty(state)?;
@@ -159,7 +171,7 @@ impl WriteTxn<'_> {
         sync(self.core)?;
         self.core.shared.lock().synced_slot = slot;
         self.core.free.lock().end_epoch();
-        *log = LogState { epoch: Some(meta.txn), offset: 0 };
+        log.restart(Some(meta.txn));
         Ok(())
     }
 }

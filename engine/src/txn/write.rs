@@ -328,7 +328,12 @@ impl<'db> WriteTxn<'db> {
         if self.core.log_wanted > 0 && state.bases.len() < BASES_KEPT {
             // A copied page's base stays in its frame (an unwritten one until this commit
             // frees it): no second copy of it here.
-            state.bases.insert(new.0, Base { phys: phys.0, logical, bytes: stolen.then(|| guard.bytes.to_vec()) });
+            let bytes = stolen.then(|| {
+                let mut copy = self.core.log.lock().take_page(guard.bytes.len());
+                copy.copy_from_slice(&guard.bytes);
+                copy
+            });
+            state.bases.insert(new.0, Base { phys: phys.0, logical, bytes });
         }
         let head = page::header(&guard.bytes);
         page::set_header(&mut guard.bytes, head.kind, logical, state.meta.txn);
