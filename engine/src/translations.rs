@@ -3,7 +3,10 @@
 //!
 //! Without it each fresh snapshot walks the radix page map for every page it touches
 //! (one pool probe per map level before the page itself). With it a page read costs
-//! one slot read and one pool probe, for every reader, from its first query on.
+//! one slot read and one pool probe, for every reader, from its first query on. A
+//! page whose frame a reader of the same snapshot already found costs no slot read at
+//! all: the frame records the snapshots seen to read it (`Pool::pin_seen`), and the
+//! frame hint below leads to it.
 //!
 //! A slot holds one translation `logical → phys`, valid *from* transaction `from` on
 //! (until a commit remaps that logical id), and `last_remap`: the newest commit that
