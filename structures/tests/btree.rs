@@ -256,6 +256,38 @@ fn reopen_after_each_commit() {
     }
 }
 
+/// An update (a value replaced, the tree's shape and length unchanged) leaves the head
+/// page out of its transaction: a later insert of a new key into the same leaf is what
+/// adds it (the length changed). Both survive a reopen.
+#[test]
+fn an_update_writes_its_leaf_and_not_the_head_page() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.quire");
+    let db = Database::create(&path, small_options()).expect("create");
+    let txn = db.begin_write().expect("writer");
+    BTree::create(&txn, "t").expect("create").insert_batch((0..50u64).map(|i| (i.to_be_bytes(), [1u8; 20]))).unwrap();
+    txn.commit(Durability::Full).expect("commit");
+    let txn = db.begin_write().expect("writer");
+    let mut tree = BTree::open(&txn, "t").expect("open");
+    assert_eq!(tree.height(), 1, "one leaf: the updates and the insert below share it");
+    assert!(tree.insert(&7u64.to_be_bytes(), &[2u8; 20]).expect("update"), "the key was present");
+    let updated = txn.dirty_pages(); // the leaf and the page-map pages on its way
+    assert_eq!(tree.insert_batch([(9u64.to_be_bytes(), [3u8; 20])]).expect("batch update"), 0);
+    assert_eq!(txn.dirty_pages(), updated, "a batch of updates in the same leaf adds no page");
+    assert!(!tree.insert(&99u64.to_be_bytes(), &[4u8; 20]).expect("insert"), "a new key");
+    assert_eq!(txn.dirty_pages(), updated + 1, "a new key changes the length: the head page joins");
+    drop(tree);
+    txn.commit(Durability::Full).expect("commit");
+    drop(db);
+    let db = Database::open(&path, small_options()).expect("reopen");
+    let txn = db.begin_read().expect("reader");
+    let tree = BTree::open(&txn, "t").expect("open");
+    assert_eq!(tree.len(), 51);
+    assert_eq!(tree.get_vec(&7u64.to_be_bytes()).unwrap().as_deref(), Some(&[2u8; 20][..]));
+    assert_eq!(tree.get_vec(&9u64.to_be_bytes()).unwrap().as_deref(), Some(&[3u8; 20][..]));
+    assert_clean(&tree, "reopened");
+}
+
 /// Removing half the keys and inserting as many again reuses the freed space.
 #[test]
 fn space_is_reused_after_removals() {

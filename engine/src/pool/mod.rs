@@ -430,11 +430,10 @@ impl Pool {
         self.list(guard.phys, index);
     }
 
-    /// Empties the seen snapshots of `frame`, whose page `guard` (its write lock) has
+    /// Empties the seen snapshots of `frame`, whose page `_locked` (its write lock) has
     /// just changed: no snapshot is known to read the new page yet. Every page a frame
     /// is listed with comes through here ([`Pool::get`], [`Pool::publish`]).
-    fn forget_seen(frame: &Frame, guard: &WriteGuard<'_>) {
-        let _ = guard;
+    fn forget_seen(frame: &Frame, _locked: &WriteGuard<'_>) {
         // mutant: a frame keeps the seen snapshots of the page it held before
         if cfg!(quire_mutant = "seen_kept") {
             return;
@@ -475,11 +474,10 @@ impl Pool {
     }
 
     /// Records that a reader of snapshot `snapshot` reads the page pinned in frame
-    /// `index` (`pinned`) as its version of the page's logical id: the reader found it
+    /// `index` (`_pinned`) as its version of the page's logical id: the reader found it
     /// by translating that id through its snapshot (see [`Pool::pin_seen`]).
     #[inline]
-    pub fn saw(&self, index: u32, pinned: &ReadGuard<'_>, snapshot: u64) {
-        let _ = pinned;
+    pub fn saw(&self, index: u32, _pinned: &ReadGuard<'_>, snapshot: u64) {
         let frame = &self.frames[index as usize];
         if frame.seen_from.load(Ordering::Relaxed) > snapshot {
             frame.seen_from.fetch_min(snapshot, Ordering::Relaxed);

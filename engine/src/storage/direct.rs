@@ -11,8 +11,9 @@
 //!
 //! Direct I/O needs the offset, the length and the memory aligned to the device's
 //! block; records are whole 4 KiB blocks at block offsets, built at an aligned address
-//! (`txn/logged.rs`), else copied into an aligned scratch buffer first. Anything else, or a file system that refuses `O_DIRECT`
-//! (`EINVAL` at open or at the write), takes the buffered path:
+//! (`txn/logged.rs`), else copied into an aligned scratch buffer first. Anything else,
+//! or a file system that refuses `O_DIRECT` (`EINVAL` at open or at the write), takes
+//! the buffered path:
 //! [`DirectAppender::append`] returns `None` and the caller writes as before.
 //!
 //! Beside the page cache and the read-only map of `mmap_reads` (`mapped.rs`): the kernel

@@ -142,8 +142,9 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
     /// Inserts or replaces the value of `key`; returns true if the key was present.
     pub fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
         self.claim_write()?;
+        let before = self.head.get();
         let replaced = self.insert_entry(key, value, &mut None)?;
-        self.store_head()?;
+        self.store_head_if_changed(before)?;
         Ok(replaced)
     }
 
@@ -164,9 +165,10 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         V: AsRef<[u8]>,
     {
         self.claim_write()?;
+        let before = self.head.get();
         let mut added = 0;
         let result = self.insert_runs(pairs.into_iter(), &mut added);
-        self.store_head()?;
+        self.store_head_if_changed(before)?;
         result.map(|()| added)
     }
 
