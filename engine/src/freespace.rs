@@ -324,35 +324,31 @@ pub fn encode_record_of(
 ) -> Vec<u8> {
     let pending = merge_slices(waiting, now);
     let mut runs = Runs::new(64 + 3 * (free.len() + pending.len()) + 3 * logical.len() + 7 * unsynced.len());
-    let mut at = 0;
-    for &page in free {
-        while let Some(&other) = pending.get(at)
-            && other < page
-        {
-            runs.push(other);
-            at += 1;
-        }
-        runs.push(page);
-    }
-    pending[at..].iter().for_each(|&page| runs.push(page));
+    merge_each(free.iter().copied(), &pending, |page| runs.push(page));
     runs.finish(logical, unsynced)
 }
 
 /// The two ascending, disjoint lists merged.
 fn merge_slices(left: &[u64], right: &[u64]) -> Vec<u64> {
     let mut merged = Vec::with_capacity(left.len() + right.len());
+    merge_each(left.iter().copied(), right, |value| merged.push(value));
+    merged
+}
+
+/// Calls `visit` with the values of `left` and `right` (each ascending, the two
+/// disjoint) in ascending order.
+fn merge_each(left: impl Iterator<Item = u64>, right: &[u64], mut visit: impl FnMut(u64)) {
     let mut at = 0;
-    for &value in left {
+    for value in left {
         while let Some(&other) = right.get(at)
             && other < value
         {
-            merged.push(other);
+            visit(other);
             at += 1;
         }
-        merged.push(value);
+        visit(value);
     }
-    merged.extend_from_slice(&right[at..]);
-    merged
+    right[at..].iter().for_each(|&value| visit(value));
 }
 
 /// The free pages of a record being encoded, as runs: `first..end` is the run being
