@@ -212,6 +212,8 @@ pub struct BTree<'t, T: PageRead> {
     /// How full (percent of a page) an append leaves the last leaf before starting the
     /// next one (`write.rs`, [`write::DENSE_FILL_PERCENT`]).
     append_fill: Cell<usize>,
+    /// The leaf cell an insert builds, kept for the next one: no allocation per insert.
+    cell: Vec<u8>,
 }
 
 /// `WrongKind` unless `entry` is a B+tree.
@@ -269,6 +271,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
             head: Cell::new(head),
             mark: OnceCell::new(),
             append_fill: Cell::new(write::DENSE_FILL_PERCENT),
+            cell: Vec::new(),
         })
     }
 
@@ -292,6 +295,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
             head: Cell::new(head),
             mark: OnceCell::new(),
             append_fill: Cell::new(write::DENSE_FILL_PERCENT),
+            cell: Vec::new(),
         })
     }
 
@@ -308,6 +312,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
             head: Cell::new(head),
             mark: OnceCell::new(),
             append_fill: Cell::new(write::DENSE_FILL_PERCENT),
+            cell: Vec::new(),
         })
     }
 
@@ -495,6 +500,7 @@ impl<'t, 'db> BTree<'t, WriteTxn<'db>> {
             head: Cell::new(Head { root, height: 1, len: 0 }),
             mark: OnceCell::from(mark),
             append_fill: Cell::new(write::DENSE_FILL_PERCENT),
+            cell: Vec::new(),
         };
         tree.store_head()?;
         txn.create_structure(name, StructureKind::BTREE, params, head_page)?;

@@ -150,6 +150,7 @@ impl LeafHint {
 }
 
 /// Encodes a leaf cell.
+#[cfg(test)]
 pub(super) fn leaf_cell(key: &[u8], word: u32, stored: &[u8]) -> Vec<u8> {
     let mut cell = Vec::with_capacity(LEAF_CELL_HEADER + key.len() + stored.len());
     leaf_cell_into(&mut cell, key, word, stored);
@@ -272,12 +273,13 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         if key.len() > max {
             return Err(Error::KeyTooLarge { len: key.len(), max });
         }
-        let cell = if LEAF_CELL_HEADER + key.len() + value.len() <= super::max_inline_cell(payload) {
-            leaf_cell(key, value.len() as u32, value)
+        let mut cell = std::mem::take(&mut self.cell);
+        if LEAF_CELL_HEADER + key.len() + value.len() <= super::max_inline_cell(payload) {
+            leaf_cell_into(&mut cell, key, value.len() as u32, value);
         } else {
             let blob = crate::blob::write_bytes(self.txn, value)?;
-            leaf_cell(key, BLOB_FLAG, &blob.to_bytes())
-        };
+            leaf_cell_into(&mut cell, key, BLOB_FLAG, &blob.to_bytes());
+        }
         let (mut path, leaf_id, rightmost, high, mut last, hinted, after_end) = match hint.take() {
             Some(h) if h.covers(key) => (h.path, h.leaf, h.rightmost, h.high, h.last, true, h.at_end),
             old => {
@@ -334,6 +336,7 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             last.extend_from_slice(key);
             *hint = Some(LeafHint { path, leaf: leaf_id, rightmost, high, last, at_end });
         }
+        self.cell = cell;
         Ok(replaced)
     }
 
