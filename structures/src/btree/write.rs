@@ -38,8 +38,8 @@ pub(super) const SORTED_FILL_PERCENT: usize = 90;
 
 /// The most pairs [`BTree::insert_batch`] (keys: `remove_batch`) gathers and sorts at
 /// once (8 M: a borrowed pair is 32 bytes, held twice while the run is put in order,
-/// plus 4 of its index, so 544 MiB at most; batches that large are rare, and a larger
-/// run only saves leaf visits).
+/// beside 16 bytes of its sort key, so 640 MiB at most; batches that large are rare,
+/// and a larger run only saves leaf visits).
 const SORT_RUN: usize = 1 << 23;
 
 /// Hands `run` and then the rest of `items` to `each` in key order, sorted (stably:
@@ -84,12 +84,12 @@ fn sorted_stably<T>(run: Vec<T>, key: impl Fn(&T) -> &[u8]) -> Vec<T> {
 
 /// The indexes of `run` in ascending order of `key`, equal keys in index order.
 ///
-/// Sorted as (first 8 key bytes as a big-endian word, zero-padded; index) pairs in one
-/// array, so that nearly every comparison is of two words side by side; only items
-/// whose words are equal are compared by their keys, which lie wherever the caller
-/// keeps them. Sorting the items by their keys directly followed two references
-/// into the caller's data on every comparison: for 1 M random keys that was a quarter
-/// of the bulk load's time (`memcmp`, mostly cache misses).
+/// Sorted as (first 8 key bytes as a big-endian word, zero-padded; index) packed in one
+/// integer each, in one array, so that nearly every comparison is of two integers side
+/// by side; only items whose words are equal are compared by their keys, which lie
+/// wherever the caller keeps them. Sorting the items by their keys directly followed
+/// two references into the caller's data on every comparison: for 1 M random keys
+/// that was a quarter of the bulk load's time (`memcmp`, mostly cache misses).
 fn key_order<T>(run: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<u32> {
     let word = |bytes: &[u8]| {
         let mut head = [0u8; 8];
@@ -97,20 +97,23 @@ fn key_order<T>(run: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<u32> {
         head[..len].copy_from_slice(&bytes[..len]);
         u64::from_be_bytes(head)
     };
-    let mut order: Vec<(u64, u32)> = run.iter().zip(0u32..).map(|(item, index)| (word(key(item)), index)).collect();
+    // Word and index in one integer: one comparison orders by word, then by index.
+    let mut order: Vec<u128> =
+        run.iter().zip(0u32..).map(|(item, index)| u128::from(word(key(item))) << 32 | u128::from(index)).collect();
     // A word's order agrees with its keys' (zero padding sorts a shorter key first),
     // so only runs of equal words need their keys compared; within one, the indexes
     // ascend, and the stable sort keeps them so for equal keys.
     order.sort_unstable();
+    let index = |packed: &u128| *packed as u32 as usize;
     let mut start = 0;
     while start < order.len() {
-        let same = order[start..].iter().take_while(|(word, _)| *word == order[start].0).count();
+        let same = order[start..].iter().take_while(|packed| **packed >> 32 == order[start] >> 32).count();
         if same > 1 {
-            order[start..start + same].sort_by(|a, b| key(&run[a.1 as usize]).cmp(key(&run[b.1 as usize])));
+            order[start..start + same].sort_by(|a, b| key(&run[index(a)]).cmp(key(&run[index(b)])));
         }
         start += same;
     }
-    order.into_iter().map(|(_, index)| index).collect()
+    order.into_iter().map(|packed| packed as u32).collect()
 }
 
 /// Branch nodes visited on the way down: node id and the child index taken.
