@@ -13,7 +13,7 @@ mutants=("$@")
 if [ ${#mutants[@]} -eq 0 ]; then
   mutants=(commit_noop no_sync no_verify stale_record any_version log_no_crc log_no_sync log_skip_last
     checkpoint_no_sync group_no_wait compact_trim_pending log_reuse_epoch no_write_back no_overlay mmap_past_pool
-    no_sigbus_handler map_fault_unseen behind_unlisted seen_any seen_kept)
+    no_sigbus_handler map_fault_unseen behind_unlisted seen_any seen_kept log_epoch_unsynced)
 fi
 export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
 status=0

@@ -4,6 +4,7 @@
 //! commit below 1 is records sharing appends, above it checkpoints).
 //!
 //! `cargo run --release -p quiredb-structures --example group_probe -- [n] [threads] [seconds] [plain]`
+//! (`QUIRE_LOG_PAGES=P` sets the commit log's pages, the default otherwise).
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
@@ -17,10 +18,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let threads: u64 = args.get(2).map_or(Ok(4), |s| s.parse())?;
     let seconds: f64 = args.get(3).map_or(Ok(2.0), |s| s.parse())?;
     let group = args.get(4).is_none_or(|arg| arg != "plain");
+    let log_pages: u64 =
+        std::env::var("QUIRE_LOG_PAGES").map_or(Ok(quiredb_engine::DEFAULT_LOG_PAGES), |v| v.parse())?;
     let dir = tempfile::tempdir()?;
     let db = Database::create(
         dir.path().join("probe.quire"),
-        Database::builder().group_commit(group).cache_bytes(1 << 30).into_options(),
+        Database::builder().group_commit(group).cache_bytes(1 << 30).commit_log_pages(log_pages).into_options(),
     )?;
     let txn = db.begin_write()?;
     BTree::create(&txn, "kv")?.insert_batch((0..n).map(|i| ((i * 2).to_be_bytes(), [7u8; 20])))?;

@@ -13,9 +13,11 @@
 //! With a commit log (`log.rs`, [`crate::Options::commit_log_pages`]) a small `Full` or
 //! `Checksummed` commit is logged instead (`write_logged`): its pages are appended to
 //! the log and made durable in one write, then left in the pool to be written in
-//! place later (`writeback.rs`); no meta is written. Every meta written in place is then `Full` (a `Checksummed` commit too
-//! large for the log is made `Full`), and one written while the log holds commits is
-//! preceded by a sync, so the pages of the logged commits are durable before it.
+//! place later (`writeback.rs`); no meta is written. A meta written in place while the
+//! log holds commits is `Full` and preceded by a sync, so the pages of the logged
+//! commits are durable before it. A `Checksummed` commit too large for an empty log is
+//! written in place as `Checksummed` (one sync); once that sync returns, its meta and
+//! pages are durable and the log extends it as it would a `Full` one.
 
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
@@ -159,20 +161,26 @@ impl WriteTxn<'_> {
             state.meta.page_count += self.core.log_wanted;
             state.zero_log_region = true;
         }
-        // In log mode every meta written in place is `Full`: a log extends only those. So
-        // is one written while the log holds records: until it is durable, open may
-        // fall back to the epoch's meta, whose records need the pages freed since.
+        // A meta written in place while the log holds records is `Full`: until it is
+        // durable, open may fall back to the epoch's meta, whose records need the pages
+        // freed since. So is the one that makes the log's region, and a commit that will
+        // be logged encodes its record as `Full` (nothing listed to verify). A
+        // `Checksummed` commit too large for an empty log stays `Checksummed`: one sync,
+        // after which its meta is as durable as a `Full` one and the log may extend it.
         let log_holds = self.core.log.lock().offset > 0;
         let requested = durability;
-        let durability =
-            if (log_mode && durability != Durability::None) || log_holds { Durability::Full } else { durability };
-        let logged = log_mode
+        let loggable = log_mode
             && !new_region
             && requested != Durability::None
-            && durability == Durability::Full
-            && self.core.log.lock().epoch.is_some();
+            && self.core.log.lock().epoch.is_some()
+            && self.fits_log(state);
+        let durability = if log_holds || loggable || (new_region && requested != Durability::None) {
+            Durability::Full
+        } else {
+            requested
+        };
         let written = self.write_record(state, durability)?;
-        if logged && self.fits_log(state) {
+        if loggable && self.fits_log(state) {
             return self.write_logged(state, written);
         }
         // A transaction too large to verify cheaply at open is made durable the `Full` way.
@@ -193,12 +201,15 @@ impl WriteTxn<'_> {
         self.publish(state, durability, slot, written, durability != Durability::None, false);
         // The log starts over after a meta written in place (records of the old epoch
         // no longer extend the synced meta; the write above made it `Full` if the log
-        // held records).
+        // held records). A synced meta, `Full` or `Checksummed`, begins an epoch: the
+        // records appended from now on extend it.
         let mut log = self.core.log.lock();
         if log.offset > 0 {
             self.core.free.lock().end_epoch();
         }
-        log.restart((durability == Durability::Full).then_some(txn));
+        // mutant: a meta no sync made durable (`None`) begins an epoch too
+        let synced = durability != Durability::None || cfg!(quire_mutant = "log_epoch_unsynced");
+        log.restart(synced.then_some(txn));
         Ok(None)
     }
 

@@ -31,8 +31,21 @@ fn small_txn(
     value: u64,
     durability: Durability,
 ) -> quiredb_engine::Result<()> {
+    txn_of(db, rng, model, value, durability, 1..6)
+}
+
+/// A transaction of `ops` page operations (a count drawn from the range), mirrored in
+/// `model`.
+fn txn_of(
+    db: &Database,
+    rng: &mut TestRng,
+    model: &mut Model,
+    value: u64,
+    durability: Durability,
+    ops: std::ops::Range<u64>,
+) -> quiredb_engine::Result<()> {
     let txn = db.begin_write()?;
-    for op in 0..rng.random_range(1..6) {
+    for op in 0..rng.random_range(ops) {
         let value = value * 100 + op;
         if model.len() < 3 || rng.random_range(0..3) == 0 {
             let mut page = txn.alloc_page(PageKind::structure(16))?;
@@ -80,6 +93,40 @@ fn a_logged_commit_makes_one_durable_append_and_leaves_the_metas_alone() {
     let image = storage.crash_image(CrashMode::DropUnsynced);
     drop(db);
     let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), log_options(), "replayed").unwrap();
+    assert!(check(&db).unwrap().is_clean());
+    assert_matches(&db.begin_read().unwrap(), &model);
+}
+
+#[test]
+fn a_checksummed_commit_too_large_for_the_log_syncs_once_and_the_log_extends_it() {
+    // Proves: with the log empty, a `Checksummed` commit written in place makes one sync
+    // (pages and meta together, verified at open), not the two of `Full`; the small
+    // commits after it are logged against it; while the log holds them, the next large
+    // commit is `Full` (two syncs); and a power cut that drops every write not made
+    // durable keeps every commit.
+    let storage = Arc::new(FaultyStorage::new(Vec::new(), None));
+    let db = Database::with_storage(storage.clone(), log_options(), "log").unwrap();
+    let ids = committed_pages(&db, 4); // allocates the region: a `Full` commit in place
+    let mut model: Model = ids.iter().enumerate().map(|(value, id)| (id.0, value as u64)).collect();
+    let mut rng = rng(seed("log_checksummed_in_place"));
+    let metas = |storage: &FaultyStorage| storage.crash_image(CrashMode::KeepUnsynced)[..2 * 4096].to_vec();
+    for (round, syncs) in [(0u64, 1u64), (1, 2)] {
+        let (before, old_metas) = (db.stats(), metas(&storage));
+        txn_of(&db, &mut rng, &mut model, 100 + round, Durability::Checksummed, 200..201).unwrap();
+        let in_place = metas(&storage);
+        assert!(in_place != old_metas, "round {round}: a commit too large for the log writes a meta in place");
+        assert_eq!(db.stats().syncs - before.syncs, syncs, "round {round}: syncs of a large commit in place");
+        for small in 0..3 {
+            let before = db.stats();
+            small_txn(&db, &mut rng, &mut model, 200 + 10 * round + small, Durability::Checksummed).unwrap();
+            assert_eq!(db.stats().syncs - before.syncs, 1, "round {round}: a small commit after it is one append");
+            assert!(metas(&storage) == in_place, "round {round}: a logged commit wrote a meta");
+        }
+    }
+    let image = storage.crash_image(CrashMode::DropUnsynced);
+    drop(db);
+    let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), log_options(), "replayed").unwrap();
+    assert!(db.rollback().is_none(), "the newest meta verified");
     assert!(check(&db).unwrap().is_clean());
     assert_matches(&db.begin_read().unwrap(), &model);
 }
@@ -136,7 +183,11 @@ fn workload(db: &Database, seed: u64, base: &Model) -> (Vec<(Model, Durability)>
     let mut attempts = Vec::new();
     for round in 0..TXNS {
         let durability = random_durability(&mut rng);
-        let result = small_txn(db, &mut rng, &mut model, round as u64 + 1, durability);
+        // Every sixth transaction is too large for the log (its record would pass half
+        // the region): it commits in place, and a `Checksummed` one with the log empty
+        // begins an epoch with one sync, which the small ones after it extend.
+        let ops = if round % 6 == 5 { 100..120 } else { 1..6 };
+        let result = txn_of(db, &mut rng, &mut model, round as u64 + 1, durability, ops);
         attempts.push((model.clone(), durability));
         if result.is_err() {
             return (attempts, round);
@@ -148,7 +199,8 @@ fn workload(db: &Database, seed: u64, base: &Model) -> (Vec<(Model, Durability)>
 #[test]
 fn a_fault_at_every_operation_of_logged_commits_and_checkpoints_loses_nothing_acknowledged() {
     // Proves: with a torn write, a power cut or an EIO at any I/O operation — a log
-    // append, an in-place write, each step of a checkpoint — every image opens clean at
+    // append, an in-place write (of a transaction too large for the log too, which
+    // then begins an epoch), each step of a checkpoint — every image opens clean at
     // an acknowledged commit no older than the last durable one (or the one in flight,
     // whole), under every crash mode.
     let seed = seed("log_faults");
