@@ -75,8 +75,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let mut checks = Checks::new("KV");
     checks.expect("read found", n as u64)?;
     checks.expect("removed", (n / 2) as u64)?;
-    for _ in 0..cfg.repeats {
-        for entry in &engines {
+    for repeat in 0..cfg.repeats {
+        for entry in super::in_turn(&engines, repeat) {
             collector.set_settings(entry.id, entry.settings);
             let dir = cfg.scratch("KV", entry.id)?;
             let mut engine = (entry.open)(&dir, &KvOptions { cache_bytes: None })?;

@@ -22,8 +22,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     checks.expect("search found", n as u64)?;
     checks.expect("deleted", (n / 2) as u64)?;
     checks.expect("remaining", (n - n / 2) as u64)?;
-    for _ in 0..cfg.repeats {
-        for entry in &engines {
+    for repeat in 0..cfg.repeats {
+        for entry in super::in_turn(&engines, repeat) {
             collector.set_settings(entry.id, entry.settings);
             let dir = cfg.scratch("T1", entry.id)?;
             let mut engine = (entry.open)(&dir, &KvOptions { cache_bytes: None })?;

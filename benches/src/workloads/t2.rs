@@ -34,12 +34,12 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let mut checks = Checks::new("T2");
     checks.expect("query found", queries as u64)?;
     let random = permutation(n, cfg.seed);
-    for _ in 0..cfg.repeats {
+    for repeat in 0..cfg.repeats {
         for (cache_name, cache_bytes) in
             caches.into_iter().filter(|(name, _)| cache_wanted(cfg.t2_cache.as_deref(), name))
         {
             for (order, perm) in [("sorted", None), ("random", Some(&random))] {
-                for entry in &engines {
+                for entry in super::in_turn(&engines, repeat) {
                     collector.set_settings(entry.id, entry.settings);
                     if entry.id == "lmdb" {
                         collector.set_note(entry.id, &lmdb_note());

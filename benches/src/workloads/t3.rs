@@ -34,8 +34,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         let op = |name: &str| if len == METEO_RECORD_LEN { name.to_string() } else { format!("{len} B {name}") };
         checks.expect(&op("scan count"), n as u64)?;
         checks.expect(&op("scan hash"), records.iter().fold(0u64, |h, r| h.wrapping_add(word_hash(r))))?;
-        for _ in 0..cfg.repeats {
-            for entry in &engines {
+        for repeat in 0..cfg.repeats {
+            for entry in super::in_turn(&engines, repeat) {
                 collector.set_settings(entry.id, entry.settings);
                 let dir = cfg.scratch("T3", entry.id)?;
                 let mut engine = (entry.open)(&dir, len)?;

@@ -25,8 +25,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let mut checks = Checks::new("T6");
     checks.expect("read found", n as u64)?;
     checks.expect("read bytes", payload)?;
-    for _ in 0..cfg.repeats {
-        for entry in &engines {
+    for repeat in 0..cfg.repeats {
+        for entry in super::in_turn(&engines, repeat) {
             collector.set_settings(entry.id, entry.settings);
             let dir = cfg.scratch("T6", entry.id)?;
             let mut engine = (entry.open)(&dir)?;

@@ -34,8 +34,8 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let mut collector = Collector::default();
     let mut checks = Checks::new("T7");
     checks.expect("rows after load", (n + inserts) as u64)?;
-    for _ in 0..cfg.repeats {
-        for entry in &engines {
+    for repeat in 0..cfg.repeats {
+        for entry in super::in_turn(&engines, repeat) {
             collector.set_settings(entry.id, entry.settings);
             let dir = cfg.scratch("T7", entry.id)?;
             let mut engine = (entry.open)(&dir, &KvOptions { cache_bytes: None })?;
