@@ -13,6 +13,10 @@
 //! KV adapter reads them),
 //! pool MiB (default 1024), and `pread` to read pool misses with `pread` instead of
 //! from the file's memory map (the default, `Options::mmap_reads`).
+//!
+//! `QUIRE_PASSES=2` times that many passes over the same keys (each line gives the
+//! pool's hits and misses of its pass); `QUIRE_BULK=1` builds the file with one
+//! `insert_batch`, as `quire-bench` KV's bulk load does, instead of one insert a key.
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
@@ -54,42 +58,57 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let db = builder.create(path)?;
         let txn = db.begin_write()?;
         let mut tree = BTree::create(&txn, "kv")?;
-        for index in 0..keys {
-            tree.insert(&key(index), &[index as u8; VALUE_LEN])?;
+        if std::env::var_os("QUIRE_BULK").is_some() {
+            tree.insert_batch((0..keys).map(|index| (key(index), [index as u8; VALUE_LEN])))?;
+        } else {
+            for index in 0..keys {
+                tree.insert(&key(index), &[index as u8; VALUE_LEN])?;
+            }
         }
         drop(tree);
         txn.commit(Durability::Checksummed)?;
         db
     };
-    let (mut state, mut found, mut out) = (7u64, 0u64, Vec::new());
-    let start = Instant::now();
-    for _ in 0..ops {
-        let target = key(next(&mut state) % keys);
-        let txn = db.begin_read()?;
-        let tree = BTree::open(&txn, "kv")?;
-        if mode == "get" {
-            found += u64::from(tree.get(&target, &mut out)?);
-        } else if mode == "cursor" {
-            let mut cursor = tree.cursor();
-            cursor.seek(&target)?;
-            for _ in 0..10 {
-                let (Some(key), Some(value)) = (cursor.key(), cursor.value_in(&mut out)?) else { break };
-                found += (key.len() + value.len()) as u64;
-                cursor.move_next()?;
-            }
-        } else {
-            for entry in tree.entries(Bound::Included(&target[..]), Bound::Unbounded).take(10) {
-                found += entry?.1.len() as u64;
-            }
+    let passes: u32 = std::env::var("QUIRE_PASSES").map_or(Ok(1), |v| v.parse())?;
+    for _ in 0..passes {
+        let before = db.stats();
+        let (mut state, mut found, mut out) = (7u64, 0u64, Vec::new());
+        let start = Instant::now();
+        for _ in 0..ops {
+            let target = key(next(&mut state) % keys);
+            found += lookup(&db, mode, &target, &mut out)?;
+        }
+        let elapsed = start.elapsed();
+        let stats = db.stats();
+        println!(
+            "{ops} {mode} in {elapsed:.2?}: {:.0} ns/op, found {found}, pool hits {} misses {}",
+            elapsed.as_nanos() as f64 / ops as f64,
+            stats.hits - before.hits,
+            stats.misses - before.misses
+        );
+    }
+    Ok(())
+}
+
+/// One read of `target` in its own snapshot, as `mode` says; what it found, counted.
+fn lookup(db: &Database, mode: &str, target: &[u8], out: &mut Vec<u8>) -> Result<u64, Box<dyn std::error::Error>> {
+    let txn = db.begin_read()?;
+    let tree = BTree::open(&txn, "kv")?;
+    let mut found = 0;
+    if mode == "get" {
+        found += u64::from(tree.get(target, out)?);
+    } else if mode == "cursor" {
+        let mut cursor = tree.cursor();
+        cursor.seek(target)?;
+        for _ in 0..10 {
+            let (Some(key), Some(value)) = (cursor.key(), cursor.value_in(out)?) else { break };
+            found += (key.len() + value.len()) as u64;
+            cursor.move_next()?;
+        }
+    } else {
+        for entry in tree.entries(Bound::Included(target), Bound::Unbounded).take(10) {
+            found += entry?.1.len() as u64;
         }
     }
-    let elapsed = start.elapsed();
-    let stats = db.stats();
-    println!(
-        "{ops} {mode} in {elapsed:.2?}: {:.0} ns/op, found {found}, pool hits {} misses {}",
-        elapsed.as_nanos() as f64 / ops as f64,
-        stats.hits,
-        stats.misses
-    );
-    Ok(())
+    Ok(found)
 }
