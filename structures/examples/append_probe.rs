@@ -10,6 +10,7 @@
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
+use quiredb_test_support::thread_cpu_ns;
 use std::time::{Duration, Instant};
 
 /// Records per write transaction (T2's batch).
@@ -39,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     BTree::create(&txn, "t2")?;
     txn.commit(Durability::Checksummed)?;
     let (mut inserting, mut committing) = (Duration::ZERO, Duration::ZERO);
-    let (started, cpu) = (Instant::now(), cpu_ns());
+    let (started, cpu) = (Instant::now(), thread_cpu_ns());
     for batch in records.chunks(BATCH as usize) {
         let at = Instant::now();
         let txn = db.begin_write()?;
@@ -50,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         txn.commit(Durability::Checksummed)?;
         (inserting, committing) = (inserting + (inserted - at), committing + inserted.elapsed());
     }
-    let (total, cpu_s) = (started.elapsed().as_secs_f64(), cpu_ns().saturating_sub(cpu) as f64 / 1e9);
+    let (total, cpu_s) = (started.elapsed().as_secs_f64(), thread_cpu_ns().saturating_sub(cpu) as f64 / 1e9);
     println!(
         "{n} records, pool {pool_mib} MiB: inserts {:.3} s, commits {:.3} s, total {total:.3} s ({:.0} ns a record), CPU {cpu_s:.3} s",
         inserting.as_secs_f64(),
@@ -58,13 +59,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         total * 1e9 / n as f64
     );
     Ok(())
-}
-
-/// CPU time of the calling thread so far, in nanoseconds (`/proc/thread-self/schedstat`;
-/// 0 where the kernel does not offer it).
-fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }

@@ -14,6 +14,7 @@
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::queue::Queue;
+use quiredb_test_support::thread_cpu_ns;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -64,7 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             assert!(evicted.success(), "dd dropped the file from the page cache");
             db = Database::builder().cache_bytes(cache_mib << 20).open(&path)?;
         }
-        let (started, cpu) = (Instant::now(), cpu_ns());
+        let (started, cpu) = (Instant::now(), thread_cpu_ns());
         let txn = db.begin_read()?;
         let queue = Queue::open(&txn, "t3")?;
         let mut sum = 0u64;
@@ -72,20 +73,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             sum = sum.wrapping_add(u64::from(bytes[0]) + bytes.len() as u64);
             ControlFlow::Continue(())
         })?;
-        let (scan_s, cpu_s) = (started.elapsed().as_secs_f64(), cpu_ns().saturating_sub(cpu) as f64 / 1e9);
+        let (scan_s, cpu_s) = (started.elapsed().as_secs_f64(), thread_cpu_ns().saturating_sub(cpu) as f64 / 1e9);
         println!(
             "scan {visited} records: {scan_s:.3} s, {:.2} M/s, CPU {cpu_s:.3} s (sum {sum})",
             visited as f64 / scan_s / 1e6
         );
     }
     Ok(())
-}
-
-/// CPU time of the calling thread so far, in nanoseconds (`/proc/thread-self/schedstat`;
-/// 0 where the kernel does not offer it).
-fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }

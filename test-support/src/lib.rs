@@ -4,7 +4,8 @@
 //! per-crate names tests used before are still read as aliases ([`SEED_ALIASES`]). One
 //! generator, [`Rng`] (splitmix64: a 64-bit state, every seed a good stream, no
 //! dependency on how `rand` seeds its generators), which also implements `rand`'s
-//! `RngCore` so tests can draw from `rand::Rng`'s methods.
+//! `RngCore` so tests can draw from `rand::Rng`'s methods. And the clock the probes in
+//! `structures/examples` read their CPU time from, [`thread_cpu_ns`].
 //!
 //! ```
 //! use quiredb_test_support::{Rng, seed};
@@ -96,6 +97,16 @@ impl rand::RngCore for Rng {
             chunk.copy_from_slice(&self.next().to_le_bytes()[..chunk.len()]);
         }
     }
+}
+
+/// CPU time of the calling thread so far, in nanoseconds, from
+/// `/proc/thread-self/schedstat` (0 where the kernel does not offer it): the probes
+/// print it beside a phase's wall time, which on a shared machine says less.
+pub fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
