@@ -3,11 +3,12 @@
 //! and prints what one commit costs in page writes, syncs and time, per durability.
 //!
 //! With `removed`, half of the keys are removed in one transaction first (the free
-//! space a commit record must then carry is large).
+//! space a commit record must then carry is large); with `update`, each commit replaces
+//! the value of a random existing key with a longer one (T1's update) instead.
 //!
 //! `QUIRE_LOG_PAGES=2048` puts a commit log of that many pages beside the file.
 //!
-//! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed]`
+//! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed|update]`
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
@@ -35,6 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     keys.sort_unstable();
     BTree::create(&txn, "kv")?.insert_batch(keys.iter().map(|k| (*k, value)))?;
     txn.commit(Durability::Full)?;
+    let (update, longer) = (args.get(4).is_some_and(|arg| arg == "update"), [6u8; 170]);
     if args.get(4).is_some_and(|arg| arg == "removed") {
         let txn = db.begin_write()?;
         let mut tree = BTree::open(&txn, "kv")?;
@@ -53,9 +55,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         let before = db.stats();
         let started = Instant::now();
-        for _ in 0..m {
+        for commit in 0..m {
             let txn = db.begin_write()?;
-            BTree::open(&txn, "kv")?.insert(&key(&mut rng), &value)?;
+            if update {
+                // A stride prime to the key count: each key once per `n` commits.
+                let at = commit.wrapping_mul(7_919) % keys.len();
+                BTree::open(&txn, "kv")?.insert(&keys[at], &longer)?;
+            } else {
+                BTree::open(&txn, "kv")?.insert(&key(&mut rng), &value)?;
+            }
             txn.commit(durability)?;
         }
         let secs = started.elapsed().as_secs_f64();

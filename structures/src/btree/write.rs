@@ -305,21 +305,29 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
             let at_end = position.map_or_else(|i| i == n, |i| i + 1 == n);
             let (replaced, placed, shrunk) = match position {
                 Ok(i) => {
-                    let old = node::cell(&leaf, i).map_err(&bad)?.to_vec();
-                    if let node::Value::Blob(blob) = node::cell_value(&old) {
+                    // What the replaced cell leaves behind: its length and its blob, if any.
+                    let (old_len, old_blob) = {
+                        let old = node::cell(&leaf, i).map_err(&bad)?;
+                        let blob = match node::cell_value(old) {
+                            node::Value::Blob(blob) => Some(blob),
+                            node::Value::Inline(_) => None,
+                        };
+                        (old.len(), blob)
+                    };
+                    if let Some(blob) = old_blob {
                         // Unpinned while the blob goes: a corrupt blob may name the leaf.
                         drop(leaf);
                         crate::blob::free(self.txn, blob)?;
                         leaf = self.node_mut(leaf_id, true)?;
                     }
-                    if old.len() == cell.len() {
+                    if old_len == cell.len() {
                         let at = node::slot(&leaf, i);
                         leaf[at..at + cell.len()].copy_from_slice(&cell);
                         (true, Placed::InPlace, false)
                     } else {
                         node_write::remove(&mut leaf, i).map_err(&bad)?;
                         let placed = self.place(leaf, leaf_id, &path, i, &cell)?;
-                        (true, placed, cell.len() < old.len())
+                        (true, placed, cell.len() < old_len)
                     }
                 }
                 Err(i) => (false, self.place(leaf, leaf_id, &path, i, &cell)?, false),
