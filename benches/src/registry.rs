@@ -13,6 +13,7 @@ const QUIREDB_KV_INPLACE: &str = "B+tree, Durability::Checksummed per commit wri
 const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log with group commit, page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_PREAD: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB, every pool miss read with pread (mmap_reads off)";
+const QUIREDB_KV_SMALL: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB on small pages (huge_pages off)";
 const QUIREDB_KV_FULL: &str =
     "B+tree, Durability::Full per commit written in place (no commit log), page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_BLOBS: &str = "blobs + B+tree id index, Durability::Checksummed, page 4 KiB, pool 256 MiB, pages past the pool read in place from a memory map";
@@ -29,6 +30,7 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
         Entry { id: "quiredb-inplace", settings: QUIREDB_KV_INPLACE, open: peers::quiredb_kv::QuireKv::open_in_place },
         Entry { id: "quiredb-full", settings: QUIREDB_KV_FULL, open: peers::quiredb_kv::QuireKv::open_full },
         Entry { id: "quiredb-pread", settings: QUIREDB_KV_PREAD, open: peers::quiredb_kv::QuireKv::open_pread },
+        Entry { id: "quiredb-small", settings: QUIREDB_KV_SMALL, open: peers::quiredb_kv::QuireKv::open_small },
         Entry { id: "quiredb-log", settings: QUIREDB_KV_LOG, open: peers::quiredb_kv::QuireKv::open_log },
         Entry { id: "quiredb-group", settings: QUIREDB_KV_GROUP, open: peers::quiredb_kv::QuireKv::open_group },
         Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },

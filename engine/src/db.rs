@@ -134,7 +134,7 @@ impl Database {
         let (storage, opened) = (recovered.storage, recovered.opened);
         let (meta, slot) = (opened.meta, opened.slot);
         let core = Core {
-            pool: Pool::new(meta.page_size as usize, frames)?,
+            pool: Pool::with_huge_pages(meta.page_size as usize, frames, options.huge_pages)?,
             translations: crate::translations::Translations::new(frames),
             page_size: meta.page_size as usize,
             fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,

@@ -10,7 +10,8 @@
 //!
 //! Arguments: file, keys, operations, `get`, `range` (10 pairs through `entries`) or
 //! `cursor` (10 pairs through a cursor, values borrowed in place, as the `quire-bench`
-//! KV adapter reads them),
+//! KV adapter reads them) or `remove` (OPS random keys removed with one `remove_batch`,
+//! as KV's "remove half" does; the transaction is then dropped, the file unchanged),
 //! pool MiB (default 1024), and `pread` to read pool misses with `pread` instead of
 //! from the file's memory map (the default, `Options::mmap_reads`).
 //!
@@ -46,7 +47,7 @@ fn key(index: u64) -> [u8; KEY_LEN] {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [path, keys, ops, mode, rest @ ..] = args.as_slice() else {
-        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor [POOL_MIB [pread]]".into());
+        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor|remove [POOL_MIB [pread]]".into());
     };
     let (keys, ops): (u64, u64) = (keys.parse()?, ops.parse()?);
     let pool_mib: usize = rest.first().map_or(Ok(1024), |text| text.parse())?;
@@ -69,6 +70,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         txn.commit(Durability::Checksummed)?;
         db
     };
+    if mode == "remove" {
+        return remove(&db, keys, ops);
+    }
     let passes: u32 = std::env::var("QUIRE_PASSES").map_or(Ok(1), |v| v.parse())?;
     for _ in 0..passes {
         let before = db.stats();
@@ -87,6 +91,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             stats.misses - before.misses
         );
     }
+    Ok(())
+}
+
+/// Removes the keys of `ops` random indexes (repeats included) with one `remove_batch`
+/// in one transaction, as `quire-bench` KV's "remove half" does, and times it (the
+/// commit apart); the file is left as it was (the transaction is aborted).
+fn remove(db: &Database, keys: u64, ops: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let mut state = 11u64;
+    let targets: Vec<[u8; KEY_LEN]> = (0..ops).map(|_| key(next(&mut state) % keys)).collect();
+    let txn = db.begin_write()?;
+    let mut tree = BTree::open(&txn, "kv")?;
+    let start = Instant::now();
+    let removed = tree.remove_batch(&targets)?;
+    let elapsed = start.elapsed();
+    println!("{ops} remove in {elapsed:.2?}: {:.0} ns/op, removed {removed}", elapsed.as_nanos() as f64 / ops as f64);
     Ok(())
 }
 

@@ -7,7 +7,8 @@
 //! `Durability::Full` without a log, two syncs; `quiredb-log`: a log of [`LOG_PAGES`]
 //! pages; `quiredb-group`: that with group commit. All of them read as the default
 //! does, leaves past a full pool in place from a memory map (`Options::mmap_reads`);
-//! `quiredb-pread` reads every pool miss with `pread` instead. Every call opens the tree by name in its own
+//! `quiredb-pread` reads every pool miss with `pread` instead; `quiredb-small` keeps the
+//! pool on small pages (`huge_pages` off). Every call opens the tree by name in its own
 //! transaction (a read open is remembered per snapshot: no catalog lookup). Pool: the harness's cache budget, else
 //! 1 GiB.
 
@@ -35,55 +36,77 @@ pub struct QuireKv {
     dir: PathBuf,
 }
 
+/// How a variant of the adapter opens its database.
+struct Variant {
+    durability: Durability,
+    log_pages: u64,
+    group: bool,
+    mmap: bool,
+    huge_pages: bool,
+}
+
+/// `quiredb`: the default options, checksummed commits.
+const DEFAULT: Variant = Variant {
+    durability: Durability::Checksummed,
+    log_pages: DEFAULT_LOG_PAGES,
+    group: false,
+    mmap: true,
+    huge_pages: true,
+};
+
 impl QuireKv {
     /// Opener for `quiredb` (checksummed commits, the default commit log).
     pub fn open(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, true)?))
+        Self::boxed(dir, options, DEFAULT)
     }
 
     /// Opener for `quiredb-inplace` (checksummed commits without a commit log).
     pub fn open_in_place(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, 0, false, true)?))
+        Self::boxed(dir, options, Variant { log_pages: 0, ..DEFAULT })
     }
 
     /// Opener for `quiredb-log` (checksummed commits through a commit log).
     pub fn open_log(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, false, true)?))
+        Self::boxed(dir, options, Variant { log_pages: LOG_PAGES, ..DEFAULT })
     }
 
     /// Opener for `quiredb-group` (checksummed commits through a commit log, with
     /// group commit: concurrent writers share appends).
     pub fn open_group(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, LOG_PAGES, true, true)?))
+        Self::boxed(dir, options, Variant { log_pages: LOG_PAGES, group: true, ..DEFAULT })
     }
 
     /// Opener for `quiredb-pread` (checksummed commits, the default commit log; every
     /// pool miss read with `pread` into a frame, no memory map: `mmap_reads` off).
     pub fn open_pread(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Checksummed, DEFAULT_LOG_PAGES, false, false)?))
+        Self::boxed(dir, options, Variant { mmap: false, ..DEFAULT })
+    }
+
+    /// Opener for `quiredb-small` (the default, with the pool on small pages:
+    /// `huge_pages` off).
+    pub fn open_small(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Self::boxed(dir, options, Variant { huge_pages: false, ..DEFAULT })
     }
 
     /// Opener for `quiredb-full` (full commits without a commit log: data sync, then
     /// meta sync).
     pub fn open_full(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Ok(Box::new(Self::create(dir, options, Durability::Full, 0, false, true)?))
+        Self::boxed(dir, options, Variant { durability: Durability::Full, log_pages: 0, ..DEFAULT })
     }
 
-    fn create(
-        dir: &Path,
-        options: &KvOptions,
-        durability: Durability,
-        log_pages: u64,
-        group: bool,
-        mmap: bool,
-    ) -> Result<QuireKv> {
+    fn boxed(dir: &Path, options: &KvOptions, variant: Variant) -> Result<Box<dyn KvEngine>> {
+        Ok(Box::new(Self::create(dir, options, variant)?))
+    }
+
+    fn create(dir: &Path, options: &KvOptions, variant: Variant) -> Result<QuireKv> {
         create_dir(dir)?;
         let cache = options.cache_bytes.unwrap_or(DEFAULT_CACHE_BYTES) as usize;
         let options = Database::builder()
             .cache_bytes(cache)
-            .commit_log_pages(log_pages)
-            .group_commit(group)
-            .mmap_reads(mmap)
+            .commit_log_pages(variant.log_pages)
+            .group_commit(variant.group)
+            .mmap_reads(variant.mmap)
+            .huge_pages(variant.huge_pages)
             .into_options();
         let path = dir.join("kv.quire");
         let db = if path.exists() { Database::open(&path, options) } else { Database::create(&path, options) }
@@ -91,7 +114,7 @@ impl QuireKv {
         let txn = db.begin_write().or_engine(ID)?;
         BTree::open_or_create(&txn, NAME).or_engine(ID)?;
         txn.commit(Durability::Full).or_engine(ID)?;
-        Ok(QuireKv { db: Arc::new(db), durability, dir: dir.into() })
+        Ok(QuireKv { db: Arc::new(db), durability: variant.durability, dir: dir.into() })
     }
 }
 

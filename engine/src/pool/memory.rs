@@ -1,12 +1,38 @@
 //! The memory behind the pool's frames: one anonymous mapping of `frames × page_size`
-//! bytes, advised for transparent huge pages, cut into one disjoint slice per frame.
+//! bytes, advised for transparent huge pages unless the database was opened with
+//! [`crate::DatabaseBuilder::huge_pages`] off, cut into one disjoint slice per frame.
 //!
-//! Why one mapping and not a `Box<[u8]>` per frame: a pool larger than the CPU caches is
-//! touched at random, one page at a time, and on this project's machine kind (a VM) a
-//! page walk through 4 KiB pages dominates that. Measured with a C probe reading random
-//! 8 KiB blocks of a 2 GiB area (CPU-bound, one core): 16–26 µs a block with 4 KiB pages,
-//! 6.5–12 µs with `MADV_HUGEPAGE`. `malloc`'d frames cannot be advised (they share pages
-//! with other allocations and are not 2 MiB aligned); a mapping can.
+//! Why one mapping and not a `Box<[u8]>` per frame: a pool larger than the CPU caches
+//! is touched at random, one page at a time, and on this project's machine kind (a VM)
+//! a page walk through 4 KiB pages dominates that. Measured with a C probe reading
+//! random 8 KiB blocks of a 2 GiB area (CPU-bound, one core): 16–26 µs a block with
+//! 4 KiB pages, 6.5–12 µs with `MADV_HUGEPAGE`. `malloc`'d frames cannot be advised
+//! (they share pages with other allocations and are not 2 MiB aligned); a mapping can.
+//!
+//! What huge pages cost (session of 2026-12-04). A frame's memory is touched for the
+//! first time by the miss or write that first uses it, and the kernel clears a huge
+//! page whole then. On this machine kind the balloon reports free memory to the host
+//! (`page_reporting_order` 9: every free 2 MiB block), so a huge page is nearly always
+//! one the host took back: 3.1–4.0 ms per MiB to touch, against 0.5 ms for small pages
+//! the kernel had freed shortly before (3.0 ms when it had none). Inside a read that is
+//! a stall of milliseconds; a one-transaction load pays it for every 2 MiB it fills.
+//! Small pages are no way out (at 5 M keys the reads ran 1.1–1.9× slower on them);
+//! the pool's toucher (`toucher.rs`) is: it backs the memory ahead of the frames the
+//! pool is about to take, off the reads' and writes' path. `quire-bench KV`, quiredb
+//! against LMDB (raw `reports/data/2026-12-04-KV-*-pages-*`):
+//!
+//! | | huge pages | small pages | huge pages + toucher |
+//! |---|---|---|---|
+//! | 1 M keys: bulk load (1 txn) | 0.68–0.98× | 2.10–2.35× | 1.16–1.47× |
+//! | 1 M keys: remove half | 0.48–0.74× | 1.32–1.36× | 1.37–1.47× |
+//! | 1 M keys: random reads, pass 2 | 1.45–1.70× | 1.18–1.57× | 1.42–1.60× |
+//! | 1 M keys: longest read during online compaction | 8.6–25.2 ms | 0.2–4.1 ms | 4.9–5.1 ms |
+//! | 5 M keys: bulk load (1 txn) | 2.30× | 1.72× | 4.23× |
+//! | 5 M keys: random reads, pass 2; pool 25 % | 1.80×; 1.43× | 0.89×; 0.71× | 1.51×; 1.29× |
+//!
+//! So huge pages stay the default, with the toucher; a program with a small working
+//! set that opens databases briefly may still turn them off
+//! ([`crate::DatabaseBuilder::huge_pages`]).
 //!
 //! The mapping is made without swap reservation (`MAP_NORESERVE`), so a pool costs
 //! memory only as far as its frames are used: the kernel backs a page on first touch
@@ -15,29 +41,51 @@
 //! simply stay on small pages.
 
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// The mapping; owned by the pool and outliving every [`FrameBytes`] cut from it.
 #[derive(Debug)]
 pub struct FrameMemory {
-    map: memmap2::MmapMut,
+    /// Shared with the pool's toucher (`toucher.rs`), which only advises it.
+    map: Arc<memmap2::MmapMut>,
 }
 
 impl FrameMemory {
-    /// Maps `frames × page_size` bytes (none of it backed until touched).
-    pub fn new(page_size: usize, frames: usize) -> std::io::Result<FrameMemory> {
+    /// Maps `frames × page_size` bytes (none of it backed until touched), advised for
+    /// transparent huge pages if `huge_pages` (see the module docs).
+    pub fn new(page_size: usize, frames: usize, huge_pages: bool) -> std::io::Result<FrameMemory> {
         let len = page_size.checked_mul(frames).ok_or_else(|| std::io::Error::other("pool size overflows"))?;
         let map = memmap2::MmapOptions::new().len(len).no_reserve_swap().map_anon()?;
         #[cfg(target_os = "linux")]
-        {
+        if huge_pages {
             // Best effort (see the module docs): a refusal leaves small pages.
             let _ = map.advise(memmap2::Advice::HugePage);
         }
-        Ok(FrameMemory { map })
+        #[cfg(not(target_os = "linux"))]
+        let _ = huge_pages;
+        Ok(FrameMemory { map: Arc::new(map) })
+    }
+
+    /// Bytes mapped.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// The mapping, for the pool's toucher (`toucher.rs`): it keeps it mapped as long as
+    /// it runs, and only advises it.
+    pub fn mapping(&self) -> Arc<memmap2::MmapMut> {
+        Arc::clone(&self.map)
+    }
+
+    /// The mapping's bytes, before any [`FrameMemory::mapping`] is handed out.
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        Arc::get_mut(&mut self.map).expect("the frames are cut before the toucher starts")
     }
 
     /// A [`Prefetcher`] for the frames of `page_size` bytes of this mapping.
     pub fn prefetcher(&mut self, page_size: usize) -> Prefetcher {
-        Prefetcher { base: NonNull::from(&mut self.map[..]).cast(), len: self.map.len(), page_size }
+        let len = self.map.len();
+        Prefetcher { base: NonNull::from(self.bytes_mut()).cast(), len, page_size }
     }
 
     /// Cuts the mapping into consecutive slices of `page_size` bytes, one per frame.
@@ -45,7 +93,7 @@ impl FrameMemory {
     /// Takes `&mut self` and is called once, by the pool that owns `self`: the slices
     /// are then the only way to reach the bytes, each through its own frame's lock.
     pub fn cut(&mut self, page_size: usize) -> Vec<FrameBytes> {
-        self.map.chunks_exact_mut(page_size).map(FrameBytes::new).collect()
+        self.bytes_mut().chunks_exact_mut(page_size).map(FrameBytes::new).collect()
     }
 }
 
@@ -192,13 +240,13 @@ pub(crate) fn prefetch_line(address: *const u8) {
 pub(crate) fn prefetch_line(_address: *const u8) {}
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
     fn slices_are_disjoint_zeroed_and_writable() {
         // Proves each frame's slice has its own bytes: writing one leaves the others.
-        let mut memory = FrameMemory::new(4096, 8).unwrap();
+        let mut memory = FrameMemory::new(4096, 8, false).unwrap();
         let mut slices = memory.cut(4096);
         assert_eq!(slices.len(), 8);
         assert!(slices.iter().all(|bytes| bytes.len() == 4096 && bytes.iter().all(|&b| b == 0)));
@@ -213,7 +261,7 @@ mod tests {
     #[test]
     fn prefetching_any_range_leaves_every_frame_as_it_was() {
         // A hint only: in range, past a frame's end or past the last frame, nothing changes.
-        let mut memory = FrameMemory::new(4096, 4).unwrap();
+        let mut memory = FrameMemory::new(4096, 4, true).unwrap();
         let prefetcher = memory.prefetcher(4096);
         let mut slices = memory.cut(4096);
         slices[1].fill(7);
@@ -226,7 +274,33 @@ mod tests {
     #[test]
     fn a_pool_far_larger_than_memory_maps_without_reserving_it() {
         // 64 GiB of frames: mapped, never touched, so it costs nothing (MAP_NORESERVE).
-        let memory = FrameMemory::new(8192, 8 << 20).unwrap();
+        let memory = FrameMemory::new(8192, 8 << 20, false).unwrap();
         drop(memory);
+    }
+
+    /// Field `field` (e.g. `"VmFlags"`, `"Rss"`) of the mapping that starts at `start`,
+    /// from `/proc/self/smaps` (also the toucher's tests).
+    #[cfg(target_os = "linux")]
+    pub(in crate::pool) fn smaps_field(start: usize, field: &str) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut lines = smaps.lines().skip_while(|line| {
+            let range = line.split_whitespace().next().unwrap_or("");
+            usize::from_str_radix(range.split('-').next().unwrap_or(""), 16).ok() != Some(start)
+        });
+        let field = lines.find_map(|line| line.strip_prefix(field)?.strip_prefix(':'));
+        field.expect("the mapping and its field are listed").trim().to_string()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn huge_pages_are_asked_for_only_when_wanted() {
+        // The advice shows as the mapping's `hg` flag; without it the pool stays on small
+        // pages (see the module docs).
+        for wanted in [false, true] {
+            let mut memory = FrameMemory::new(8192, 1024, wanted).unwrap();
+            let start = memory.cut(8192)[0].start().addr();
+            let flags = smaps_field(start, "VmFlags");
+            assert_eq!(flags.split_whitespace().any(|flag| flag == "hg"), wanted, "huge pages {wanted}: {flags}");
+        }
     }
 }

@@ -41,7 +41,11 @@
 //! readers) and writes the list. CLOCK's hit takes no lock shared between pages and
 //! writes only the frame's own chance count, so it is kept.
 //!
-//! Bookkeeping per frame: see [`FRAME_OVERHEAD_BYTES`] (≈ 1% of an 8 KiB page).
+//! Memory: one mapping for all frames, on transparent huge pages by default
+//! (`memory.rs`), backed a little ahead of the frames the hand first takes by the
+//! pool's toucher thread (`toucher.rs`), so that no read waits for the kernel to clear
+//! a fresh huge page. Bookkeeping per frame: see [`FRAME_OVERHEAD_BYTES`] (≈ 1% of an
+//! 8 KiB page).
 
 use crate::error::{Error, Result};
 use crate::page::{PageKind, PhysId};
@@ -51,10 +55,12 @@ use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use table::Table;
+use toucher::Toucher;
 use unwritten::Unwritten;
 
 mod memory;
 mod table;
+mod toucher;
 mod unwritten;
 mod verified;
 
@@ -194,6 +200,9 @@ pub struct Pool {
     frames: Box<[Frame]>,
     /// Held only to keep the frames' mapping alive as long as the pool.
     _memory: FrameMemory,
+    /// Backs the memory of huge-page pools ahead of the frames first taken
+    /// (`toucher.rs`).
+    toucher: Option<Toucher>,
     prefetcher: Prefetcher,
     table: Table,
     hits: Box<[PaddedCounter]>,
@@ -223,8 +232,14 @@ impl Pool {
     /// only as far as it is used (zeroing a 256 MiB pool up front took ~0.1 s per open).
     /// Fails only if the address space for the mapping cannot be had.
     pub fn new(page_size: usize, frames: usize) -> Result<Pool> {
+        Pool::with_huge_pages(page_size, frames, true)
+    }
+
+    /// [`Pool::new`], its frames' memory advised for transparent huge pages if
+    /// `huge_pages` ([`crate::DatabaseBuilder::huge_pages`], `memory.rs`).
+    pub fn with_huge_pages(page_size: usize, frames: usize, huge_pages: bool) -> Result<Pool> {
         assert!(frames >= 16, "a pool needs at least 16 frames (checked by Options::validate)");
-        let mut memory = FrameMemory::new(page_size, frames)
+        let mut memory = FrameMemory::new(page_size, frames, huge_pages)
             .map_err(|error| Error::io(format!("mapping a buffer pool of {frames} frames"), error))?;
         let prefetcher = memory.prefetcher(page_size);
         let frames: Box<[Frame]> = memory
@@ -242,11 +257,13 @@ impl Pool {
             .collect();
         let count = frames.len();
         let table = Table::new(count);
+        let toucher = (huge_pages && memory.len() >= toucher::SMALLEST_POOL).then(|| Toucher::new(memory.mapping()));
         let hits = (0..HIT_STRIPES).map(|_| PaddedCounter::default()).collect();
         Ok(Pool {
             page_size,
             frames,
             _memory: memory,
+            toucher,
             prefetcher,
             table,
             hits,
@@ -639,6 +656,9 @@ impl Pool {
                 FrameState::Clean if frame.unwritten.load(Ordering::Acquire) => continue,
                 FrameState::Free if !guard.touched => {
                     guard.touched = true;
+                    if let Some(toucher) = &self.toucher {
+                        toucher.reached((index + 1) * self.page_size);
+                    }
                     self.untouched.fetch_sub(1, Ordering::Relaxed);
                     self.counters.frame_allocated();
                 }
@@ -683,6 +703,25 @@ mod tests {
             assert_eq!((guard.bytes.len(), guard.bytes[0]), (4096, page as u8));
         }
         assert_eq!(small.stats().frames_allocated, 16);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pool_on_huge_pages_has_its_memory_backed_ahead_of_the_frames_it_takes() {
+        // The toucher (`toucher.rs`) follows the frames the hand takes: 32 MiB of
+        // frames used, it backs AHEAD bytes past them. Small pages need none.
+        let pool = Pool::with_huge_pages(8192, 16384, true).unwrap();
+        let toucher = pool.toucher.as_ref().expect("a 128 MiB pool on huge pages has a toucher");
+        for page in 0..4096u64 {
+            drop(pool.get(PhysId(page), fill(1)).unwrap().0);
+        }
+        let wanted = (4096 * 8192) + toucher::AHEAD;
+        let start = std::time::Instant::now();
+        while toucher.backed() < wanted {
+            assert!(start.elapsed().as_secs() < 60, "backed {} of {wanted} bytes", toucher.backed());
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(Pool::with_huge_pages(8192, 16384, false).unwrap().toucher.is_none());
     }
 
     #[test]
