@@ -12,7 +12,9 @@
 //! (until a commit remaps that logical id), and `last_remap`: the newest commit that
 //! remapped any logical id falling into this slot. The rules that keep it right:
 //! - a commit, before it publishes its snapshot, stamps every slot it remapped an id
-//!   of: the translation is cleared and `last_remap` set to its transaction id;
+//!   of: the slot then holds the last id the commit remapped into it, with its new
+//!   page (or nothing, if unmapped), valid from the commit on, and `last_remap` is set
+//!   to the commit's transaction id;
 //! - a reader of snapshot `S` uses a translation only if `from ≤ S`;
 //! - a reader of snapshot `S` fills a slot after walking the map only if
 //!   `last_remap ≤ S` at that moment (no newer commit touched the slot), with
@@ -142,9 +144,13 @@ impl Translations {
         slot.seq.store(seq + 2, Ordering::Release);
     }
 
-    /// Clears slot `index` and records that commit `txn` remapped an id falling into
-    /// it. Called for every remapped slot before `txn` is published.
-    pub fn stamp(&self, index: usize, txn: TxnId) {
+    /// Records that commit `txn` remapped ids falling into slot `index`, `remapped`
+    /// being the last of them and its new physical page (0 = unmapped): the slot then
+    /// holds that translation, valid from `txn` on (a later commit that remaps the id
+    /// stamps the slot again before it publishes), and refuses fills from older
+    /// snapshots. Called for every remapped slot before `txn` is published, so the
+    /// readers of `txn` find the commit's pages without walking the map.
+    pub fn stamp(&self, index: usize, txn: TxnId, remapped: (u64, u64)) {
         let slot = &self.slots[index];
         let seq = loop {
             if let Some(seq) = Self::try_lock(slot) {
@@ -152,9 +158,12 @@ impl Translations {
             }
             std::hint::spin_loop();
         };
-        slot.logical.store(0, Ordering::Relaxed);
-        slot.phys.store(0, Ordering::Relaxed);
-        slot.from.store(u64::MAX, Ordering::Relaxed);
+        let (logical, phys) = if remapped.1 == 0 { (0, 0) } else { remapped };
+        // mutant: the snapshot before the commit is shown the commit's translation
+        let from = if cfg!(quire_mutant = "stamp_early") { txn.0 - 1 } else { txn.0 };
+        slot.logical.store(logical, Ordering::Relaxed);
+        slot.phys.store(phys, Ordering::Relaxed);
+        slot.from.store(if phys == 0 { u64::MAX } else { from }, Ordering::Relaxed);
         slot.last_remap.store(txn.0, Ordering::Relaxed);
         slot.seq.store(seq + 2, Ordering::Release);
     }
@@ -196,8 +205,8 @@ mod tests {
     fn a_stamp_clears_and_refuses_older_fills() {
         let table = Translations::new(0);
         table.fill(PageId(7), PhysId(100), TxnId(5));
-        table.stamp(table.slot_of(7), TxnId(6));
-        assert_eq!(table.get(PageId(7), TxnId(6)), None);
+        table.stamp(table.slot_of(7), TxnId(6), (7, 0));
+        assert_eq!(table.get(PageId(7), TxnId(6)), None, "7 unmapped by commit 6");
         table.fill(PageId(7), PhysId(100), TxnId(5)); // a reader of snapshot 5 walked the map before commit 6
         assert_eq!(table.get(PageId(7), TxnId(6)), None, "the stale fill was refused");
         table.fill(PageId(7), PhysId(200), TxnId(6));
@@ -206,6 +215,26 @@ mod tests {
         table.fill(PageId(other), PhysId(300), TxnId(6));
         assert_eq!(table.get(PageId(other), TxnId(7)), Some(PhysId(300)));
         assert_eq!(table.get(PageId(7), TxnId(7)), None, "direct-mapped: the other id took the slot");
+    }
+
+    #[test]
+    fn a_stamp_shows_the_commits_translation_to_its_snapshot_and_later_ones_only() {
+        // Proves: the commit that remapped 7 to 300 leaves that translation for its own
+        // and later snapshots (no map walk for its readers), never for older ones, which
+        // must walk their own map; their fills are refused; a later stamp replaces it.
+        let table = Translations::new(0);
+        table.fill(PageId(7), PhysId(100), TxnId(5));
+        table.stamp(table.slot_of(7), TxnId(6), (7, 300));
+        assert_eq!(table.get(PageId(7), TxnId(5)), None, "snapshot 5 maps 7 to 100, not 300");
+        assert_eq!(table.get(PageId(7), TxnId(6)), Some(PhysId(300)));
+        assert_eq!(table.get(PageId(7), TxnId(9)), Some(PhysId(300)));
+        table.fill(PageId(7), PhysId(100), TxnId(5));
+        assert_eq!(table.get(PageId(7), TxnId(6)), Some(PhysId(300)), "the older fill was refused");
+        let other = 7 + MIN_SLOTS as u64;
+        table.stamp(table.slot_of(7), TxnId(7), (other, 400));
+        assert_eq!(table.get(PageId(7), TxnId(7)), None, "the slot holds the other id now");
+        assert_eq!(table.get(PageId(other), TxnId(7)), Some(PhysId(400)));
+        assert_eq!(table.get(PageId(other), TxnId(6)), None);
     }
 
     #[test]
@@ -218,7 +247,7 @@ mod tests {
         table.remember_frame(PageId(7), 42);
         assert_eq!(table.frame_hint(PageId(7)), Some(42));
         table.fill(PageId(7), PhysId(100), TxnId(5));
-        table.stamp(table.slot_of(7), TxnId(8));
+        table.stamp(table.slot_of(7), TxnId(8), (7, 0));
         assert_eq!(table.frame_hint(PageId(7)), Some(42));
         table.remember_frame(PageId(7 + MIN_SLOTS as u64), 43);
         assert_eq!(table.frame_hint(PageId(7)), Some(42), "hints are denser than slots");
@@ -246,7 +275,7 @@ mod tests {
             }
             scope.spawn(|| {
                 for round in 0..5_000u64 {
-                    table.stamp(table.slot_of(1), TxnId(round % 2));
+                    table.stamp(table.slot_of(1), TxnId(1 + round % 2), (0, 0));
                 }
             });
         });

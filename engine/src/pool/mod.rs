@@ -504,6 +504,23 @@ impl Pool {
         }
     }
 
+    /// Records that snapshot `snapshot` reads the page `phys` in frame `index` as its
+    /// version of the page's logical id: the writer's word, for a page commit
+    /// `snapshot` itself mapped that id to and has just published (so its readers pin
+    /// it untranslated from their first read, see [`Pool::pin_seen`]). Nothing is
+    /// recorded if the frame no longer holds `phys` (a reader's miss may have taken it
+    /// meanwhile) or is locked. Counts no hit.
+    pub fn saw_published(&self, index: u32, phys: PhysId, snapshot: u64) {
+        let frame = &self.frames[index as usize];
+        let Some(guard) = frame.data.try_read() else { return };
+        if guard.phys != phys.0 || guard.state != FrameState::Clean || frame.listed.load(Ordering::Acquire) != phys.0 {
+            return;
+        }
+        // mutant: the snapshots before the commit are taken to read its page
+        let snapshot = if cfg!(quire_mutant = "published_seen_early") { 0 } else { snapshot };
+        self.saw(index, &guard, snapshot);
+    }
+
     /// [`Pool::publish`] for a page the file does not hold yet (`unwritten.rs`): readable
     /// at once, evicted only once [`Pool::mark_written`] says it was written back.
     pub fn publish_unwritten(&self, guard: WriteGuard<'_>, index: u32) {
@@ -873,6 +890,26 @@ mod tests {
         }
         assert!(pool.lookup_frame(index, PhysId(5)).is_none(), "the frame was given to another page");
         assert!(pool.pin_seen(index, 11).is_none(), "a frame given to another page is new to every snapshot");
+    }
+
+    #[test]
+    fn a_page_just_published_is_seen_by_its_commits_snapshot_alone() {
+        // Proves `saw_published`: the writer's word makes the commit's own snapshot pin
+        // the frame untranslated, no older or newer one, and counts no hit; a frame that
+        // holds another page by then is left alone.
+        let pool = Pool::new(4096, 16).unwrap();
+        let (index, guard) = pool.take_dirty(PhysId(5)).unwrap();
+        pool.publish(guard, index);
+        let hits = pool.stats().hits;
+        pool.saw_published(index, PhysId(5), 20);
+        assert_eq!(pool.stats().hits, hits, "the writer's mark is no read");
+        for (snapshot, hit) in [(19, false), (20, true), (21, false)] {
+            assert_eq!(pool.pin_seen(index, snapshot).is_some(), hit, "snapshot {snapshot}");
+        }
+        let (other, guard) = pool.take_dirty(PhysId(6)).unwrap();
+        pool.publish(guard, other);
+        pool.saw_published(other, PhysId(7), 20);
+        assert!(pool.pin_seen(other, 20).is_none(), "the frame holds page 6, not 7");
     }
 
     // Bookkeeping per frame stays under 2% of an 8 KiB page.

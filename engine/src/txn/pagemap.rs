@@ -49,7 +49,7 @@ impl<'db> WriteTxn<'db> {
     pub(super) fn map_set(&self, state: &mut WriteState, logical: u64, target: u64) -> Result<()> {
         state.remember(logical, target);
         let table = &self.core.translations;
-        state.touch(table.slot_of(logical));
+        state.touch(table.slot_of(logical), logical, target);
         while logical >= self.core.map_capacity(state.meta.map_depth) {
             let level = state.meta.map_depth + 1;
             if self.core.fanout.checked_pow(level).is_none() {

@@ -70,10 +70,11 @@ pub(super) struct WriteState {
     /// Translations remembered since `translations` last grew.
     pub remembered_since_growth: usize,
     /// Slots of the shared translation table that hold an id this transaction
-    /// remapped (stamped at publish). A set, not a bitmap of every slot: with a 1 GiB
-    /// pool that bitmap was 32 KiB to zero and scan per commit, 11 % of a one-key
-    /// logged commit's instructions.
-    pub touched: IdSet,
+    /// remapped, each with the last id remapped into it and that id's new physical
+    /// page (0 = unmapped): stamped with it at publish. A map, not a bitmap of every
+    /// slot: with a 1 GiB pool that bitmap was 32 KiB to zero and scan per commit, 11 %
+    /// of a one-key logged commit's instructions.
+    pub touched: IdMap<(u64, u64)>,
     /// With a commit log, the committed version each of the first [`BASES_KEPT`] copied
     /// pages was copied from: fresh phys → (committed phys, its bytes), so a logged
     /// commit carries only the bytes that changed (`delta.rs`). The bytes are `None`
@@ -113,7 +114,7 @@ impl WriteState {
             dirty: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
             fresh: IdSet::with_capacity_and_hasher(SMALL, Default::default()),
             sealed: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
-            touched: IdSet::with_capacity_and_hasher(SMALL, Default::default()),
+            touched: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
             bases: IdMap::with_capacity_and_hasher(SMALL, Default::default()),
             ..WriteState::default()
         }
@@ -145,19 +146,23 @@ impl WriteState {
     }
 
     /// Marks slot `index` of the shared translation table as holding an id this
-    /// transaction remapped.
-    pub(super) fn touch(&mut self, index: usize) {
-        self.touched.insert(index as u64);
+    /// transaction remapped: `logical`, now at physical page `target` (0 = unmapped).
+    /// The slot keeps the last id remapped into it, whose target is then final (a later
+    /// remap of that id would replace it).
+    pub(super) fn touch(&mut self, index: usize, logical: u64, target: u64) {
+        self.touched.insert(index as u64, (logical, target));
     }
 
     /// Whether this transaction remapped an id falling into slot `index`.
     pub(super) fn is_touched(&self, index: usize) -> bool {
-        self.touched.contains(&(index as u64))
+        self.touched.contains_key(&(index as u64))
     }
 
-    /// The touched slots, ascending.
-    pub(super) fn touched_slots(&self) -> Vec<usize> {
-        let mut slots: Vec<usize> = self.touched.iter().map(|&slot| slot as usize).collect();
+    /// The touched slots, ascending, each with the last id remapped into it and that
+    /// id's physical page (see [`WriteState::touch`]).
+    pub(super) fn touched_slots(&self) -> Vec<(usize, u64, u64)> {
+        let mut slots: Vec<(usize, u64, u64)> =
+            self.touched.iter().map(|(&slot, &(logical, target))| (slot as usize, logical, target)).collect();
         slots.sort_unstable();
         slots
     }
@@ -597,13 +602,15 @@ mod tests {
     use super::WriteState;
 
     #[test]
-    fn touched_slots_come_back_in_order_once_each() {
+    fn touched_slots_come_back_in_order_once_each_with_their_last_remap() {
         let mut state = WriteState::default();
         assert!(state.touched_slots().is_empty());
-        for slot in [200, 3, 64, 3, 63, 4095] {
-            state.touch(slot);
+        for (slot, logical) in [(200, 1), (3, 2), (64, 3), (3, 4), (63, 5), (4095, 6)] {
+            state.touch(slot, logical, logical * 10);
         }
-        assert_eq!(state.touched_slots(), vec![3, 63, 64, 200, 4095]);
+        let slots: Vec<usize> = state.touched_slots().iter().map(|&(slot, ..)| slot).collect();
+        assert_eq!(slots, vec![3, 63, 64, 200, 4095]);
+        assert_eq!(state.touched_slots()[0], (3, 4, 40), "the last id remapped into a slot");
         assert!(state.is_touched(64) && !state.is_touched(65));
     }
 }
