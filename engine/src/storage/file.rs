@@ -6,10 +6,12 @@
 //! on the next sync). Nothing is created or unlinked on the commit path. The file is
 //! locked exclusively (`flock`) for as long as the storage lives. The commit log's
 //! durable appends go through a second, `O_DIRECT` descriptor when the file system
-//! takes one (`direct.rs`).
+//! takes one (`direct.rs`). A chunk the file grows by is read into the page cache ahead
+//! of the writes that fill it, by a thread (`warmer.rs`).
 
 use super::Storage;
 use super::direct::DirectAppender;
+use super::warmer::CacheWarmer;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -22,6 +24,9 @@ const MIN_GROWTH_BYTES: u64 = 1 << 20;
 const MAX_GROWTH_BYTES: u64 = 64 << 20;
 /// Most buffers one `pwritev` takes (Linux's `IOV_MAX` is 1,024).
 const MAX_IOVECS: usize = 1024;
+/// Smallest growth whose room past the caller's need is read into the page cache
+/// (`warmer.rs`): a smaller file starts no thread.
+const WARM_FROM_BYTES: u64 = 4 << 20;
 
 /// The real page file.
 #[derive(Debug)]
@@ -30,6 +35,9 @@ pub struct FileStorage {
     /// The direct path of [`Storage::write_durable`]; `None` read-only or where the
     /// file system refuses `O_DIRECT`.
     direct: Option<DirectAppender>,
+    /// Reads the room each growth leaves past the caller's need into the page cache;
+    /// started by the first growth of at least [`WARM_FROM_BYTES`].
+    warmer: std::sync::OnceLock<Option<CacheWarmer>>,
 }
 
 /// What kind of open failed: the lock or something else.
@@ -52,7 +60,7 @@ impl FileStorage {
             .open(path)
             .map_err(OpenError::Io)?;
         match file.try_lock() {
-            Ok(()) => Ok(FileStorage { file, direct: DirectAppender::open(path) }),
+            Ok(()) => Ok(FileStorage { file, direct: DirectAppender::open(path), warmer: Default::default() }),
             Err(std::fs::TryLockError::WouldBlock) => Err(OpenError::Locked),
             Err(std::fs::TryLockError::Error(error)) => Err(OpenError::Io(error)),
         }
@@ -63,9 +71,21 @@ impl FileStorage {
     pub fn open_read_only(path: &Path) -> Result<Self, OpenError> {
         let file = OpenOptions::new().read(true).open(path).map_err(OpenError::Io)?;
         match file.try_lock_shared() {
-            Ok(()) => Ok(FileStorage { file, direct: None }),
+            Ok(()) => Ok(FileStorage { file, direct: None, warmer: Default::default() }),
             Err(std::fs::TryLockError::WouldBlock) => Err(OpenError::Locked),
             Err(std::fs::TryLockError::Error(error)) => Err(OpenError::Io(error)),
+        }
+    }
+
+    /// Has the room `range` a growth left past the caller's need read into the page
+    /// cache (`warmer.rs`), if it is large enough to be worth a thread.
+    fn warm(&self, range: std::ops::Range<u64>) {
+        if range.end - range.start < WARM_FROM_BYTES {
+            return;
+        }
+        let warmer = self.warmer.get_or_init(|| self.file.try_clone().ok().and_then(CacheWarmer::start));
+        if let Some(warmer) = warmer {
+            warmer.warm(range);
         }
     }
 
@@ -164,11 +184,13 @@ impl Storage for FileStorage {
         // SAFETY: `fd` is a valid open descriptor owned by `self.file` for the whole call.
         let rc = unsafe { libc::posix_fallocate(fd, current as libc::off_t, (target - current) as libc::off_t) };
         match rc {
-            0 => Ok(()),
+            0 => {}
             // File systems without fallocate support: fall back to a sparse extension.
-            libc::EOPNOTSUPP | libc::EINVAL => self.file.set_len(target),
-            errno => Err(io::Error::from_raw_os_error(errno)),
+            libc::EOPNOTSUPP | libc::EINVAL => self.file.set_len(target)?,
+            errno => return Err(io::Error::from_raw_os_error(errno)),
         }
+        self.warm(len..target);
+        Ok(())
     }
 
     fn truncate(&self, len: u64) -> io::Result<()> {
@@ -225,6 +247,52 @@ mod tests {
         assert!(matches!(FileStorage::open(&path, false), Err(OpenError::Locked)));
         drop(storage);
         assert!(FileStorage::open(&path, false).is_ok());
+    }
+
+    /// Pages of `range` of `file` the page cache holds (`mincore` on a map of it).
+    fn resident_pages(file: &File, range: std::ops::Range<usize>) -> usize {
+        // SAFETY: the map is read by the kernel only (`mincore` reads no byte of it), and
+        // the test's storage does not truncate the file while it lives.
+        let map = unsafe { memmap2::Mmap::map(file) }.unwrap();
+        let pages = (range.end - range.start).div_ceil(4096);
+        let mut vector = vec![0u8; pages];
+        // SAFETY: `range` lies in the map (4 KiB-aligned start) and `vector` holds a byte
+        // per page of it.
+        let rc = unsafe {
+            libc::mincore(
+                map.as_ptr().add(range.start) as *mut libc::c_void,
+                range.end - range.start,
+                vector.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "mincore: {}", io::Error::last_os_error());
+        vector.iter().filter(|&&flags| flags & 1 == 1).count()
+    }
+
+    #[test]
+    fn the_room_a_growth_leaves_is_read_into_the_page_cache_and_the_thread_ends_with_the_storage() {
+        // Proves: growing past the caller's need has the room beyond it read into the
+        // page cache by the warmer (fallocate alone leaves it uncached), the part the
+        // caller asked for is left to its own writes, and dropping the storage ends the
+        // thread holding a duplicate of the locked descriptor (the file opens again).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let storage = FileStorage::open(&path, true).unwrap();
+        let (mib, page) = (1usize << 20, 4096usize);
+        storage.grow_to(64 * mib as u64).unwrap();
+        assert_eq!(resident_pages(&storage.file, 0..64 * mib), 0, "a first growth to the need warms nothing");
+        storage.grow_to((64 * mib + page) as u64).unwrap();
+        assert_eq!(storage.len().unwrap(), 72 * mib as u64, "the growth step is an eighth of the file");
+        let room = 64 * mib + page..72 * mib;
+        let wanted = (room.end - room.start) / page;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while resident_pages(&storage.file, room.clone()) < wanted && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(resident_pages(&storage.file, room), wanted, "the room past the need is cached");
+        assert_eq!(resident_pages(&storage.file, 0..64 * mib), 0, "the needed part is the writer's");
+        drop(storage);
+        assert!(FileStorage::open(&path, false).is_ok(), "the warmer let go of the file");
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod file;
 mod mapped;
 mod mem;
 mod overlay;
+mod warmer;
 
 pub use faulty::{CrashMode, Fault, FaultKind, FaultyStorage};
 pub use file::{FileStorage, OpenError};
