@@ -412,7 +412,8 @@ impl WriteTxn<'_> {
         let (translations, pool) = (&self.core.translations, &self.core.pool);
         for (index, logical, target) in state.touched_slots() {
             translations.stamp(index, txn, (logical, target));
-            if let Some(&frame) = state.dirty.get(&target).filter(|_| target != 0) {
+            // An unmapped id (target 0, a meta page's number) has no dirty page.
+            if let Some(&frame) = state.dirty.get(&target) {
                 translations.remember_frame(PageId(logical), frame);
                 pool.saw_published(frame, PhysId(target), txn.0);
             }
