@@ -14,7 +14,7 @@ if [ ${#mutants[@]} -eq 0 ]; then
   mutants=(commit_noop no_sync no_verify stale_record any_version log_no_crc log_no_sync log_skip_last
     checkpoint_no_sync group_no_wait compact_trim_pending log_reuse_epoch no_write_back no_overlay mmap_past_pool
     no_sigbus_handler map_fault_unseen behind_unlisted seen_any seen_kept log_epoch_unsynced stamp_early
-    published_seen_early)
+    published_seen_early pipeline_epoch_start pipeline_out_of_order)
 fi
 export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
 status=0
@@ -31,7 +31,10 @@ for mutant in "${mutants[@]}"; do
     # in the engine's `mapped` test.
     # Read-side mutants (a snapshot shown a version it cannot see) need readers beside
     # commits: the engine's model and snapshot tests have them.
-    compact_* | mmap_past_pool | no_sigbus_handler | map_fault_unseen | seen_any | stamp_early) ;;
+    # Two appends in flight, one landing before the other, need a storage that holds a
+    # durable write back on request: the engine's `pipeline` tests have one (the
+    # simulator's durable writes land whole and at once).
+    pipeline_* | compact_* | mmap_past_pool | no_sigbus_handler | map_fault_unseen | seen_any | stamp_early) ;;
     published_seen_early) targets=("-p quiredb-engine --test engine" "-p quiredb-engine --lib pool::") ;;
     # A frame that kept the snapshots seen to read its old page is trusted by one of
     # them only if it is given a page of another version that snapshot cannot see, and

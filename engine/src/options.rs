@@ -45,8 +45,8 @@ pub struct Options {
     /// format version 3 until then) and moved by compaction. With a log every meta
     /// written in place is `Full`.
     pub commit_log_pages: u64,
-    /// With a commit log: logged commits of several threads share one durable append
-    /// (`txn/group.rs`); the writer lock is released before a commit waits for its
+    /// With a commit log: logged commits of several threads share durable appends, two
+    /// of which may be in flight at once (`txn/group.rs`); the writer lock is released before a commit waits for its
     /// append, so a reader may see a commit whose `commit` has not returned yet. Off by
     /// default.
     pub group_commit: bool,

@@ -1,49 +1,115 @@
 //! Group commit ([`crate::Options::group_commit`]): logged commits of several threads
-//! share one durable append.
+//! share durable appends, and two appends may be in flight at once.
 //!
 //! A logged commit reserves its place in the log and queues its record under the
 //! writer lock, writes its pages in place and publishes, then releases the writer lock
-//! and waits here until its record is durable. The first waiter to find records queued
-//! and no append running becomes the *leader*: it takes every queued record (they are
-//! contiguous in the log), writes them with one `write_durable` and wakes the others.
-//! Meanwhile the next writer builds its transaction on the published snapshot, and its
-//! record joins the next append. `commit` returns only once its own record is durable.
+//! and waits here until its record is durable. A waiter that finds records queued and
+//! fewer than [`IN_FLIGHT`] appends running becomes a *leader*: it takes every queued
+//! record (they are contiguous in the log), writes them with one `write_durable` and
+//! wakes the others. Meanwhile the next writers build their transactions on the
+//! published snapshot, and their records join the next append, which may start before
+//! the one ahead of it has returned: on this machine kind two durable 4 KiB writes in
+//! flight complete at 14.3 k/s against 7.4 k/s one at a time (the device's flush is a
+//! round trip that two writes share). `commit` returns only once its own record *and
+//! every record before it* are durable.
 //!
 //! Life cycle of a queued record:
 //!
 //! ```text
-//!   queued (writer lock) ──leader takes it──> being written ──Ok──> durable
-//!                                                  └──I/O error──> failed (handle poisoned)
+//!   queued (writer lock) ──leader takes it──> in flight ──Ok──> landed ──every append
+//!                                                 │                     ahead landed──> durable
+//!                                                 └──I/O error──> failed (handle poisoned)
 //! ```
 //!
-//! Invariants: queued records are contiguous and follow the durable ones, so every
-//! append extends the durable prefix of the log; `durable_txn` only rises; a checkpoint
-//! or an in-place meta waits for the queue to drain first ([`GroupCommit::drain`]).
-//! Pages freed by a queued commit are not reused before it is durable (`last_synced`
-//! advances only here). A reader may see a commit whose `commit` has not returned yet;
-//! a crash before its record is durable loses it and every commit queued after it.
+//! Invariants: queued records are contiguous and follow the ones in flight; appends in
+//! flight are kept in log order, and `durable_txn` moves only over a prefix of them
+//! that has landed, so it only rises and names a commit whose every predecessor is
+//! durable. A later append may land while an earlier one is lost in a crash; recovery
+//! replays the longest prefix of records that verifies (`log.rs`), which ends at the
+//! hole, so what landed past it is ignored, and no commit past the hole was
+//! acknowledged. Recovery that replays records writes a `Full` meta, a new epoch, so the
+//! records past the hole (of the old epoch) never extend a later meta. Recovery that
+//! replays none keeps the epoch, so the epoch's first record is always written alone:
+//! no append starts while it is in flight, and then a hole at offset 0 has nothing
+//! past it. A checkpoint or an in-place meta waits for the queue and the appends to
+//! drain first ([`GroupCommit::drain`]). Pages freed by a queued commit are not reused
+//! before it is durable (`last_synced` advances only here). A reader may see a commit
+//! whose `commit` has not returned yet; a crash before its record is durable loses it
+//! and every commit after it.
 
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::page::TxnId;
 use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
 
-/// A record waiting to be made durable: its byte offset in the file and its commit.
+/// Most appends in flight at once.
+const IN_FLIGHT: usize = 2;
+
+/// A record waiting to be made durable: its byte offset in the file, its commit, and
+/// whether it is its epoch's first (at the start of the log region).
 struct Queued {
     at: u64,
     record: Vec<u8>,
     txn: TxnId,
+    opens_epoch: bool,
+}
+
+/// An append in flight: the newest commit in it, whether it returned `Ok`, and whether
+/// it holds its epoch's first record.
+struct Append {
+    newest: TxnId,
+    landed: bool,
+    opens_epoch: bool,
 }
 
 #[derive(Default)]
 struct State {
     queued: Vec<Queued>,
-    /// Newest commit whose record is durable.
+    /// Appends being written, in log order (the oldest first).
+    in_flight: VecDeque<Append>,
+    /// Newest commit whose record, and every record before it, is durable.
     durable_txn: TxnId,
-    /// An append is being written (by a leader, without the lock).
-    leader: bool,
     /// An append failed: the handle is poisoned and no queued commit becomes durable.
     failed: bool,
+    /// Aligned buffers that batches were built in, for the next ones.
+    spare: Vec<Vec<u8>>,
+}
+
+impl State {
+    /// Whether a waiter may take the queued records and write them now.
+    fn may_lead(&self) -> bool {
+        if cfg!(quire_mutant = "pipeline_epoch_start") {
+            return !self.queued.is_empty() && self.in_flight.len() < IN_FLIGHT; // mutant: no rule for it
+        }
+        let Some(first) = self.queued.first() else { return false };
+        let epoch_in_flight = self.in_flight.iter().any(|append| append.opens_epoch);
+        self.in_flight.len() < IN_FLIGHT && !epoch_in_flight && (self.in_flight.is_empty() || !first.opens_epoch)
+    }
+
+    /// The records the next append writes: every one queued, except that the epoch's
+    /// first goes alone (a torn batch could land the records after it without it).
+    fn take_batch(&mut self) -> Vec<Queued> {
+        let alone = self.queued[0].opens_epoch && !cfg!(quire_mutant = "pipeline_epoch_start");
+        if alone { self.queued.drain(..1).collect() } else { std::mem::take(&mut self.queued) }
+    }
+
+    /// Marks the append whose newest commit is `newest` landed, then moves
+    /// `durable_txn` over the landed prefix; returns the newest commit it reached.
+    fn landed(&mut self, newest: TxnId) -> TxnId {
+        if let Some(append) = self.in_flight.iter_mut().find(|append| append.newest == newest) {
+            append.landed = true;
+        }
+        if cfg!(quire_mutant = "pipeline_out_of_order") {
+            self.in_flight.retain(|append| !append.landed); // mutant: a later append acknowledges alone
+            self.durable_txn = self.durable_txn.max(newest);
+        }
+        while self.in_flight.front().is_some_and(|append| append.landed) {
+            let append = self.in_flight.pop_front().expect("a front exists");
+            self.durable_txn = self.durable_txn.max(append.newest);
+        }
+        self.durable_txn
+    }
 }
 
 /// The queue of logged commits waiting for their append (under `Core::group`).
@@ -58,15 +124,16 @@ fn failed() -> Error {
 }
 
 impl GroupCommit {
-    /// Queues the record of commit `txn` at byte `at` (the writer holds the log lock).
-    pub(crate) fn queue(&self, at: u64, record: Vec<u8>, txn: TxnId) {
+    /// Queues the record of commit `txn` at byte `at`, the epoch's first if
+    /// `opens_epoch` (the writer holds the log lock).
+    pub(crate) fn queue(&self, at: u64, record: Vec<u8>, txn: TxnId, opens_epoch: bool) {
         let mut state = self.state.lock();
         debug_assert!(state.queued.last().is_none_or(|last| last.at + last.record.len() as u64 == at), "contiguous");
-        state.queued.push(Queued { at, record, txn });
+        state.queued.push(Queued { at, record, txn, opens_epoch });
     }
 
-    /// Returns once the record of commit `txn` is durable, writing it (and every
-    /// record queued with it) if no other thread is doing so.
+    /// Returns once the record of commit `txn` and every one before it are durable,
+    /// writing the queued records if no more than one other append is running.
     pub(crate) fn wait(&self, core: &Core, txn: TxnId) -> Result<()> {
         let mut state = self.state.lock();
         loop {
@@ -76,22 +143,24 @@ impl GroupCommit {
             if state.failed {
                 return Err(failed());
             }
-            if state.leader || state.queued.is_empty() {
+            if !state.may_lead() {
                 self.done.wait(&mut state);
                 continue;
             }
-            let batch = std::mem::take(&mut state.queued);
-            state.leader = true;
+            let batch = state.take_batch();
+            let newest = batch.last().expect("a batch is never empty").txn;
+            let opens_epoch = batch[0].opens_epoch;
+            state.in_flight.push_back(Append { newest, landed: false, opens_epoch });
+            let mut buffer = state.spare.pop().unwrap_or_default();
             drop(state);
-            let result = append_batch(core, &batch);
+            let result = append_batch(core, &batch, &mut buffer);
             state = self.state.lock();
-            state.leader = false;
+            state.spare.push(buffer);
             match &result {
                 Ok(()) => {
-                    let newest = batch.last().expect("a batch is never empty").txn;
-                    state.durable_txn = newest;
+                    let durable = state.landed(newest);
                     let mut shared = core.shared.lock();
-                    shared.last_synced = shared.last_synced.max(newest);
+                    shared.last_synced = shared.last_synced.max(durable);
                 }
                 Err(_) => {
                     state.failed = true;
@@ -103,31 +172,37 @@ impl GroupCommit {
         }
     }
 
-    /// Returns once every queued record is durable (the writer holds the writer lock,
-    /// so no record is queued meanwhile).
+    /// Returns once every queued record is durable and no append is in flight (the
+    /// writer holds the writer lock, so no record is queued meanwhile).
     pub(crate) fn drain(&self, core: &Core) -> Result<()> {
         let newest = self.state.lock().queued.last().map(|queued| queued.txn);
         if let Some(txn) = newest {
-            return self.wait(core, txn);
+            self.wait(core, txn)?;
         }
         let mut state = self.state.lock();
-        while state.leader {
+        while !state.in_flight.is_empty() && !state.failed {
             self.done.wait(&mut state);
         }
         if state.failed { Err(failed()) } else { Ok(()) }
     }
 }
 
-/// Writes contiguous records with one durable write.
-fn append_batch(core: &Core, batch: &[Queued]) -> Result<()> {
-    if let [only] = batch {
-        return super::logged::append(core, only.at, &only.record); // no copy for one
-    }
+/// Writes contiguous records with one durable write, from `buffer` at an address
+/// aligned for a direct write (`storage/direct.rs`), so that two appends in flight
+/// need no shared scratch buffer.
+fn append_batch(core: &Core, batch: &[Queued], buffer: &mut Vec<u8>) -> Result<()> {
+    const ALIGN: usize = 4096;
     let first = batch.first().expect("a batch is never empty").at;
-    let mut bytes = Vec::with_capacity(batch.iter().map(|queued| queued.record.len()).sum());
-    for queued in batch {
-        debug_assert_eq!(first + bytes.len() as u64, queued.at, "queued records are contiguous");
-        bytes.extend_from_slice(&queued.record);
+    let bytes: usize = batch.iter().map(|queued| queued.record.len()).sum();
+    if buffer.len() < bytes + ALIGN {
+        *buffer = vec![0u8; bytes + ALIGN];
     }
-    super::logged::append(core, first, &bytes)
+    let start = buffer.as_ptr().align_offset(ALIGN);
+    let mut end = start;
+    for queued in batch {
+        debug_assert_eq!(first + (end - start) as u64, queued.at, "queued records are contiguous");
+        buffer[end..end + queued.record.len()].copy_from_slice(&queued.record);
+        end += queued.record.len();
+    }
+    super::logged::append(core, first, &buffer[start..end])
 }

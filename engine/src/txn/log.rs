@@ -27,8 +27,10 @@
 //! | 176    | …    | n page deltas (`delta.rs`), ascending by page id |
 //!
 //! Invariants: records of one epoch lie back to back from offset 0 with rising txn
-//! ids, and each is written only after the previous one is durable, so the records that
-//! extend a meta are the longest prefix that verifies; an epoch is the txn id of a
+//! ids, and no commit is acknowledged before every record ahead of it is durable, so the
+//! records that extend a meta are the longest prefix that verifies (group commit may
+//! have a later record land before an earlier one: `group.rs` says why what lies past
+//! a hole never extends a later meta); an epoch is the txn id of a
 //! meta that was durable before its first record was written, and txn ids only rise
 //! over durable metas, so a record of another epoch (left over from before a
 //! checkpoint) never extends the chosen meta. A delta's base is the newest version an

@@ -117,7 +117,7 @@ impl WriteTxn<'_> {
         let txn = state.meta.txn;
         let queued = self.core.group_commit;
         if queued {
-            self.core.group.queue(at, record.to_vec(), txn);
+            self.core.group.queue(at, record.to_vec(), txn, log.offset == 0);
         } else {
             append(self.core, at, record)?;
         }

@@ -10,6 +10,7 @@
 //! - `alloc`: a counting allocator shows repeated queries allocate nothing.
 //! - `overwrite`: pages allocated for overwrite against zeroed ones.
 //! - `log`: the commit log: its writes, faults at every operation, read-only replay.
+//! - `pipeline`: group commit's two appends in flight: acknowledgement order, a hole.
 //! - `compact`: online compaction beside writers and readers, automatic, under faults.
 //! - `direct`: reads past the pool (`read_payloads`) against reads through it.
 //! - `mapped`: a mapped page the kernel cannot read is an error, not a `SIGBUS`.
@@ -34,4 +35,5 @@ mod log;
 mod mapped;
 mod model;
 mod overwrite;
+mod pipeline;
 mod snapshot;
