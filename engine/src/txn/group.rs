@@ -72,7 +72,7 @@ struct State {
     durable_txn: TxnId,
     /// An append failed: the handle is poisoned and no queued commit becomes durable.
     failed: bool,
-    /// Aligned buffers that batches were built in, for the next ones.
+    /// Buffers that batches were built in, for the next ones (at most [`IN_FLIGHT`]).
     spare: Vec<Vec<u8>>,
 }
 
@@ -155,7 +155,9 @@ impl GroupCommit {
             drop(state);
             let result = append_batch(core, &batch, &mut buffer);
             state = self.state.lock();
-            state.spare.push(buffer);
+            if buffer.capacity() <= super::log::RECORD_BUFFER_KEPT {
+                state.spare.push(buffer); // a large commit's buffer is not kept
+            }
             match &result {
                 Ok(()) => {
                     let durable = state.landed(newest);
