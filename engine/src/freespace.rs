@@ -40,7 +40,10 @@
 
 use crate::error::{Error, Result};
 use crate::page::{PhysId, TxnId, read_u32, read_u64};
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use crate::runcache::{FreePages, RunsCache};
+#[cfg(test)]
+use std::collections::BTreeSet;
+use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 
 /// The bit that marks a `pending` entry held until the commit log's next checkpoint:
@@ -69,7 +72,7 @@ pub struct FreeSpace {
     /// Whether the commit record of the opened meta has been read.
     pub loaded: bool,
     /// Physical pages reusable now.
-    pub free: BTreeSet<u64>,
+    pub free: FreePages,
     /// Physical pages freed by a transaction, waiting for readers and a sync.
     pub pending: VecDeque<(TxnId, Vec<u64>)>,
     /// Free logical ids.
@@ -92,6 +95,8 @@ pub struct FreeSpace {
     /// 20000 3000 full` with a 512-page log). A `BTreeSet` instead saved less: the
     /// record's merge then iterates it.
     waiting: Vec<u64>,
+    /// The record's runs, encoded a bucket of pages at a time (`runcache.rs`).
+    cache: RunsCache,
 }
 
 impl FreeSpace {
@@ -114,12 +119,14 @@ impl FreeSpace {
         }
         if promoted.len() <= FEW_PAGES {
             for page in promoted {
+                self.free.touched.page(page);
                 if let Ok(at) = self.waiting.binary_search(&page) {
                     self.waiting.remove(at);
                 }
             }
         } else {
             promoted.sort_unstable();
+            promoted.iter().for_each(|&page| self.free.touched.page(page));
             remove_ascending(&mut self.waiting, &promoted);
         }
     }
@@ -127,6 +134,7 @@ impl FreeSpace {
     /// Pages freed by transaction `txn`, pending until readers and a sync allow.
     pub fn push_pending(&mut self, txn: TxnId, mut pages: Vec<u64>) {
         pages.sort_unstable();
+        pages.iter().for_each(|&page| self.free.touched.page(page));
         if pages.len() <= FEW_PAGES {
             for &page in &pages {
                 let at = self.waiting.partition_point(|&other| other < page);
@@ -139,14 +147,28 @@ impl FreeSpace {
     }
 
     /// Every pending page, ascending.
+    #[cfg(test)]
     pub fn waiting(&self) -> &[u64] {
         &self.waiting
+    }
+
+    /// The stream of the commit record that lists the free and pending pages, `now`
+    /// (pages this commit frees: ascending, in neither), the free logical ids and
+    /// `unsynced`: [`encode_record_of`] of them, the unchanged buckets of pages copied
+    /// from the last record's (`runcache.rs`).
+    pub fn encode_record(&mut self, now: &[u64], logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
+        let pages = self.free.len() + self.waiting.len() + now.len();
+        let mut runs = Runs::new(64 + 3 * pages + 3 * logical.len() + 7 * unsynced.len());
+        let (free, touched) = self.free.parts();
+        self.cache.encode(free, &self.waiting, now, touched, &mut runs);
+        runs.finish(logical, unsynced)
     }
 
     /// Takes `page` out of `pending` (mutant `compact_trim_pending` only).
     pub fn forget_pending(&mut self, page: u64) {
         self.pending.iter_mut().for_each(|(_, pages)| pages.retain(|&other| other != page));
         self.waiting.retain(|&other| other != page);
+        self.free.touched.page(page);
     }
 
     /// Pages freed by logged commit `txn`: those written before the log's epoch began
@@ -315,6 +337,7 @@ pub fn encode_record(free: impl Iterator<Item = u64>, logical: &[u64], unsynced:
 /// index instead of by nested merge iterators, which took 28.7 k of a one-key
 /// commit's 132 k instructions (`commit_probe 20000 3000 full`, 512-page log; 122 k
 /// a commit merged by index).
+#[cfg(test)]
 pub fn encode_record_of(
     free: &BTreeSet<u64>,
     waiting: &[u64],
@@ -329,6 +352,7 @@ pub fn encode_record_of(
 }
 
 /// The two ascending, disjoint lists merged.
+#[cfg(test)]
 fn merge_slices(left: &[u64], right: &[u64]) -> Vec<u64> {
     let mut merged = Vec::with_capacity(left.len() + right.len());
     merge_each(left.iter().copied(), right, |value| merged.push(value));
@@ -337,6 +361,7 @@ fn merge_slices(left: &[u64], right: &[u64]) -> Vec<u64> {
 
 /// Calls `visit` with the values of `left` and `right` (each ascending, the two
 /// disjoint) in ascending order.
+#[cfg(test)]
 fn merge_each(left: impl Iterator<Item = u64>, right: &[u64], mut visit: impl FnMut(u64)) {
     let mut at = 0;
     for value in left {
@@ -353,7 +378,7 @@ fn merge_each(left: impl Iterator<Item = u64>, right: &[u64], mut visit: impl Fn
 
 /// The free pages of a record being encoded, as runs: `first..end` is the run being
 /// extended (empty at first), whose number is written in front once known.
-struct Runs {
+pub(crate) struct Runs {
     out: Vec<u8>,
     count: u64,
     first: u64,
@@ -363,7 +388,7 @@ struct Runs {
 }
 
 impl Runs {
-    fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         let mut out = Vec::with_capacity(capacity);
         // The number of runs comes first but is known last: room for it is kept in front.
         out.resize(MAX_VARINT, 0);
@@ -371,6 +396,7 @@ impl Runs {
     }
 
     /// Adds the next page (ascending, distinct).
+    #[cfg(any(test, feature = "testing"))]
     #[inline]
     fn push(&mut self, page: u64) {
         if page == self.end {
@@ -379,6 +405,40 @@ impl Runs {
         }
         self.close();
         (self.first, self.end) = (page, page + 1);
+    }
+
+    /// Adds the run `start..end` (after every page and run added so far; it extends the
+    /// run being built when it starts where that one ends).
+    #[inline]
+    pub(crate) fn push_run(&mut self, start: u64, end: u64) {
+        if start == self.end {
+            self.end = end;
+            return;
+        }
+        self.close();
+        (self.first, self.end) = (start, end);
+    }
+
+    /// Appends `count` runs already encoded (`bytes`, the first gap counted from the end
+    /// of the run being built, which is closed first), the last ending at `end`.
+    pub(crate) fn append_encoded(&mut self, bytes: &[u8], count: u64, end: u64) {
+        self.close();
+        self.out.extend_from_slice(bytes);
+        self.count += count;
+        (self.first, self.end, self.written_end) = (end, end, end);
+    }
+
+    /// Counts the next gap from `end`, as if a run had ended there.
+    pub(crate) fn restart_at(&mut self, end: u64) {
+        (self.first, self.end, self.written_end) = (end, end, end);
+    }
+
+    /// The runs encoded so far (the run being built closed), without the room for
+    /// their number; their number and the end of the last.
+    pub(crate) fn into_closed(mut self) -> (Vec<u8>, u64, u64) {
+        self.close();
+        self.out.drain(..MAX_VARINT);
+        (self.out, self.count, self.written_end)
     }
 
     fn close(&mut self) {
@@ -391,7 +451,7 @@ impl Runs {
     }
 
     /// The stream: the runs, then the other two lists.
-    fn finish(mut self, logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
+    pub(crate) fn finish(mut self, logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
         self.close();
         let mut count = [0u8; MAX_VARINT];
         let length = put_varint_into(&mut count, self.count);

@@ -30,6 +30,7 @@ mod meta;
 mod open;
 mod options;
 pub mod page;
+mod runcache;
 // The bookkeeping sizes and `Pool::page_size` are read only by the engine's bench
 // (through `testing`).
 #[cfg_attr(not(feature = "testing"), allow(dead_code))]

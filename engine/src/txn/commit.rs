@@ -22,7 +22,7 @@
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::freespace::{RECORD_BODY, Record, encode_record_of, record_page_body};
+use crate::freespace::{RECORD_BODY, Record, record_page_body};
 use crate::meta::{Durability, Meta};
 use crate::page::{self, PageId, PageKind, PhysId, TxnId};
 use crate::pool::WriteGuard;
@@ -290,10 +290,7 @@ impl WriteTxn<'_> {
                 unsynced.retain(|(page, _)| *page != phys.0);
                 pages.push(phys);
             }
-            let stream = {
-                let free = self.core.free.lock();
-                encode_record_of(&free.free, free.waiting(), &freed_now, &logical, &unsynced)
-            };
+            let stream = self.core.free.lock().encode_record(&freed_now, &logical, &unsynced);
             wanted = stream.len().div_ceil(per_page).max(1);
             if pages.len() >= wanted {
                 self.fill_record_pages(state, &pages, &stream)?;
