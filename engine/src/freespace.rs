@@ -32,7 +32,8 @@
 //! `n_unsynced, n_unsynced × gap`, both lists ascending, each value `gap` after the
 //! previous one (the first after 0). Scattered free pages cost 2–4 bytes each instead
 //! of 16, which matters once a workload has freed pages all over the file: every
-//! commit writes the whole record.
+//! commit writes the whole record (encoding again only the buckets of pages that changed
+//! since the last one: `runcache.rs`).
 //! Persisting the record allocates pages for it, which changes the stream by a few
 //! bytes a page (a run shortened or gone, one unsynced entry more), far less than a
 //! page holds, so allocating until the stream fits ends after a round or two (see
