@@ -42,8 +42,6 @@
 use crate::error::{Error, Result};
 use crate::page::{PhysId, TxnId, read_u32, read_u64};
 use crate::runcache::{FreePages, RunsCache};
-#[cfg(test)]
-use std::collections::BTreeSet;
 use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 
@@ -155,8 +153,8 @@ impl FreeSpace {
 
     /// The stream of the commit record that lists the free and pending pages, `now`
     /// (pages this commit frees: ascending, in neither), the free logical ids and
-    /// `unsynced`: [`encode_record_of`] of them, the unchanged buckets of pages copied
-    /// from the last record's (`runcache.rs`).
+    /// `unsynced`: [`encode_record`] of them, the unchanged buckets of pages copied from
+    /// the last record's (`runcache.rs`).
     pub fn encode_record(&mut self, now: &[u64], logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
         let pages = self.free.len() + self.waiting.len() + now.len();
         let mut runs = Runs::new(64 + 3 * pages + 3 * logical.len() + 7 * unsynced.len());
@@ -331,50 +329,6 @@ pub fn encode_record(free: impl Iterator<Item = u64>, logical: &[u64], unsynced:
     let mut runs = Runs::new(64 + 3 * free.size_hint().0 + 3 * logical.len() + 7 * unsynced.len());
     free.for_each(|page| runs.push(page));
     runs.finish(logical, unsynced)
-}
-
-/// [`encode_record`] of the free pages `free`, `waiting` and `now` together (each
-/// ascending, the three disjoint: a commit's free, pending and freed pages), merged by
-/// index instead of by nested merge iterators, which took 28.7 k of a one-key
-/// commit's 132 k instructions (`commit_probe 20000 3000 full`, 512-page log; 122 k
-/// a commit merged by index).
-#[cfg(test)]
-pub fn encode_record_of(
-    free: &BTreeSet<u64>,
-    waiting: &[u64],
-    now: &[u64],
-    logical: &[u64],
-    unsynced: &[(u64, u32)],
-) -> Vec<u8> {
-    let pending = merge_slices(waiting, now);
-    let mut runs = Runs::new(64 + 3 * (free.len() + pending.len()) + 3 * logical.len() + 7 * unsynced.len());
-    merge_each(free.iter().copied(), &pending, |page| runs.push(page));
-    runs.finish(logical, unsynced)
-}
-
-/// The two ascending, disjoint lists merged.
-#[cfg(test)]
-fn merge_slices(left: &[u64], right: &[u64]) -> Vec<u64> {
-    let mut merged = Vec::with_capacity(left.len() + right.len());
-    merge_each(left.iter().copied(), right, |value| merged.push(value));
-    merged
-}
-
-/// Calls `visit` with the values of `left` and `right` (each ascending, the two
-/// disjoint) in ascending order.
-#[cfg(test)]
-fn merge_each(left: impl Iterator<Item = u64>, right: &[u64], mut visit: impl FnMut(u64)) {
-    let mut at = 0;
-    for value in left {
-        while let Some(&other) = right.get(at)
-            && other < value
-        {
-            visit(other);
-            at += 1;
-        }
-        visit(value);
-    }
-    right[at..].iter().for_each(|&value| visit(value));
 }
 
 /// The free pages of a record being encoded, as runs: `first..end` is the run being
@@ -620,9 +574,6 @@ mod tests {
             let logical = vec![9, 4];
             let unsynced = vec![(7, 1), (3, u32::MAX)];
             let stream = encode_record(merged, &logical, &unsynced);
-            let set: BTreeSet<u64> = free.iter().copied().collect();
-            let by_index = encode_record_of(&set, pending, now, &logical, &unsynced);
-            assert_eq!(by_index, stream, "seed {seed} round {round}: merged by index");
             let mut union: Vec<u64> = sources.concat();
             union.sort_unstable();
             let decoded = Record::decode(&stream, PhysId(1), page + 1).unwrap();

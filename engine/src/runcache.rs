@@ -245,7 +245,7 @@ impl Extend<u64> for FreePages {
 
 #[cfg(test)]
 mod tests {
-    use crate::freespace::{FreeSpace, encode_record_of};
+    use crate::freespace::{FreeSpace, encode_record, merge_ascending};
     use crate::page::TxnId;
     use std::collections::BTreeSet;
 
@@ -299,7 +299,9 @@ mod tests {
                 }
                 let now: Vec<u64> = now.into_iter().collect();
                 let (logical, unsynced) = (vec![4, 9], vec![(3, 7)]);
-                let expected = encode_record_of(&space.free, space.waiting(), &now, &logical, &unsynced);
+                let pending = merge_ascending(space.waiting().iter().copied(), now.iter().copied());
+                let every_page = merge_ascending(space.free.iter().copied(), pending);
+                let expected = encode_record(every_page, &logical, &unsynced);
                 let cached = space.encode_record(&now, &logical, &unsynced);
                 assert_eq!(cached, expected, "seed {seed} round {round} step {step}");
             }
