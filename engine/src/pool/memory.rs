@@ -279,9 +279,9 @@ pub(super) mod tests {
     }
 
     /// Field `field` (e.g. `"VmFlags"`, `"Rss"`) of the mapping that starts at `start`,
-    /// from `/proc/self/smaps` (also the toucher's tests).
+    /// from `/proc/self/smaps`.
     #[cfg(target_os = "linux")]
-    pub(in crate::pool) fn smaps_field(start: usize, field: &str) -> String {
+    fn smaps_field(start: usize, field: &str) -> String {
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
         let mut lines = smaps.lines().skip_while(|line| {
             let range = line.split_whitespace().next().unwrap_or("");

@@ -148,10 +148,22 @@ mod tests {
     use crate::pool::memory::FrameMemory;
     use std::time::{Duration, Instant};
 
-    /// Resident bytes of the mapping that starts at `start`.
+    /// Bytes of frames the test maps.
+    const POOL_BYTES: usize = 128 << 20;
+
+    /// Bytes of the test's mapping of [`POOL_BYTES`] from `start` that are resident,
+    /// counted page by page with `mincore`: the `Rss` of the mapping in
+    /// `/proc/self/smaps` would count another test's pool too when the kernel merges
+    /// the two adjacent mappings into one (seen once in a parallel test run).
     fn resident(start: usize) -> usize {
-        let rss = crate::pool::memory::tests::smaps_field(start, "Rss");
-        rss.trim_end_matches("kB").trim().parse::<usize>().unwrap() << 10
+        const PAGE: usize = 4096;
+        let mut pages = vec![0u8; POOL_BYTES / PAGE];
+        // SAFETY: `start` is the page-aligned start of the test's live mapping of
+        // `POOL_BYTES` bytes (`FrameMemory` keeps it mapped until the test ends), and
+        // `pages` has one byte for each of its 4 KiB pages, as `mincore` writes.
+        let rc = unsafe { libc::mincore(start as *mut libc::c_void, POOL_BYTES, pages.as_mut_ptr()) };
+        assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+        pages.iter().filter(|&&page| page & 1 == 1).count() * PAGE
     }
 
     /// Waits (up to a minute: a liveness bound, not a speed check) until `done`.
@@ -167,7 +179,7 @@ mod tests {
     #[test]
     fn the_toucher_backs_the_pool_ahead_of_the_frames_taken_and_no_further() {
         // 128 MiB of frames; nothing touched by this test but through the toucher.
-        let mut memory = FrameMemory::new(8192, 16384, true).unwrap();
+        let mut memory = FrameMemory::new(8192, POOL_BYTES / 8192, true).unwrap();
         let frames = memory.cut(8192);
         let start = frames[0].as_ptr().addr();
         let toucher = Toucher::new(memory.mapping());
