@@ -142,7 +142,7 @@ impl Database {
             published: crate::readers::Published::new(&meta),
             readers: crate::readers::Readers::default(),
             free: Mutex::new(FreeSpace::default()),
-            writer: Mutex::new(()),
+            writer: std::sync::Mutex::new(()),
             poisoned: AtomicBool::new(false),
             result_sets: ResultSetPool::new(options.result_set_pool, options.result_set_max_bytes),
             mmap: options.mmap_reads.then(|| Mutex::new(None)),
@@ -192,13 +192,13 @@ impl Database {
     /// Starts the write transaction, waiting for the current writer to finish.
     pub fn begin_write(&self) -> Result<WriteTxn<'_>> {
         self.core.check_writable()?;
-        WriteTxn::begin(&self.core, self.core.writer.lock())
+        WriteTxn::begin(&self.core, self.core.lock_writer())
     }
 
     /// Starts the write transaction if no other writer is active.
     pub fn try_begin_write(&self) -> Result<Option<WriteTxn<'_>>> {
         self.core.check_writable()?;
-        match self.core.writer.try_lock() {
+        match self.core.try_lock_writer() {
             Some(guard) => WriteTxn::begin(&self.core, guard).map(Some),
             None => Ok(None),
         }
@@ -272,7 +272,7 @@ impl Database {
                 break;
             }
         }
-        let writer = self.core.writer.lock();
+        let writer = self.core.lock_writer();
         if self.core.published_is_durable() {
             self.core.poison_on_io(self.core.mirror_meta())?;
         }

@@ -63,7 +63,7 @@ pub(crate) fn compact_step(core: &Core, budget: u64) -> Result<CompactStep> {
 fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
     core.check_writable()?;
     let before = core.file_len()?;
-    let txn = WriteTxn::begin(core, core.writer.lock())?;
+    let txn = WriteTxn::begin(core, core.lock_writer())?;
     let log_holds = core.log.lock().offset > 0;
     let relocated = txn.relocate_tail(budget)?;
     let trims = txn.trims_tail();
@@ -74,7 +74,7 @@ fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
     } else {
         drop(txn);
     }
-    let _writer = core.writer.lock();
+    let _writer = core.lock_writer();
     let idle = !commits;
     // A step with nothing left to move makes both slots agree, so the cut below reaches
     // the newest end (the older slot may name the pages earlier steps freed).

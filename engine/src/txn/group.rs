@@ -5,8 +5,10 @@
 //! writer lock, writes its pages in place and publishes, then releases the writer lock
 //! and waits here until its record is durable. A waiter that finds records queued and
 //! fewer than [`IN_FLIGHT`] appends running becomes a *leader*: it takes every queued
-//! record (they are contiguous in the log), writes them with one `write_durable` and
-//! wakes the others. Meanwhile the next writers build their transactions on the
+//! record (they are contiguous in the log), writes them with one `write_durable`, and
+//! wakes the waiters it made durable and, if records are queued that may go now, one
+//! waiter to lead them: not every waiter, which would cost each a context switch for
+//! nothing (`group_probe 1000000 4 5`: 0.80 → 0.74 appends a commit). Meanwhile the next writers build their transactions on the
 //! published snapshot, and their records join the next append, which may start before
 //! the one ahead of it has returned: on this machine kind two durable 4 KiB writes in
 //! flight complete at 14.3 k/s against 7.4 k/s one at a time (the device's flush is a
@@ -40,8 +42,9 @@
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::page::TxnId;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Mutex, MutexGuard};
 use std::collections::VecDeque;
+use std::thread::Thread;
 
 /// Most appends in flight at once.
 const IN_FLIGHT: usize = 2;
@@ -74,6 +77,17 @@ struct State {
     failed: bool,
     /// Buffers that batches were built in, for the next ones (at most [`IN_FLIGHT`]).
     spare: Vec<Vec<u8>>,
+    /// Threads parked until an append lands: what each waits for.
+    parked: Vec<(Awaits, Thread)>,
+}
+
+/// What a parked thread waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Awaits {
+    /// Commit `TxnId` durable (or a turn to lead).
+    Commit(TxnId),
+    /// No append in flight ([`GroupCommit::drain`]).
+    Drained,
 }
 
 impl State {
@@ -110,13 +124,49 @@ impl State {
         }
         self.durable_txn
     }
+
+    /// Parks the calling thread until [`State::wake`] (or a spurious wake-up) with the
+    /// state unlocked; returns the state locked again, the thread no longer listed.
+    fn park<'a>(mut state: MutexGuard<'a, State>, awaits: Awaits, lock: &'a Mutex<State>) -> MutexGuard<'a, State> {
+        let me = std::thread::current();
+        let id = me.id();
+        state.parked.push((awaits, me));
+        drop(state);
+        std::thread::park();
+        let mut state = lock.lock();
+        state.parked.retain(|(_, thread)| thread.id() != id);
+        state
+    }
+
+    /// After an append returned: wakes the threads whose commit is now durable (all
+    /// of them if it failed), the drain once nothing is in flight, and one other
+    /// waiter to write the queued records if it may. Waking only those, not every
+    /// waiter, saves the others a context switch each.
+    fn wake(&mut self) {
+        let (durable, failed, drained) = (self.durable_txn, self.failed, self.in_flight.is_empty());
+        self.parked.retain(|(awaits, thread)| {
+            let ready = failed
+                || match awaits {
+                    Awaits::Commit(txn) => *txn <= durable,
+                    Awaits::Drained => drained,
+                };
+            if ready {
+                thread.unpark();
+            }
+            !ready
+        });
+        if self.may_lead()
+            && let Some((_, thread)) = self.parked.iter().find(|(awaits, _)| matches!(awaits, Awaits::Commit(_)))
+        {
+            thread.unpark();
+        }
+    }
 }
 
 /// The queue of logged commits waiting for their append (under `Core::group`).
 #[derive(Default)]
 pub struct GroupCommit {
     state: Mutex<State>,
-    done: Condvar,
 }
 
 fn failed() -> Error {
@@ -144,7 +194,7 @@ impl GroupCommit {
                 return Err(failed());
             }
             if !state.may_lead() {
-                self.done.wait(&mut state);
+                state = State::park(state, Awaits::Commit(txn), &self.state);
                 continue;
             }
             let batch = state.take_batch();
@@ -169,7 +219,7 @@ impl GroupCommit {
                     core.poisoned.store(true, std::sync::atomic::Ordering::Release);
                 }
             }
-            self.done.notify_all();
+            state.wake();
             result?;
         }
     }
@@ -183,7 +233,7 @@ impl GroupCommit {
         }
         let mut state = self.state.lock();
         while !state.in_flight.is_empty() && !state.failed {
-            self.done.wait(&mut state);
+            state = State::park(state, Awaits::Drained, &self.state);
         }
         if state.failed { Err(failed()) } else { Ok(()) }
     }

@@ -23,10 +23,10 @@ use crate::meta::Meta;
 use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
 use crate::pool::{IdHasher, WriteGuard};
 use crate::resultset::ResultSet;
-use parking_lot::MutexGuard;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
+use std::sync::MutexGuard;
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
