@@ -6,7 +6,8 @@
 //! space a commit record must then carry is large); with `update`, each commit replaces
 //! the value of a random existing key with a longer one (T1's update) instead.
 //!
-//! `QUIRE_LOG_PAGES=2048` puts a commit log of that many pages beside the file.
+//! `QUIRE_LOG_PAGES=2048` puts a commit log of that many pages beside the file;
+//! `QUIRE_POOL_MIB=1024` sets the buffer pool (64 MiB, the default, otherwise).
 //!
 //! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed|update]`
 
@@ -29,11 +30,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("probe.quire");
     let log_pages: u64 = std::env::var("QUIRE_LOG_PAGES").map_or(Ok(0), |v| v.parse())?;
-    let db = Database::create(&path, Database::builder().commit_log_pages(log_pages).into_options())?;
+    let pool_mib: usize = std::env::var("QUIRE_POOL_MIB").map_or(Ok(64), |v| v.parse())?;
+    let options = Database::builder().commit_log_pages(log_pages).cache_bytes(pool_mib << 20).into_options();
+    let db = Database::create(&path, options)?;
     let value = [5u8; 150];
     let txn = db.begin_write()?;
     let mut keys: Vec<[u8; 24]> = (0..n).map(|_| key(&mut rng)).collect();
-    keys.sort_unstable();
+    if std::env::var_os("QUIRE_UNSORTED").is_none() {
+        keys.sort_unstable();
+    }
     BTree::create(&txn, "kv")?.insert_batch(keys.iter().map(|k| (*k, value)))?;
     txn.commit(Durability::Full)?;
     let (update, longer) = (args.get(4).is_some_and(|arg| arg == "update"), [6u8; 170]);

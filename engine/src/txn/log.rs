@@ -8,7 +8,7 @@
 //! (`delta.rs`) — and made durable: the commit is acknowledged after this alone; (2)
 //! left in the pool and written in place later without a sync (`writeback.rs`). The
 //! meta pages are not written. A *checkpoint* (when the region is full, or the pages
-//! held for it reach the region's size) writes those pages back, syncs the file and writes the newest meta as `Full` in the other slot: the log is then
+//! held for it reach the region's size or a sixteenth of the file's) writes those pages back, syncs the file and writes the newest meta as `Full` in the other slot: the log is then
 //! empty. Opening replays the records that extend the chosen meta, writes their pages in
 //! place, syncs and writes a `Full` meta (a read-only open serves them from memory
 //! instead): recovery reads at most one region.

@@ -413,3 +413,49 @@ fn logged_commits_leave_their_pages_in_the_pool_until_a_checkpoint_writes_them_b
         assert_matches(&db.begin_read().unwrap(), &model);
     }
 }
+
+#[test]
+fn an_epoch_holds_up_to_a_sixteenth_of_a_large_file_before_its_checkpoint() {
+    // Proves the checkpoint policy: the pages of the epoch's state that logged commits
+    // free are held until a checkpoint, which comes when they reach the region's size
+    // in pages or a sixteenth of the file's, whichever is more. Each commit here frees
+    // two such pages with a one-block record: a small file checkpoints on its held
+    // pages, with the region half full; a large one holds more, until the region is.
+    // Every commit, a checkpoint and more commits past it, survives a power cut.
+    const REGION: u64 = 128;
+    const ROUNDS: usize = 150;
+    let options = Database::builder().page_size(4096).cache_bytes(64 * 4096).commit_log_pages(REGION).into_options();
+    for (pages, expected) in [(400u64, 55..=66), (6000, 115..=128)] {
+        let storage = Arc::new(FaultyStorage::new(Vec::new(), None));
+        let db = Database::with_storage(storage.clone(), options.clone(), "held").unwrap();
+        let ids = committed_pages(&db, pages);
+        let mut first = None;
+        for round in 0..ROUNDS {
+            let before = db.stats().syncs;
+            let txn = db.begin_write().unwrap();
+            for id in &ids[2 * round..2 * round + 2] {
+                txn.page_mut(*id).unwrap()[..8].copy_from_slice(&(1000 + round as u64).to_le_bytes());
+            }
+            txn.commit(Durability::Checksummed).unwrap();
+            if db.stats().syncs - before > 1 && first.is_none() {
+                first = Some(round as u64);
+            }
+        }
+        let first = first.expect("a checkpoint");
+        assert!(
+            expected.contains(&first),
+            "{pages} pages: the first checkpoint at commit {first}, expected {expected:?}"
+        );
+        let image = storage.crash_image(CrashMode::DropUnsynced);
+        drop(db);
+        let db = Database::open_storage(Arc::new(MemStorage::from_bytes(image)), options.clone(), "cut").unwrap();
+        assert!(check(&db).unwrap().is_clean());
+        let read = db.begin_read().unwrap();
+        for (index, id) in ids.iter().enumerate() {
+            let page = read.page(*id).unwrap();
+            let head = u64::from_le_bytes(page[..8].try_into().unwrap());
+            let want = if index < 2 * ROUNDS { 1000 + index as u64 / 2 } else { index as u64 };
+            assert_eq!(head, want, "{pages} pages: page {index} after the power cut");
+        }
+    }
+}
