@@ -87,7 +87,9 @@ fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
 }
 
 /// After a commit: with [`crate::Options::auto_compact_percent`] set, one step of
-/// [`AUTO_BUDGET`] pages when more of the file is free than that share, or when the
+/// [`AUTO_BUDGET`] pages when more of the file is free than that share (pages held for
+/// the log's checkpoint, up to a sixteenth of the file, do not count: no step can use
+/// them before it), or when the
 /// file reaches that share (and a megabyte of growth room) past its last page in use.
 /// Unlike an explicit step it does not end the commit log's epoch when it has nothing
 /// else to do: it runs after every commit while the file is mostly free, and the log is
@@ -99,7 +101,10 @@ pub(crate) fn auto_compact(core: &Core) {
     let Some(percent) = core.auto_compact_percent else { return };
     let share = |pages: u64| pages * u64::from(percent) / 100;
     let pages = core.published.load().page_count;
-    let free = core.free.lock().free_and_pending() as u64;
+    let free = {
+        let space = core.free.lock();
+        (space.free_and_pending() - space.held()) as u64
+    };
     let file_pages = core.file_len.load(std::sync::atomic::Ordering::Acquire) / core.page_size as u64;
     let room = (1 << 20) / core.page_size as u64;
     if free > share(pages) || file_pages > pages + share(pages) + room {
