@@ -89,8 +89,8 @@ fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
 /// After a commit: with [`crate::Options::auto_compact_percent`] set, one step of
 /// [`AUTO_BUDGET`] pages when more of the file is free than that share (pages held for
 /// the log's checkpoint, up to a sixteenth of the file, do not count: no step can use
-/// them before it), or when the
-/// file reaches that share (and a megabyte of growth room) past its last page in use.
+/// them before it), or when the file reaches that share (and a megabyte of growth
+/// room) past its last page in use.
 /// Unlike an explicit step it does not end the commit log's epoch when it has nothing
 /// else to do: it runs after every commit while the file is mostly free, and the log is
 /// there so that commits do not sync in place. The step's errors are not the commit's
