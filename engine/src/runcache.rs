@@ -261,7 +261,6 @@ mod tests {
         // one, in runs, many at once), the record built from the cached buckets is the
         // same stream as the one built from every page, with the pages a commit frees.
         let seed = quiredb_test_support::random_seed();
-        println!("seed {seed}");
         let mut rng = quiredb_test_support::Rng::new(seed);
         for round in 0..20 {
             let universe = 200 + rng.below(3000);
