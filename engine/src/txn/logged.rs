@@ -15,10 +15,9 @@ use crate::page::{PhysId, TxnId};
 use crate::pool::ReadGuard;
 
 /// An epoch may hold one page in this many of the file (or the region's size in pages,
-/// if that is more) before a checkpoint. The held pages cost file growth until then,
-/// and each checkpoint ~10–35 ms of write-back and syncs: with the region's 512 pages
-/// alone, a 1 M-key tree took a checkpoint every ~480 one-key commits, with a
-/// sixteenth of its 28,000 pages every ~1,000 (then the full region decides).
+/// if that is more) before a checkpoint: held pages cost file growth until then, and
+/// each checkpoint 10–35 ms, which a large file paid every ~480 one-key commits when
+/// the region's size alone was the limit (reports/WRITE-PATH.md §23).
 const HELD_SHARE: u64 = 16;
 
 /// Most pages an epoch holds before a checkpoint (see [`HELD_SHARE`]).
