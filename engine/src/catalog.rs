@@ -83,7 +83,7 @@ impl CatalogEntry {
 }
 
 /// The loaded catalog and the pages that hold it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, CatalogEntry>,
     pages: Vec<PageId>,
@@ -155,7 +155,9 @@ impl Catalog {
     }
 
     /// Writes the catalog back through the write transaction; returns the root page.
-    pub fn store(&self, txn: &WriteTxn<'_>) -> Result<PageId> {
+    /// The pages holding it are remembered (the writer keeps the catalog for the next
+    /// transactions: `Core::writer_catalog`).
+    pub fn store(&mut self, txn: &WriteTxn<'_>) -> Result<PageId> {
         let stream = self.serialise();
         let per_page = txn.payload_size() - BODY;
         let needed = stream.len().div_ceil(per_page).max(1);
@@ -175,7 +177,8 @@ impl Catalog {
             page[8..12].copy_from_slice(&(chunk.len() as u32).to_le_bytes());
             page[BODY..BODY + chunk.len()].copy_from_slice(chunk);
         }
-        Ok(pages[0])
+        self.pages = pages;
+        Ok(self.pages[0])
     }
 
     /// The entry named `name`.

@@ -69,6 +69,10 @@ pub struct Core {
     pub log: Mutex<crate::txn::LogState>,
     /// Logged commits waiting for a shared append ([`crate::Options::group_commit`]).
     pub group: crate::txn::GroupCommit,
+    /// The catalog as the last commit that read or changed it left it, and its root:
+    /// the next write transaction starts from it instead of reading and parsing the
+    /// catalog's pages again (`WriteTxn::load_catalog`).
+    pub writer_catalog: Mutex<Option<(crate::page::PageId, Arc<crate::catalog::Catalog>)>>,
     /// Whether logged commits share appends.
     pub group_commit: bool,
     /// Free share of the file, in percent, above which a commit runs one compaction

@@ -150,6 +150,7 @@ impl Database {
             log_wanted: options.commit_log_pages,
             auto_compact_percent: options.auto_compact_percent,
             group: crate::txn::GroupCommit::default(),
+            writer_catalog: Mutex::new(None),
             group_commit: options.group_commit,
             spill_threshold: frames * options.dirty_limit_percent as usize / 100,
             path: name.to_owned(),

@@ -69,25 +69,34 @@ struct Bucket {
 }
 
 impl Bucket {
-    /// The bucket of the ascending, distinct `pages` (none when they are empty).
+    /// The bucket of the ascending, distinct `pages` (none when they are empty), in one
+    /// pass: a run is encoded once the one after it shows it is not the last.
     fn of(pages: impl Iterator<Item = u64>) -> Option<Bucket> {
-        let mut runs: Vec<(u64, u64)> = Vec::new();
-        for page in pages {
-            match runs.last_mut() {
-                Some((_, end)) if *end == page => *end += 1,
-                _ => runs.push((page, page + 1)),
+        let mut pages = pages.peekable();
+        let mut runs = std::iter::from_fn(|| {
+            let start = pages.next()?;
+            let mut end = start + 1;
+            while pages.next_if_eq(&end).is_some() {
+                end += 1;
             }
+            Some((start, end))
+        });
+        let first = runs.next()?;
+        let (mut last, mut middle) = (first, None::<Runs>);
+        for run in runs {
+            if last != first {
+                let encoder = middle.get_or_insert_with(|| {
+                    let mut encoder = Runs::new(2 * BUCKET_PAGES as usize);
+                    encoder.restart_at(first.1);
+                    encoder
+                });
+                encoder.push_run(last.0, last.1);
+            }
+            last = run;
         }
-        let (&first, &last) = (runs.first()?, runs.last()?);
         let mut bucket = Bucket { first, last, middle_end: first.1, ..Bucket::default() };
-        if runs.len() > 2 {
-            let mut encoder = Runs::new(0);
-            encoder.restart_at(first.1);
-            for &(start, end) in &runs[1..runs.len() - 1] {
-                encoder.push_run(start, end);
-            }
-            let (bytes, count, end) = encoder.into_closed();
-            (bucket.middle, bucket.middle_runs, bucket.middle_end) = (bytes, count, end);
+        if let Some(encoder) = middle {
+            (bucket.middle, bucket.middle_runs, bucket.middle_end) = encoder.into_closed();
         }
         Some(bucket)
     }

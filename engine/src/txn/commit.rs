@@ -26,6 +26,7 @@ use crate::freespace::{RECORD_BODY, Record, record_page_body};
 use crate::meta::{Durability, Meta};
 use crate::page::{self, PageId, PageKind, PhysId, TxnId};
 use crate::pool::WriteGuard;
+use std::sync::Arc;
 
 /// Largest number of unsynced pages a commit may leave to verify at open; beyond it the
 /// commit is made the `Full` way (two syncs, nothing to verify). Every commit record
@@ -217,8 +218,8 @@ impl WriteTxn<'_> {
         if !self.state.borrow().catalog_dirty {
             return Ok(());
         }
-        let catalog = self.state.borrow_mut().catalog.take().expect("a dirty catalog is loaded");
-        let root = catalog.store(self)?;
+        let mut catalog = self.state.borrow_mut().catalog.take().expect("a dirty catalog is loaded");
+        let root = Arc::make_mut(&mut catalog).store(self)?;
         let state = &mut *self.state.borrow_mut();
         state.meta.catalog_root = root;
         state.catalog = Some(catalog);
@@ -252,14 +253,21 @@ impl WriteTxn<'_> {
             if cfg!(quire_mutant = "compact_trim_pending") {
                 // mutant: pages still pending (old snapshots read them) are trimmed too
                 let last = state.meta.page_count - 1;
-                if free.pending.iter().any(|(_, pages)| pages.contains(&last)) {
+                if free.pending_pages().any(|page| page == last) {
                     free.forget_pending(last);
                     state.meta.page_count -= 1;
                 }
             }
         }
         let waiting_for_sync = freed_now.len()
-            + free.pending.iter().filter(|(txn, _)| *txn > last_synced).map(|(_, pages)| pages.len()).sum::<usize>();
+            + free
+                .pending
+                .iter()
+                .rev()
+                .take_while(|(txn, _)| *txn > last_synced)
+                .map(|(_, pages)| pages.len())
+                .sum::<usize>()
+            + free.held();
         let mut logical = free.logical.clone();
         logical.extend(state.logical_freed.iter().copied());
         // Pages written since the last sync that this commit makes unreachable leave the
@@ -465,6 +473,13 @@ impl WriteTxn<'_> {
         }
         self.core.published.store(&current);
         drop(shared);
+        if let Some(catalog) = state.catalog.take() {
+            let mut kept = self.core.writer_catalog.lock();
+            if kept.is_none() || !cfg!(quire_mutant = "catalog_kept_first") {
+                // mutant: a catalog this commit changed is not the next writer's
+                *kept = Some((state.meta.catalog_root, catalog));
+            }
+        }
         self.core.pool.counters.commit();
         if !state.bases.is_empty() {
             let mut log = self.core.log.lock();

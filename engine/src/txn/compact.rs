@@ -215,7 +215,7 @@ impl WriteTxn<'_> {
     /// current commit record (freed by this transaction's commit).
     fn held_back(&self) -> HashSet<u64> {
         let free = self.core.free.lock();
-        let pending = free.pending.iter().flat_map(|(_, pages)| pages.iter().copied());
+        let pending = free.pending_pages();
         pending.chain(free.record_pages.iter().copied()).collect()
     }
 

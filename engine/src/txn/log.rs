@@ -36,7 +36,7 @@
 //! checkpoint) never extends the chosen meta. A delta's base is the newest version an
 //! earlier record of the epoch wrote, else the page as the epoch's meta left it on
 //! disk: pages of that state freed since are held from reuse until the checkpoint
-//! (`FreeSpace::HELD`), and every rebuilt page must verify. Log commits happen only
+//! (`FreeSpace::end_epoch`), and every rebuilt page must verify. Log commits happen only
 //! while the meta in the synced slot was made durable by a sync that returned: a `Full`
 //! one, or a `Checksummed` one written in place (open verifies that commit's pages
 //! before it replays the records that extend it; they are intact, since the pages a

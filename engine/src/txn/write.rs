@@ -26,7 +26,7 @@ use crate::resultset::ResultSet;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
@@ -49,8 +49,9 @@ pub(super) struct WriteState {
     pub logical_taken: Vec<u64>,
     /// Logical ids freed (applied at commit).
     pub logical_freed: Vec<u64>,
-    /// The catalog, once loaded; `catalog_dirty` when it must be rewritten.
-    pub catalog: Option<Catalog>,
+    /// The catalog, once loaded (shared with `Core::writer_catalog` until changed);
+    /// `catalog_dirty` when it must be rewritten.
+    pub catalog: Option<Arc<Catalog>>,
     pub catalog_dirty: bool,
     /// Return free pages at the end of the file at commit (`compact`).
     pub trim_tail: bool,
@@ -435,17 +436,39 @@ impl<'db> WriteTxn<'db> {
         Ok(())
     }
 
+    /// Runs `edit` on this transaction's copy of the catalog (the shared one is copied
+    /// first).
     fn with_catalog<T>(&self, edit: impl FnOnce(&mut Catalog) -> Result<T>) -> Result<T> {
+        self.load_catalog()?;
+        let state = &mut *self.state.borrow_mut();
+        edit(Arc::make_mut(state.catalog.as_mut().expect("catalog loaded above")))
+    }
+
+    /// Runs `read` on the catalog.
+    fn read_catalog<T>(&self, read: impl FnOnce(&Catalog) -> T) -> Result<T> {
+        self.load_catalog()?;
+        Ok(read(self.state.borrow().catalog.as_ref().expect("catalog loaded above")))
+    }
+
+    /// Loads the catalog the first time the transaction needs it: the one the last
+    /// commit that read or changed it left (`Core::writer_catalog`), if it is at the
+    /// root this transaction's base names, else from its pages. Every commit that
+    /// changes the catalog leaves its own there, so the one kept is the base's.
+    fn load_catalog(&self) -> Result<()> {
         let (loaded, root) = {
             let state = self.state.borrow();
             (state.catalog.is_some(), state.meta.catalog_root)
         };
-        if !loaded {
-            let catalog = Catalog::load(self, root)?;
-            self.state.borrow_mut().catalog = Some(catalog);
+        if loaded {
+            return Ok(());
         }
-        let state = &mut *self.state.borrow_mut();
-        edit(state.catalog.as_mut().expect("catalog loaded above"))
+        let kept = self.core.writer_catalog.lock().as_ref().filter(|(at, _)| *at == root).map(|(_, kept)| kept.clone());
+        let catalog = match kept {
+            Some(catalog) => catalog,
+            None => Arc::new(Catalog::load(self, root)?),
+        };
+        self.state.borrow_mut().catalog = Some(catalog);
+        Ok(())
     }
 
     /// Registers a named structure. Its pages are the caller's; `root` is its entry page.
@@ -585,11 +608,11 @@ impl PageRead for WriteTxn<'_> {
     }
 
     fn catalog_entry(&self, name: &str) -> Result<Option<CatalogEntry>> {
-        self.with_catalog(|catalog| Ok(catalog.get(name).cloned()))
+        self.read_catalog(|catalog| catalog.get(name).cloned())
     }
 
     fn catalog_list(&self) -> Result<Vec<CatalogEntry>> {
-        self.with_catalog(|catalog| Ok(catalog.entries().cloned().collect()))
+        self.read_catalog(|catalog| catalog.entries().cloned().collect())
     }
 
     fn result_set(&self) -> ResultSet {
