@@ -160,7 +160,7 @@ pub struct Meta {
 fn crc_with_zeros(prefix: &[u8], len: usize) -> u32 {
     type Shift = (usize, Box<[[u32; 256]; 4]>);
     static SHIFTS: std::sync::Mutex<Vec<Shift>> = std::sync::Mutex::new(Vec::new());
-    let register = !crc32c::crc32c(prefix);
+    let register = !crate::page::crc32c(prefix);
     let mut shifts = SHIFTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let at = match shifts.iter().position(|(n, _)| *n == len) {
         Some(at) => at,
@@ -180,7 +180,7 @@ fn crc_with_zeros(prefix: &[u8], len: usize) -> u32 {
 /// The byte tables of the register's change over `len` zero bytes.
 fn zero_shift(len: usize) -> Box<[[u32; 256]; 4]> {
     let zeros = vec![0u8; len];
-    let image = |register: u32| !crc32c::crc32c_append(!register, &zeros);
+    let image = |register: u32| crate::page::crc32c_register(register, &zeros);
     let basis: Vec<u32> = (0..32).map(|bit| image(1 << bit)).collect();
     let mut table = Box::new([[0u32; 256]; 4]);
     for (lane, row) in table.iter_mut().enumerate() {
@@ -334,7 +334,7 @@ mod tests {
         for len in [0, 1, 7, 4096 - 144, 65536 - 144] {
             let mut whole = prefix.clone();
             whole.resize(prefix.len() + len, 0);
-            assert_eq!(crc_with_zeros(&prefix, len), crc32c::crc32c(&whole), "{len} zeros");
+            assert_eq!(crc_with_zeros(&prefix, len), crate::page::crc32c(&whole), "{len} zeros");
         }
     }
 
@@ -345,7 +345,7 @@ mod tests {
             let meta = Meta { txn: TxnId(9), page_count: 12, ..Meta::empty(size) };
             let mut page = vec![0xAAu8; size as usize];
             meta.encode(0, &mut page);
-            assert_eq!(read_u32(&page, 0), crc32c::crc32c(&page[4..]), "page size {size}");
+            assert_eq!(read_u32(&page, 0), crate::page::crc32c(&page[4..]), "page size {size}");
             assert_eq!(Meta::decode(0, &page).unwrap(), meta);
         }
     }

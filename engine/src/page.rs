@@ -192,9 +192,25 @@ pub struct Header {
     pub txn: TxnId,
 }
 
+/// CRC-32C (Castagnoli, the iSCSI CRC) of `bytes`: every checksum of the format.
+/// `crc-fast` folds with carry-less multiplies where the CPU has them: 146 ns for an
+/// 8 KiB page here, against 382 ns with the `crc32` instruction alone (the `crc32c`
+/// crate), and a one-key commit seals five or six pages.
+#[inline]
+pub fn crc32c(bytes: &[u8]) -> u32 {
+    crc_fast::crc32_iscsi(bytes)
+}
+
+/// The CRC-32C register (before the final inversion) after `bytes`, from `register`.
+pub fn crc32c_register(register: u32, bytes: &[u8]) -> u32 {
+    let mut digest = crc_fast::Digest::new_with_init_state(crc_fast::CrcAlgorithm::Crc32Iscsi, u64::from(register));
+    digest.update(bytes);
+    !(digest.finalize() as u32)
+}
+
 /// Checksum over everything but the checksum field.
 fn checksum(page: &[u8]) -> u32 {
-    crc32c::crc32c(&page[4..])
+    crc32c(&page[4..])
 }
 
 /// Writes the header fields and the checksum into `page`.
@@ -329,6 +345,18 @@ pub fn write_u16(bytes: &mut [u8], at: usize, value: u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checksum_is_crc32c_and_the_register_continues_it() {
+        // The format's CRC (iSCSI's check value), and the register form the meta's
+        // zero-extension is built on: the CRC of a whole is that of its parts chained.
+        assert_eq!(crc32c(b"123456789"), 0xE306_9283);
+        let bytes: Vec<u8> = (0..9000u32).map(|at| (at * 31 % 253) as u8).collect();
+        for split in [0, 1, 7, 4096, 8999, 9000] {
+            let register = crc32c_register(!0, &bytes[..split]);
+            assert_eq!(!crc32c_register(register, &bytes[split..]), crc32c(&bytes), "split at {split}");
+        }
+    }
 
     /// A structure's kind for these tests, flagged as indexing.
     const INNER: PageKind = PageKind::structure(17).indexing();

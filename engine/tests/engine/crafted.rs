@@ -80,7 +80,7 @@ fn edit_record(image: &mut [u8], edit: impl FnOnce(&mut Record)) {
     body[RECORD_BODY..RECORD_BODY + stream.len()].copy_from_slice(&stream);
     page::reseal(body);
     edit_meta(image, |meta| {
-        meta.record_crc = crc32c::crc32c(&stream);
+        meta.record_crc = quiredb_engine::page::crc32c(&stream);
         meta.record_len = stream.len() as u32;
     });
 }
