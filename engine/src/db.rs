@@ -211,9 +211,7 @@ impl Database {
         if let Some(oldest) = self.core.readers.oldest() {
             stats.oldest_reader_txn = Some(oldest.0);
             stats.oldest_reader_commits_behind = self.core.published.txn().0.saturating_sub(oldest.0);
-            let free = self.core.free.lock();
-            let held = free.pending.iter().filter(|(freed_by, _)| *freed_by > oldest);
-            stats.pages_held_by_readers = held.map(|(_, pages)| pages.len() as u64).sum();
+            stats.pages_held_by_readers = self.core.free.lock().freed_after(oldest) as u64;
         }
         stats
     }

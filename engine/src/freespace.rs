@@ -142,6 +142,15 @@ impl FreeSpace {
         }
     }
 
+    /// Pages freed by commits after `txn`, pending or held (what a reader of snapshot
+    /// `txn` keeps from reuse).
+    pub fn freed_after(&self, txn: TxnId) -> usize {
+        let after = |entries: &VecDeque<(TxnId, Vec<u64>)>| -> usize {
+            entries.iter().rev().take_while(|(freed_by, _)| *freed_by > txn).map(|(_, pages)| pages.len()).sum()
+        };
+        after(&self.pending) + after(&self.held)
+    }
+
     /// Every page freed and not yet reusable: pending or held.
     pub fn pending_pages(&self) -> impl Iterator<Item = u64> + '_ {
         self.pending.iter().chain(&self.held).flat_map(|(_, pages)| pages.iter().copied())
@@ -664,6 +673,20 @@ mod tests {
         space.promote(Some(TxnId(5)), TxnId(8));
         assert!(space.free.contains(&10), "a reader of snapshot 5 (begun before the checkpoint) does not hold it");
         assert_eq!(space.held(), 0);
+    }
+
+    #[test]
+    fn a_reader_keeps_the_pages_freed_after_its_snapshot_pending_or_held() {
+        let mut space = FreeSpace::default();
+        space.push_pending(TxnId(4), vec![20]);
+        space.free_logged(TxnId(5), vec![10, 11]); // both of the epoch's state: held
+        space.push_pending(TxnId(6), vec![12, 13, 14]);
+        assert_eq!(space.freed_after(TxnId(3)), 6);
+        assert_eq!(space.freed_after(TxnId(4)), 5, "held pages count as any freed page");
+        assert_eq!(space.freed_after(TxnId(5)), 3);
+        assert_eq!(space.freed_after(TxnId(6)), 0);
+        space.end_epoch();
+        assert_eq!(space.freed_after(TxnId(4)), 5, "and so once the checkpoint released them");
     }
 
     #[test]
