@@ -98,13 +98,12 @@ impl FreeSpace {
     /// Moves pending pages to `free` when no reader predates them and they are durable.
     pub fn promote(&mut self, oldest_reader: Option<TxnId>, last_synced: TxnId) {
         let mut promoted = Vec::new();
-        let at = 0;
-        while let Some(&(freed_by, _)) = self.pending.get(at) {
+        while let Some(&(freed_by, _)) = self.pending.front() {
             let seen_by_reader = oldest_reader.is_some_and(|oldest| oldest < freed_by);
             if seen_by_reader || freed_by > last_synced {
                 break;
             }
-            let (_, pages) = self.pending.remove(at).expect("entry exists");
+            let (_, pages) = self.pending.pop_front().expect("entry exists");
             promoted.extend_from_slice(&pages);
             self.free.extend(pages);
         }
@@ -207,22 +206,10 @@ impl FreeSpace {
         if self.held.is_empty() {
             return;
         }
-        let (mut pending, mut held) = (std::mem::take(&mut self.pending), std::mem::take(&mut self.held));
         self.held_pages = 0;
-        self.pending = VecDeque::with_capacity(pending.len() + held.len());
-        while let Some(next) = match (pending.front(), held.front()) {
-            (Some((a, _)), Some((b, _))) => {
-                if b < a {
-                    held.pop_front()
-                } else {
-                    pending.pop_front()
-                }
-            }
-            (Some(_), None) => pending.pop_front(),
-            (None, _) => held.pop_front(),
-        } {
-            self.pending.push_back(next);
-        }
+        self.pending.extend(std::mem::take(&mut self.held));
+        // Both were in commit order; a stable sort of the two runs is their merge.
+        self.pending.make_contiguous().sort_by_key(|(freed_by, _)| *freed_by);
     }
 
     /// Pages held until the log's next checkpoint.

@@ -99,7 +99,7 @@ pub(crate) fn read_record_with(
         pages.push(next);
         next = following;
     }
-    let whole = stream.len() == meta.record_len as usize && crate::page::crc32c(&stream) == meta.record_crc;
+    let whole = stream.len() == meta.record_len as usize && page::crc32c(&stream) == meta.record_crc;
     if !whole && !stale_allowed {
         return Err(Error::corrupted(
             meta.record_head,
@@ -303,7 +303,7 @@ impl WriteTxn<'_> {
             if pages.len() >= wanted {
                 self.fill_record_pages(state, &pages, &stream)?;
                 state.meta.record_head = pages[0];
-                state.meta.record_crc = crate::page::crc32c(&stream);
+                state.meta.record_crc = page::crc32c(&stream);
                 state.meta.record_len = u32::try_from(stream.len())
                     .map_err(|_| Error::corrupted(pages[0], "commit record larger than 4 GiB"))?;
                 let record_pages = pages.iter().map(|phys| phys.0).collect();

@@ -163,14 +163,14 @@ pub(crate) fn encode_at(out: &mut Vec<u8>, start: usize, epoch: TxnId, meta: &Me
     let used = out.len() - start;
     page::write_u32(&mut out[start..], 28, used as u32);
     out.resize(start + used.next_multiple_of(LOG_BLOCK), 0);
-    let crc = crate::page::crc32c(&out[start + 4..]);
+    let crc = page::crc32c(&out[start + 4..]);
     page::write_u32(&mut out[start..], 0, crc);
 }
 
 /// Makes `record` (built by [`encode`]) one of epoch `epoch`.
 pub(crate) fn set_epoch(record: &mut [u8], epoch: TxnId) {
     page::write_u64(record, 8, epoch.0);
-    let crc = crate::page::crc32c(&record[4..]);
+    let crc = page::crc32c(&record[4..]);
     page::write_u32(record, 0, crc);
 }
 
@@ -214,7 +214,7 @@ pub(crate) fn scan(storage: &dyn Storage, home: &Meta) -> Result<Vec<Replayed>> 
         }
         let mut record = vec![0u8; length as usize];
         read(storage, at, &mut record)?;
-        let whole = crate::page::crc32c(&record[4..]) == page::read_u32(&record, 0);
+        let whole = page::crc32c(&record[4..]) == page::read_u32(&record, 0);
         if !whole && !cfg!(quire_mutant = "log_no_crc") {
             break; // torn, or never written: the commit was not acknowledged
         }
@@ -441,7 +441,7 @@ mod tests {
             page::write_u64(&mut record, IDS_AT + 8 * index, *phys);
             record[(1 + index) * 4096..(2 + index) * 4096].copy_from_slice(bytes);
         }
-        let crc = crate::page::crc32c(&record[4..]);
+        let crc = page::crc32c(&record[4..]);
         page::write_u32(&mut record, 0, crc);
         record
     }
