@@ -14,7 +14,8 @@ if [ ${#mutants[@]} -eq 0 ]; then
   mutants=(commit_noop no_sync no_verify stale_record any_version log_no_crc log_no_sync log_skip_last
     checkpoint_no_sync group_no_wait compact_trim_pending log_reuse_epoch no_write_back no_overlay mmap_past_pool
     no_sigbus_handler map_fault_unseen behind_unlisted seen_any seen_kept log_epoch_unsynced stamp_early
-    published_seen_early pipeline_epoch_start pipeline_out_of_order catalog_kept_first)
+    published_seen_early pipeline_epoch_start pipeline_out_of_order catalog_kept_first rebuilt_record_low
+    rebuild_log_free)
 fi
 export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
 status=0
@@ -40,7 +41,7 @@ for mutant in "${mutants[@]}"; do
     # them only if it is given a page of another version that snapshot cannot see, and
     # the tests of whole transactions cannot arrange that; the pool's own test does.
     seen_kept) targets=("-p quiredb-engine --lib pool::") ;;
-    log_* | group_* | no_write_back | no_overlay) targets+=("-p quiredb-structures --test crash --test powercut") ;;
+    log_* | group_* | no_write_back | no_overlay | rebuil*) targets+=("-p quiredb-structures --test crash --test powercut") ;;
     # The catalog kept between write transactions is wrong only once a second
     # structure is created or one moves: the engine's catalog test and the XML store's.
     catalog_kept_first) targets+=("-p quiredb-xml --test xpath store::") ;;

@@ -16,6 +16,7 @@
 use crate::commit_record;
 use crate::db::Database;
 use crate::error::Result;
+use crate::freespace::Record;
 use crate::meta::{META_PAGES, Meta};
 use crate::page::{self, PageKind, PhysId};
 use crate::txn::ReadTxn;
@@ -134,9 +135,48 @@ impl Walk<'_> {
     }
 }
 
+/// The free space `check` accounts for, and the pages of the commit record holding it.
+struct Accounted {
+    record: Record,
+    record_pages: Vec<u64>,
+}
+
+/// The newest snapshot of `db` and its free space: the commit record its meta names; for
+/// a logged commit's meta (it names none, `txn/logged.rs`) the writer's free space,
+/// taken with the writer lock held so that it is the snapshot's; for that of a
+/// read-only open that replayed the log, rebuilt from the map (`rebuild.rs`).
+fn newest_with_free_space(db: &Database) -> Result<(crate::txn::ReadTxn<'_>, Accounted)> {
+    let txn = db.begin_read()?;
+    let meta = *txn.meta();
+    let core = txn.core();
+    let logged = meta.record_head.0 == 0 && meta.page_count > META_PAGES;
+    if !logged {
+        let (record, record_pages) = commit_record::read_record(core, &meta)?;
+        return Ok((txn, Accounted { record, record_pages }));
+    }
+    if core.read_only {
+        let record = crate::rebuild::free_space(&meta, |phys, buf| core.read_raw(phys, buf))?;
+        return Ok((txn, Accounted { record, record_pages: Vec::new() }));
+    }
+    drop(txn);
+    let writer = core.lock_writer();
+    let txn = db.begin_read()?;
+    let free = core.free.lock();
+    let mut pages: Vec<u64> = free.free.iter().copied().chain(free.pending_pages()).collect();
+    pages.sort_unstable();
+    let record = Record { free: pages, logical: free.logical.clone(), unsynced: Vec::new() };
+    let record_pages = free.record_pages.clone();
+    drop((free, writer));
+    Ok((txn, Accounted { record, record_pages }))
+}
+
 /// Runs the check on the newest committed snapshot of `db`.
 pub fn check(db: &Database) -> Result<CheckReport> {
-    let txn = db.begin_read()?;
+    let (txn, accounted) = match newest_with_free_space(db) {
+        Ok((txn, accounted)) => (txn, Ok(accounted)),
+        Err(error @ crate::Error::Io { .. }) => return Err(error),
+        Err(error) => (db.begin_read()?, Err(error)),
+    };
     let meta = *txn.meta();
     let mut walk = Walk {
         txn: &txn,
@@ -158,9 +198,9 @@ pub fn check(db: &Database) -> Result<CheckReport> {
     for phys in meta.log_start..meta.log_start + meta.log_pages {
         walk.claim(phys, "a commit-log page");
     }
-    match commit_record::read_record(txn.core(), &meta) {
-        Ok((record, pages)) => {
-            for phys in pages {
+    match accounted {
+        Ok(Accounted { record, record_pages }) => {
+            for phys in record_pages {
                 walk.claim(phys, "a commit-record page");
                 walk.report.record_pages += 1;
             }

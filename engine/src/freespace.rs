@@ -8,7 +8,8 @@
 //! durable meta still needs. Logical ids have no such rule: old snapshots translate
 //! them through their own, immutable, page map.
 //!
-//! Every commit writes a fresh *commit record*: a chain of `RECORD` pages holding the
+//! Every commit made in place writes a fresh *commit record* (a logged commit writes
+//! none: `txn/logged.rs`, `rebuild.rs`): a chain of `RECORD` pages holding the
 //! free pages (as runs), the free logical ids and the pages written since the last
 //! sync with the CRC of the version this commit wrote (checked at open when the newest
 //! meta was not made with `Full`). The meta holds the CRC and length of the whole
@@ -32,7 +33,7 @@
 //! `n_unsynced, n_unsynced × gap`, both lists ascending, each value `gap` after the
 //! previous one (the first after 0). Scattered free pages cost 2–4 bytes each instead
 //! of 16, which matters once a workload has freed pages all over the file: every
-//! commit writes the whole record (encoding again only the buckets of pages that changed
+//! commit in place writes the whole record (encoding again only the buckets of pages that changed
 //! since the last one: `runcache.rs`).
 //! Persisting the record allocates pages for it, which changes the stream by a few
 //! bytes a page (a run shortened or gone, one unsynced entry more), far less than a
@@ -342,7 +343,6 @@ const MAX_VARINT: usize = 10;
 /// The stream of a record whose free pages come from `free`, ascending and distinct
 /// (read once, never collected: see [`merge_ascending`]). The lists `logical` and
 /// `unsynced` are stored ascending (order carries no meaning).
-#[cfg(any(test, feature = "testing"))]
 pub fn encode_record(free: impl Iterator<Item = u64>, logical: &[u64], unsynced: &[(u64, u32)]) -> Vec<u8> {
     let mut runs = Runs::new(64 + 3 * free.size_hint().0 + 3 * logical.len() + 7 * unsynced.len());
     free.for_each(|page| runs.push(page));
@@ -369,7 +369,6 @@ impl Runs {
     }
 
     /// Adds the next page (ascending, distinct).
-    #[cfg(any(test, feature = "testing"))]
     #[inline]
     fn push(&mut self, page: u64) {
         if page == self.end {
@@ -440,7 +439,6 @@ impl Runs {
 
 impl Record {
     /// Serialises the record into its stream. `free` must be sorted and distinct.
-    #[cfg(any(test, feature = "testing"))]
     pub fn encode(&self) -> Vec<u8> {
         encode_record(self.free.iter().copied(), &self.logical, &self.unsynced)
     }
@@ -532,6 +530,16 @@ impl Cursor<'_> {
         }
         Ok(count)
     }
+}
+
+/// Fills `page` as page `index` of a record chain of commit `txn`: `chunk` of the
+/// stream, the chain going on at page `next` (0: the last).
+pub fn fill_record_page(page: &mut [u8], index: usize, next: u64, chunk: &[u8], txn: TxnId) {
+    page.fill(0);
+    crate::page::write_u64(page, 32, next);
+    crate::page::write_u32(page, 40, chunk.len() as u32);
+    page[RECORD_BODY..RECORD_BODY + chunk.len()].copy_from_slice(chunk);
+    crate::page::seal(page, crate::page::PageKind::RECORD, index as u64, txn);
 }
 
 /// Decodes the body of one record page: `(next, stream slice)`.

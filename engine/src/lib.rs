@@ -36,6 +36,7 @@ mod runcache;
 #[cfg_attr(not(feature = "testing"), allow(dead_code))]
 mod pool;
 mod readers;
+mod rebuild;
 pub mod resultset;
 pub mod stats;
 pub mod storage;

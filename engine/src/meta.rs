@@ -26,10 +26,12 @@
 //! | 136    | 8    | log pages       | pages of the commit log region (0 = none)                  |
 //!
 //! A file without a commit log is written as format version 3 (bytes 128.. zero) and
-//! one with a log as version 6 (records of page deltas in 4 KiB blocks), so an older
-//! build refuses only files that use the log. Versions 4 (a log of whole-page records)
-//! and 5 (records of page deltas padded to whole pages) are read and replayed; the next
-//! meta written makes the file version 6.
+//! one with a log as version 7 (records of page deltas in 4 KiB blocks whose metas name
+//! no commit record: open rebuilds the free space from the page map), so an older
+//! build refuses only files that use the log. Versions 4 (a log of whole-page records),
+//! 5 (records of page deltas padded to whole pages) and 6 (each logged commit also
+//! wrote a commit record) are read and replayed; the next meta written makes the file
+//! version 7.
 //!
 //! Choosing a meta at open (`db.rs`, `open.rs`): both are read; the valid one with the
 //! higher txn id wins, except that a meta written without `Full` durability is trusted
@@ -42,9 +44,13 @@ use crate::page::{self, PageId, PageKind, PhysId, TxnId, read_u32, read_u64, wri
 
 /// Magic number at offset 32 of both meta pages.
 pub const MAGIC: &[u8; 8] = b"QUIREDB\0";
-/// The newest format version this build reads and writes (6: a commit log region whose
-/// records carry page deltas and take whole 4 KiB blocks, not whole pages).
-pub const FORMAT_VERSION: u32 = 6;
+/// The newest format version this build reads and writes (7: a commit log region whose
+/// records carry page deltas in whole 4 KiB blocks, and whose commits write no commit
+/// record; an older build would trust a record that does not describe them).
+pub const FORMAT_VERSION: u32 = 7;
+/// A file with a commit log whose logged commits each wrote a commit record (read and
+/// replayed, not written).
+pub const FORMAT_VERSION_LOG_RECORDS: u32 = 6;
 /// A file with a commit log of records of page deltas padded to whole pages (read and
 /// replayed, not written).
 pub const FORMAT_VERSION_PAGE_LOG: u32 = 5;
@@ -57,7 +63,14 @@ pub const META_BODY_BYTES: usize = 144;
 
 /// Whether this build reads files of format `version`.
 pub fn version_supported(version: u32) -> bool {
-    [FORMAT_VERSION, FORMAT_VERSION_PAGE_LOG, FORMAT_VERSION_WHOLE_PAGE_LOG, FORMAT_VERSION_NO_LOG].contains(&version)
+    [
+        FORMAT_VERSION,
+        FORMAT_VERSION_LOG_RECORDS,
+        FORMAT_VERSION_PAGE_LOG,
+        FORMAT_VERSION_WHOLE_PAGE_LOG,
+        FORMAT_VERSION_NO_LOG,
+    ]
+    .contains(&version)
 }
 /// Physical pages reserved for the two meta pages.
 pub const META_PAGES: u64 = 2;

@@ -13,7 +13,8 @@
 //! With a commit log (`log.rs`, [`crate::Options::commit_log_pages`]) a small `Full` or
 //! `Checksummed` commit is logged instead (`write_logged`): its pages are appended to
 //! the log and made durable in one write, then left in the pool to be written in
-//! place later (`writeback.rs`); no meta is written. A meta written in place while the
+//! place later (`writeback.rs`); no meta and no commit record are written. A commit the
+//! log has no room for is made in place: the log's checkpoint. A meta written in place while the
 //! log holds commits is `Full` and preceded by a sync, so the pages of the logged
 //! commits are durable before it. A `Checksummed` commit too large for an empty log is
 //! written in place as `Checksummed` (one sync); once that sync returns, its meta and
@@ -22,7 +23,7 @@
 use super::write::{WriteState, WriteTxn};
 use crate::core::Core;
 use crate::error::{Error, Result};
-use crate::freespace::{RECORD_BODY, Record, record_page_body};
+use crate::freespace::{Record, fill_record_page, record_page_body};
 use crate::meta::{Durability, Meta};
 use crate::page::{self, PageId, PageKind, PhysId, TxnId};
 use crate::pool::WriteGuard;
@@ -112,18 +113,30 @@ pub(crate) fn read_record_with(
     Ok((Record::decode(&stream, meta.record_head, meta.page_count)?, pages))
 }
 
-/// What `write_record` prepared for `publish`.
+/// What `write_record` (or, for a logged commit, `Written::logged`) prepared for
+/// `publish`.
 pub(super) struct Written {
-    /// Committed pages this commit frees (old versions and the previous record).
+    /// Committed pages this commit frees (old versions, and the previous record if it
+    /// wrote one).
     freed: Vec<u64>,
     /// Pages written since the last sync and their CRCs (empty for `Full`).
     unsynced: Vec<(u64, u32)>,
-    /// Pages of the new commit record.
-    record_pages: Vec<u64>,
+    /// Pages of the new commit record; `None`: the commit wrote none (logged), the last
+    /// one stays.
+    record_pages: Option<Vec<u64>>,
     /// Freed pages (this commit's included) that wait for a sync before reuse.
     waiting_for_sync: usize,
     /// The dirty pages are published unwritten (a logged commit, `writeback.rs`).
     pub(super) unwritten: bool,
+}
+
+impl Written {
+    /// A logged commit: it frees the pages its transaction replaced and writes no
+    /// commit record (`Full`: nothing unsynced).
+    pub(super) fn logged(state: &mut WriteState) -> Written {
+        let freed = std::mem::take(&mut state.freed);
+        Written { freed, unsynced: Vec::new(), record_pages: None, waiting_for_sync: 0, unwritten: false }
+    }
 }
 
 impl WriteTxn<'_> {
@@ -175,15 +188,17 @@ impl WriteTxn<'_> {
             && requested != Durability::None
             && self.core.log.lock().epoch.is_some()
             && self.fits_log(state);
+        if loggable && self.log_has_room(state) {
+            return self.write_logged(state);
+        }
+        // In place. While the log holds records this is its checkpoint: the meta is
+        // `Full`, written after the logged commits' pages and a sync (`write_meta`).
         let durability = if log_holds || loggable || (new_region && requested != Durability::None) {
             Durability::Full
         } else {
             requested
         };
         let written = self.write_record(state, durability)?;
-        if loggable && self.fits_log(state) {
-            return self.write_logged(state, written);
-        }
         // A transaction too large to verify cheaply at open is made durable the `Full` way.
         let durability = if written.unsynced.len() > MAX_UNSYNCED_PAGES {
             Durability::Full
@@ -278,6 +293,7 @@ impl WriteTxn<'_> {
             let gone: std::collections::HashSet<u64> = freed_now.iter().copied().collect();
             free.unsynced.iter().copied().filter(|(phys, _)| !gone.contains(phys)).collect()
         };
+        let last_record_pages = free.record_pages.len();
         drop(free);
         if durability != Durability::Full {
             // A fresh page without a CRC was never filled (its allocation failed) and
@@ -291,7 +307,7 @@ impl WriteTxn<'_> {
         // stream changes by a few bytes a commit), so that it is usually encoded once;
         // they come off the free list and are written by this commit, so they leave
         // its lists. A page more than the stream needs is left empty in the chain.
-        let mut wanted = (self.base.record_len as usize).div_ceil(per_page).max(1);
+        let mut wanted = last_record_pages.max(1);
         loop {
             while pages.len() < wanted {
                 let phys = self.alloc_phys(state);
@@ -306,7 +322,7 @@ impl WriteTxn<'_> {
                 state.meta.record_crc = page::crc32c(&stream);
                 state.meta.record_len = u32::try_from(stream.len())
                     .map_err(|_| Error::corrupted(pages[0], "commit record larger than 4 GiB"))?;
-                let record_pages = pages.iter().map(|phys| phys.0).collect();
+                let record_pages = Some(pages.iter().map(|phys| phys.0).collect());
                 return Ok(Written { freed: freed_now, unsynced, record_pages, waiting_for_sync, unwritten: false });
             }
         }
@@ -318,12 +334,8 @@ impl WriteTxn<'_> {
             let chunk = stream.get(index * per_page..).unwrap_or(&[]);
             let chunk = &chunk[..chunk.len().min(per_page)];
             let (frame, mut guard) = self.core.pool.take_dirty(*phys)?;
-            guard.bytes.fill(0);
             let next = pages.get(index + 1).map_or(0, |next| next.0);
-            page::write_u64(&mut guard.bytes, 32, next);
-            page::write_u32(&mut guard.bytes, 40, chunk.len() as u32);
-            guard.bytes[RECORD_BODY..RECORD_BODY + chunk.len()].copy_from_slice(chunk);
-            page::seal(&mut guard.bytes, PageKind::RECORD, index as u64, state.meta.txn);
+            fill_record_page(&mut guard.bytes, index, next, chunk, state.meta.txn);
             state.dirty.insert(phys.0, frame);
         }
         Ok(())
@@ -390,9 +402,13 @@ impl WriteTxn<'_> {
         // Pages logged commits left in the pool go to the file before the sync below (one
         // follows whenever the log holds records).
         super::writeback::write_back(self.core, state.meta.page_count)?;
-        if durability == Durability::Full || self.core.log.lock().offset > 0 {
+        let log_holds = self.core.log.lock().offset > 0;
+        if durability == Durability::Full || log_holds {
             self.core.group.drain(self.core)?; // queued records before the meta
-            sync(self.core)?; // the pages (and those of logged commits) before the meta
+            if !(log_holds && cfg!(quire_mutant = "checkpoint_no_sync")) {
+                // mutant: a checkpoint's meta may reach the disk before the logged pages
+                sync(self.core)?; // the pages (and those of logged commits) before the meta
+            }
         }
         let synced_after = durability != Durability::None;
         let meta = Meta {
@@ -450,7 +466,9 @@ impl WriteTxn<'_> {
             }
             free.unsynced = if synced { Vec::new() } else { written.unsynced };
             free.logical.append(&mut state.logical_freed);
-            free.record_pages = written.record_pages;
+            if let Some(pages) = written.record_pages {
+                free.record_pages = pages;
+            }
         }
         for (&phys, &index) in &state.dirty {
             let guard = self.core.pool.dirty_mut(index, PhysId(phys)).expect("dirty frame free after write");

@@ -2,16 +2,20 @@
 //! changed, in one sequential write made durable on its own (`write_durable`), instead
 //! of writing its pages in place and syncing the whole file.
 //!
-//! A log commit is today's shadow commit with other destinations: the same fresh pages
-//! (data, page-map copies, commit record) are built, then (1) appended to the log as one
-//! record — each page as its delta against the committed page it was copied from
+//! A log commit is the shadow commit with other destinations and no commit record: the
+//! same fresh pages (data, page-map copies) are built, then (1) appended to the log as
+//! one record — each page as its delta against the committed page it was copied from
 //! (`delta.rs`) — and made durable: the commit is acknowledged after this alone; (2)
 //! left in the pool and written in place later without a sync (`writeback.rs`). The
-//! meta pages are not written. A *checkpoint* (when the region is full, or the pages
-//! held for it reach the region's size or a sixteenth of the file's) writes those pages back, syncs the file and writes the newest meta as `Full` in the other slot: the log is then
-//! empty. Opening replays the records that extend the chosen meta, writes their pages in
-//! place, syncs and writes a `Full` meta (a read-only open serves them from memory
-//! instead): recovery reads at most one region.
+//! meta pages are not written. A *checkpoint* (the next commit, made in place, when the
+//! region has no room for its record, or the pages held for the log reach the region's
+//! size or a sixteenth of the file's) writes those pages back, syncs the file and writes
+//! its meta as `Full` with a commit record in the other slot: the log is then empty.
+//! Opening replays the records that extend the chosen meta, writes their pages in place,
+//! rebuilds the free space of the last one from its page map (`rebuild.rs`: its meta
+//! names no record) and writes it as a commit record past the file's end, syncs and
+//! writes a `Full` meta naming it (a read-only open serves the pages from memory
+//! instead): recovery reads at most one region and the map.
 //!
 //! Record (a whole number of [`LOG_BLOCK`]s at a block boundary of the region; LE):
 //!
@@ -45,6 +49,7 @@
 
 use super::delta;
 use crate::error::{Error, Result};
+use crate::freespace::{Record, fill_record_page};
 use crate::meta::{Durability, META_BODY_BYTES, META_PAGES, Meta};
 use crate::open::Opened;
 use crate::page::{self, PhysId, TxnId};
@@ -168,6 +173,7 @@ pub(crate) fn encode_at(out: &mut Vec<u8>, start: usize, epoch: TxnId, meta: &Me
 }
 
 /// Makes `record` (built by [`encode`]) one of epoch `epoch`.
+#[cfg(test)]
 pub(crate) fn set_epoch(record: &mut [u8], epoch: TxnId) {
     page::write_u64(record, 8, epoch.0);
     let crc = page::crc32c(&record[4..]);
@@ -371,6 +377,8 @@ pub(crate) fn recover(storage: Arc<dyn Storage>, mut opened: Opened, read_only: 
     for (phys, bytes) in &pages {
         storage.write_at(phys * page_size as u64, bytes).map_err(|error| io("write", error))?;
     }
+    let last = write_rebuilt_record(storage.as_ref(), last)?;
+    opened.meta = last;
     storage.sync().map_err(|error| io("sync", error))?;
     let slot = 1 - opened.slot;
     let mut meta_page = vec![0u8; page_size];
@@ -379,6 +387,42 @@ pub(crate) fn recover(storage: Arc<dyn Storage>, mut opened: Opened, read_only: 
     storage.sync().map_err(|error| io("sync", error))?;
     opened.slot = slot;
     Ok(Recovered { storage, opened, log: LogState::new(Some(last.txn)) })
+}
+
+/// Writes the commit record of `last` (the last replayed commit's meta, which names
+/// none: logged commits write no record) rebuilt from its page map (`rebuild.rs`), at
+/// pages past its end, and returns `last` naming it. Past the end, so that a crash before
+/// the new meta is durable leaves every page the log's replay reads as it was.
+fn write_rebuilt_record(storage: &dyn Storage, last: Meta) -> Result<Meta> {
+    let page_size = last.page_size as usize;
+    let mut record = crate::rebuild::free_space(&last, |phys, buf| read(storage, phys.0 * page_size as u64, buf))?;
+    let mut stream = record.encode();
+    let per_page = Record::capacity_per_page(page_size);
+    let count = stream.len().div_ceil(per_page).max(1);
+    let pages: Vec<u64> = if cfg!(quire_mutant = "rebuilt_record_low") && record.free.len() >= count {
+        // mutant: the record goes to the lowest free pages, which a second replay may read
+        let taken: Vec<u64> = record.free.drain(..count).collect();
+        stream = record.encode();
+        taken
+    } else {
+        (last.page_count..last.page_count + count as u64).collect()
+    };
+    let mut page = vec![0u8; page_size];
+    for (index, &phys) in pages.iter().enumerate() {
+        let chunk = stream.get(index * per_page..).unwrap_or(&[]);
+        let next = pages.get(index + 1).copied().unwrap_or(0);
+        fill_record_page(&mut page, index, next, &chunk[..chunk.len().min(per_page)], last.txn);
+        storage
+            .write_at(phys * page_size as u64, &page)
+            .map_err(|error| Error::io("replaying the commit log: write of the rebuilt commit record", error))?;
+    }
+    Ok(Meta {
+        page_count: last.page_count.max(pages[pages.len() - 1] + 1),
+        record_head: PhysId(pages[0]),
+        record_len: stream.len() as u32,
+        record_crc: page::crc32c(&stream),
+        ..last
+    })
 }
 
 #[cfg(test)]

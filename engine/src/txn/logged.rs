@@ -1,11 +1,19 @@
 //! Logged commits (`log.rs` has the format and recovery): the decision whether a commit
-//! goes to the commit log, the append (one durable write) after which the pages stay in
-//! the pool unwritten (`writeback.rs`), the checkpoint that writes them and empties the
-//! log, and the zeroing of a new region.
+//! goes to the commit log (it fits, and the log has room for it), the append (one
+//! durable write) after which the pages stay in the pool unwritten (`writeback.rs`),
+//! and the zeroing of a new region. A commit the log has no room for is made in place,
+//! `Full`: that is the log's checkpoint (it writes the pages back, syncs, writes the
+//! meta and its commit record, syncs; the log is then empty).
+//!
+//! A logged commit writes no commit record (`freespace.rs`): re-encoding the free space
+//! was 40 % of a one-key commit's instructions at 500 k keys (`commit_probe`, callgrind),
+//! and its pages' deltas a share of the record's bytes. What it frees and takes stays in
+//! the writer's memory (`FreeSpace`) until the checkpoint writes it; open rebuilds it
+//! from the page map after a replay (`rebuild.rs`).
 //! Read next: `commit.rs` (the in-place protocol these share their steps with).
 
-use super::commit::{Written, sync, write_meta_page};
-use super::log::{self, LogState, LoggedPage};
+use super::commit::Written;
+use super::log::{self, LoggedPage};
 use super::write::{WriteState, WriteTxn};
 use super::writeback;
 use crate::core::Core;
@@ -15,8 +23,8 @@ use crate::page::{PhysId, TxnId};
 use crate::pool::ReadGuard;
 
 /// An epoch may hold one page in this many of the file (or the region's size in pages,
-/// if that is more) before a checkpoint: held pages cost file growth until then, and
-/// each checkpoint 10–35 ms, which a large file paid every ~480 one-key commits when
+/// if that is more) before a checkpoint (the next commit made in place): held pages
+/// cost file growth until then, and each checkpoint 10–35 ms, which a large file paid every ~480 one-key commits when
 /// the region's size alone was the limit (reports/WRITE-PATH.md §23).
 const HELD_SHARE: u64 = 16;
 
@@ -65,19 +73,34 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
+    /// Whether the record of this commit, at its largest, fits the rest of the region,
+    /// and the epoch holds fewer pages than a checkpoint waits for: if not, the commit is
+    /// made in place, `Full`, and that is the log's checkpoint (`commit.rs`).
+    pub(super) fn log_has_room(&self, state: &WriteState) -> bool {
+        let page_size = self.core.page_size;
+        let most = log::max_record_bytes(state.dirty.len(), page_size);
+        self.core.log.lock().offset + most <= state.meta.log_pages * page_size as u64
+            && !self.epoch_holds_too_many(state.meta.log_pages, state.meta.page_count)
+    }
+
     /// Logs the commit (module docs): one durable append; the pages stay in the pool,
-    /// to be written back later (or, when they cannot, are written in place now). With
-    /// group commit the record is queued instead and the commit to wait for is returned
-    /// (`group.rs`): the caller waits after releasing the writer lock.
-    pub(super) fn write_logged(&self, state: &mut WriteState, mut written: Written) -> Result<Option<TxnId>> {
+    /// to be written back later (or, when they cannot, are written in place now). It
+    /// writes no commit record: its meta names none, and what it freed and took is in
+    /// the writer's memory until the next meta written in place (open rebuilds it from
+    /// the page map, `rebuild.rs`). With group commit the record is queued instead and
+    /// the commit to wait for is returned (`group.rs`): the caller waits after releasing
+    /// the writer lock.
+    pub(super) fn write_logged(&self, state: &mut WriteState) -> Result<Option<TxnId>> {
         let page_size = self.core.page_size;
         let limit = writeback::limit(self.core);
+        let mut written = Written::logged(state);
         written.unwritten = state.dirty.len() <= limit;
         if written.unwritten && self.core.pool.unwritten_count() + state.dirty.len() > limit {
             writeback::write_back(self.core, state.meta.page_count)?;
         }
         let mut dirty: Vec<(u64, u32)> = state.dirty.iter().map(|(&phys, &index)| (phys, index)).collect();
         dirty.sort_unstable();
+        (state.meta.record_head, state.meta.record_len, state.meta.record_crc) = (PhysId(0), 0, 0);
         let meta = Meta { durability: Durability::Full, last_synced: state.meta.txn, ..state.meta };
         let mut log = self.core.log.lock();
         // The record is built block-aligned in the kept buffer, which holds the largest
@@ -88,6 +111,7 @@ impl WriteTxn<'_> {
             buffer = Vec::with_capacity(most);
         }
         let start = buffer.as_ptr().align_offset(log::LOG_BLOCK); // the same for a kept buffer
+        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
         {
             let pool = &self.core.pool;
             let guards: Vec<_> = dirty
@@ -109,20 +133,14 @@ impl WriteTxn<'_> {
                     }),
                 })
                 .collect();
-            log::encode_at(&mut buffer, start, log.epoch.unwrap_or_default(), &meta, &pages);
+            log::encode_at(&mut buffer, start, epoch, &meta, &pages);
         }
         let record = &mut buffer[start..];
-        let encoded_epoch = log.epoch;
         let record_bytes = record.len() as u64;
-        if log.offset + record_bytes > state.meta.log_pages * page_size as u64
-            || self.epoch_holds_too_many(state.meta.log_pages, state.meta.page_count)
-        {
-            self.checkpoint(&mut log)?;
-        }
-        let epoch = log.epoch.expect("a commit is logged only while the synced meta is Full");
-        if encoded_epoch != Some(epoch) {
-            log::set_epoch(record, epoch); // a checkpoint began a new epoch
-        }
+        assert!(
+            log.offset + record_bytes <= state.meta.log_pages * page_size as u64,
+            "a logged commit's record fits the room `log_has_room` found"
+        );
         self.core.ensure_len(state.meta.page_count)?;
         let at = state.meta.log_start * page_size as u64 + log.offset;
         let txn = state.meta.txn;
@@ -165,25 +183,5 @@ impl WriteTxn<'_> {
     /// or [`HELD_SHARE`] of the file's pages, whichever is more.
     fn epoch_holds_too_many(&self, region_pages: u64, file_pages: u64) -> bool {
         self.core.free.lock().held() as u64 >= held_limit(region_pages, file_pages)
-    }
-
-    /// Empties the log: syncs the pages of the logged commits, then writes the newest
-    /// meta (the published one: the writer holds the lock) as `Full` in the other slot
-    /// and syncs it.
-    fn checkpoint(&self, log: &mut LogState) -> Result<()> {
-        self.core.group.drain(self.core)?;
-        let newest = self.core.published.load();
-        writeback::write_back(self.core, newest.page_count)?;
-        if !cfg!(quire_mutant = "checkpoint_no_sync") {
-            sync(self.core)?; // mutant: the meta may reach the disk before the pages
-        }
-        let meta = Meta { durability: Durability::Full, last_synced: newest.txn, ..newest };
-        let slot = 1 - self.core.shared.lock().synced_slot;
-        write_meta_page(self.core, &meta, slot)?;
-        sync(self.core)?;
-        self.core.shared.lock().synced_slot = slot;
-        self.core.free.lock().end_epoch();
-        log.restart(Some(meta.txn));
-        Ok(())
     }
 }

@@ -35,7 +35,7 @@ pub const PLAIN_IMAGES: usize = 4;
 /// any other byte picks one of the first four images, as before the log existed).
 pub const LOGGED_SELECTOR: u8 = 249;
 
-/// The options of an image with a commit log (format version 6; 4 and 5 in older corpus files).
+/// The options of an image with a commit log (format version 7; 4 to 6 in older corpus files).
 pub fn logged_options() -> Options {
     quiredb_engine::DatabaseBuilder::from(options()).commit_log_pages(LOG_PAGES).into_options()
 }
