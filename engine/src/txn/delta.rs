@@ -155,15 +155,26 @@ pub(crate) struct Delta<'a> {
 
 impl Delta<'_> {
     /// The page: `base` (the base's bytes, or zeros) with the runs applied.
+    #[cfg(test)]
     pub(crate) fn apply(&self, base: Option<&[u8]>, page_size: usize) -> Vec<u8> {
-        let mut page = base.map_or_else(|| vec![0u8; page_size], <[u8]>::to_vec);
+        let mut page = Vec::with_capacity(page_size);
+        self.apply_into(base, page_size, &mut page);
+        page
+    }
+
+    /// [`Self::apply`] into `page` (a buffer reused: its old contents are replaced).
+    pub(crate) fn apply_into(&self, base: Option<&[u8]>, page_size: usize, page: &mut Vec<u8>) {
+        page.clear();
+        match base {
+            Some(base) => page.extend_from_slice(base),
+            None => page.resize(page_size, 0),
+        }
         for &(at, len, bytes) in &self.runs {
             match bytes {
                 Some(bytes) => page[at..at + len].copy_from_slice(bytes),
                 None => page[at..at + len].fill(0),
             }
         }
-        page
     }
 }
 
