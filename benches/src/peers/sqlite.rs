@@ -29,6 +29,10 @@ impl Journal {
 pub fn connect(path: &Path, journal: Journal, cache_bytes: Option<u64>) -> Result<Connection> {
     let id = journal.id();
     let conn = Connection::open(path).or_engine(id)?;
+    // The busy timeout first: setting the journal mode takes a lock, and a handle opened
+    // while another commits (T7's writers open theirs as the first ones start) got
+    // "database is locked" at once without it.
+    conn.busy_timeout(std::time::Duration::from_secs(30)).or_engine(id)?;
     let mode = match journal {
         Journal::Wal => "WAL",
         Journal::Delete => "DELETE",
@@ -37,7 +41,7 @@ pub fn connect(path: &Path, journal: Journal, cache_bytes: Option<u64>) -> Resul
     if !got.eq_ignore_ascii_case(mode) {
         return Err(BenchError::engine(id, format!("journal_mode is {got}, wanted {mode}")));
     }
-    conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA busy_timeout=30000;").or_engine(id)?;
+    conn.execute_batch("PRAGMA synchronous=FULL;").or_engine(id)?;
     if let Some(bytes) = cache_bytes {
         let kib = (bytes / 1024).max(64);
         conn.execute_batch(&format!("PRAGMA cache_size=-{kib}")).or_engine(id)?;

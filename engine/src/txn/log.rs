@@ -424,9 +424,7 @@ pub(crate) fn recover(storage: Arc<dyn Storage>, mut opened: Opened, read_only: 
         return Ok(Recovered { storage, opened, log: LogState::default() });
     }
     let io = |what: &str, error| Error::io(format!("replaying the commit log: {what}"), error);
-    for (phys, bytes) in &pages {
-        storage.write_at(phys * page_size as u64, bytes).map_err(|error| io("write", error))?;
-    }
+    write_in_runs(storage.as_ref(), &pages, page_size).map_err(|error| io("write", error))?;
     let last = write_rebuilt_record(storage.as_ref(), last)?;
     opened.meta = last;
     storage.sync().map_err(|error| io("sync", error))?;
@@ -437,6 +435,31 @@ pub(crate) fn recover(storage: Arc<dyn Storage>, mut opened: Opened, read_only: 
     storage.sync().map_err(|error| io("sync", error))?;
     opened.slot = slot;
     Ok(Recovered { storage, opened, log: LogState::new(Some(last.txn)) })
+}
+
+/// Most pages of one write at replay.
+const RUN_PAGES: usize = 128;
+
+/// Writes `pages` in place, runs of adjacent pages in one vectored write each (a commit's
+/// fresh pages come off the free list lowest first, so a log's pages are often adjacent:
+/// 5,581 single writes were 21 ms of a 1.3 GB file's replay).
+fn write_in_runs(storage: &dyn Storage, pages: &BTreeMap<u64, Vec<u8>>, page_size: usize) -> std::io::Result<()> {
+    let mut run: Vec<&[u8]> = Vec::with_capacity(RUN_PAGES);
+    let mut first = 0u64;
+    for (&phys, bytes) in pages {
+        if !run.is_empty() && (first + run.len() as u64 != phys || run.len() == RUN_PAGES) {
+            storage.write_pages_at(first * page_size as u64, &run)?;
+            run.clear();
+        }
+        if run.is_empty() {
+            first = phys;
+        }
+        run.push(bytes);
+    }
+    if !run.is_empty() {
+        storage.write_pages_at(first * page_size as u64, &run)?;
+    }
+    Ok(())
 }
 
 /// Writes the commit record of `last` (the last replayed commit's meta, which names
