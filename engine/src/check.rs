@@ -170,7 +170,9 @@ fn newest_with_free_space(db: &Database) -> Result<(crate::txn::ReadTxn<'_>, Acc
     Ok((txn, Accounted { record, record_pages }))
 }
 
-/// Runs the check on the newest committed snapshot of `db`.
+/// Runs the check on the newest committed snapshot of `db`. When that is a logged commit
+/// it takes the writer lock for a moment (to read the writer's free space): do not call
+/// it from a thread that holds a write transaction of `db`.
 pub fn check(db: &Database) -> Result<CheckReport> {
     let (txn, accounted) = match newest_with_free_space(db) {
         Ok((txn, accounted)) => (txn, Ok(accounted)),
