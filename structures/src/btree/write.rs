@@ -23,7 +23,7 @@
 use super::node::{self, BLOB_FLAG, LEAF_CELL_HEADER};
 use super::{BTree, Head, node_write};
 use crate::error::{Error, Result};
-use quiredb_engine::{PageMut, PageRead, WriteTxn};
+use quiredb_engine::{PageId, PageMut, PageRead, WriteTxn};
 
 /// How full (in percent of the page) inserts in key order leave a leaf before starting
 /// the next one.
@@ -286,6 +286,10 @@ impl<'db> BTree<'_, WriteTxn<'db>> {
         let (mut path, leaf_id, rightmost, high, mut last, hinted, after_end) = match hint.take() {
             Some(h) if h.covers(key) => (h.path, h.leaf, h.rightmost, h.high, h.last, true, h.at_end),
             old => {
+                if let Some(h) = old.as_ref().filter(|h| h.high.as_deref().is_some_and(|high| key >= high)) {
+                    // The run's keys rise past the hinted leaf: it is final in this run.
+                    self.txn.write_behind(PageId(h.leaf))?;
+                }
                 // The previous hint's buffers are reused: no allocation per descent.
                 let (mut path, mut bound, last) =
                     old.map_or_else(Default::default, |h| (h.path, h.high.unwrap_or_default(), h.last));
