@@ -112,6 +112,7 @@ impl WriteTxn<'_> {
             self.core.pool.publish(guard, index);
             state.dirty.remove(&phys);
             state.sealed.insert(phys, crc);
+            state.ahead.insert(phys, index);
         }
         Ok(written)
     }

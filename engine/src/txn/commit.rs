@@ -434,7 +434,7 @@ impl WriteTxn<'_> {
         for (index, logical, target) in state.touched_slots() {
             translations.stamp(index, txn, (logical, target));
             // An unmapped id (target 0, a meta page's number) has no dirty page.
-            if let Some(&frame) = state.dirty.get(&target) {
+            if let Some(&frame) = state.dirty.get(&target).or_else(|| state.ahead.get(&target)) {
                 translations.remember_frame(PageId(logical), frame);
                 pool.saw_published(frame, PhysId(target), txn.0);
             }
