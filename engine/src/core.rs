@@ -24,7 +24,7 @@ use crate::storage::{FileMap, Storage};
 use crate::translations::Translations;
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// The durability state commits keep (the newest meta itself is in `published`).
 #[derive(Debug)]
@@ -57,6 +57,9 @@ pub struct Core {
     /// `parking_lot`'s, whose waiters call `sched_yield` before they sleep: with group
     /// commit, four writers on two cores made about one such yield a commit.
     pub(crate) writer: std::sync::Mutex<()>,
+    /// Threads that hold the writer lock or wait for it ([`WriterLock`]): group commit
+    /// holds a lone record back while another commit is on its way (`group.rs`).
+    pub(crate) writers: AtomicUsize,
     /// Set after an I/O error: writes are refused until reopen.
     pub poisoned: AtomicBool,
     /// Logical → physical translations shared by all transactions.
@@ -104,20 +107,41 @@ impl std::fmt::Debug for Core {
     }
 }
 
+/// The writer lock, held: counted in [`Core::writers`] until dropped.
+pub struct WriterLock<'a> {
+    _guard: std::sync::MutexGuard<'a, ()>,
+    writers: &'a AtomicUsize,
+}
+
+impl Drop for WriterLock<'_> {
+    fn drop(&mut self) {
+        self.writers.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl Core {
     /// Waits for the writer lock. A writer that panicked held no state the lock
     /// guards (its transaction's drop undid its work), so a poisoned lock is taken as is.
-    pub fn lock_writer(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    pub fn lock_writer(&self) -> WriterLock<'_> {
+        self.writers.fetch_add(1, Ordering::Relaxed);
+        let guard = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        WriterLock { _guard: guard, writers: &self.writers }
     }
 
     /// The writer lock if no writer holds it.
-    pub fn try_lock_writer(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
-        match self.writer.try_lock() {
-            Ok(guard) => Some(guard),
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
+    pub fn try_lock_writer(&self) -> Option<WriterLock<'_>> {
+        let guard = match self.writer.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        self.writers.fetch_add(1, Ordering::Relaxed);
+        Some(WriterLock { _guard: guard, writers: &self.writers })
+    }
+
+    /// Whether a thread holds the writer lock or waits for it.
+    pub(crate) fn writer_coming(&self) -> bool {
+        self.writers.load(Ordering::Relaxed) > 0
     }
 
     /// Refuses to write after an I/O error.

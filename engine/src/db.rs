@@ -143,6 +143,7 @@ impl Database {
             readers: crate::readers::Readers::default(),
             free: Mutex::new(FreeSpace::default()),
             writer: std::sync::Mutex::new(()),
+            writers: std::sync::atomic::AtomicUsize::new(0),
             poisoned: AtomicBool::new(false),
             result_sets: ResultSetPool::new(options.result_set_pool, options.result_set_max_bytes),
             mmap: options.mmap_reads.then(|| Mutex::new(None)),

@@ -4,7 +4,10 @@
 //! A logged commit reserves its place in the log and queues its record under the
 //! writer lock, writes its pages in place and publishes, then releases the writer lock
 //! and waits here until its record is durable. A waiter that finds records queued and
-//! fewer than [`IN_FLIGHT`] appends running becomes a *leader*: it takes every queued
+//! fewer than [`IN_FLIGHT`] appends running becomes a *leader* — unless its record is
+//! the only one queued, an append is in flight and another writer holds or waits for
+//! the writer lock: then it lets that writer's record catch up to share the next
+//! append (`State::holds_back`). A leader takes every queued
 //! record (they are contiguous in the log), writes them with one `write_durable`, and
 //! wakes the waiters it made durable and, if records are queued that may go now, one
 //! waiter to lead them: not every waiter, which would cost each a context switch for
@@ -101,6 +104,20 @@ impl State {
         self.in_flight.len() < IN_FLIGHT && !epoch_in_flight && (self.in_flight.is_empty() || !first.opens_epoch)
     }
 
+    /// Whether a waiter that may lead holds the queued record back instead: it is the
+    /// only one queued, one append is in flight, and another writer holds or waits for
+    /// the writer lock (`others_coming`), so the next record is on its way and can share
+    /// the next append. The lone record waits at most for the append in flight: when it
+    /// lands, [`State::wake`] wakes a waiter to lead what is queued, and with nothing in
+    /// flight no record is held back.
+    fn holds_back(&self, others_coming: bool) -> bool {
+        if cfg!(quire_mutant = "group_hold_idle") {
+            // mutant: held back with nothing in flight, so nothing lands to wake it
+            return others_coming && self.queued.len() == 1 && self.in_flight.len() <= 1;
+        }
+        others_coming && self.queued.len() == 1 && self.in_flight.len() == 1
+    }
+
     /// The records the next append writes: every one queued, except that the epoch's
     /// first goes alone (a torn batch could land the records after it without it).
     fn take_batch(&mut self) -> Vec<Queued> {
@@ -185,6 +202,13 @@ impl GroupCommit {
     /// Returns once the record of commit `txn` and every one before it are durable,
     /// writing the queued records if no more than one other append is running.
     pub(crate) fn wait(&self, core: &Core, txn: TxnId) -> Result<()> {
+        self.wait_for(core, txn, true)
+    }
+
+    /// [`GroupCommit::wait`]; `may_hold_back`: a lone queued record may wait for the next
+    /// writer's ([`State::holds_back`]; not for a drain, whose caller holds the writer
+    /// lock and queues nothing more).
+    fn wait_for(&self, core: &Core, txn: TxnId, may_hold_back: bool) -> Result<()> {
         let mut state = self.state.lock();
         loop {
             if state.durable_txn >= txn {
@@ -193,7 +217,7 @@ impl GroupCommit {
             if state.failed {
                 return Err(failed());
             }
-            if !state.may_lead() {
+            if !state.may_lead() || (may_hold_back && state.holds_back(core.writer_coming())) {
                 state = State::park(state, Awaits::Commit(txn), &self.state);
                 continue;
             }
@@ -229,7 +253,7 @@ impl GroupCommit {
     pub(crate) fn drain(&self, core: &Core) -> Result<()> {
         let newest = self.state.lock().queued.last().map(|queued| queued.txn);
         if let Some(txn) = newest {
-            self.wait(core, txn)?;
+            self.wait_for(core, txn, false)?;
         }
         let mut state = self.state.lock();
         while !state.in_flight.is_empty() && !state.failed {
@@ -296,6 +320,24 @@ mod tests {
         state.failed = true;
         state.wake();
         assert!(state.parked.is_empty(), "a failed append wakes everyone");
+    }
+
+    #[test]
+    fn a_lone_record_is_held_back_only_behind_an_append_in_flight_with_another_writer_coming() {
+        // Proves the hold-back rule's bounds: a waiter waits for company only while an
+        // append is in flight (whose landing wakes one to lead, as the test below
+        // shows), only for a lone record and only when another writer is on its way.
+        let mut state = State::default();
+        state.queued.push(Queued { at: 0, record: vec![0; 4096], txn: TxnId(8), opens_epoch: false });
+        assert!(state.may_lead() && !state.holds_back(true), "nothing in flight: the record goes at once");
+        state.in_flight.push_back(in_flight(7));
+        assert!(state.may_lead() && state.holds_back(true), "one in flight, a writer coming: it waits");
+        assert!(!state.holds_back(false), "no writer coming: it goes");
+        state.queued.push(Queued { at: 4096, record: vec![0; 4096], txn: TxnId(9), opens_epoch: false });
+        assert!(!state.holds_back(true), "two queued: they go together");
+        state.queued.truncate(1);
+        state.landed(TxnId(7));
+        assert!(state.may_lead() && !state.holds_back(true), "landed: nothing in flight, it goes");
     }
 
     #[test]

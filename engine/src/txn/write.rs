@@ -17,7 +17,7 @@
 
 use super::{PageMut, PageRead, PageRef, SnapshotToken};
 use crate::catalog::{Catalog, CatalogEntry, StructureKind};
-use crate::core::Core;
+use crate::core::{Core, WriterLock};
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{self, HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
@@ -26,7 +26,7 @@ use crate::resultset::ResultSet;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
@@ -184,11 +184,11 @@ pub struct WriteTxn<'db> {
     pub(super) core: &'db Core,
     pub(super) base: Meta,
     pub(super) state: RefCell<WriteState>,
-    pub(super) _writer: MutexGuard<'db, ()>,
+    pub(super) _writer: WriterLock<'db>,
 }
 
 impl<'db> WriteTxn<'db> {
-    pub(crate) fn begin(core: &'db Core, writer: MutexGuard<'db, ()>) -> Result<Self> {
+    pub(crate) fn begin(core: &'db Core, writer: WriterLock<'db>) -> Result<Self> {
         core.check_not_poisoned()?;
         let (base, last_synced) = {
             let shared = core.shared.lock();

@@ -15,7 +15,12 @@
 //! bound belongs to the same leaf, so it is inserted without a root-to-leaf descent,
 //! and a key above the leaf's last key is placed at the end without a binary search
 //! (without any comparison when the previous key went to the end).
-//! A split or a rebalance forgets the leaf (the next key descends again). Unsorted
+//! A split or a rebalance forgets the leaf (the next key descends again). A key at or
+//! past that bound leaves the leaf behind for the rest of the run, so the batch
+//! declares it final (`WriteTxn::write_behind`): in a transaction too large for the
+//! commit log the engine writes such leaves while they are still in the CPU's caches
+//! and starts their write-out, instead of checksumming and writing them all at the
+//! commit (T2's random insert at 20 M records: 1.12× → 1.55× LMDB). Unsorted
 //! batches are sorted in large runs first, so they take the same path (and a batch
 //! larger than the pool writes each leaf about once, not once per key).
 //! Read next: `remove.rs`.
