@@ -306,6 +306,13 @@ impl Pool {
         self.page_size
     }
 
+    /// The frame the pool lists `phys` in, unpinned: a hint for a caller that re-checks
+    /// the frame before it relies on it (as [`Pool::saw_published`] does).
+    #[inline]
+    pub fn frame_of(&self, phys: PhysId) -> Option<u32> {
+        self.table.get(phys.0)
+    }
+
     /// Pins the frame holding `phys` if it is cached; returns it with its index.
     #[inline]
     pub fn lookup(&self, phys: PhysId) -> Option<(ReadGuard<'_>, u32)> {

@@ -112,7 +112,6 @@ impl WriteTxn<'_> {
             self.core.pool.publish(guard, index);
             state.dirty.remove(&phys);
             state.sealed.insert(phys, crc);
-            state.ahead.insert(phys, index);
         }
         Ok(written)
     }

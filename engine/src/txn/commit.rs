@@ -433,8 +433,14 @@ impl WriteTxn<'_> {
         let (translations, pool) = (&self.core.translations, &self.core.pool);
         for (index, logical, target) in state.touched_slots() {
             translations.stamp(index, txn, (logical, target));
-            // An unmapped id (target 0, a meta page's number) has no dirty page.
-            if let Some(&frame) = state.dirty.get(&target).or_else(|| state.ahead.get(&target)) {
+            // An unmapped id (target 0, a meta page's number) has no page; a page written
+            // ahead of the commit (`ahead.rs`) is no longer dirty: the pool lists its frame.
+            let frame = match state.dirty.get(&target) {
+                Some(&frame) => Some(frame),
+                None if target != 0 => pool.frame_of(PhysId(target)),
+                None => None,
+            };
+            if let Some(frame) = frame {
                 translations.remember_frame(PageId(logical), frame);
                 pool.saw_published(frame, PhysId(target), txn.0);
             }

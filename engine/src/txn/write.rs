@@ -64,10 +64,6 @@ pub(super) struct WriteState {
     pub behind: Vec<(u64, u32)>,
     /// Pages were written behind already: the transaction is too large for the log.
     pub wrote_behind: bool,
-    /// Pages written ahead (`ahead.rs`) and the frames they were written from, so the
-    /// commit shows them to its readers as it does its dirty pages (`show_remaps`); a
-    /// frame evicted or reused since is told apart by `Pool::saw_published`.
-    pub ahead: IdMap<u32>,
     /// Recent translations logical → physical of this transaction's map (direct-mapped;
     /// `map_set` keeps them current). Empty until the first lookup, then grown with
     /// use (a one-key commit zeroed a 64 KiB table: 39 % of T1's instructions).
