@@ -15,6 +15,7 @@
 //! pool MiB (default 1024), and `pread` to read pool misses with `pread` instead of
 //! from the file's memory map (the default, `Options::mmap_reads`).
 //!
+//! `QUIRE_THREADS=2` runs each pass in that many threads at once (each its own keys).
 //! `QUIRE_PASSES=2` times that many passes over the same keys (each line gives the
 //! pool's hits and misses of its pass); `QUIRE_BULK=1` builds the file with one
 //! `insert_batch`, as `quire-bench` KV's bulk load does, instead of one insert a key.
@@ -74,24 +75,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return remove(&db, keys, ops);
     }
     let passes: u32 = std::env::var("QUIRE_PASSES").map_or(Ok(1), |v| v.parse())?;
+    let threads: u64 = std::env::var("QUIRE_THREADS").map_or(Ok(1), |v| v.parse())?;
     for _ in 0..passes {
         let before = db.stats();
-        let (mut state, mut found, mut out) = (7u64, 0u64, Vec::new());
         let start = Instant::now();
-        for _ in 0..ops {
-            let target = key(next(&mut state) % keys);
-            found += lookup(&db, mode, &target, &mut out)?;
-        }
+        let found = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|thread| {
+                    scope.spawn({
+                        let db = &db;
+                        move || pass(db, mode, keys, ops, 7 + thread * 7919)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| worker.join().expect("a reader thread panicked"))
+                .sum::<Result<u64, String>>()
+        })?;
         let elapsed = start.elapsed();
         let stats = db.stats();
         println!(
-            "{ops} {mode} in {elapsed:.2?}: {:.0} ns/op, found {found}, pool hits {} misses {}",
+            "{threads}x{ops} {mode} in {elapsed:.2?}: {:.0} ns/op a thread, found {found}, pool hits {} misses {}",
             elapsed.as_nanos() as f64 / ops as f64,
             stats.hits - before.hits,
             stats.misses - before.misses
         );
     }
     Ok(())
+}
+
+/// `ops` random reads from the xorshift stream seeded with `seed`; what they found.
+fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64) -> Result<u64, String> {
+    let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
+    for _ in 0..ops {
+        let target = key(next(&mut state) % keys);
+        found += lookup(db, mode, &target, &mut out).map_err(|e| e.to_string())?;
+    }
+    Ok(found)
 }
 
 /// Removes the keys of `ops` random indexes (repeats included) with one `remove_batch`

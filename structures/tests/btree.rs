@@ -609,3 +609,71 @@ fn a_writing_handle_claims_its_tree() {
     first.insert(b"b", b"2").expect("insert");
     assert_eq!(first.len(), 2);
 }
+
+/// Two reader threads look keys up, each in a fresh snapshot, while a writer inserts
+/// and rewrites keys in small commits, in a pool of 64 frames far smaller than the
+/// tree: the branches the readers read unpinned are evicted and copied all the time
+/// (the engine's grace periods, `pool/grace.rs`). Every key committed before a reader's
+/// snapshot began is found, with a value naming that key (the reference model: the
+/// prefix of the insertion order committed so far).
+#[test]
+fn readers_in_fresh_snapshots_find_every_committed_key_while_a_writer_churns_a_small_pool() {
+    let seed = seed();
+    println!("seed {seed:#x} (QUIRE_SEED replays)");
+    let options = Database::builder().page_size(4096).cache_bytes(64 * 4096).into_options();
+    let (_storage, db) = memdb(options);
+    let keys = 6_000 * scale();
+    let mut rng = Rng::new(seed);
+    let mut order: Vec<u64> = (0..keys as u64).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let key = |k: u64| k.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes();
+    let value = |k: u64, round: usize| format!("{k:020}/{round}").into_bytes();
+    let txn = db.begin_write().expect("writer");
+    drop(BTree::create(&txn, "t").expect("create"));
+    txn.commit(Durability::None).expect("commit");
+    let committed = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for reader in 0..2u64 {
+            let (db, order, committed, done) = (&db, &order, &committed, &done);
+            scope.spawn(move || {
+                let mut rng = Rng::new(seed ^ (reader + 1));
+                let mut lookups = 0u64;
+                while !done.load(std::sync::atomic::Ordering::Acquire) || lookups < 1000 {
+                    let known = committed.load(std::sync::atomic::Ordering::Acquire);
+                    let txn = db.begin_read().expect("reader");
+                    let tree = BTree::open(&txn, "t").expect("open");
+                    for _ in 0..8 {
+                        if known == 0 {
+                            break;
+                        }
+                        let k = order[rng.below(known as u64) as usize];
+                        let found = tree.get_vec(&key(k)).expect("get");
+                        let found = found.unwrap_or_else(|| panic!("seed {seed:#x}: key {k} committed, not found"));
+                        assert!(found.starts_with(format!("{k:020}/").as_bytes()), "seed {seed:#x}: key {k}");
+                        lookups += 1;
+                    }
+                }
+            });
+        }
+        for (round, chunk) in order.chunks(60).enumerate() {
+            let txn = db.begin_write().expect("writer");
+            let mut tree = BTree::open(&txn, "t").expect("open");
+            for &k in chunk {
+                tree.insert(&key(k), &value(k, round)).expect("insert");
+            }
+            let done_so_far = (round + 1) * 60;
+            for _ in 0..20 {
+                let k = order[rng.below(done_so_far.min(keys) as u64) as usize];
+                tree.insert(&key(k), &value(k, round)).expect("rewrite");
+            }
+            drop(tree);
+            txn.commit(Durability::None).expect("commit");
+            committed.store(done_so_far.min(keys), std::sync::atomic::Ordering::Release);
+        }
+        done.store(true, std::sync::atomic::Ordering::Release);
+    });
+    assert!(db.stats().evictions > 1000, "the pool was churned: {:?}", db.stats());
+}

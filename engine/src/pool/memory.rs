@@ -82,18 +82,28 @@ impl FrameMemory {
         Arc::get_mut(&mut self.map).expect("the frames are cut before the toucher starts")
     }
 
-    /// A [`Prefetcher`] for the frames of `page_size` bytes of this mapping.
-    pub fn prefetcher(&mut self, page_size: usize) -> Prefetcher {
-        let len = self.map.len();
-        Prefetcher { base: NonNull::from(self.bytes_mut()).cast(), len, page_size }
-    }
-
-    /// Cuts the mapping into consecutive slices of `page_size` bytes, one per frame.
+    /// Cuts the mapping into consecutive slices of `page_size` bytes, one per frame, and
+    /// gives the [`Prefetcher`] that knows their addresses. Both come from one pointer
+    /// to the mapping, so a frame's bytes reached through either are the same memory
+    /// under the same provenance.
     ///
     /// Takes `&mut self` and is called once, by the pool that owns `self`: the slices
-    /// are then the only way to reach the bytes, each through its own frame's lock.
-    pub fn cut(&mut self, page_size: usize) -> Vec<FrameBytes> {
-        self.bytes_mut().chunks_exact_mut(page_size).map(FrameBytes::new).collect()
+    /// are then the way to reach the bytes, each through its own frame's lock; the
+    /// prefetcher's [`Prefetcher::unlocked`] is the one exception, for the pool's
+    /// optimistic reads (`Pool::peek_seen`).
+    pub fn cut(&mut self, page_size: usize) -> (Vec<FrameBytes>, Prefetcher) {
+        let len = self.map.len();
+        let base = NonNull::from(self.bytes_mut()).cast::<u8>();
+        let frames = (0..len / page_size)
+            .map(|frame| {
+                // SAFETY: `frame * page_size + page_size <= len`: in the mapping, and the
+                // ranges of different frames are disjoint.
+                FrameBytes::new(unsafe {
+                    std::slice::from_raw_parts_mut(base.as_ptr().add(frame * page_size), page_size)
+                })
+            })
+            .collect();
+        (frames, Prefetcher { base, len, page_size })
     }
 }
 
@@ -169,6 +179,8 @@ impl std::ops::DerefMut for FrameBytes {
 ///
 /// Holds only the mapping's address, never a reference to its bytes: a prefetch
 /// neither reads nor writes memory, so it may name a frame another thread is writing.
+/// It also gives the bytes of a frame to a caller that proves no one writes them
+/// while it reads ([`Prefetcher::unlocked`]).
 #[derive(Debug)]
 pub struct Prefetcher {
     base: NonNull<u8>,
@@ -193,6 +205,20 @@ impl Prefetcher {
         for line in 0..LINES {
             prefetch_line(base.wrapping_add(line * LINE));
         }
+    }
+
+    /// The bytes of frame `frame` (< the frame count), read without its lock.
+    ///
+    /// # Safety
+    ///
+    /// Nothing may write the frame's bytes, nor hold them through its lock for writing,
+    /// while the returned slice lives: the pool's grace periods (`grace.rs`) keep a frame
+    /// a reader validated from being written before that reader has withdrawn.
+    #[inline(always)]
+    pub unsafe fn unlocked(&self, frame: usize) -> &[u8] {
+        debug_assert!((frame + 1) * self.page_size <= self.len);
+        // SAFETY: in the mapping (the caller's bound); no writer, by the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(frame * self.page_size), self.page_size) }
     }
 
     /// Prefetches bytes `range` of frame `frame` (clamped to the frame), one cache line
@@ -247,7 +273,7 @@ pub(super) mod tests {
     fn slices_are_disjoint_zeroed_and_writable() {
         // Proves each frame's slice has its own bytes: writing one leaves the others.
         let mut memory = FrameMemory::new(4096, 8, false).unwrap();
-        let mut slices = memory.cut(4096);
+        let (mut slices, _) = memory.cut(4096);
         assert_eq!(slices.len(), 8);
         assert!(slices.iter().all(|bytes| bytes.len() == 4096 && bytes.iter().all(|&b| b == 0)));
         for (index, bytes) in slices.iter_mut().enumerate() {
@@ -262,8 +288,7 @@ pub(super) mod tests {
     fn prefetching_any_range_leaves_every_frame_as_it_was() {
         // A hint only: in range, past a frame's end or past the last frame, nothing changes.
         let mut memory = FrameMemory::new(4096, 4, true).unwrap();
-        let prefetcher = memory.prefetcher(4096);
-        let mut slices = memory.cut(4096);
+        let (mut slices, prefetcher) = memory.cut(4096);
         slices[1].fill(7);
         for (frame, range) in [(0, 0..4096), (1, 100..300), (3, 4000..9000), (4, 0..64), (usize::MAX, 0..usize::MAX)] {
             prefetcher.prefetch(frame, range);
@@ -298,7 +323,7 @@ pub(super) mod tests {
         // pages (see the module docs).
         for wanted in [false, true] {
             let mut memory = FrameMemory::new(8192, 1024, wanted).unwrap();
-            let start = memory.cut(8192)[0].start().addr();
+            let start = memory.cut(8192).0[0].start().addr();
             let flags = smaps_field(start, "VmFlags");
             assert_eq!(flags.split_whitespace().any(|flag| flag == "hg"), wanted, "huge pages {wanted}: {flags}");
         }

@@ -24,7 +24,9 @@
 //! be evicted (eviction needs `try_write`). The page table (`table.rs`) is probed
 //! without locks; a hit costs one table probe, one read-lock of the frame and a check
 //! that the frame still holds the page. No lock is held across I/O except the write
-//! lock of a frame nobody else can reach yet.
+//! lock of a frame nobody else can reach yet. Pages that index others are also read
+//! without a pin, inside `PageRead::with_page` ([`Pool::peek_seen`]); a frame read so is
+//! retired when it is unlisted and freed after its readers (`grace.rs`, `listing.rs`).
 //!
 //! Eviction is CLOCK with weights: a hit gives a frame as many chances as its page's
 //! kind deserves — three for the pages that index others (map pages, and the pages of
@@ -49,15 +51,21 @@
 
 use crate::error::{Error, Result};
 use crate::page::{PageKind, PhysId};
+use crate::readers::Readers;
 use crate::stats::Counters;
+use grace::Grace;
+use listing::Listing;
 use memory::{FrameBytes, FrameMemory, Prefetcher};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::hash::Hasher;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use table::Table;
 use toucher::Toucher;
 use unwritten::Unwritten;
 
+mod grace;
+mod listing;
 mod memory;
 mod table;
 mod toucher;
@@ -122,6 +130,9 @@ pub enum FrameState {
     Clean,
     /// Holds a page of the running write transaction.
     Dirty,
+    /// Unlisted, its page one that readers may have read without a pin: free once they
+    /// have moved on (`grace.rs`).
+    Retiring,
 }
 
 /// The lock-protected part of a frame.
@@ -152,7 +163,9 @@ struct Frame {
     /// A frame found through a hint instead of the table (`Pool::lookup_frame`) must
     /// still be listed: a page unlisted by [`Pool::invalidate`] keeps its old bytes and
     /// id in the frame until it is evicted, but its physical page now holds another.
-    listed: AtomicU64,
+    /// Whether a reader read the page unpinned since it was listed is marked here too
+    /// (`listing.rs`).
+    listing: Listing,
     /// The page is committed but not yet in the file (`unwritten.rs`): not evictable.
     unwritten: AtomicBool,
     /// The snapshots known to read this frame's page as their version of its logical
@@ -209,6 +222,8 @@ pub struct Pool {
     hand: AtomicUsize,
     /// Frames never taken yet: while some are left, a miss costs no eviction.
     untouched: AtomicUsize,
+    /// Frames retired until the readers that may read them unpinned have left.
+    grace: Grace,
     /// Frames whose page was reallocated ([`Pool::invalidate`]): taken before the CLOCK
     /// hand looks further, so the copy a commit makes of a page reuses the frame of the
     /// version it replaces instead of touching (page-faulting) memory the pool never used.
@@ -232,24 +247,24 @@ impl Pool {
     /// only as far as it is used (zeroing a 256 MiB pool up front took ~0.1 s per open).
     /// Fails only if the address space for the mapping cannot be had.
     pub fn new(page_size: usize, frames: usize) -> Result<Pool> {
-        Pool::with_huge_pages(page_size, frames, true)
+        Pool::with_huge_pages(page_size, frames, true, Arc::default())
     }
 
     /// [`Pool::new`], its frames' memory advised for transparent huge pages if
-    /// `huge_pages` ([`crate::DatabaseBuilder::huge_pages`], `memory.rs`).
-    pub fn with_huge_pages(page_size: usize, frames: usize, huge_pages: bool) -> Result<Pool> {
+    /// `huge_pages` ([`crate::DatabaseBuilder::huge_pages`], `memory.rs`); `readers` are
+    /// the readers that may read its frames unpinned ([`Pool::peek_seen`]).
+    pub fn with_huge_pages(page_size: usize, frames: usize, huge_pages: bool, readers: Arc<Readers>) -> Result<Pool> {
         assert!(frames >= 16, "a pool needs at least 16 frames (checked by Options::validate)");
         let mut memory = FrameMemory::new(page_size, frames, huge_pages)
             .map_err(|error| Error::io(format!("mapping a buffer pool of {frames} frames"), error))?;
-        let prefetcher = memory.prefetcher(page_size);
-        let frames: Box<[Frame]> = memory
-            .cut(page_size)
+        let (bytes, prefetcher) = memory.cut(page_size);
+        let frames: Box<[Frame]> = bytes
             .into_iter()
             .map(|bytes| Frame {
                 data: RwLock::new(FrameData { phys: NO_PAGE, state: FrameState::Free, touched: false, bytes }),
                 chances: AtomicU8::new(0),
                 weight: AtomicU8::new(1),
-                listed: AtomicU64::new(NO_PAGE),
+                listing: Listing::unlisted(),
                 unwritten: AtomicBool::new(false),
                 seen_from: AtomicU64::new(u64::MAX),
                 seen_until: AtomicU64::new(0),
@@ -269,6 +284,7 @@ impl Pool {
             hits,
             hand: AtomicUsize::new(0),
             untouched: AtomicUsize::new(count),
+            grace: Grace::new(readers, count),
             recycled: parking_lot::Mutex::new(Vec::new()),
             unwritten: Unwritten::default(),
             verified: Verified::new(count),
@@ -341,7 +357,7 @@ impl Pool {
     /// Keeps the pin `guard` on `frame` if the frame holds `phys` (clean), counting a hit.
     #[inline(always)]
     fn pin_if_holds<'a>(&self, frame: &Frame, guard: ReadGuard<'a>, phys: PhysId) -> Option<ReadGuard<'a>> {
-        if guard.phys != phys.0 || guard.state != FrameState::Clean || frame.listed.load(Ordering::Acquire) != phys.0 {
+        if guard.phys != phys.0 || guard.state != FrameState::Clean || !frame.listing.load().is(phys.0) {
             return None;
         }
         let weight = frame.weight.load(Ordering::Relaxed);
@@ -400,9 +416,9 @@ impl Pool {
         guard.state = FrameState::Clean;
         let frame = &self.frames[index as usize];
         Self::forget_seen(frame, &guard);
-        self.list(phys.0, index);
         frame.weight.store(chances_for(crate::page::header(&guard.bytes).kind), Ordering::Relaxed);
         frame.chances.store(1, Ordering::Relaxed);
+        self.list(phys.0, index);
         Ok((RwLockWriteGuard::downgrade(guard), index))
     }
 
@@ -497,6 +513,57 @@ impl Pool {
         self.pin_if_holds(frame, guard, phys)
     }
 
+    /// Whether frame `index` holds a page readers read unpinned (one that indexes
+    /// others), as far as its weight tells without a look at the page: worth a
+    /// [`Pool::peek_seen`], which checks.
+    #[inline(always)]
+    pub fn peekable(&self, index: u32) -> bool {
+        self.frames.get(index as usize).is_some_and(|frame| frame.weight.load(Ordering::Relaxed) == MOST_CHANCES)
+    }
+
+    /// The bytes of frame `index`, read without a pin, if it holds a listed page that
+    /// indexes others ([`Pool::is_index_kind`]: B+tree branches, map pages, the catalog)
+    /// and that a reader of snapshot `snapshot` was shown to see as its version of the
+    /// page's logical id (the rule of [`Pool::pin_seen`]). The caller still checks that
+    /// the page's header names the logical id it wants. Writes nothing shared but, once
+    /// per page listed, the frame's mark (`listing.rs`); a hit is counted in the
+    /// thread's stripe, the frame's chances restored only when the hand took one.
+    ///
+    /// # Safety
+    ///
+    /// The caller is a reader whose [`crate::readers::Phase`], in the readers this pool
+    /// was made with (`Pool::with_huge_pages`), has entered before this call and leaves
+    /// only once the returned bytes are no longer used (`grace.rs`).
+    #[inline(always)]
+    pub unsafe fn peek_seen(&self, index: u32, snapshot: u64) -> Option<&[u8]> {
+        let frame = self.frames.get(index as usize)?;
+        let listed = frame.listing.load();
+        let weight = frame.weight.load(Ordering::Relaxed);
+        if listed.is_unlisted() || weight != MOST_CHANCES || !(listed.peeked() || frame.listing.mark(listed)) {
+            return None;
+        }
+        // Loaded after the listing: a frame listed since (its page changed) has
+        // forgotten the snapshots that saw the page before.
+        // mutant: (as in `pin_seen`) whichever snapshots were seen to read it
+        if !cfg!(quire_mutant = "seen_any")
+            && (frame.seen_from.load(Ordering::Relaxed) > snapshot
+                || frame.seen_until.load(Ordering::Relaxed) <= snapshot)
+        {
+            return None;
+        }
+        // SAFETY: the frame is listed and marked read unpinned, so whoever unlists it
+        // retires it (`grace.rs`) instead of giving it new bytes until this reader, whose
+        // phase entered before it looked, has left it (the caller's contract); nobody
+        // writes a listed page.
+        let bytes = unsafe { self.prefetcher.unlocked(index as usize) };
+        if frame.chances.load(Ordering::Relaxed) < weight {
+            frame.chances.store(weight, Ordering::Relaxed);
+        }
+        let hits = &self.hits[hit_stripe()].0;
+        hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        Some(bytes)
+    }
+
     /// Records that a reader of snapshot `snapshot` reads the page pinned in frame
     /// `index` (`_pinned`) as its version of the page's logical id: the reader found it
     /// by translating that id through its snapshot (see [`Pool::pin_seen`]).
@@ -520,7 +587,7 @@ impl Pool {
     pub fn saw_published(&self, index: u32, phys: PhysId, snapshot: u64) {
         let frame = &self.frames[index as usize];
         let Some(guard) = frame.data.try_read() else { return };
-        if guard.phys != phys.0 || guard.state != FrameState::Clean || frame.listed.load(Ordering::Acquire) != phys.0 {
+        if guard.phys != phys.0 || guard.state != FrameState::Clean || !frame.listing.load().is(phys.0) {
             return;
         }
         // mutant: the snapshots before the commit are taken to read its page
@@ -582,20 +649,24 @@ impl Pool {
     /// before (a second copy loaded after a false miss) is no longer listed.
     fn list(&self, phys: u64, index: u32) {
         if let Some(old) = self.table.insert(phys, index).filter(|&old| old != index) {
-            let _ =
-                self.frames[old as usize].listed.compare_exchange(phys, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
+            self.frames[old as usize].listing.unlist(phys);
         }
-        self.frames[index as usize].listed.store(phys, Ordering::Release);
+        self.frames[index as usize].listing.list(phys);
     }
 
-    /// Removes frame `index`'s listing under `phys`, if the table has it.
-    fn unlist(&self, phys: u64, index: u32) {
+    /// Removes frame `index`'s listing under `phys`, if the table has it. Whether the
+    /// frame was read unpinned since it was listed (it was unlisted before if `phys` is
+    /// no longer its page): then it must be retired, not rewritten (`grace.rs`).
+    fn unlist(&self, phys: u64, index: u32) -> bool {
         self.table.remove(phys, Some(index));
-        let _ = self.frames[index as usize].listed.compare_exchange(phys, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed);
+        let listing = &self.frames[index as usize].listing;
+        // mutant: a frame read unpinned is rewritten at once, not retired
+        listing.unlist(phys).unwrap_or_else(|| listing.load()).peeked() && !cfg!(quire_mutant = "peeked_ignored")
     }
 
     /// Turns the clean frame holding `phys` (a page the writer spilled) back into a
-    /// dirty one without copying, unless it was evicted or is pinned.
+    /// dirty one without copying, unless it was evicted or is pinned, or was read
+    /// unpinned (then it is retired, `grace.rs`).
     pub fn reclaim(&self, phys: PhysId) -> Option<(u32, WriteGuard<'_>)> {
         let index = self.table.get(phys.0)?;
         let mut guard = self.frames[index as usize].data.try_write()?;
@@ -605,14 +676,24 @@ impl Pool {
         {
             return None; // an unwritten page's frame is its only copy outside the log
         }
-        self.unlist(phys.0, index);
+        if self.unlist(phys.0, index) {
+            self.retire(index, &mut guard);
+            return None;
+        }
         guard.state = FrameState::Dirty;
         Some((index, guard))
     }
 
     /// Gives the clean frame holding committed page `old` to the writer as the dirty
-    /// frame of its fresh page `new` (the bytes stay), unless it was evicted or is pinned.
+    /// frame of its fresh page `new` (the bytes stay), unless it was evicted or is pinned,
+    /// or its page indexes others: readers read those unpinned ([`Pool::peek_seen`]), so
+    /// the frame would have to be retired (`grace.rs`) and the page read again for the
+    /// writer, where a copy costs one memcpy.
     pub fn steal(&self, old: PhysId, new: PhysId) -> Option<(u32, WriteGuard<'_>)> {
+        let index = self.table.get(old.0)?;
+        if self.frames[index as usize].weight.load(Ordering::Relaxed) == MOST_CHANCES {
+            return None;
+        }
         let (index, mut guard) = self.reclaim(old)?;
         guard.phys = new.0;
         Some((index, guard))
@@ -634,7 +715,7 @@ impl Pool {
         }
         if let Some(index) = self.table.remove(phys.0, None) {
             let frame = &self.frames[index as usize];
-            if frame.listed.compare_exchange(phys.0, NO_PAGE, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            if frame.listing.unlist(phys.0).is_some() {
                 let mut recycled = self.recycled.lock();
                 if recycled.len() < self.frames.len() {
                     recycled.push(index);
@@ -645,13 +726,17 @@ impl Pool {
 
     /// A recycled frame still holding nothing anyone can find (clean and unlisted, or
     /// free), if one is left: the CLOCK hand may have given it to another page since.
+    /// One whose page readers may read unpinned is retired instead (`grace.rs`).
     fn take_recycled(&self) -> Option<(u32, WriteGuard<'_>)> {
         loop {
             let index = self.recycled.lock().pop()?;
             let frame = &self.frames[index as usize];
             let Some(mut guard) = frame.data.try_write() else { continue };
-            let garbage = guard.state == FrameState::Clean && frame.listed.load(Ordering::Acquire) == NO_PAGE;
-            if garbage || guard.state == FrameState::Free {
+            let listed = frame.listing.load();
+            let garbage = guard.state == FrameState::Clean && listed.is_unlisted();
+            if garbage && listed.peeked() {
+                self.retire(index, &mut guard);
+            } else if garbage || guard.state == FrameState::Free {
                 guard.phys = NO_PAGE;
                 guard.state = FrameState::Free;
                 return Some((index, guard));
@@ -659,10 +744,48 @@ impl Pool {
         }
     }
 
+    /// Retires frame `index` (`guard`, its write lock), unlisted and read unpinned while
+    /// it was listed: it is freed only after the readers who may still read it
+    /// (`grace.rs`).
+    fn retire(&self, index: u32, guard: &mut WriteGuard<'_>) {
+        guard.phys = NO_PAGE;
+        guard.state = FrameState::Retiring;
+        self.grace.retire(index);
+    }
+
+    /// A retired frame whose grace period has ended, freed, if there is one; the others
+    /// that ended with it go to the recycled frames.
+    fn take_graced(&self) -> Option<(u32, WriteGuard<'_>)> {
+        if self.grace.retired() == 0 {
+            return None;
+        }
+        let mut ended = Vec::new();
+        self.grace.collect(&mut ended);
+        let mut taken = None;
+        for index in ended {
+            // Nobody pins a retiring frame: a pin needs a clean one, so a holder of its
+            // lock only looks and lets go.
+            let Some(mut guard) = self.frames[index as usize].data.try_write_for(TRANSIENT_LOCK_WAIT) else {
+                self.grace.retire(index);
+                continue;
+            };
+            debug_assert_eq!(guard.state, FrameState::Retiring);
+            guard.state = FrameState::Free;
+            match taken {
+                None => taken = Some((index, guard)),
+                Some(_) => {
+                    drop(guard);
+                    self.recycled.lock().push(index);
+                }
+            }
+        }
+        taken
+    }
+
     /// Finds a frame to reuse with CLOCK: skip pinned and dirty frames, and frames
     /// with chances left (taking one).
     fn take_frame(&self) -> Result<(u32, WriteGuard<'_>)> {
-        if let Some(taken) = self.take_recycled() {
+        if let Some(taken) = self.take_recycled().or_else(|| self.take_graced()) {
             return Ok(taken);
         }
         let count = self.frames.len();
@@ -676,7 +799,7 @@ impl Pool {
             }
             let Some(mut guard) = frame.data.try_write() else { continue };
             match guard.state {
-                FrameState::Dirty => continue,
+                FrameState::Dirty | FrameState::Retiring => continue,
                 FrameState::Clean if frame.unwritten.load(Ordering::Acquire) => continue,
                 FrameState::Free if !guard.touched => {
                     guard.touched = true;
@@ -687,8 +810,18 @@ impl Pool {
                     self.counters.frame_allocated();
                 }
                 FrameState::Free => {}
+                FrameState::Clean if frame.listing.load().peeked() && !self.grace.has_room() => continue,
+                FrameState::Clean if self.unlist(guard.phys, index as u32) => {
+                    self.counters.eviction();
+                    self.retire(index as u32, &mut guard);
+                    drop(guard);
+                    // With no reader announced, its grace period ends at once.
+                    if let Some(taken) = self.take_graced() {
+                        return Ok(taken);
+                    }
+                    continue;
+                }
                 FrameState::Clean => {
-                    self.unlist(guard.phys, index as u32);
                     self.counters.eviction();
                     guard.phys = NO_PAGE;
                     guard.state = FrameState::Free;
@@ -734,7 +867,7 @@ mod tests {
     fn a_pool_on_huge_pages_has_its_memory_backed_ahead_of_the_frames_it_takes() {
         // The toucher (`toucher.rs`) follows the frames the hand takes: 32 MiB of
         // frames used, it backs AHEAD bytes past them. Small pages need none.
-        let pool = Pool::with_huge_pages(8192, 16384, true).unwrap();
+        let pool = Pool::with_huge_pages(8192, 16384, true, Arc::default()).unwrap();
         let toucher = pool.toucher.as_ref().expect("a 128 MiB pool on huge pages has a toucher");
         for page in 0..4096u64 {
             drop(pool.get(PhysId(page), fill(1)).unwrap().0);
@@ -745,7 +878,7 @@ mod tests {
             assert!(start.elapsed().as_secs() < 60, "backed {} of {wanted} bytes", toucher.backed());
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert!(Pool::with_huge_pages(8192, 16384, false).unwrap().toucher.is_none());
+        assert!(Pool::with_huge_pages(8192, 16384, false, Arc::default()).unwrap().toucher.is_none());
     }
 
     #[test]

@@ -180,7 +180,7 @@ mod tests {
     fn the_toucher_backs_the_pool_ahead_of_the_frames_taken_and_no_further() {
         // 128 MiB of frames; nothing touched by this test but through the toucher.
         let mut memory = FrameMemory::new(8192, POOL_BYTES / 8192, true).unwrap();
-        let frames = memory.cut(8192);
+        let (frames, _) = memory.cut(8192);
         let start = frames[0].as_ptr().addr();
         let toucher = Toucher::new(memory.mapping());
         // A pool that took less than START bytes of frames has no toucher running.

@@ -62,6 +62,15 @@ pub trait PageRead {
     /// Pins logical page `id` for reading. The slice is the page *payload* (the bytes
     /// after the engine's 32-byte header), [`PageRead::payload_size`] long.
     fn page(&self, id: PageId) -> Result<PageRef<'_>>;
+    /// Calls `f` with page `id` and returns what it returns: for a page used only
+    /// briefly, such as a branch on a descent's way to a leaf. The default pins the page
+    /// for the call. A snapshot reads a page that indexes others without a pin when it
+    /// can ([`crate::pool::Pool::peek_seen`]): two readers passing the same root then
+    /// write nothing the other must fetch back.
+    #[inline(always)]
+    fn with_page<R>(&self, id: PageId, f: impl FnOnce(&PageRef<'_>) -> R) -> Result<R> {
+        Ok(f(&self.page(id)?))
+    }
     /// A hint that page `id` will be read soon, the payload byte ranges `ranges` first:
     /// if the page is cached and its translation known, the CPU is asked to bring those
     /// bytes into its caches, so their misses overlap the caller's work until it reads
@@ -142,8 +151,10 @@ pub struct PageRef<'a> {
 enum PageBytes<'a> {
     /// A pinned pool frame.
     Frame(ReadGuard<'a>),
-    /// The page in the file's memory map, checksummed once (`pool::Verified`).
-    Mapped(&'a [u8]),
+    /// Bytes that stay put while the page reference lives, without a pin: the page in
+    /// the file's memory map, checksummed once (`pool::Verified`), or a pool frame read
+    /// unpinned within [`PageRead::with_page`] (`pool/grace.rs`).
+    Unpinned(&'a [u8]),
 }
 
 impl<'a> PageRef<'a> {
@@ -151,9 +162,10 @@ impl<'a> PageRef<'a> {
         PageRef { bytes: PageBytes::Frame(guard), id }
     }
 
-    /// A page read in place from the file's memory map.
-    pub(crate) fn mapped(bytes: &'a [u8], id: PageId) -> Self {
-        PageRef { bytes: PageBytes::Mapped(bytes), id }
+    /// A page read in place from the file's memory map, or from a pool frame unpinned
+    /// ([`crate::pool::Pool::peek_seen`]).
+    pub(crate) fn unpinned(bytes: &'a [u8], id: PageId) -> Self {
+        PageRef { bytes: PageBytes::Unpinned(bytes), id }
     }
 
     /// The whole page, header included.
@@ -161,7 +173,7 @@ impl<'a> PageRef<'a> {
     fn whole(&self) -> &[u8] {
         match &self.bytes {
             PageBytes::Frame(guard) => &guard.bytes,
-            PageBytes::Mapped(bytes) => bytes,
+            PageBytes::Unpinned(bytes) => bytes,
         }
     }
 

@@ -11,9 +11,9 @@ use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
-use crate::readers::Announcement;
+use crate::readers::{Announcement, Phase};
 use crate::resultset::ResultSet;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::sync::Arc;
 
 /// Cache lines at the start of a page fetched into the CPU caches while its frame is
@@ -55,6 +55,39 @@ struct Snapshot<H: CoreHolder> {
     /// The file's memory map reaching every page of the snapshot, taken at the first
     /// page read in place ([`crate::Options::mmap_reads`]).
     map: SnapshotMap,
+    /// Calls of [`PageRead::with_page`] reading unpinned, one inside the other
+    /// (`Entered`).
+    unpinned: Cell<u32>,
+}
+
+/// A reader's phase entered for reads without a pin, left when the outermost one is
+/// dropped (`nested` counts the ones around it).
+struct Entered<'a> {
+    nested: &'a Cell<u32>,
+    phase: &'a Phase,
+}
+
+impl<'a> Entered<'a> {
+    #[inline(always)]
+    fn enter(nested: &'a Cell<u32>, phase: &'a Phase) -> Self {
+        let depth = nested.get();
+        if depth == 0 {
+            phase.enter();
+        }
+        nested.set(depth + 1);
+        Entered { nested, phase }
+    }
+}
+
+impl Drop for Entered<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let depth = self.nested.get() - 1;
+        self.nested.set(depth);
+        if depth == 0 {
+            self.phase.leave();
+        }
+    }
 }
 
 impl<H: CoreHolder> Snapshot<H> {
@@ -66,7 +99,8 @@ impl<H: CoreHolder> Snapshot<H> {
             let meta = core.published.load();
             let announced = core.readers.announce(meta.txn);
             if core.published.txn() == meta.txn {
-                return Snapshot { holder, meta, announced, catalog: OnceCell::new(), map: SnapshotMap::default() };
+                let (catalog, map, unpinned) = (OnceCell::new(), SnapshotMap::default(), Cell::new(0));
+                return Snapshot { holder, meta, announced, catalog, map, unpinned };
             }
             core.readers.withdraw(announced, meta.txn);
         }
@@ -97,7 +131,32 @@ impl<H: CoreHolder> Snapshot<H> {
             return Ok(None);
         }
         core.verify_mapped(bytes, phys, None, id.0, self.meta.txn)?;
-        Ok(Some(PageRef::mapped(bytes, id)))
+        Ok(Some(PageRef::unpinned(bytes, id)))
+    }
+
+    /// [`PageRead::with_page`]: `f` on page `id` read unpinned, if its frame hint names a
+    /// frame the pool lets this reader read so ([`crate::pool::Pool::peek_seen`]); `Err(f)`
+    /// otherwise. The reader's phase (`readers.rs`) enters before the frame is looked
+    /// at, unless a call around this one entered it, and leaves when `f` has returned
+    /// (or unwound), so that the pool's grace periods wait for this reader only while
+    /// it reads unpinned.
+    #[inline(always)]
+    fn with_page_unpinned<R, F: FnOnce(&PageRef<'_>) -> R>(&self, id: PageId, f: F) -> std::result::Result<R, F> {
+        let core = self.holder.core();
+        let (Some(frame), Announcement::Slot(at)) = (core.translations.frame_hint(id), self.announced) else {
+            return Err(f);
+        };
+        core.pool.prefetch_frame_head::<PAGE_HEAD_LINES>(frame);
+        if !core.pool.peekable(frame) {
+            return Err(f);
+        }
+        let _phase = Entered::enter(&self.unpinned, core.readers.phase(at));
+        // SAFETY: the phase entered (here or around this call) and leaves only when
+        // `_phase` drops, after `f`'s last use of the bytes.
+        match unsafe { core.pool.peek_seen(frame, self.meta.txn.0) } {
+            Some(bytes) if crate::page::logical_of(bytes) == id.0 => Ok(f(&PageRef::unpinned(bytes, id))),
+            _ => Err(f),
+        }
     }
 
     /// [`PageRead::page`] of `id` when the frame it hints at was not seen by this
@@ -148,10 +207,12 @@ impl<H: CoreHolder> Drop for Snapshot<H> {
 }
 
 impl<H: CoreHolder> PageRead for Snapshot<H> {
-    /// A page read: the frame hint is read first and the frame pinned if this snapshot
-    /// was seen to read its page ([`crate::pool::Pool::pin_seen`]) and the page is
-    /// `id`, with no translation: a hot page's usual case, one pin and one header
-    /// check. Otherwise [`Snapshot::page_translated`]. Always inlined: with the rest out
+    /// A page read: the frame hint is read first and, if this snapshot was seen to read
+    /// its page and the page is `id`, the frame is read with no translation: a hot page's
+    /// usual case. A page that indexes others (a branch) is read unpinned
+    /// ([`crate::pool::Pool::peek_seen`]: loads only, nothing written that another
+    /// reader's core would have to fetch back), any other pinned
+    /// ([`crate::pool::Pool::pin_seen`]: one pin and one header check). Otherwise [`Snapshot::page_translated`]. Always inlined: with the rest out
     /// of line what is left is small, and a B+tree descent calling it paid a sixth of it
     /// in the call itself (saved registers, the result moved through memory).
     #[inline(always)]
@@ -167,6 +228,14 @@ impl<H: CoreHolder> PageRead for Snapshot<H> {
             }
         }
         self.page_translated(core, id, hint)
+    }
+
+    #[inline(always)]
+    fn with_page<R>(&self, id: PageId, f: impl FnOnce(&PageRef<'_>) -> R) -> Result<R> {
+        match self.with_page_unpinned(id, f) {
+            Ok(done) => Ok(done),
+            Err(f) => Ok(f(&self.page(id)?)),
+        }
     }
 
     #[inline]
@@ -266,6 +335,10 @@ macro_rules! delegate_page_read {
             #[inline(always)]
             fn page(&self, id: PageId) -> Result<PageRef<'_>> {
                 self.0.page(id)
+            }
+            #[inline(always)]
+            fn with_page<R>(&self, id: PageId, f: impl FnOnce(&PageRef<'_>) -> R) -> Result<R> {
+                self.0.with_page(id, f)
             }
             #[inline]
             fn prefetch(&self, id: PageId, ranges: &[std::ops::Range<usize>]) {

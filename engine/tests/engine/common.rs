@@ -56,6 +56,12 @@ pub fn memory_db(options: Options) -> (Arc<MemStorage>, Database) {
     (storage, db)
 }
 
+/// The kind of a test page that holds `value`: every other one indexes others (as a
+/// B+tree branch does), so readers read it unpinned (`pool/grace.rs`), the rest pinned.
+pub fn kind_for(value: u64) -> PageKind {
+    if value % 2 == 1 { PageKind::structure(17).indexing() } else { PageKind::structure(16) }
+}
+
 /// Commits `count` new pages holding the values `0..count`; returns their ids in order.
 pub fn committed_pages(db: &Database, count: u64) -> Vec<PageId> {
     let txn = db.begin_write().expect("writer");
@@ -81,14 +87,26 @@ pub fn assert_matches(txn: &impl PageRead, model: &Model) {
     }
 }
 
-/// One random transaction: allocate, rewrite and free pages; mirrors it in `model`.
+/// One random transaction: allocate (pages of both kinds, [`kind_for`]), rewrite and
+/// free pages; mirrors it in `model`.
 pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut TestRng, model: &mut Model, value: u64) -> quiredb_engine::Result<()> {
+    random_txn_of(txn, rng, model, value, kind_for)
+}
+
+/// [`random_txn`] allocating pages of the kind `kind` gives for their first value.
+pub fn random_txn_of(
+    txn: &WriteTxn<'_>,
+    rng: &mut TestRng,
+    model: &mut Model,
+    value: u64,
+    kind: fn(u64) -> PageKind,
+) -> quiredb_engine::Result<()> {
     let ops = rng.random_range(1..40);
     for op in 0..ops {
         let value = value * 1000 + op;
         let roll = rng.random_range(0..10);
         if roll < 4 || model.is_empty() {
-            let mut page = txn.alloc_page(PageKind::structure(16))?;
+            let mut page = txn.alloc_page(kind(value))?;
             fill(&mut page, value);
             model.insert(page.id().0, value);
         } else if roll < 8 {
@@ -108,9 +126,14 @@ pub fn random_txn(txn: &WriteTxn<'_>, rng: &mut TestRng, model: &mut Model, valu
 /// One round of the model workload: a random transaction, aborted one time in five,
 /// else committed with a random durability (and then `model` follows it).
 pub fn model_round(db: &Database, rng: &mut TestRng, model: &mut Model, round: u64) {
+    model_round_of(db, rng, model, round, kind_for);
+}
+
+/// [`model_round`] with [`random_txn_of`]`(…, kind)`.
+pub fn model_round_of(db: &Database, rng: &mut TestRng, model: &mut Model, round: u64, kind: fn(u64) -> PageKind) {
     let mut next = model.clone();
     let txn = db.begin_write().unwrap();
-    random_txn(&txn, rng, &mut next, round).unwrap();
+    random_txn_of(&txn, rng, &mut next, round, kind).unwrap();
     if rng.random_bool(0.2) {
         drop(txn);
     } else {

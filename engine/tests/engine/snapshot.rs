@@ -61,6 +61,48 @@ fn readers_do_not_wait_for_an_open_writer() {
 }
 
 #[test]
+fn a_page_read_unpinned_keeps_its_bytes_while_commits_rewrite_it_and_the_pool_evicts_it() {
+    // Proves: a page that indexes others is read without a pin inside `with_page`
+    // (`pool/grace.rs`), and the bytes the reader holds there stay its snapshot's while
+    // 40 commits rewrite the page (the writer copies it instead of taking its frame) and
+    // fill a 64-frame pool many times over (the frame is retired, not reused, until the
+    // reader has moved on); the frame is then freed.
+    let (_storage, db) = memory_db(small_options());
+    let txn = db.begin_write().unwrap();
+    let mut page = txn.alloc_page(kind_for(1)).unwrap();
+    let id = page.id();
+    fill(&mut page, 1);
+    drop(page);
+    txn.commit(Durability::Full).unwrap();
+    assert!(kind_for(1).indexes_others());
+    let reader = db.begin_read().unwrap();
+    drop(reader.page(id).unwrap()); // translated: its frame is now seen by this snapshot
+    let evictions = db.stats().evictions;
+    let rewrite = |round: u64| {
+        let txn = db.begin_write().unwrap();
+        fill(&mut txn.page_mut(id).unwrap(), 100 + round);
+        for other in 0..100 {
+            fill(&mut txn.alloc_page(PageKind::structure(16)).unwrap(), round * 1000 + other);
+        }
+        txn.commit(Durability::Checksummed).unwrap();
+    };
+    let held = reader
+        .with_page(id, |page| {
+            for round in 0..40u64 {
+                rewrite(round);
+            }
+            value_of(page)
+        })
+        .unwrap();
+    assert_eq!(held, Some(1), "the bytes held are the snapshot's");
+    assert!(db.stats().evictions > evictions + 1000, "the pool was churned");
+    assert_eq!(value_of(&reader.page(id).unwrap()), Some(1));
+    drop(reader);
+    rewrite(40);
+    assert_eq!(value_of(&db.begin_read().unwrap().page(id).unwrap()), Some(140));
+}
+
+#[test]
 fn concurrent_readers_of_many_snapshots_see_exactly_their_snapshot() {
     // Proves: the shared translation table never gives a reader another snapshot's page.
     // A writer runs random transactions (allocate, rewrite, free: ids are remapped and

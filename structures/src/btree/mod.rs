@@ -375,26 +375,23 @@ impl<'t, T: PageRead> BTree<'t, T> {
         Ok(node::search(&leaf, key).map_err(self.at(leaf.id().0))?.is_ok())
     }
 
-    /// Pins the leaf that holds (or would hold) `key`.
+    /// Pins the leaf that holds (or would hold) `key`. The branches on the way are read
+    /// only for the child to take ([`PageRead::with_page`]: a snapshot reads them
+    /// unpinned).
     fn descend(&self, key: &[u8]) -> Result<quiredb_engine::PageRef<'t>> {
         let head = self.head.get();
         let mut id = head.root;
-        // One pin per level from one call site, so that `node` is inlined once.
-        let mut depth = 1;
-        loop {
-            let leaf = depth >= head.height;
-            let pinned = self.node(id, leaf)?;
-            if leaf {
-                return Ok(pinned);
-            }
-            let page: &[u8] = &pinned;
+        for depth in 1..head.height {
             let parent = id;
-            id = node::child(page, node::child_index(page, key).map_err(self.at(parent))?);
+            id = self.txn.with_page(PageId(id), |page| {
+                self.check_node(parent, page.kind(), page, false)?;
+                Ok::<_, Error>(node::child(page, node::child_index(page, key).map_err(self.at(parent))?))
+            })??;
             if id == 0 {
                 return Err(corrupted(&self.name, parent, format!("null child at depth {depth}")));
             }
-            depth += 1;
         }
+        self.node(id, true)
     }
 
     /// Pins node `id`, checking its kind and header (O(1): cells are checked as read).
@@ -408,7 +405,7 @@ impl<'t, T: PageRead> BTree<'t, T> {
 
     /// Checks that node `id`, of kind `found`, is a leaf (or a branch) with a sound
     /// header.
-    #[inline]
+    #[inline(always)]
     fn check_node(&self, id: u64, found: PageKind, page: &[u8], leaf: bool) -> Result<()> {
         let kind = if leaf { LEAF_PAGE } else { BRANCH_PAGE };
         if found != kind {
