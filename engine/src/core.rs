@@ -50,8 +50,7 @@ pub struct Core {
     /// The newest snapshot, for readers (lock-free; `readers.rs`).
     pub published: Published,
     /// The snapshots live readers hold (lock-free; `readers.rs`).
-    /// Shared with the pool, whose grace periods wait for them (`pool/grace.rs`).
-    pub readers: Arc<Readers>,
+    pub readers: Readers,
     /// Free space (used by the writer).
     pub free: Mutex<FreeSpace>,
     /// Serialises writers ([`Core::lock_writer`]). The standard library's mutex, not

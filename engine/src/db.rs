@@ -133,15 +133,14 @@ impl Database {
         let recovered = crate::txn::recover_log(storage, opened, read_only)?;
         let (storage, opened) = (recovered.storage, recovered.opened);
         let (meta, slot) = (opened.meta, opened.slot);
-        let readers = Arc::new(crate::readers::Readers::default());
         let core = Core {
-            pool: Pool::with_huge_pages(meta.page_size as usize, frames, options.huge_pages, Arc::clone(&readers))?,
+            pool: Pool::with_huge_pages(meta.page_size as usize, frames, options.huge_pages)?,
             translations: crate::translations::Translations::new(frames),
             page_size: meta.page_size as usize,
             fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,
             shared: Mutex::new(Shared { last_synced: meta.txn, synced_slot: slot }),
             published: crate::readers::Published::new(&meta),
-            readers,
+            readers: crate::readers::Readers::default(),
             free: Mutex::new(FreeSpace::default()),
             writer: std::sync::Mutex::new(()),
             writers: std::sync::atomic::AtomicUsize::new(0),

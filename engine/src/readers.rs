@@ -141,42 +141,9 @@ pub enum Announcement {
     Overflow,
 }
 
-/// A reader slot: the announced snapshot (`txn + 1`, [`FREE`] when free) and the
-/// reader's [`Phase`].
 #[derive(Debug, Default)]
 #[repr(align(64))]
-struct Slot {
-    txn: AtomicU64,
-    phase: Phase,
-}
-
-/// Whether the reader in a slot holds pages it read without a pin (odd) or not (even),
-/// counting every change: a grace period of the pool (`pool/grace.rs`) waits for the
-/// readers it finds at an odd count to move past it ([`Readers::unpinned`],
-/// [`Readers::all_moved_on`]). Written only by the slot's reader.
-#[derive(Debug, Default)]
-pub struct Phase(AtomicU64);
-
-impl Phase {
-    /// The reader is about to read pages unpinned. A `SeqCst` swap: the count is
-    /// visible before the reader loads what it validates (its side of the pairing in
-    /// `pool/grace.rs`).
-    #[inline]
-    pub fn enter(&self) {
-        let count = self.0.load(Ordering::Relaxed);
-        debug_assert!(count.is_multiple_of(2), "entered twice");
-        self.0.swap(count + 1, Ordering::SeqCst);
-    }
-
-    /// The reader holds no page read unpinned any more. Release: whoever sees the new
-    /// count sees its reads of them done.
-    #[inline]
-    pub fn leave(&self) {
-        let count = self.0.load(Ordering::Relaxed);
-        debug_assert!(!count.is_multiple_of(2), "left without entering");
-        self.0.store(count + 1, Ordering::Release);
-    }
-}
+struct Slot(AtomicU64);
 
 /// The live readers: the snapshot each one reads.
 #[derive(Debug)]
@@ -204,8 +171,8 @@ impl Readers {
     pub fn announce(&self, txn: TxnId) -> Announcement {
         let start = HINT.get() & (READER_SLOTS - 1);
         if let Some(slot) = self.slots.get(start)
-            && slot.txn.load(Ordering::Relaxed) == FREE
-            && slot.txn.compare_exchange(FREE, txn.0 + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
+            && slot.0.load(Ordering::Relaxed) == FREE
+            && slot.0.compare_exchange(FREE, txn.0 + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
         {
             return Announcement::Slot(start);
         }
@@ -219,7 +186,7 @@ impl Readers {
     fn announce_elsewhere(&self, txn: TxnId, start: usize) -> Announcement {
         for step in 1..READER_SLOTS {
             let at = (start + step) & (READER_SLOTS - 1);
-            let slot = &self.slots[at].txn;
+            let slot = &self.slots[at].0;
             if slot.load(Ordering::Relaxed) == FREE
                 && slot.compare_exchange(FREE, txn.0 + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
             {
@@ -240,7 +207,7 @@ impl Readers {
     #[inline]
     pub fn withdraw(&self, at: Announcement, txn: TxnId) {
         match at {
-            Announcement::Slot(at) => self.slots[at].txn.store(FREE, Ordering::Release),
+            Announcement::Slot(at) => self.slots[at].0.store(FREE, Ordering::Release),
             Announcement::Overflow => self.withdraw_overflow(txn),
         }
     }
@@ -257,35 +224,9 @@ impl Readers {
         }
     }
 
-    /// The phase of the reader announced in slot `at` (its own, until it withdraws).
-    #[inline]
-    pub fn phase(&self, at: usize) -> &Phase {
-        &self.slots[at].phase
-    }
-
-    /// The readers that hold pages read unpinned now, each named by its slot and its
-    /// phase count: a grace period of the pool (`pool/grace.rs`) starts here and ends when
-    /// each of them has moved on ([`Readers::all_moved_on`]).
-    ///
-    /// Starts with a `SeqCst` fence. With the reader's `SeqCst` [`Phase::enter`] before
-    /// it validates a frame (a `SeqCst` load of its listing), that makes the store-load
-    /// pairing of Dekker's algorithm: a reader that validated a frame before the pool
-    /// unlisted it (the unlisting is followed by a `SeqCst` fence too, `Grace::retire`)
-    /// entered before this scan, so the scan sees it.
-    pub fn unpinned(&self) -> Vec<(usize, u64)> {
-        fence(Ordering::SeqCst);
-        let phases = self.slots.iter().map(|slot| slot.phase.0.load(Ordering::SeqCst));
-        phases.enumerate().filter(|&(_, count)| !count.is_multiple_of(2)).collect()
-    }
-
-    /// Whether every reader of `seen` ([`Readers::unpinned`]) has left that phase.
-    pub fn all_moved_on(&self, seen: &[(usize, u64)]) -> bool {
-        seen.iter().all(|&(at, count)| self.slots[at].phase.0.load(Ordering::Acquire) != count)
-    }
-
     /// The snapshot of the oldest live reader.
     pub fn oldest(&self) -> Option<TxnId> {
-        let slots = self.slots.iter().map(|slot| slot.txn.load(Ordering::SeqCst)).filter(|&v| v != FREE);
+        let slots = self.slots.iter().map(|slot| slot.0.load(Ordering::SeqCst)).filter(|&v| v != FREE);
         let slotted = slots.map(|v| TxnId(v - 1)).min();
         let overflowed = self.overflow.lock().iter().map(|(txn, _)| *txn).min();
         slotted.into_iter().chain(overflowed).min()

@@ -16,10 +16,11 @@
 //!   Clean, marked ──evicted or reclaimed──> Retiring ──every reader seen moved on──> Free
 //! ```
 //!
-//! Which readers: a reader's [`crate::readers::Phase`] is odd while it reads unpinned
+//! Which readers: a reader's [`Phase`] (one per reader slot of `readers.rs`, kept here
+//! so that the pool asks nothing of the layers above it) is odd while it reads unpinned
 //! (entered before it looks at a frame, left when `with_page` returns), and a grace
 //! period waits for the readers found at an odd count when it starts
-//! ([`Readers::unpinned`]) to move to another. Why that is enough: the retiring thread
+//! ([`Grace::unpinned`]) to move to another. Why that is enough: the retiring thread
 //! unlists the frame and then passes a `SeqCst` fence; a reader enters with a `SeqCst`
 //! swap and checks the frame with a `SeqCst` load of its listing; the grace period
 //! starts with a `SeqCst` fence and then reads the phases. A reader whose check saw the
@@ -32,15 +33,42 @@
 //! once (a reader stopped inside a call), the pool leaves marked frames where they are
 //! until it has room again, as it leaves pinned ones.
 
-use crate::readers::Readers;
 use parking_lot::Mutex;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 
-/// The frames on their way from Clean to Free.
+/// Whether a reader holds pages it read without a pin (odd) or not (even), counting every
+/// change: a grace period waits for the readers it finds at an odd count to move past it.
+/// One per reader slot (`readers.rs`), written only by the reader announced in it, alone
+/// on its cache line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct Phase(AtomicU64);
+
+impl Phase {
+    /// The reader is about to read pages unpinned. A `SeqCst` swap: the count is
+    /// visible before the reader loads what it checks (its side of the pairing in the
+    /// module docs).
+    #[inline]
+    pub fn enter(&self) {
+        let count = self.0.load(Ordering::Relaxed);
+        debug_assert!(count.is_multiple_of(2), "entered twice");
+        self.0.swap(count + 1, Ordering::SeqCst);
+    }
+
+    /// The reader holds no page read unpinned any more. Release: whoever sees the new
+    /// count sees its reads of them done.
+    #[inline]
+    pub fn leave(&self) {
+        let count = self.0.load(Ordering::Relaxed);
+        debug_assert!(!count.is_multiple_of(2), "left without entering");
+        self.0.store(count + 1, Ordering::Release);
+    }
+}
+
+/// The frames on their way from Clean to Free, and the phases of the readers they wait for.
 #[derive(Debug)]
 pub struct Grace {
-    readers: Arc<Readers>,
+    phases: Box<[Phase]>,
     /// Frames retired and not yet handed back (cheap to check on every frame taken).
     retired: AtomicUsize,
     /// Most frames retired at once.
@@ -54,14 +82,35 @@ struct State {
     waiting: Vec<u32>,
     /// Retired before the current grace period started: free once it ends.
     covered: Vec<u32>,
-    /// The readers the current grace period waits for.
+    /// The readers the current grace period waits for: their phase and its count.
     seen: Vec<(usize, u64)>,
 }
 
 impl Grace {
-    /// Grace periods over the readers of `readers`, for a pool of `frames` frames.
-    pub fn new(readers: Arc<Readers>, frames: usize) -> Self {
-        Grace { readers, retired: AtomicUsize::new(0), room: frames / 8, state: Mutex::default() }
+    /// Grace periods over `readers` reader phases, for a pool of `frames` frames.
+    pub fn new(readers: usize, frames: usize) -> Self {
+        let phases = (0..readers).map(|_| Phase::default()).collect();
+        Grace { phases, retired: AtomicUsize::new(0), room: frames / 8, state: Mutex::default() }
+    }
+
+    /// The phase of the reader announced in slot `at` of `readers.rs`.
+    #[inline(always)]
+    pub fn phase(&self, at: usize) -> &Phase {
+        &self.phases[at]
+    }
+
+    /// The readers inside a phase now, each named by its slot and its phase count: a
+    /// grace period starts here. Starts with the `SeqCst` fence of the pairing in the
+    /// module docs.
+    fn unpinned(&self) -> Vec<(usize, u64)> {
+        fence(Ordering::SeqCst);
+        let counts = self.phases.iter().map(|phase| phase.0.load(Ordering::SeqCst));
+        counts.enumerate().filter(|&(_, count)| !count.is_multiple_of(2)).collect()
+    }
+
+    /// Whether every reader of `seen` ([`Grace::unpinned`]) has moved past that phase.
+    fn all_moved_on(&self, seen: &[(usize, u64)]) -> bool {
+        seen.iter().all(|&(at, count)| self.phases[at].0.load(Ordering::Acquire) != count)
     }
 
     /// Whether another frame may be retired now (see the module docs).
@@ -93,13 +142,13 @@ impl Grace {
         }
         let Some(mut state) = self.state.try_lock() else { return };
         // mutant: retired frames are handed back without waiting for their readers
-        let ended = cfg!(quire_mutant = "grace_none") || self.readers.all_moved_on(&state.seen);
+        let ended = cfg!(quire_mutant = "grace_none") || self.all_moved_on(&state.seen);
         if !state.covered.is_empty() && ended {
             self.retired.fetch_sub(state.covered.len(), Ordering::Relaxed);
             out.append(&mut state.covered);
         }
         if state.covered.is_empty() && !state.waiting.is_empty() {
-            state.seen = self.readers.unpinned();
+            state.seen = self.unpinned();
             let waiting = std::mem::take(&mut state.waiting);
             state.covered = waiting;
             if state.seen.is_empty() {
@@ -114,8 +163,6 @@ impl Grace {
 mod tests {
     use super::super::{PhysId, Pool};
     use crate::page::{PageKind, TxnId, set_header};
-    use crate::readers::Readers;
-    use std::sync::Arc;
 
     fn page(kind: PageKind, value: u8) -> impl FnOnce(&mut [u8]) -> crate::Result<()> {
         move |bytes| {
@@ -133,8 +180,7 @@ mod tests {
         // over; once the reader's phase leaves, the frame is taken again. A frame whose
         // reader had left by the time it was evicted is taken at once. A leaf is never
         // read unpinned.
-        let readers = Arc::new(Readers::default());
-        let pool = Pool::with_huge_pages(4096, 16, false, Arc::clone(&readers)).unwrap();
+        let pool = Pool::with_huge_pages(4096, 16, false).unwrap();
         let branch = PageKind::structure(17).indexing();
         let (guard, index) = pool.get(PhysId(1), page(branch, 9)).unwrap();
         pool.saw(index, &guard, 10);
@@ -143,11 +189,8 @@ mod tests {
         pool.saw(leaf, &guard, 10);
         drop(guard);
         assert!(pool.peekable(index) && !pool.peekable(leaf));
-        let at = match readers.announce(TxnId(10)) {
-            crate::readers::Announcement::Slot(at) => at,
-            crate::readers::Announcement::Overflow => unreachable!("one reader, 128 slots"),
-        };
-        readers.phase(at).enter();
+        let at = 3; // the slot a reader of snapshot 10 was announced in
+        pool.phase(at).enter();
         // SAFETY: the phase entered above and leaves below, after the last use of `held`.
         let held = unsafe { pool.peek_seen(index, 10) }.expect("a branch seen by snapshot 10");
         assert!(unsafe { pool.peek_seen(index, 11) }.is_none(), "snapshot 11 was not seen to read it");
@@ -160,7 +203,7 @@ mod tests {
         assert!(unsafe { pool.peek_seen(index, 10) }.is_none(), "a retired frame is not read");
         assert_eq!(held, &before[..], "the frame kept its bytes while its reader held them");
         assert_eq!(pool.grace.retired(), 1);
-        readers.phase(at).leave();
+        pool.phase(at).leave();
         for other in 400..440u64 {
             drop(pool.get(PhysId(other), page(PageKind::structure(16), 0)).unwrap());
         }
@@ -169,15 +212,14 @@ mod tests {
         let (guard, index) = pool.get(PhysId(1), page(branch, 9)).unwrap();
         pool.saw(index, &guard, 10);
         drop(guard);
-        readers.phase(at).enter();
+        pool.phase(at).enter();
         assert!(unsafe { pool.peek_seen(index, 10) }.is_some());
-        readers.phase(at).leave();
+        pool.phase(at).leave();
         for other in 500..600u64 {
             drop(pool.get(PhysId(other), page(PageKind::structure(16), 0)).unwrap());
         }
         assert!(pool.lookup(PhysId(1)).is_none(), "evicted");
         assert_eq!(pool.grace.retired(), 0, "taken at once: no reader held it");
-        readers.withdraw(crate::readers::Announcement::Slot(at), TxnId(10));
         assert_eq!(pool.stats().frames_allocated, 16);
     }
 }

@@ -213,7 +213,7 @@ impl Prefetcher {
     ///
     /// Nothing may write the frame's bytes, nor hold them through its lock for writing,
     /// while the returned slice lives: the pool's grace periods (`grace.rs`) keep a frame
-    /// a reader validated from being written before that reader has withdrawn.
+    /// a reader validated from being written before that reader has moved on.
     #[inline(always)]
     pub unsafe fn unlocked(&self, frame: usize) -> &[u8] {
         debug_assert!((frame + 1) * self.page_size <= self.len);

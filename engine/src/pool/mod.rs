@@ -51,14 +51,13 @@
 
 use crate::error::{Error, Result};
 use crate::page::{PageKind, PhysId};
-use crate::readers::Readers;
+use crate::readers::READER_SLOTS;
 use crate::stats::Counters;
 use grace::Grace;
 use listing::Listing;
 use memory::{FrameBytes, FrameMemory, Prefetcher};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::hash::Hasher;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use table::Table;
 use toucher::Toucher;
@@ -72,6 +71,7 @@ mod toucher;
 mod unwritten;
 mod verified;
 
+pub use grace::Phase;
 pub use memory::prefetch_bytes;
 pub use table::MAX_FRAMES;
 pub use verified::Verified;
@@ -247,13 +247,12 @@ impl Pool {
     /// only as far as it is used (zeroing a 256 MiB pool up front took ~0.1 s per open).
     /// Fails only if the address space for the mapping cannot be had.
     pub fn new(page_size: usize, frames: usize) -> Result<Pool> {
-        Pool::with_huge_pages(page_size, frames, true, Arc::default())
+        Pool::with_huge_pages(page_size, frames, true)
     }
 
     /// [`Pool::new`], its frames' memory advised for transparent huge pages if
-    /// `huge_pages` ([`crate::DatabaseBuilder::huge_pages`], `memory.rs`); `readers` are
-    /// the readers that may read its frames unpinned ([`Pool::peek_seen`]).
-    pub fn with_huge_pages(page_size: usize, frames: usize, huge_pages: bool, readers: Arc<Readers>) -> Result<Pool> {
+    /// `huge_pages` ([`crate::DatabaseBuilder::huge_pages`], `memory.rs`).
+    pub fn with_huge_pages(page_size: usize, frames: usize, huge_pages: bool) -> Result<Pool> {
         assert!(frames >= 16, "a pool needs at least 16 frames (checked by Options::validate)");
         let mut memory = FrameMemory::new(page_size, frames, huge_pages)
             .map_err(|error| Error::io(format!("mapping a buffer pool of {frames} frames"), error))?;
@@ -284,7 +283,7 @@ impl Pool {
             hits,
             hand: AtomicUsize::new(0),
             untouched: AtomicUsize::new(count),
-            grace: Grace::new(readers, count),
+            grace: Grace::new(READER_SLOTS, count),
             recycled: parking_lot::Mutex::new(Vec::new()),
             unwritten: Unwritten::default(),
             verified: Verified::new(count),
@@ -513,6 +512,13 @@ impl Pool {
         self.pin_if_holds(frame, guard, phys)
     }
 
+    /// The phase of the reader announced in reader slot `at` (`readers.rs`): entered
+    /// around its reads with [`Pool::peek_seen`].
+    #[inline(always)]
+    pub fn phase(&self, at: usize) -> &Phase {
+        self.grace.phase(at)
+    }
+
     /// Whether frame `index` holds a page readers read unpinned (one that indexes
     /// others), as far as its weight tells without a look at the page: worth a
     /// [`Pool::peek_seen`], which checks.
@@ -531,9 +537,9 @@ impl Pool {
     ///
     /// # Safety
     ///
-    /// The caller is a reader whose [`crate::readers::Phase`], in the readers this pool
-    /// was made with (`Pool::with_huge_pages`), has entered before this call and leaves
-    /// only once the returned bytes are no longer used (`grace.rs`).
+    /// The caller is a reader announced in a reader slot whose [`Pool::phase`] has
+    /// entered before this call and leaves only once the returned bytes are no longer
+    /// used (`grace.rs`); no other thread uses that phase meanwhile.
     #[inline(always)]
     pub unsafe fn peek_seen(&self, index: u32, snapshot: u64) -> Option<&[u8]> {
         let frame = self.frames.get(index as usize)?;
@@ -867,7 +873,7 @@ mod tests {
     fn a_pool_on_huge_pages_has_its_memory_backed_ahead_of_the_frames_it_takes() {
         // The toucher (`toucher.rs`) follows the frames the hand takes: 32 MiB of
         // frames used, it backs AHEAD bytes past them. Small pages need none.
-        let pool = Pool::with_huge_pages(8192, 16384, true, Arc::default()).unwrap();
+        let pool = Pool::with_huge_pages(8192, 16384, true).unwrap();
         let toucher = pool.toucher.as_ref().expect("a 128 MiB pool on huge pages has a toucher");
         for page in 0..4096u64 {
             drop(pool.get(PhysId(page), fill(1)).unwrap().0);
@@ -878,7 +884,7 @@ mod tests {
             assert!(start.elapsed().as_secs() < 60, "backed {} of {wanted} bytes", toucher.backed());
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert!(Pool::with_huge_pages(8192, 16384, false, Arc::default()).unwrap().toucher.is_none());
+        assert!(Pool::with_huge_pages(8192, 16384, false).unwrap().toucher.is_none());
     }
 
     #[test]

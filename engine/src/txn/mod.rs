@@ -65,7 +65,7 @@ pub trait PageRead {
     /// Calls `f` with page `id` and returns what it returns: for a page used only
     /// briefly, such as a branch on a descent's way to a leaf. The default pins the page
     /// for the call. A snapshot reads a page that indexes others without a pin when it
-    /// can ([`crate::pool::Pool::peek_seen`]): two readers passing the same root then
+    /// can (`Pool::peek_seen`, `pool/grace.rs`): two readers passing the same root then
     /// write nothing the other must fetch back.
     #[inline(always)]
     fn with_page<R>(&self, id: PageId, f: impl FnOnce(&PageRef<'_>) -> R) -> Result<R> {

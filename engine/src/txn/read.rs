@@ -11,7 +11,8 @@ use crate::db::Database;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::page::{HEADER_SIZE, PageId, PageKind, PhysId, TxnId};
-use crate::readers::{Announcement, Phase};
+use crate::pool::Phase;
+use crate::readers::Announcement;
 use crate::resultset::ResultSet;
 use std::cell::{Cell, OnceCell};
 use std::sync::Arc;
@@ -150,7 +151,7 @@ impl<H: CoreHolder> Snapshot<H> {
         if !core.pool.peekable(frame) {
             return Err(f);
         }
-        let _phase = Entered::enter(&self.unpinned, core.readers.phase(at));
+        let _phase = Entered::enter(&self.unpinned, core.pool.phase(at));
         // SAFETY: the phase entered (here or around this call) and leaves only when
         // `_phase` drops, after `f`'s last use of the bytes.
         match unsafe { core.pool.peek_seen(frame, self.meta.txn.0) } {
