@@ -137,10 +137,11 @@ impl<H: CoreHolder> Snapshot<H> {
 
     /// [`PageRead::with_page`]: `f` on page `id` read unpinned, if its frame hint names a
     /// frame the pool lets this reader read so ([`crate::pool::Pool::peek_seen`]); `Err(f)`
-    /// otherwise. The reader's phase (`readers.rs`) enters before the frame is looked
-    /// at, unless a call around this one entered it, and leaves when `f` has returned
-    /// (or unwound), so that the pool's grace periods wait for this reader only while
-    /// it reads unpinned.
+    /// otherwise: loads only, nothing written that another reader's core would have to
+    /// fetch back. The reader's phase ([`crate::pool::Pool::phase`] of its reader slot)
+    /// enters before the frame is looked at, unless a call around this one entered it,
+    /// and leaves when `f` has returned (or unwound), so that the pool's grace periods
+    /// (`pool/grace.rs`) wait for this reader only while it reads unpinned.
     #[inline(always)]
     fn with_page_unpinned<R, F: FnOnce(&PageRef<'_>) -> R>(&self, id: PageId, f: F) -> std::result::Result<R, F> {
         let core = self.holder.core();
@@ -208,12 +209,10 @@ impl<H: CoreHolder> Drop for Snapshot<H> {
 }
 
 impl<H: CoreHolder> PageRead for Snapshot<H> {
-    /// A page read: the frame hint is read first and, if this snapshot was seen to read
-    /// its page and the page is `id`, the frame is read with no translation: a hot page's
-    /// usual case. A page that indexes others (a branch) is read unpinned
-    /// ([`crate::pool::Pool::peek_seen`]: loads only, nothing written that another
-    /// reader's core would have to fetch back), any other pinned
-    /// ([`crate::pool::Pool::pin_seen`]: one pin and one header check). Otherwise [`Snapshot::page_translated`]. Always inlined: with the rest out
+    /// A page read: the frame hint is read first and the frame pinned if this snapshot
+    /// was seen to read its page ([`crate::pool::Pool::pin_seen`]) and the page is
+    /// `id`, with no translation: a hot page's usual case, one pin and one header
+    /// check. Otherwise [`Snapshot::page_translated`]. Always inlined: with the rest out
     /// of line what is left is small, and a B+tree descent calling it paid a sixth of it
     /// in the call itself (saved registers, the result moved through memory).
     #[inline(always)]
