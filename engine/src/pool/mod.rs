@@ -674,7 +674,11 @@ impl Pool {
     /// dirty one without copying, unless it was evicted or is pinned, or was read
     /// unpinned (then it is retired, `grace.rs`).
     pub fn reclaim(&self, phys: PhysId) -> Option<(u32, WriteGuard<'_>)> {
-        let index = self.table.get(phys.0)?;
+        self.reclaim_at(self.table.get(phys.0)?, phys)
+    }
+
+    /// [`Pool::reclaim`] of `phys`, listed in frame `index`.
+    fn reclaim_at(&self, index: u32, phys: PhysId) -> Option<(u32, WriteGuard<'_>)> {
         let mut guard = self.frames[index as usize].data.try_write()?;
         if guard.phys != phys.0
             || guard.state != FrameState::Clean
@@ -700,7 +704,7 @@ impl Pool {
         if self.frames[index as usize].weight.load(Ordering::Relaxed) == MOST_CHANCES {
             return None;
         }
-        let (index, mut guard) = self.reclaim(old)?;
+        let (index, mut guard) = self.reclaim_at(index, old)?;
         guard.phys = new.0;
         Some((index, guard))
     }
