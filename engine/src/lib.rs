@@ -56,7 +56,9 @@ pub use page::{ENGINE_KINDS, HEADER_SIZE, KindName, PageId, PageKind, PhysId, Tx
 pub use pool::prefetch_bytes;
 pub use resultset::{ResultSet, ResultSetPool};
 pub use stats::Stats;
-pub use txn::{CompactStep, OwnedReadTxn, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn};
+pub use txn::{
+    CompactStep, OwnedReadTxn, PREFETCHED_PAYLOAD, PageMut, PageRead, PageRef, ReadTxn, SnapshotToken, WriteTxn,
+};
 
 /// What a structure author builds on, and all of it: logical pages read through a
 /// transaction ([`PageRead`], [`PageRef`]) and written in

@@ -15,6 +15,10 @@
 //! pool MiB (default 1024), and `pread` to read pool misses with `pread` instead of
 //! from the file's memory map (the default, `Options::mmap_reads`).
 //!
+//! `QUIRE_SHAPE=t2` gives the keys and values T2's shape instead (12 and 20 bytes: a
+//! meteorological record's station and time, its five measures), so that nodes hold
+//! the hundreds of entries a large T2 tree has.
+//!
 //! `QUIRE_THREADS=2` runs each pass in that many threads at once (each its own keys).
 //! `QUIRE_PASSES=2` times that many passes over the same keys (each line gives the
 //! pool's hits and misses of its pass); `QUIRE_BULK=1` builds the file with one
@@ -27,6 +31,11 @@ use std::time::Instant;
 
 const KEY_LEN: usize = 24;
 const VALUE_LEN: usize = 150;
+
+/// Bytes of a key and of a value: the KV workload's by default, T2's with `QUIRE_SHAPE=t2`.
+fn shape() -> (usize, usize) {
+    if std::env::var("QUIRE_SHAPE").is_ok_and(|shape| shape == "t2") { (12, 20) } else { (KEY_LEN, VALUE_LEN) }
+}
 
 /// xorshift64*: the same keys on every run.
 fn next(state: &mut u64) -> u64 {
@@ -60,11 +69,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let db = builder.create(path)?;
         let txn = db.begin_write()?;
         let mut tree = BTree::create(&txn, "kv")?;
+        let (key_len, value_len) = shape();
+        let value = |index: u64| vec![index as u8; value_len];
         if std::env::var_os("QUIRE_BULK").is_some() {
-            tree.insert_batch((0..keys).map(|index| (key(index), [index as u8; VALUE_LEN])))?;
+            tree.insert_batch((0..keys).map(|index| (key(index)[..key_len].to_vec(), value(index))))?;
         } else {
             for index in 0..keys {
-                tree.insert(&key(index), &[index as u8; VALUE_LEN])?;
+                tree.insert(&key(index)[..key_len], &value(index))?;
             }
         }
         drop(tree);
@@ -108,9 +119,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// `ops` random reads from the xorshift stream seeded with `seed`; what they found.
 fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64) -> Result<u64, String> {
     let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
+    let key_len = shape().0;
     for _ in 0..ops {
         let target = key(next(&mut state) % keys);
-        found += lookup(db, mode, &target, &mut out).map_err(|e| e.to_string())?;
+        found += lookup(db, mode, &target[..key_len], &mut out).map_err(|e| e.to_string())?;
     }
     Ok(found)
 }
@@ -120,7 +132,8 @@ fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64) -> Result<u64
 /// commit apart); the file is left as it was (the transaction is aborted).
 fn remove(db: &Database, keys: u64, ops: u64) -> Result<(), Box<dyn std::error::Error>> {
     let mut state = 11u64;
-    let targets: Vec<[u8; KEY_LEN]> = (0..ops).map(|_| key(next(&mut state) % keys)).collect();
+    let key_len = shape().0;
+    let targets: Vec<Vec<u8>> = (0..ops).map(|_| key(next(&mut state) % keys)[..key_len].to_vec()).collect();
     let txn = db.begin_write()?;
     let mut tree = BTree::open(&txn, "kv")?;
     let start = Instant::now();

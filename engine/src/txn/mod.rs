@@ -30,7 +30,7 @@ pub use compact::CompactStep;
 pub(crate) use compact::{auto_compact, compact_step};
 pub(crate) use group::GroupCommit;
 pub(crate) use log::{LogState, recover as recover_log};
-pub use read::{OwnedReadTxn, ReadTxn};
+pub use read::{OwnedReadTxn, PREFETCHED_PAYLOAD, ReadTxn};
 pub use write::WriteTxn;
 
 use crate::catalog::CatalogEntry;

@@ -432,6 +432,19 @@ impl<'a> Keys<'a> {
         }
     }
 
+    /// Asks for the cache lines of the prefix array past what the page's read asked
+    /// for ([`quiredb_engine::PREFETCHED_PAYLOAD`]): in a node of more than ~55 entries
+    /// an interpolation's guess and its gallop land there, and without this each waits
+    /// for the line before it (at 30 M keys of T2's shape, `lookup_probe` 998 → 862 ns
+    /// a lookup, medians of five interleaved runs; no change at 1,000 or 1 M keys of
+    /// KV's shape, whose leaves' prefixes lie in the head).
+    #[inline]
+    fn prefetch_prefixes(&self, n: usize) {
+        if let Some(prefixes) = self.page.get(quiredb_engine::PREFETCHED_PAYLOAD..NODE_HEADER + 8 * n) {
+            quiredb_engine::prefetch_bytes(prefixes);
+        }
+    }
+
     /// Asks for the first [`CELL_PREFETCH`] bytes of cell `i`: its key is compared next,
     /// and a lookup then copies the value after it.
     #[inline]
@@ -469,6 +482,7 @@ pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
     }
     let keys = Keys::new(page, n);
     keys.prefetch_slots(n);
+    keys.prefetch_prefixes(n);
     let skip = skip(page);
     let found = search_tails(page, &keys, n, skip, tail(target, skip))?;
     if skip > 0 {
