@@ -133,6 +133,9 @@ impl<H: CoreHolder> Snapshot<H> {
         let Some(map) = self.map.get(core, &self.meta) else { return Ok(None) };
         let start = phys.0 as usize * page_size;
         let Some(bytes) = map.page(start..start + page_size) else { return Ok(None) };
+        // The lines a pooled page's read asks for with its frame (`PAGE_HEAD_LINES`):
+        // the header's miss and the prefixes' then overlap here too.
+        crate::pool::prefetch_bytes(&bytes[..(PAGE_HEAD_LINES * 64).min(page_size)]);
         if crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
             return Ok(None);
         }
