@@ -23,8 +23,9 @@ use std::sync::Arc;
 const PAGE_HEAD_LINES: usize = 8;
 
 /// Bytes at the start of a page's payload (after its header) that a snapshot's read
-/// asks the CPU for with the frame ([`PAGE_HEAD_LINES`]): a structure that knows it
-/// will read further (a large node's key prefixes) asks for the rest itself.
+/// asks the CPU for with the frame (the page's first eight cache lines): a structure
+/// that knows it will read further (a large node's key prefixes) asks for the rest
+/// itself.
 pub const PREFETCHED_PAYLOAD: usize = PAGE_HEAD_LINES * 64 - crate::page::HEADER_SIZE;
 
 /// What keeps the database's core alive for a snapshot: a borrow or an `Arc`.
