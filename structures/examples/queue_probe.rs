@@ -8,7 +8,8 @@
 //!
 //! `QUIRE_CACHE_MIB=16` sets the pool (default 64 MiB, the engine's default and T3's);
 //! commits are `Durability::Full` (two syncs, T3's `quiredb-full`);
-//! `QUIRE_DURABILITY=checksummed` commits with one sync (T3's `quiredb`).
+//! `QUIRE_DURABILITY=checksummed` commits with one sync (T3's `quiredb`);
+//! `QUIRE_MMAP=0` reads pages past the pool with `pread` instead of the file's map.
 //!
 //! `cargo run --release -p quiredb-structures --example queue_probe -- [n] [len] [all|append|scan]`
 
@@ -39,7 +40,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let cache_mib: usize = std::env::var("QUIRE_CACHE_MIB").map_or(Ok(64), |v| v.parse())?;
     let path = dir.path().join("probe.quire");
-    let mut db = Database::builder().cache_bytes(cache_mib << 20).create(&path)?;
+    let mmap = std::env::var("QUIRE_MMAP").map_or(true, |v| v != "0");
+    let builder = || Database::builder().cache_bytes(cache_mib << 20).mmap_reads(mmap);
+    let mut db = builder().create(&path)?;
     let record: Vec<u8> = (0..len).map(|i| i as u8).collect();
     let started = Instant::now();
     for batch in 0..n.div_ceil(BATCH) {
@@ -63,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .args(["iflag=nocache", "count=0"])
                 .status()?;
             assert!(evicted.success(), "dd dropped the file from the page cache");
-            db = Database::builder().cache_bytes(cache_mib << 20).open(&path)?;
+            db = builder().open(&path)?;
         }
         let (started, cpu) = (Instant::now(), thread_cpu_ns());
         let txn = db.begin_read()?;
