@@ -22,11 +22,14 @@ use std::sync::Arc;
 /// and about 50 key prefixes).
 const PAGE_HEAD_LINES: usize = 8;
 
+/// Bytes of those lines.
+const PAGE_HEAD_BYTES: usize = PAGE_HEAD_LINES * 64;
+
 /// Bytes at the start of a page's payload (after its header) that a snapshot's read
 /// asks the CPU for with the frame (the page's first eight cache lines): a structure
 /// that knows it will read further (a large node's key prefixes) asks for the rest
 /// itself.
-pub const PREFETCHED_PAYLOAD: usize = PAGE_HEAD_LINES * 64 - crate::page::HEADER_SIZE;
+pub const PREFETCHED_PAYLOAD: usize = PAGE_HEAD_BYTES - HEADER_SIZE;
 
 /// What keeps the database's core alive for a snapshot: a borrow or an `Arc`.
 trait CoreHolder {
@@ -134,9 +137,9 @@ impl<H: CoreHolder> Snapshot<H> {
         let Some(map) = self.map.get(core, &self.meta) else { return Ok(None) };
         let start = phys.0 as usize * page_size;
         let Some(bytes) = map.page(start..start + page_size) else { return Ok(None) };
-        // The lines a pooled page's read asks for with its frame (`PAGE_HEAD_LINES`):
-        // the header's miss and the prefixes' then overlap here too.
-        crate::pool::prefetch_bytes(&bytes[..(PAGE_HEAD_LINES * 64).min(page_size)]);
+        // The lines a pooled page's read asks for with its frame: the header's miss and
+        // the prefixes' then overlap here too.
+        crate::pool::prefetch_bytes(&bytes[..PAGE_HEAD_BYTES.min(page_size)]);
         if crate::pool::Pool::is_index_kind(crate::page::header(bytes).kind) {
             return Ok(None);
         }
