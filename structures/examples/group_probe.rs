@@ -4,7 +4,9 @@
 //! commit below 1 is records sharing appends, above it checkpoints).
 //!
 //! `cargo run --release -p quiredb-structures --example group_probe -- [n] [threads] [seconds] [plain]`
-//! (`QUIRE_LOG_PAGES=P` sets the commit log's pages, the default otherwise).
+//! (`QUIRE_LOG_PAGES=P` sets the commit log's pages, the default otherwise;
+//! `QUIRE_UPSERT=1` has each thread update its own 1,000 existing keys in turn, as
+//! `quire-bench` T7's writers do, instead of inserting random new ones).
 
 use quiredb_engine::{Database, Durability};
 use quiredb_structures::btree::BTree;
@@ -18,6 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let threads: u64 = args.get(2).map_or(Ok(4), |s| s.parse())?;
     let seconds: f64 = args.get(3).map_or(Ok(2.0), |s| s.parse())?;
     let group = args.get(4).is_none_or(|arg| arg != "plain");
+    let upsert = std::env::var_os("QUIRE_UPSERT").is_some();
     let log_pages: u64 =
         std::env::var("QUIRE_LOG_PAGES").map_or(Ok(quiredb_engine::DEFAULT_LOG_PAGES), |v| v.parse())?;
     let dir = tempfile::tempdir()?;
@@ -37,9 +40,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let (db, stop, commits) = (&db, &stop, &commits);
                 scope.spawn(move || -> Result<(), quiredb_structures::Error> {
                     let mut rng = rand::rngs::StdRng::seed_from_u64(thread);
+                    let mut made = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         let txn = db.begin_write()?;
-                        let key = (rng.random_range(0..n) * 2 + 1).to_be_bytes();
+                        // T7's writers: each thread upserts its own 1,000 keys in turn.
+                        let key = if upsert {
+                            ((made % 1000 * threads + thread) * 2).to_be_bytes()
+                        } else {
+                            (rng.random_range(0..n) * 2 + 1).to_be_bytes()
+                        };
+                        made += 1;
                         BTree::open(&txn, "kv")?.insert(&key, &[9u8; 20])?;
                         txn.commit(Durability::Checksummed)?;
                         commits.fetch_add(1, Ordering::Relaxed);

@@ -21,7 +21,9 @@
 //!
 //! `QUIRE_THREADS=2` runs each pass in that many threads at once (each its own keys).
 //! `QUIRE_PASSES=2` times that many passes over the same keys (each line gives the
-//! pool's hits and misses of its pass); `QUIRE_BULK=1` builds the file with one
+//! pool's hits and misses of its pass); `QUIRE_COMMIT_BETWEEN=1` commits a one-key
+//! insert before each pass after the first, so that the pass reads a newer snapshot
+//! than every frame was seen in (what a query after a load does); `QUIRE_BULK=1` builds the file with one
 //! `insert_batch`, as `quire-bench` KV's bulk load does, instead of one insert a key.
 
 use quiredb_engine::{Database, Durability};
@@ -87,7 +89,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let passes: u32 = std::env::var("QUIRE_PASSES").map_or(Ok(1), |v| v.parse())?;
     let threads: u64 = std::env::var("QUIRE_THREADS").map_or(Ok(1), |v| v.parse())?;
-    for _ in 0..passes {
+    let commit_between = std::env::var_os("QUIRE_COMMIT_BETWEEN").is_some();
+    for round in 0..passes {
+        if commit_between && round > 0 {
+            let txn = db.begin_write()?;
+            BTree::open(&txn, "kv")?.insert(&[0xff; 12], &round.to_le_bytes())?;
+            txn.commit(Durability::Checksummed)?;
+        }
         let before = db.stats();
         let start = Instant::now();
         let found = std::thread::scope(|scope| {

@@ -3,6 +3,8 @@
 //! commit each (as T1 does), then PASSES timed passes of one lookup per key, each in its
 //! own snapshot, printing nanoseconds a lookup per pass. T1 times only the first pass
 //! right after the inserts; the later ones show what a warm lookup costs.
+//! `QUIRE_COMMIT_BETWEEN=1` commits a one-key insert before each pass after the first
+//! (each pass then reads a newer snapshot, right after a durable commit).
 //!
 //! ```sh
 //! cargo run --release -p quiredb-structures --example t1_probe -- /tmp/t1.quire 1000 5
@@ -45,7 +47,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("insert: {:.1} µs a commit", start.elapsed().as_secs_f64() * 1e6 / keys as f64);
     let mut out = Vec::new();
+    let commit_between = std::env::var_os("QUIRE_COMMIT_BETWEEN").is_some();
     for pass in 0..passes {
+        if commit_between && pass > 0 {
+            let txn = db.begin_write()?;
+            BTree::open(&txn, "kv")?.insert(b"~", &pass.to_le_bytes())?;
+            txn.commit(if std::env::var_os("QUIRE_NO_SYNC").is_some() {
+                Durability::None
+            } else {
+                Durability::Checksummed
+            })?;
+        }
         let (start, mut found) = (Instant::now(), 0usize);
         for (key, _) in &pairs {
             let txn = db.begin_read()?;
