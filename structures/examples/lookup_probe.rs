@@ -10,7 +10,8 @@
 //!
 //! Arguments: file, keys, operations, `get`, `range` (10 pairs through `entries`) or
 //! `cursor` (10 pairs through a cursor, values borrowed in place, as the `quire-bench`
-//! KV adapter reads them) or `remove` (OPS random keys removed with one `remove_batch`,
+//! KV adapter reads them), `begin` (only the snapshot's begin and drop), `open` (those and
+//! the tree's open) or `remove` (OPS random keys removed with one `remove_batch`,
 //! as KV's "remove half" does; the transaction is then dropped, the file unchanged),
 //! pool MiB (default 1024), and `pread` to read pool misses with `pread` instead of
 //! from the file's memory map (the default, `Options::mmap_reads`).
@@ -59,7 +60,7 @@ fn key(index: u64) -> [u8; KEY_LEN] {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [path, keys, ops, mode, rest @ ..] = args.as_slice() else {
-        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor|remove [POOL_MIB [pread]]".into());
+        return Err("usage: lookup_probe FILE KEYS OPS get|range|cursor|begin|open|remove [POOL_MIB [pread]]".into());
     };
     let (keys, ops): (u64, u64) = (keys.parse()?, ops.parse()?);
     let pool_mib: usize = rest.first().map_or(Ok(1024), |text| text.parse())?;
@@ -154,9 +155,14 @@ fn remove(db: &Database, keys: u64, ops: u64) -> Result<(), Box<dyn std::error::
 /// One read of `target` in its own snapshot, as `mode` says; what it found, counted.
 fn lookup(db: &Database, mode: &str, target: &[u8], out: &mut Vec<u8>) -> Result<u64, Box<dyn std::error::Error>> {
     let txn = db.begin_read()?;
+    if mode == "begin" {
+        return Ok(u64::from(txn.meta().txn.0 > 0));
+    }
     let tree = BTree::open(&txn, "kv")?;
     let mut found = 0;
-    if mode == "get" {
+    if mode == "open" {
+        found += 1;
+    } else if mode == "get" {
         found += u64::from(tree.get(target, out)?);
     } else if mode == "cursor" {
         let mut cursor = tree.cursor();
