@@ -474,6 +474,14 @@ pub type Position = Result<usize, usize>;
 /// (the one found, usually): a target without them sorts before or after every key.
 #[inline]
 pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
+    search_ahead(page, target, 0)
+}
+
+/// [`search`], also asking for the cells of the entry found and the `ahead` after it
+/// as soon as its place in the prefix array is known: a cursor's seek reads them next,
+/// and their memory round trips then overlap the found entry's.
+#[inline]
+pub fn search_ahead(page: &[u8], target: &[u8], ahead: usize) -> Result<Position, String> {
     let n = count(page);
     if n == 0 {
         return Ok(Err(0));
@@ -482,7 +490,7 @@ pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
     keys.prefetch_slots(n);
     keys.prefetch_prefixes(n);
     let skip = skip(page);
-    let found = search_tails(page, &keys, n, skip, tail(target, skip))?;
+    let found = search_tails(page, &keys, (n, ahead), skip, tail(target, skip))?;
     if skip > 0 {
         let shared = keys.key(found.unwrap_or_else(|i| i.min(n - 1)))?;
         match target[..skip.min(target.len())].cmp(&shared[..skip.min(shared.len())]) {
@@ -497,10 +505,21 @@ pub fn search(page: &[u8], target: &[u8]) -> Result<Position, String> {
 
 /// [`search`] assuming the target has the node's shared bytes; `target` is the rest.
 #[inline]
-fn search_tails(page: &[u8], keys: &Keys, n: usize, skip: usize, target: &[u8]) -> Result<Position, String> {
+fn search_tails(
+    page: &[u8],
+    keys: &Keys,
+    (n, ahead): (usize, usize),
+    skip: usize,
+    target: &[u8],
+) -> Result<Position, String> {
     let wanted = key_prefix(target);
     let prefixes = Prefixes::new(page, n);
     let low = lower_in(prefixes, wanted);
+    if ahead > 0 {
+        for i in low..(low + 1 + ahead).min(n) {
+            keys.prefetch_cell(i);
+        }
+    }
     if low == n || prefixes.at(low) != wanted {
         return Ok(Err(low));
     }
