@@ -133,7 +133,7 @@ impl<'b, 't, T: PageRead> Cursor<'b, 't, T> {
     }
 
     /// Moves to the first entry with key ≥ `key`. The leaf's search already asks for
-    /// the cells of the [`SEEK_AHEAD`] entries after it (a range read's next ones).
+    /// the cells of the next few entries after it (a range read's next ones).
     pub fn seek(&mut self, key: &[u8]) -> Result<()> {
         let leaf = self.tree.descend(key)?;
         self.index = match node::search_ahead(&leaf, key, SEEK_AHEAD).map_err(self.tree.at(leaf.id().0))? {
