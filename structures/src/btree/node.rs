@@ -490,7 +490,7 @@ pub fn search_ahead(page: &[u8], target: &[u8], ahead: usize) -> Result<Position
     keys.prefetch_slots(n);
     keys.prefetch_prefixes(n);
     let skip = skip(page);
-    let found = search_tails(page, &keys, (n, ahead), skip, tail(target, skip))?;
+    let found = search_tails(page, &keys, n, ahead, skip, tail(target, skip))?;
     if skip > 0 {
         let shared = keys.key(found.unwrap_or_else(|i| i.min(n - 1)))?;
         match target[..skip.min(target.len())].cmp(&shared[..skip.min(shared.len())]) {
@@ -503,12 +503,13 @@ pub fn search_ahead(page: &[u8], target: &[u8], ahead: usize) -> Result<Position
     Ok(found)
 }
 
-/// [`search`] assuming the target has the node's shared bytes; `target` is the rest.
+/// [`search_ahead`] assuming the target has the node's shared bytes; `target` is the rest.
 #[inline]
 fn search_tails(
     page: &[u8],
     keys: &Keys,
-    (n, ahead): (usize, usize),
+    n: usize,
+    ahead: usize,
     skip: usize,
     target: &[u8],
 ) -> Result<Position, String> {
