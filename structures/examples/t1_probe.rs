@@ -48,15 +48,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("insert: {:.1} µs a commit", start.elapsed().as_secs_f64() * 1e6 / keys as f64);
     let mut out = Vec::new();
     let commit_between = std::env::var_os("QUIRE_COMMIT_BETWEEN").is_some();
+    let between = if std::env::var_os("QUIRE_NO_SYNC").is_some() { Durability::None } else { Durability::Checksummed };
     for pass in 0..passes {
         if commit_between && pass > 0 {
             let txn = db.begin_write()?;
             BTree::open(&txn, "kv")?.insert(b"~", &pass.to_le_bytes())?;
-            txn.commit(if std::env::var_os("QUIRE_NO_SYNC").is_some() {
-                Durability::None
-            } else {
-                Durability::Checksummed
-            })?;
+            txn.commit(between)?;
         }
         let (start, mut found) = (Instant::now(), 0usize);
         for (key, _) in &pairs {
