@@ -1,13 +1,15 @@
 //! Probe of the durable one-key commit (T1/KV individual writes): builds a B+tree of
 //! `N` 24-byte keys / 150-byte values, then makes `M` commits of one random insert each
-//! and prints what one commit costs in page writes, syncs and time, per durability.
+//! and prints what one commit costs in page writes, syncs and time (mean, p50, p99,
+//! longest), per durability.
 //!
 //! With `removed`, half of the keys are removed in one transaction first (the free
 //! space a commit record must then carry is large); with `update`, each commit replaces
 //! the value of a random existing key with a longer one (T1's update) instead.
 //!
 //! `QUIRE_LOG_PAGES=2048` puts a commit log of that many pages beside the file;
-//! `QUIRE_POOL_MIB=1024` sets the buffer pool (64 MiB, the default, otherwise).
+//! `QUIRE_POOL_MIB=1024` sets the buffer pool (64 MiB, the default, otherwise);
+//! `QUIRE_CHUNKS=1` prints the mean latency of each 100 commits in turn.
 //!
 //! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed|update]`
 
@@ -60,7 +62,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         let before = db.stats();
         let started = Instant::now();
+        let mut latencies = Vec::with_capacity(m);
         for commit in 0..m {
+            let began = Instant::now();
             let txn = db.begin_write()?;
             if update {
                 // A stride prime to the key count: each key once per `n` commits.
@@ -70,8 +74,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 BTree::open(&txn, "kv")?.insert(&key(&mut rng), &value)?;
             }
             txn.commit(durability)?;
+            latencies.push(began.elapsed().as_secs_f64() * 1e3);
         }
         let secs = started.elapsed().as_secs_f64();
+        if std::env::var_os("QUIRE_CHUNKS").is_some() {
+            let means: Vec<String> =
+                latencies.chunks(100).map(|c| format!("{:.0}", c.iter().sum::<f64>() * 1e3 / c.len() as f64)).collect();
+            println!("  µs a commit, each 100 in turn: {}", means.join(" "));
+        }
+        latencies.sort_by(f64::total_cmp);
+        let at = |q: f64| latencies[((m as f64 * q) as usize).min(m - 1)];
         let after = db.stats();
         let meta = db.meta();
         println!(
@@ -79,8 +91,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             meta.record_len, meta.page_count, meta.live_pages
         );
         println!(
-            "{durability:?}: {:.3} ms/commit, {:.2} page writes/commit, {:.2} syncs/commit, {:.2} reads/commit",
+            "{durability:?}: {:.3} ms/commit (p50 {:.3}, p99 {:.3}, max {:.3}), {:.2} page writes/commit, {:.2} syncs/commit, {:.2} reads/commit",
             secs * 1e3 / m as f64,
+            at(0.5),
+            at(0.99),
+            at(1.0),
             (after.writes - before.writes) as f64 / m as f64,
             (after.syncs - before.syncs) as f64 / m as f64,
             (after.reads - before.reads) as f64 / m as f64,

@@ -129,9 +129,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64) -> Result<u64, String> {
     let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
     let key_len = shape().0;
+    if mode == "shared" {
+        return shared(db, keys, ops, seed);
+    }
     for _ in 0..ops {
         let target = key(next(&mut state) % keys);
         found += lookup(db, mode, &target[..key_len], &mut out).map_err(|e| e.to_string())?;
+    }
+    Ok(found)
+}
+
+/// `ops` random point reads in one snapshot (mode `shared`): what a lookup costs
+/// without the snapshot's begin, the tree's open and the drop around it.
+fn shared(db: &Database, keys: u64, ops: u64, seed: u64) -> Result<u64, String> {
+    let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
+    let key_len = shape().0;
+    let txn = db.begin_read().map_err(|e| e.to_string())?;
+    let tree = BTree::open(&txn, "kv").map_err(|e| e.to_string())?;
+    for _ in 0..ops {
+        let target = key(next(&mut state) % keys);
+        found += u64::from(tree.get(&target[..key_len], &mut out).map_err(|e| e.to_string())?);
     }
     Ok(found)
 }

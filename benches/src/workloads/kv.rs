@@ -1,5 +1,5 @@
 //! KV — the redb-style workload of the B+tree issue: random 24-byte keys with 150-byte
-//! values; bulk load in one transaction; 1,000 individual durable writes; 100 batches
+//! values; bulk load in one transaction; 1,000 individual durable writes (mean and median); 100 batches
 //! of 1,000 writes; random reads (two passes); 500,000 range reads of 10 pairs; random
 //! reads with a cache of 25 %, 50 %, 80 % and 100 % of the data's raw bytes (the engine
 //! reopened with that budget, a warm-up of half the keys, then a pass over all of them;
@@ -125,10 +125,21 @@ fn phases(
     c.add(id, "bulk load (1 txn)", Unit::OpsPerSec, s);
     drop(all);
 
+    let mut latencies = Vec::with_capacity(data.singles.len());
     let (_, s) = time(data.singles.len() as u64, || {
-        data.singles.iter().try_for_each(|(k, v)| engine.put_batch(&[(&k[..], &v[..])]))
+        data.singles.iter().try_for_each(|(k, v)| {
+            let started = std::time::Instant::now();
+            engine.put_batch(&[(&k[..], &v[..])])?;
+            latencies.push(started.elapsed().as_secs_f64());
+            Ok::<_, BenchError>(())
+        })
     })?;
     c.add(id, "individual writes (commit each)", Unit::MsPerOp, s);
+    // The issue's goal for single durable writes is the median latency: a checkpoint
+    // or a journal rotation now and then moves the mean, not the median.
+    latencies.sort_by(f64::total_cmp);
+    let p50 = latencies.get(latencies.len() / 2).copied().unwrap_or(0.0);
+    c.add(id, "individual writes p50 (commit each)", Unit::MsPerOp, Sample { wall_s: p50, cpu_s: p50, n: 1 });
 
     let batched = as_refs(data.batched);
     let (_, s) =
