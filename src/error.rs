@@ -1,6 +1,6 @@
 //! The one error type of the facade: [`Error`] holds the error of any crate of the
 //! workspace, so an application that uses several structures returns
-//! [`Result`](crate::Result) and writes `?` everywhere. Each crate's own error stays
+//! [`Result`] and writes `?` everywhere. Each crate's own error stays
 //! reachable (match the variant, or `std::error::Error::source`).
 
 /// Everything a QuireDB call made through this crate can fail with.

@@ -25,15 +25,16 @@
 //! without locks; a hit costs one table probe, one read-lock of the frame and a check
 //! that the frame still holds the page. No lock is held across I/O except the write
 //! lock of a frame nobody else can reach yet. Pages that index others are also read
-//! without a pin, inside `PageRead::with_page` ([`Pool::peek_seen`]); a frame read so is
-//! retired when it is unlisted and freed after its readers (`grace.rs`, `listing.rs`).
+//! without a pin, inside `PageRead::with_page` ([`Pool::peek_seen`], `seen.rs`); a
+//! frame read so is retired when it is unlisted and freed after its readers
+//! (`grace.rs`, `listing.rs`).
 //!
-//! Eviction is CLOCK with weights: a hit gives a frame as many chances as its page's
-//! kind deserves — three for the pages that index others (map pages, and the pages of
-//! the kinds a structure flags [`PageKind::indexing`]: B+tree branches, heads; a search
-//! passes them on every lookup, and they are under 1 % of a structure), one for the
-//! rest — and each pass of the hand takes one. In a pool
-//! smaller than the data the inner levels then stay while the leaves come and go.
+//! Eviction is CLOCK with weights (`evict.rs`): a hit gives a frame as many chances as
+//! its page's kind deserves — three for the pages that index others (map pages, and the
+//! pages of the kinds a structure flags [`PageKind::indexing`]: B+tree branches, heads;
+//! a search passes them on every lookup, and they are under 1 % of a structure), one
+//! for the rest — and each pass of the hand takes one. In a pool smaller than the data
+//! the inner levels then stay while the leaves come and go.
 //!
 //! Eviction is CLOCK, not the `lru` crate. Measured on this machine kind
 //! (`benches/engine.rs`, `eviction_policy/*`, quiet machine): a hit in an
@@ -63,9 +64,11 @@ use table::Table;
 use toucher::Toucher;
 use unwritten::Unwritten;
 
+mod evict;
 mod grace;
 mod listing;
 mod memory;
+mod seen;
 mod table;
 mod toucher;
 mod unwritten;
@@ -469,138 +472,6 @@ impl Pool {
         self.list(guard.phys, index);
     }
 
-    /// Empties the seen snapshots of `frame`, whose page `_locked` (its write lock) has
-    /// just changed: no snapshot is known to read the new page yet. Every page a frame
-    /// is listed with comes through here ([`Pool::get`], [`Pool::publish`]).
-    fn forget_seen(frame: &Frame, _locked: &WriteGuard<'_>) {
-        // mutant: a frame keeps the seen snapshots of the page it held before
-        if cfg!(quire_mutant = "seen_kept") {
-            return;
-        }
-        frame.seen_from.store(u64::MAX, Ordering::Relaxed);
-        frame.seen_until.store(0, Ordering::Relaxed);
-    }
-
-    /// Pins frame `index` if it holds a clean, listed page that a reader of snapshot
-    /// `snapshot` was shown to see as its version of the page's logical id
-    /// ([`Pool::saw`]): a hit without translating the logical id. The caller still
-    /// checks that the page's header names the logical id it wants (a frame hint may
-    /// name a frame holding another page). Never waits, like [`Pool::lookup_frame`].
-    ///
-    /// Why the seen snapshots may be trusted without asking the page map: each bound
-    /// was set by a reader that translated the page's logical id through its snapshot's
-    /// map and found this frame's physical page, and the bounds are emptied whenever the
-    /// frame's page changes. A logical id mapped to the same physical page by snapshots
-    /// `a` and `b` is mapped to it by every snapshot between them: a commit that remapped
-    /// it in between would have had to map it back to a physical page it freed, which is
-    /// reused only after being reallocated, and a reallocated page is unlisted
-    /// ([`Pool::invalidate`]) and reloaded or republished (bounds emptied) before any
-    /// reader finds it again.
-    #[inline(always)]
-    pub fn pin_seen(&self, index: u32, snapshot: u64) -> Option<ReadGuard<'_>> {
-        let frame = self.frames.get(index as usize)?;
-        let guard = frame.data.try_read()?;
-        // mutant: a pin trusts the frame whichever snapshots were seen to read it
-        let any = cfg!(quire_mutant = "seen_any");
-        if !any
-            && (frame.seen_from.load(Ordering::Relaxed) > snapshot
-                || frame.seen_until.load(Ordering::Relaxed) <= snapshot)
-        {
-            return None;
-        }
-        let phys = PhysId(guard.phys);
-        self.pin_if_holds(frame, guard, phys)
-    }
-
-    /// The phase of the reader announced in reader slot `at` (`readers.rs`): entered
-    /// around its reads with [`Pool::peek_seen`].
-    #[inline(always)]
-    pub fn phase(&self, at: usize) -> &Phase {
-        self.grace.phase(at)
-    }
-
-    /// Whether frame `index` holds a page readers read unpinned (one that indexes
-    /// others), as far as its weight tells without a look at the page: worth a
-    /// [`Pool::peek_seen`], which checks.
-    #[inline(always)]
-    pub fn peekable(&self, index: u32) -> bool {
-        self.frames.get(index as usize).is_some_and(|frame| frame.weight.load(Ordering::Relaxed) == MOST_CHANCES)
-    }
-
-    /// The bytes of frame `index`, read without a pin, if it holds a listed page that
-    /// indexes others ([`Pool::is_index_kind`]: B+tree branches, map pages, the catalog)
-    /// and that a reader of snapshot `snapshot` was shown to see as its version of the
-    /// page's logical id (the rule of [`Pool::pin_seen`]). The caller still checks that
-    /// the page's header names the logical id it wants. Writes nothing shared but, once
-    /// per page listed, the frame's mark (`listing.rs`); a hit is counted in the
-    /// thread's stripe, the frame's chances restored only when the hand took one.
-    ///
-    /// # Safety
-    ///
-    /// The caller is a reader announced in a reader slot whose [`Pool::phase`] has
-    /// entered before this call and leaves only once the returned bytes are no longer
-    /// used (`grace.rs`); no other thread uses that phase meanwhile.
-    #[inline(always)]
-    pub unsafe fn peek_seen(&self, index: u32, snapshot: u64) -> Option<&[u8]> {
-        let frame = self.frames.get(index as usize)?;
-        let listed = frame.listing.load();
-        let weight = frame.weight.load(Ordering::Relaxed);
-        if listed.is_unlisted() || weight != MOST_CHANCES || !(listed.peeked() || frame.listing.mark(listed)) {
-            return None;
-        }
-        // Loaded after the listing: a frame listed since (its page changed) has
-        // forgotten the snapshots that saw the page before.
-        // mutant: (as in `pin_seen`) whichever snapshots were seen to read it
-        if !cfg!(quire_mutant = "seen_any")
-            && (frame.seen_from.load(Ordering::Relaxed) > snapshot
-                || frame.seen_until.load(Ordering::Relaxed) <= snapshot)
-        {
-            return None;
-        }
-        // SAFETY: the frame is listed and marked read unpinned, so whoever unlists it
-        // retires it (`grace.rs`) instead of giving it new bytes until this reader, whose
-        // phase entered before it looked, has left it (the caller's contract); nobody
-        // writes a listed page.
-        let bytes = unsafe { self.prefetcher.unlocked(index as usize) };
-        if frame.chances.load(Ordering::Relaxed) < weight {
-            frame.chances.store(weight, Ordering::Relaxed);
-        }
-        let hits = &self.hits[hit_stripe()].0;
-        hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        Some(bytes)
-    }
-
-    /// Records that a reader of snapshot `snapshot` reads the page pinned in frame
-    /// `index` (`_pinned`) as its version of the page's logical id: the reader found it
-    /// by translating that id through its snapshot (see [`Pool::pin_seen`]).
-    #[inline]
-    pub fn saw(&self, index: u32, _pinned: &ReadGuard<'_>, snapshot: u64) {
-        let frame = &self.frames[index as usize];
-        if frame.seen_from.load(Ordering::Relaxed) > snapshot {
-            frame.seen_from.fetch_min(snapshot, Ordering::Relaxed);
-        }
-        if frame.seen_until.load(Ordering::Relaxed) <= snapshot {
-            frame.seen_until.fetch_max(snapshot.saturating_add(1), Ordering::Relaxed);
-        }
-    }
-
-    /// Records that snapshot `snapshot` reads the page `phys` in frame `index` as its
-    /// version of the page's logical id: the writer's word, for a page commit
-    /// `snapshot` itself mapped that id to and has just published (so its readers pin
-    /// it untranslated from their first read, see [`Pool::pin_seen`]). Nothing is
-    /// recorded if the frame no longer holds `phys` (a reader's miss may have taken it
-    /// meanwhile) or is locked. Counts no hit.
-    pub fn saw_published(&self, index: u32, phys: PhysId, snapshot: u64) {
-        let frame = &self.frames[index as usize];
-        let Some(guard) = frame.data.try_read() else { return };
-        if guard.phys != phys.0 || guard.state != FrameState::Clean || !frame.listing.load().is(phys.0) {
-            return;
-        }
-        // mutant: the snapshots before the commit are taken to read its page
-        let snapshot = if cfg!(quire_mutant = "published_seen_early") { 0 } else { snapshot };
-        self.saw(index, &guard, snapshot);
-    }
-
     /// [`Pool::publish`] for a page the file does not hold yet (`unwritten.rs`): readable
     /// at once, evicted only once [`Pool::mark_written`] says it was written back.
     pub fn publish_unwritten(&self, guard: WriteGuard<'_>, index: u32) {
@@ -732,114 +603,6 @@ impl Pool {
                 }
             }
         }
-    }
-
-    /// A recycled frame still holding nothing anyone can find (clean and unlisted, or
-    /// free), if one is left: the CLOCK hand may have given it to another page since.
-    /// One whose page readers may read unpinned is retired instead (`grace.rs`).
-    fn take_recycled(&self) -> Option<(u32, WriteGuard<'_>)> {
-        loop {
-            let index = self.recycled.lock().pop()?;
-            let frame = &self.frames[index as usize];
-            let Some(mut guard) = frame.data.try_write() else { continue };
-            let listed = frame.listing.load();
-            let garbage = guard.state == FrameState::Clean && listed.is_unlisted();
-            if garbage && listed.peeked() {
-                self.retire(index, &mut guard);
-            } else if garbage || guard.state == FrameState::Free {
-                guard.phys = NO_PAGE;
-                guard.state = FrameState::Free;
-                return Some((index, guard));
-            }
-        }
-    }
-
-    /// Retires frame `index` (`guard`, its write lock), unlisted and read unpinned while
-    /// it was listed: it is freed only after the readers who may still read it
-    /// (`grace.rs`).
-    fn retire(&self, index: u32, guard: &mut WriteGuard<'_>) {
-        guard.phys = NO_PAGE;
-        guard.state = FrameState::Retiring;
-        self.grace.retire(index);
-    }
-
-    /// A retired frame whose grace period has ended, freed, if there is one; the others
-    /// that ended with it go to the recycled frames.
-    fn take_graced(&self) -> Option<(u32, WriteGuard<'_>)> {
-        if self.grace.retired() == 0 {
-            return None;
-        }
-        let mut ended = Vec::new();
-        self.grace.collect(&mut ended);
-        let mut taken = None;
-        for index in ended {
-            // Nobody pins a retiring frame: a pin needs a clean one, so a holder of its
-            // lock only looks and lets go.
-            let Some(mut guard) = self.frames[index as usize].data.try_write_for(TRANSIENT_LOCK_WAIT) else {
-                self.grace.retire(index);
-                continue;
-            };
-            debug_assert_eq!(guard.state, FrameState::Retiring);
-            guard.state = FrameState::Free;
-            match taken {
-                None => taken = Some((index, guard)),
-                Some(_) => {
-                    drop(guard);
-                    self.recycled.lock().push(index);
-                }
-            }
-        }
-        taken
-    }
-
-    /// Finds a frame to reuse with CLOCK: skip pinned and dirty frames, and frames
-    /// with chances left (taking one).
-    fn take_frame(&self) -> Result<(u32, WriteGuard<'_>)> {
-        if let Some(taken) = self.take_recycled().or_else(|| self.take_graced()) {
-            return Ok(taken);
-        }
-        let count = self.frames.len();
-        for _ in 0..(2 + usize::from(MOST_CHANCES)) * count {
-            let index = self.hand.fetch_add(1, Ordering::Relaxed) % count;
-            let frame = &self.frames[index];
-            let chances = frame.chances.load(Ordering::Relaxed);
-            if chances > 0 {
-                frame.chances.store(chances - 1, Ordering::Relaxed);
-                continue;
-            }
-            let Some(mut guard) = frame.data.try_write() else { continue };
-            match guard.state {
-                FrameState::Dirty | FrameState::Retiring => continue,
-                FrameState::Clean if frame.unwritten.load(Ordering::Acquire) => continue,
-                FrameState::Free if !guard.touched => {
-                    guard.touched = true;
-                    if let Some(toucher) = &self.toucher {
-                        toucher.reached((index + 1) * self.page_size);
-                    }
-                    self.untouched.fetch_sub(1, Ordering::Relaxed);
-                    self.counters.frame_allocated();
-                }
-                FrameState::Free => {}
-                FrameState::Clean if frame.listing.load().peeked() && !self.grace.has_room() => continue,
-                FrameState::Clean if self.unlist(guard.phys, index as u32) => {
-                    self.counters.eviction();
-                    self.retire(index as u32, &mut guard);
-                    drop(guard);
-                    // With no reader announced, its grace period ends at once.
-                    if let Some(taken) = self.take_graced() {
-                        return Ok(taken);
-                    }
-                    continue;
-                }
-                FrameState::Clean => {
-                    self.counters.eviction();
-                    guard.phys = NO_PAGE;
-                    guard.state = FrameState::Free;
-                }
-            }
-            return Ok((index as u32, guard));
-        }
-        Err(Error::PoolExhausted { frames: count })
     }
 }
 

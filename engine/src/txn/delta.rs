@@ -162,7 +162,8 @@ impl Delta<'_> {
         page
     }
 
-    /// [`Self::apply`] into `page` (a buffer reused: its old contents are replaced).
+    /// The page (`base`, or zeros, with the runs applied) built in `page` (a buffer
+    /// reused: its old contents are replaced).
     pub(crate) fn apply_into(&self, base: Option<&[u8]>, page_size: usize, page: &mut Vec<u8>) {
         page.clear();
         match base {

@@ -147,9 +147,11 @@ pub(crate) fn encode(epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>], page_s
     record
 }
 
-/// [`encode`] into `out` from byte `start` on (the bytes before it stay; `out` is cut
-/// to `start` first): the record is `out[start..]`. The writer reuses one buffer and
-/// picks `start` so that the record begins at a block-aligned address.
+/// Builds the record of commit `meta` in epoch `epoch` holding `pages` (ascending ids,
+/// each as a delta against its base) into `out` from byte `start` on (the bytes before
+/// it stay; `out` is cut to `start` first): the record is `out[start..]`, a whole number
+/// of [`LOG_BLOCK`]s, zero-padded. The writer reuses one buffer and picks `start` so
+/// that the record begins at a block-aligned address.
 pub(crate) fn encode_at(out: &mut Vec<u8>, start: usize, epoch: TxnId, meta: &Meta, pages: &[LoggedPage<'_>]) {
     out.truncate(start);
     out.resize(start + IDS_AT, 0);

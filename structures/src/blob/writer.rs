@@ -1,6 +1,6 @@
 //! Building and freeing blob trees (layout in `mod.rs`).
 //!
-//! [`write`] streams: it holds two page-sized buffers and the list of data page ids
+//! [`write()`] streams: it holds two page-sized buffers and the list of data page ids
 //! (8 bytes per 8 KiB of blob), never the blob itself. Data pages are written full as
 //! the input arrives; the last chunk becomes the root's inline tail when it fits in
 //! half a page, else a last (partly used) data page. Index levels are then built bottom

@@ -165,7 +165,7 @@ pub(super) fn leaf_cell(key: &[u8], word: u32, stored: &[u8]) -> Vec<u8> {
     cell
 }
 
-/// [`leaf_cell`] into a reused buffer.
+/// A leaf cell (key, value word, stored value) encoded into a reused buffer.
 pub(super) fn leaf_cell_into(cell: &mut Vec<u8>, key: &[u8], word: u32, stored: &[u8]) {
     cell.clear();
     cell.extend_from_slice(&(key.len() as u16).to_le_bytes());

@@ -1,5 +1,5 @@
-//! Removing records at the head: [`Queue::consume`] (get-and-delete of the head
-//! record, like BDB's `DB_CONSUME`), [`Queue::truncate_before`] and [`Queue::clear`].
+//! Removing records at the head: [`Queue::consume`](crate::queue::Queue::consume) (get-and-delete of the head
+//! record, like BDB's `DB_CONSUME`), [`Queue::truncate_before`](crate::queue::Queue::truncate_before) and [`Queue::clear`](crate::queue::Queue::clear).
 //!
 //! Consuming writes only the queue head page (`head_seq` moves); the data page is read,
 //! never rewritten: the records before `head_seq` in the head data page are dead. A

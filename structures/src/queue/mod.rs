@@ -57,7 +57,7 @@
 //! scan visits each page where the engine holds it, without copying it; what remains
 //! is the kernel's copy into the read buffer and the checksum.
 //!
-//! **Invariants** (checked by [`check`]): the chain from `head_page` has
+//! **Invariants** (checked by [`check()`]): the chain from `head_page` has
 //! `data_pages` pages ending at `tail_page`; each page's `first_seq` is the previous
 //! page's `first_seq + count`; the head page holds `head_seq` (or it equals the end),
 //! the tail page ends at `next_seq`; every page's owner is the head page; slot offsets

@@ -1,5 +1,5 @@
-//! Reading: [`Queue::get`] by [`RecordId`] (one data page, plus the head page to know
-//! whether the record was consumed), [`Queue::for_each`] — the fast forward scan, a
+//! Reading: [`Queue::get`](crate::queue::Queue::get) by [`RecordId`] (one data page, plus the head page to know
+//! whether the record was consumed), [`Queue::for_each`](crate::queue::Queue::for_each) — the fast forward scan, a
 //! tight loop per page (`chunks_exact` in fixed mode) — and [`Cursor`], a pull-style
 //! forward scan. Both scans start at the head or at any live record and follow the
 //! `next` links (pages in logical order); the cursor pins one page at a time,
@@ -45,7 +45,7 @@ pub struct Lookup<'q, 't, T: PageRead> {
 
 impl<'t, T: PageRead> Lookup<'_, 't, T> {
     /// Record `id`, or `None` when it is not live in this queue (consumed, truncated,
-    /// or never existed), as [`Queue::get`](super::Queue::get) but borrowed.
+    /// or never existed), as [`Queue::get`](crate::queue::Queue::get)(super::Queue::get) but borrowed.
     pub fn get(&mut self, id: RecordId) -> Result<Option<&[u8]>> {
         if id.seq < self.state.head_seq || id.seq >= self.state.next_seq {
             return Ok(None);
@@ -134,7 +134,7 @@ impl Core {
         Ok(visited)
     }
 
-    /// A pull-style cursor from the head or from record `from` (see [`Queue::for_each`]).
+    /// A pull-style cursor from the head or from record `from` (see [`Queue::for_each`](crate::queue::Queue::for_each)).
     pub fn cursor<'q, 't, T: PageRead>(&'q self, txn: &'t T, from: Option<RecordId>) -> Result<Cursor<'q, 't, T>> {
         let start = self.start(txn, from)?;
         Ok(Cursor { txn, queue: self, slots: Slots::new(txn.payload_size()), at: start, buf: Vec::new() })

@@ -8,8 +8,8 @@
 //! carry the entry's index (`group.rs`), processed in parallel with rayon; pages are
 //! written by the one write transaction.
 //!
-//! Hilbert packing ([`RTree::bulk_load_points_hilbert`]; the order of the streaming
-//! [`RTree::bulk_builder`]) was measured against it with `quire-bench T4 --engines
+//! Hilbert packing ([`RTree::bulk_load_points_hilbert`](crate::rtree::RTree::bulk_load_points_hilbert); the order of the streaming
+//! [`RTree::bulk_builder`](crate::rtree::RTree::bulk_builder)) was measured against it with `quire-bench T4 --engines
 //! quiredb,quiredb-hilbert,boost --n 1000000 --repeats 1` (1 M uniform points, 8 KiB
 //! pages, 500 queries per kind, load average 1.9, 2026-11-29), Hilbert / STR-OMT:
 //!
@@ -46,7 +46,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         self.bulk_load_entries(txn, entries)
     }
 
-    /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
+    /// Like [`RTree::bulk_load`](crate::rtree::RTree::bulk_load) for points given as flat coordinates (`D` per id).
     /// A point tree packs its leaves straight from `coords` (see `point_leaves`).
     pub fn bulk_load_points(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
         if !self.points {
@@ -139,8 +139,8 @@ impl<const D: usize, C: Coord> Core<D, C> {
         Ok(Entry { rect: bbox(entries), id: page.id().0 })
     }
 
-    /// Like [`RTree::bulk_load_points`], packing in Hilbert order (the order of the
-    /// streaming [`RTree::bulk_builder`], sorted in memory).
+    /// Like [`RTree::bulk_load_points`](crate::rtree::RTree::bulk_load_points), packing in Hilbert order (the order of the
+    /// streaming [`RTree::bulk_builder`](crate::rtree::RTree::bulk_builder), sorted in memory).
     pub fn bulk_load_points_hilbert(&self, txn: &WriteTxn<'_>, ids: &[u64], coords: &[f64]) -> Result<()> {
         self.bulk_load_hilbert_entries(txn, self.point_entries(ids, coords)?)
     }

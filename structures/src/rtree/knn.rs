@@ -329,7 +329,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         self.visit_nearest_k(txn, point, k, max_distance, |distance, id| out.push(id, distance))
     }
 
-    /// Like [`RTree::nearest_k`], calling `visit(distance, payload)` for each of the
+    /// Like [`RTree::nearest_k`](crate::rtree::RTree::nearest_k), calling `visit(distance, payload)` for each of the
     /// `k` nearest entries in order instead of filling a `ResultSet` (callgrind, 2-D
     /// k = 10: the result set's pushes cost ~500 of ~13 k instructions a query).
     pub fn visit_nearest_k(

@@ -164,7 +164,7 @@ fn corrupted(collection: &str, page: u64, reason: impl Into<String>) -> Error {
 }
 
 /// A collection opened in a transaction (reads in any transaction; loading needs a
-/// [`WriteTxn`], see [`load`]). Like [`BTree`], the handle borrows its transaction.
+/// [`WriteTxn`], see [`load()`]). Like [`BTree`], the handle borrows its transaction.
 ///
 /// # Examples
 ///

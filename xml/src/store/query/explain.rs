@@ -1,5 +1,5 @@
 //! `--explain`: a plan printed as an indented tree, one operator a line, with the
-//! rows and time its [`Stats`] gathered over the runs so far.
+//! rows and time its [`Stats`](super::plan::Stats) gathered over the runs so far.
 //!
 //! Read next: `plan.rs` (what is printed).
 
