@@ -93,31 +93,32 @@ pub fn generate(input: &Path, output: &Path) -> Result<()> {
     let mut workloads: Vec<String> = records.iter().map(|r| r.workload.clone()).collect();
     workloads.sort();
     workloads.dedup();
-    let mut index = String::from(INDEX_HEADER);
+    let index_path = output.join("README.md");
+    let earlier = std::fs::read_to_string(&index_path).unwrap_or_default();
+    let mut kept = kept_rows(&earlier, &workloads);
+    let mut rows = IndexRows::default();
     for w in &workloads {
         let rs: Vec<Record> = records.iter().filter(|r| &r.workload == w).cloned().collect();
         let groups = by_dataset(&rs);
         let mut md = page_header(w, &rs);
+        let ops = rows.ops.entry(w.clone()).or_default();
         for (i, group) in groups.iter().enumerate() {
             let section = (groups.len() > 1).then(|| (i, group[0].context.dataset.as_str()));
             dataset_section(&mut md, w, section, group, output)?;
-            index_rows(&mut index, w, section.map(|(_, dataset)| dataset), group);
+            index_rows(ops, w, section.map(|(_, dataset)| dataset), group);
         }
         md.push_str(PAGE_FOOTER);
         let path = output.join(format!("{w}.md"));
         std::fs::write(&path, md).map_err(|e| BenchError::io(&path, e))?;
+        rows.notes.insert(w.clone(), notes_row(w, &records));
     }
+    let kept_workloads: Vec<String> = kept.ops.keys().cloned().collect();
+    rows.ops.append(&mut kept.ops);
+    rows.notes.append(&mut kept.notes);
+    let mut index = String::from(INDEX_HEADER);
+    rows.ops.values().for_each(|lines| index.push_str(lines));
     index.push_str("\n## Data sets, sizes and notes\n\n| workload | data set | repeats | notes |\n|---|---|---|---|\n");
-    for w in &workloads {
-        let rs: Vec<&Record> = records.iter().filter(|r| &r.workload == w).collect();
-        let mut notes: Vec<&str> = rs.iter().map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
-        notes.sort_unstable();
-        notes.dedup();
-        let repeats = rs.iter().map(|r| r.repeats).max().unwrap_or(0);
-        let owned: Vec<Record> = rs.iter().map(|r| (*r).clone()).collect();
-        let datasets: Vec<&str> = by_dataset(&owned).iter().map(|g| g[0].context.dataset.as_str()).collect();
-        let _ = writeln!(index, "| [{w}]({w}.md) | {} | {repeats} | {} |", datasets.join("; "), notes.join("; "));
-    }
+    rows.notes.values().for_each(|line| index.push_str(line));
     if let Some(r) = records.first() {
         let m = &r.context.machine;
         let _ = writeln!(
@@ -126,14 +127,61 @@ pub fn generate(input: &Path, output: &Path) -> Result<()> {
             m.cpu, m.cores, m.mem, m.kernel, m.commit
         );
     }
+    if !kept_workloads.is_empty() {
+        let _ = writeln!(
+            index,
+            "The rows of {} are kept from an earlier run of the reports (their pages name its commit).",
+            kept_workloads.join(", ")
+        );
+    }
     // Hand-written notes on how the committed run was made, kept across regenerations.
     if output.join("RUN.md").exists() {
         index.push_str("\nHow this run was made, and what it could not do: [RUN.md](RUN.md).\n");
     }
-    let path = output.join("README.md");
-    std::fs::write(&path, index).map_err(|e| BenchError::io(&path, e))?;
+    std::fs::write(&index_path, index).map_err(|e| BenchError::io(&index_path, e))?;
     println!("wrote {} workload reports to {}", workloads.len(), output.display());
     Ok(())
+}
+
+/// The index's lines by workload: op rows, and the one line of the notes table.
+#[derive(Default)]
+struct IndexRows {
+    ops: BTreeMap<String, String>,
+    notes: BTreeMap<String, String>,
+}
+
+/// The line of workload `w` in the index's table of data sets, sizes and notes.
+fn notes_row(w: &str, records: &[Record]) -> String {
+    let rs: Vec<&Record> = records.iter().filter(|r| r.workload == w).collect();
+    let mut notes: Vec<&str> = rs.iter().map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
+    notes.sort_unstable();
+    notes.dedup();
+    let repeats = rs.iter().map(|r| r.repeats).max().unwrap_or(0);
+    let owned: Vec<Record> = rs.iter().map(|r| (*r).clone()).collect();
+    let datasets: Vec<&str> = by_dataset(&owned).iter().map(|g| g[0].context.dataset.as_str()).collect();
+    format!("| [{w}]({w}.md) | {} | {repeats} | {} |\n", datasets.join("; "), notes.join("; "))
+}
+
+/// The rows of an earlier index (`earlier`, the README being replaced) of the workloads
+/// not in this run (`regenerated`): a run of some workloads leaves the others' pages, so
+/// the index keeps their rows.
+fn kept_rows(earlier: &str, regenerated: &[String]) -> IndexRows {
+    let mut kept = IndexRows::default();
+    let mut in_notes = false;
+    for line in earlier.lines() {
+        in_notes |= line.starts_with("## Data sets");
+        let Some(w) = line.strip_prefix("| [").and_then(|rest| rest.split_once("](")).map(|(w, _)| w) else {
+            continue;
+        };
+        if regenerated.iter().any(|r| r == w) {
+            continue;
+        }
+        let table = if in_notes { &mut kept.notes } else { &mut kept.ops };
+        let lines = table.entry(w.to_string()).or_default();
+        lines.push_str(line);
+        lines.push('\n');
+    }
+    kept
 }
 
 const INDEX_HEADER: &str = "# QuireDB benchmark reports\n\n\
@@ -449,5 +497,33 @@ mod tests {
         assert!(
             index.contains("| insert (1 M keys) | lmdb |") && index.contains("| insert (100 k keys) | sqlite-wal |")
         );
+    }
+    #[test]
+    fn a_run_of_some_workloads_keeps_the_index_rows_of_the_others() {
+        // Proves regenerating T2 alone replaces T2's rows and keeps T1's (page and index),
+        // in workload order; a second regeneration does not repeat the kept rows.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("reports");
+        let in_workload = |w: &str, engine: &str, value: f64| {
+            let mut r = record(engine, "insert", value, "a");
+            r.workload = w.into();
+            r
+        };
+        let first = dir.path().join("first");
+        let rs =
+            vec![in_workload("T1", "quiredb", 1.0), in_workload("T1", "lmdb", 2.0), in_workload("T2", "lmdb", 5.0)];
+        crate::results::append_jsonl(&first.join("a.jsonl"), &rs).unwrap();
+        generate(&first, &out).unwrap();
+        let second = dir.path().join("second");
+        crate::results::append_jsonl(&second.join("b.jsonl"), &[in_workload("T2", "lmdb", 7.0)]).unwrap();
+        generate(&second, &out).unwrap();
+        generate(&second, &out).unwrap();
+        let index = std::fs::read_to_string(out.join("README.md")).unwrap();
+        let t1 = index.find("| [T1](T1.md) | insert | lmdb | 2.00").expect("T1's row kept");
+        let t2 = index.find("| [T2](T2.md) | insert | lmdb | 7.00").expect("T2's new row");
+        assert!(t1 < t2 && !index.contains("| 5.00"), "{index}");
+        assert_eq!(index.matches("| [T1](T1.md) |").count(), 2, "one op row, one notes row: {index}");
+        assert!(index.contains("The rows of T1 are kept"), "{index}");
+        assert!(out.join("T1.md").exists());
     }
 }
