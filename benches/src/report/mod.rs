@@ -498,6 +498,7 @@ mod tests {
             index.contains("| insert (1 M keys) | lmdb |") && index.contains("| insert (100 k keys) | sqlite-wal |")
         );
     }
+
     #[test]
     fn a_run_of_some_workloads_keeps_the_index_rows_of_the_others() {
         // Proves regenerating T2 alone replaces T2's rows and keeps T1's (page and index),
