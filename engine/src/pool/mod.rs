@@ -362,16 +362,22 @@ impl Pool {
         if guard.phys != phys.0 || guard.state != FrameState::Clean || !frame.listing.load().is(phys.0) {
             return None;
         }
-        let weight = frame.weight.load(Ordering::Relaxed);
+        self.count_hit(frame, frame.weight.load(Ordering::Relaxed));
+        Some(guard)
+    }
+
+    /// A hit on `frame`: its chances back to `weight` (written only when the hand took
+    /// one, so a hit leaves the frame's line alone), and one more hit in the thread's
+    /// stripe. A plain load and store, not a locked add: a hit is the hottest path of
+    /// every read, and a stripe is shared only when more than [`HIT_STRIPES`] threads
+    /// read at once (then a few hits may go uncounted).
+    #[inline(always)]
+    fn count_hit(&self, frame: &Frame, weight: u8) {
         if frame.chances.load(Ordering::Relaxed) < weight {
             frame.chances.store(weight, Ordering::Relaxed);
         }
-        // A plain load and store, not a locked add: a hit is the hottest path of every
-        // read, and a stripe is shared only when more than HIT_STRIPES threads read at
-        // once (then a few hits may go uncounted).
         let hits = &self.hits[hit_stripe()].0;
         hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        Some(guard)
     }
 
     /// If frame `index` is in the pool, asks the CPU to bring the byte ranges `ranges`

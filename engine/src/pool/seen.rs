@@ -4,7 +4,7 @@
 //! the pin they allow ([`Pool::pin_seen`]) and the unpinned read of a page that indexes
 //! others ([`Pool::peek_seen`], `grace.rs`).
 
-use super::{Frame, FrameState, MOST_CHANCES, Phase, Pool, ReadGuard, WriteGuard, hit_stripe};
+use super::{Frame, FrameState, MOST_CHANCES, Phase, Pool, ReadGuard, WriteGuard};
 use crate::page::PhysId;
 use std::sync::atomic::Ordering;
 
@@ -102,11 +102,7 @@ impl Pool {
         // phase entered before it looked, has left it (the caller's contract); nobody
         // writes a listed page.
         let bytes = unsafe { self.prefetcher.unlocked(index as usize) };
-        if frame.chances.load(Ordering::Relaxed) < weight {
-            frame.chances.store(weight, Ordering::Relaxed);
-        }
-        let hits = &self.hits[hit_stripe()].0;
-        hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.count_hit(frame, weight);
         Some(bytes)
     }
 
