@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("  µs a commit, each 100 in turn: {}", means.join(" "));
         }
         latencies.sort_by(f64::total_cmp);
-        let at = |q: f64| latencies[((m as f64 * q) as usize).min(m - 1)];
+        let at = |q: f64| latencies.get(((m as f64 * q) as usize).min(m.saturating_sub(1))).copied().unwrap_or(0.0);
         let after = db.stats();
         let meta = db.meta();
         println!(
