@@ -153,13 +153,22 @@ struct IndexRows {
 /// The line of workload `w` in the index's table of data sets, sizes and notes.
 fn notes_row(w: &str, records: &[Record]) -> String {
     let rs: Vec<&Record> = records.iter().filter(|r| r.workload == w).collect();
-    let mut notes: Vec<&str> = rs.iter().map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
-    notes.sort_unstable();
-    notes.dedup();
+    let notes = distinct_notes(rs.iter().copied());
     let repeats = rs.iter().map(|r| r.repeats).max().unwrap_or(0);
     let owned: Vec<Record> = rs.iter().map(|r| (*r).clone()).collect();
     let datasets: Vec<&str> = by_dataset(&owned).iter().map(|g| g[0].context.dataset.as_str()).collect();
     format!("| [{w}]({w}.md) | {} | {repeats} | {} |\n", datasets.join("; "), notes.join("; "))
+}
+
+/// The records' notes, each once, without those another note contains (a record's note
+/// with a caveat of its engine appended carries the plain note too).
+fn distinct_notes<'a>(rs: impl Iterator<Item = &'a Record>) -> Vec<&'a str> {
+    let mut notes: Vec<&str> = rs.map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
+    notes.sort_unstable();
+    notes.dedup();
+    let all = notes.clone();
+    notes.retain(|note| !all.iter().any(|other| other != note && other.contains(note)));
+    notes
 }
 
 /// The rows of an earlier index (`earlier`, the README being replaced) of the workloads
@@ -246,10 +255,7 @@ fn page_header(w: &str, rs: &[Record]) -> String {
         m.commit,
         m.date
     );
-    let mut notes: Vec<&str> = rs.iter().map(|r| r.note.as_str()).filter(|n| !n.is_empty()).collect();
-    notes.sort_unstable();
-    notes.dedup();
-    for note in notes {
+    for note in distinct_notes(rs.iter()) {
         let _ = writeln!(md, "- **note:** {note}");
     }
     md
@@ -526,5 +532,26 @@ mod tests {
         assert_eq!(index.matches("| [T1](T1.md) |").count(), 2, "one op row, one notes row: {index}");
         assert!(index.contains("The rows of T1 are kept"), "{index}");
         assert!(out.join("T1.md").exists());
+    }
+    #[test]
+    fn a_note_another_note_contains_is_shown_once() {
+        // Proves a note repeated inside a longer one (an engine's caveat appended) is
+        // listed only in the longer one, on the page and in the index.
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("results");
+        let mut plain = record("quiredb", "insert", 1.0, "a");
+        plain.note = "full size".into();
+        let mut longer = record("lmdb", "insert", 2.0, "a");
+        longer.note = "full size; no cache knob".into();
+        crate::results::append_jsonl(&input.join("x-T1.jsonl"), &[plain, longer]).unwrap();
+        let out = dir.path().join("reports");
+        generate(&input, &out).unwrap();
+        let page = std::fs::read_to_string(out.join("T1.md")).unwrap();
+        assert!(
+            page.contains("- **note:** full size; no cache knob\n") && !page.contains("- **note:** full size\n"),
+            "{page}"
+        );
+        let index = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(index.contains("| 3 | full size; no cache knob |"), "{index}");
     }
 }
