@@ -127,11 +127,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// `ops` random reads from the xorshift stream seeded with `seed`; what they found.
 fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64) -> Result<u64, String> {
-    let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
-    let key_len = shape().0;
     if mode == "shared" {
         return shared(db, keys, ops, seed);
     }
+    let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
+    let key_len = shape().0;
     for _ in 0..ops {
         let target = key(next(&mut state) % keys);
         found += lookup(db, mode, &target[..key_len], &mut out).map_err(|e| e.to_string())?;
