@@ -4,11 +4,10 @@
 //! of 10 pairs; random reads with a cache of 25 %, 50 %, 80 % and 100 % of the data's
 //! raw bytes (the engine reopened with that budget, a warm-up of half the keys, then a
 //! pass over all of them; LMDB, which has no cache knob, reads through its mapping each
-//! time); the bulk load
-//! again with a cache of 25 % of the data (speed, bytes written, file size); removal of
-//! half the keys in one transaction; file size before and after; then, for engines with
-//! online compaction, compaction steps until done beside a thread reading random keys
-//! (time, the longest single read, file size after).
+//! time); the bulk load again with a cache of 25 % of the data (speed, bytes written,
+//! file size); removal of half the keys in one transaction; file size before and after;
+//! then, for engines with online compaction, compaction steps until done beside a
+//! thread reading random keys (time, the longest single read, file size after).
 //! Engines: the ordered key-value family (range reads where the adapter has them).
 
 use super::{Config, Outcome, remove_dir};
