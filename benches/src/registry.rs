@@ -8,10 +8,10 @@
 use crate::family::{BlobOpen, Entry, KvOpen, QueueOpen, SpatialOpen, XmlOpen};
 use crate::peers;
 
-const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit through the default 512-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV: &str = "B+tree, Durability::Checksummed per commit through the default 512-page commit log, group commit (the default), page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_INPLACE: &str = "B+tree, Durability::Checksummed per commit written in place (no commit log), page 8 KiB, pool = cache budget or 1 GiB";
-const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, page 8 KiB, pool = cache budget or 1 GiB";
-const QUIREDB_KV_GROUP: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log with group commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_LOG: &str = "B+tree, Durability::Checksummed per commit through a 2,048-page commit log, group commit, page 8 KiB, pool = cache budget or 1 GiB";
+const QUIREDB_KV_SOLO: &str = "B+tree, Durability::Checksummed per commit through the default 512-page commit log, group commit off (each commit its own durable append), page 8 KiB, pool = cache budget or 1 GiB";
 const QUIREDB_KV_PREAD: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB, every pool miss read with pread (mmap_reads off)";
 const QUIREDB_KV_SMALL: &str = "B+tree, Durability::Checksummed per commit through the default commit log, page 8 KiB, pool = cache budget or 1 GiB on small pages (huge_pages off)";
 const QUIREDB_KV_FULL: &str =
@@ -32,7 +32,7 @@ pub fn kv() -> Vec<Entry<KvOpen>> {
         Entry { id: "quiredb-pread", settings: QUIREDB_KV_PREAD, open: peers::quiredb_kv::QuireKv::open_pread },
         Entry { id: "quiredb-small", settings: QUIREDB_KV_SMALL, open: peers::quiredb_kv::QuireKv::open_small },
         Entry { id: "quiredb-log", settings: QUIREDB_KV_LOG, open: peers::quiredb_kv::QuireKv::open_log },
-        Entry { id: "quiredb-group", settings: QUIREDB_KV_GROUP, open: peers::quiredb_kv::QuireKv::open_group },
+        Entry { id: "quiredb-solo", settings: QUIREDB_KV_SOLO, open: peers::quiredb_kv::QuireKv::open_solo },
         Entry { id: "sqlite-wal", settings: SQLITE_WAL, open: peers::sqlite::SqliteKv::open_wal },
         Entry { id: "sqlite-delete", settings: SQLITE_DELETE, open: peers::sqlite::SqliteKv::open_delete },
         Entry { id: "lmdb", settings: LMDB, open: peers::lmdb::Lmdb::open },

@@ -3,8 +3,8 @@
 //! `Core` holds the storage, the buffer pool, the published snapshot and the reader
 //! registry; readers take no lock (`published` and `readers`, see `readers.rs`).
 //! Locks and what they guard (none is held across I/O, none is taken by a reader):
-//! - `shared` (short, the writer only): the newest durable commit and the slot of
-//!   its meta.
+//! - `shared` (short, writers and group-commit leaders): the newest commit, the newest
+//!   durable one and the slot of its meta, and the commits readers may not see yet.
 //! - `free` (writer only, plus `check`): the [`FreeSpace`].
 //! - `log` (writer only): where the next commit-log record goes (`txn/log.rs`).
 //! - `group` (committers): logged records waiting for their append (`txn/group.rs`);
@@ -26,13 +26,45 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// The durability state commits keep (the newest meta itself is in `published`).
+/// The state commits keep: the newest commit, what of it is durable, and what readers
+/// may not see yet.
+///
+/// Readers see a commit once it is durable: with group commit a commit is made (its
+/// pages published in the pool, the next writer building on it) before its append is,
+/// and its meta waits in `unseen` until the append lands (`txn/group.rs`). Without
+/// group commit every commit is published to readers when it is made: durable, or
+/// `Durability::None`, which promises no durability.
 #[derive(Debug)]
 pub struct Shared {
     /// Newest commit known durable.
     pub last_synced: TxnId,
     /// Meta slot (0 or 1) holding the last durable meta.
     pub synced_slot: u64,
+    /// The newest commit, the next writer's base: [`Core::published`] or newer.
+    pub head: Meta,
+    /// Commits made but not yet shown to readers (their appends are not durable yet),
+    /// oldest first; the newest is `head`.
+    pub unseen: std::collections::VecDeque<Meta>,
+}
+
+impl Shared {
+    /// The state of a database just opened at `meta`, durable, in meta slot `slot`.
+    pub fn new(meta: &Meta, slot: u64) -> Self {
+        Shared { last_synced: meta.txn, synced_slot: slot, head: *meta, unseen: Default::default() }
+    }
+
+    /// Moves `last_synced` up to `durable`, and shows readers the newest commit
+    /// `unseen` holds that it reaches (commits are shown in order, and only durable).
+    pub fn synced_up_to(&mut self, durable: TxnId, published: &Published) {
+        self.last_synced = self.last_synced.max(durable);
+        let mut shown = None;
+        while self.unseen.front().is_some_and(|meta| meta.txn <= self.last_synced) {
+            shown = self.unseen.pop_front();
+        }
+        if let Some(meta) = shown {
+            published.store(&meta);
+        }
+    }
 }
 
 /// Everything a database handle shares between threads.
@@ -45,9 +77,10 @@ pub struct Core {
     pub page_size: usize,
     /// Entries per page-map page.
     pub fanout: u64,
-    /// The writer's view of the published snapshot and its durability.
+    /// The newest commit, its durability and what readers may not see yet.
     pub shared: Mutex<Shared>,
-    /// The newest snapshot, for readers (lock-free; `readers.rs`).
+    /// The newest snapshot readers may see (lock-free; `readers.rs`): the newest commit,
+    /// or with group commit the newest durable one ([`Shared`]). Stored under `shared`.
     pub published: Published,
     /// The snapshots live readers hold (lock-free; `readers.rs`).
     pub readers: Readers,
@@ -178,21 +211,28 @@ impl Core {
         self.poison_on_io(len)
     }
 
-    /// True when the published meta is durable and written in place (no logged commit
+    /// The newest commit (the next writer's base; readers may not see it yet).
+    pub fn head(&self) -> Meta {
+        self.shared.lock().head
+    }
+
+    /// True when the newest commit is durable and written in place (no logged commit
     /// extends it), so [`Core::mirror_meta`] may copy it over the other slot.
-    pub fn published_is_durable(&self) -> bool {
-        let txn = self.published.txn();
-        let synced = self.shared.lock().last_synced >= txn; // one lock at a time
+    pub fn head_is_durable(&self) -> bool {
+        let synced = {
+            let shared = self.shared.lock();
+            shared.last_synced >= shared.head.txn
+        }; // one lock at a time
         synced && self.log.lock().offset == 0
     }
 
-    /// Shortens the file to the pages the published snapshot and both meta slots name
+    /// Shortens the file to the pages the newest commit and both meta slots name
     /// (an older slot may still need pages past the newest end); returns the length.
     /// The caller holds the writer lock.
     pub fn cut_to_metas(&self) -> Result<u64> {
         let len = self.file_len()?;
         let named = self.pages_named_by_metas()?;
-        let end = named.max(self.published.load().page_count) * self.page_size as u64;
+        let end = named.max(self.head().page_count) * self.page_size as u64;
         if len <= end {
             return Ok(len);
         }
@@ -202,10 +242,10 @@ impl Core {
         Ok(end)
     }
 
-    /// Writes the published meta, which must be durable, over the other slot too
+    /// Writes the newest commit's meta, which must be durable, over the other slot too
     /// (then syncs), so that no older meta names pages beyond it.
     pub fn mirror_meta(&self) -> Result<()> {
-        let meta = self.published.load();
+        let meta = self.head();
         let slot = 1 - self.shared.lock().synced_slot;
         let mut page = vec![0u8; self.page_size];
         meta.encode(slot, &mut page);

@@ -138,7 +138,7 @@ impl Database {
             translations: crate::translations::Translations::new(frames),
             page_size: meta.page_size as usize,
             fanout: ((meta.page_size as usize - page::HEADER_SIZE) / 8) as u64,
-            shared: Mutex::new(Shared { last_synced: meta.txn, synced_slot: slot }),
+            shared: Mutex::new(Shared::new(&meta, slot)),
             published: crate::readers::Published::new(&meta),
             readers: crate::readers::Readers::default(),
             free: Mutex::new(FreeSpace::default()),
@@ -217,7 +217,8 @@ impl Database {
         stats
     }
 
-    /// The newest committed meta.
+    /// The newest committed meta readers see (with group commit, a commit whose append is
+    /// still in flight is not shown yet).
     pub fn meta(&self) -> Meta {
         self.core.published.load()
     }
@@ -273,7 +274,7 @@ impl Database {
             }
         }
         let writer = self.core.lock_writer();
-        if self.core.published_is_durable() {
+        if self.core.head_is_durable() {
             self.core.poison_on_io(self.core.mirror_meta())?;
         }
         self.core.cut_to_metas()?;
@@ -304,11 +305,12 @@ impl Drop for Database {
         }
         let page_size = self.core.page_size as u64;
         let Ok(len) = self.core.storage.len() else { return };
-        if len <= self.meta().page_count * page_size {
+        let head = self.core.head().page_count;
+        if len <= head * page_size {
             return;
         }
         let Ok(named) = self.core.pages_named_by_metas() else { return };
-        let end = named.max(self.meta().page_count) * page_size;
+        let end = named.max(head) * page_size;
         if len > end {
             let _ = self.core.storage.truncate(end);
         }

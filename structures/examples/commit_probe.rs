@@ -9,7 +9,8 @@
 //!
 //! `QUIRE_LOG_PAGES=2048` puts a commit log of that many pages beside the file;
 //! `QUIRE_POOL_MIB=1024` sets the buffer pool (64 MiB, the default, otherwise);
-//! `QUIRE_CHUNKS=1` prints the mean latency of each 100 commits in turn.
+//! `QUIRE_CHUNKS=1` prints the mean latency of each 100 commits in turn;
+//! `QUIRE_GROUP=0` turns group commit off (on by default).
 //!
 //! `cargo run --release -p quiredb-structures --example commit_probe -- [n] [m] [checksummed|full|none|all] [removed|update]`
 
@@ -33,7 +34,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = dir.path().join("probe.quire");
     let log_pages: u64 = std::env::var("QUIRE_LOG_PAGES").map_or(Ok(0), |v| v.parse())?;
     let pool_mib: usize = std::env::var("QUIRE_POOL_MIB").map_or(Ok(64), |v| v.parse())?;
-    let options = Database::builder().commit_log_pages(log_pages).cache_bytes(pool_mib << 20).into_options();
+    let group = std::env::var("QUIRE_GROUP").map_or(true, |v| v != "0");
+    let options =
+        Database::builder().commit_log_pages(log_pages).group_commit(group).cache_bytes(pool_mib << 20).into_options();
     let db = Database::create(&path, options)?;
     let value = [5u8; 150];
     let txn = db.begin_write()?;

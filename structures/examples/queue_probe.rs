@@ -9,7 +9,9 @@
 //! `QUIRE_CACHE_MIB=16` sets the pool (default 64 MiB, the engine's default and T3's);
 //! commits are `Durability::Full` (two syncs, T3's `quiredb-full`);
 //! `QUIRE_DURABILITY=checksummed` commits with one sync (T3's `quiredb`);
-//! `QUIRE_MMAP=0` reads pages past the pool with `pread` instead of the file's map.
+//! `QUIRE_MMAP=0` reads pages past the pool with `pread` instead of the file's map;
+//! `QUIRE_HASH=1` hashes every record's words as T3's scan does (so a cold scan's reads
+//! can overlap that work, as they must for T3).
 //!
 //! `cargo run --release -p quiredb-structures --example queue_probe -- [n] [len] [all|append|scan]`
 
@@ -41,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cache_mib: usize = std::env::var("QUIRE_CACHE_MIB").map_or(Ok(64), |v| v.parse())?;
     let path = dir.path().join("probe.quire");
     let mmap = std::env::var("QUIRE_MMAP").map_or(true, |v| v != "0");
+    let hash = std::env::var("QUIRE_HASH").is_ok_and(|v| v == "1");
     let builder = || Database::builder().cache_bytes(cache_mib << 20).mmap_reads(mmap);
     let mut db = builder().create(&path)?;
     let record: Vec<u8> = (0..len).map(|i| i as u8).collect();
@@ -73,7 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let queue = Queue::open(&txn, "t3")?;
         let mut sum = 0u64;
         let visited = queue.for_each(None, |_, bytes| {
-            sum = sum.wrapping_add(u64::from(bytes[0]) + bytes.len() as u64);
+            sum = sum.wrapping_add(if hash { word_hash(bytes) } else { u64::from(bytes[0]) + bytes.len() as u64 });
             ControlFlow::Continue(())
         })?;
         let (scan_s, cpu_s) = (started.elapsed().as_secs_f64(), thread_cpu_ns().saturating_sub(cpu) as f64 / 1e9);
@@ -83,4 +86,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// T3's record hash (`quiredb-bench`'s `check::word_hash`): every 8-byte word mixed in.
+fn word_hash(bytes: &[u8]) -> u64 {
+    let mut h = bytes.len() as u64;
+    for chunk in bytes.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    h
 }

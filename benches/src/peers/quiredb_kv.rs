@@ -5,7 +5,8 @@
 //! [`DEFAULT_LOG_PAGES`] pages: one durable append per small commit); `quiredb-inplace`:
 //! the same without a commit log (one sync per commit, in place); `quiredb-full`:
 //! `Durability::Full` without a log, two syncs; `quiredb-log`: a log of [`LOG_PAGES`]
-//! pages; `quiredb-group`: that with group commit. All of them read as the default
+//! pages; `quiredb-solo`: the default without group commit (each commit its own
+//! append; the engine's default shares appends between writers). All of them read as the default
 //! does, leaves past a full pool in place from a memory map (`Options::mmap_reads`);
 //! `quiredb-pread` reads every pool miss with `pread` instead; `quiredb-small` keeps the
 //! pool on small pages (`huge_pages` off). Every call opens the tree by name in its own
@@ -49,7 +50,7 @@ struct Variant {
 const DEFAULT: Variant = Variant {
     durability: Durability::Checksummed,
     log_pages: DEFAULT_LOG_PAGES,
-    group: false,
+    group: true,
     mmap: true,
     huge_pages: true,
 };
@@ -70,10 +71,10 @@ impl QuireKv {
         Self::boxed(dir, options, Variant { log_pages: LOG_PAGES, ..DEFAULT })
     }
 
-    /// Opener for `quiredb-group` (checksummed commits through a commit log, with
-    /// group commit: concurrent writers share appends).
-    pub fn open_group(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
-        Self::boxed(dir, options, Variant { log_pages: LOG_PAGES, group: true, ..DEFAULT })
+    /// Opener for `quiredb-solo` (the default without group commit: each commit makes
+    /// its own durable append, holding the writer lock until it is durable).
+    pub fn open_solo(dir: &Path, options: &KvOptions) -> Result<Box<dyn KvEngine>> {
+        Self::boxed(dir, options, Variant { group: false, ..DEFAULT })
     }
 
     /// Opener for `quiredb-pread` (checksummed commits, the default commit log; every

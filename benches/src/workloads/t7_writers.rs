@@ -2,7 +2,8 @@
 //! doing one-operation durable commits (upserts of keys of their own) for a fixed
 //! time: durable commits/s in all and p50/p99 commit latency per writer count. Peers
 //! serialise their writers (SQLite WAL waits on its lock, LMDB and redb on their
-//! single writer); `quiredb-group` shares appends between threads.
+//! single writer); `quiredb` (group commit, the default) shares appends between
+//! threads, `quiredb-solo` is the same without.
 
 use crate::check::Checks;
 use crate::error::{BenchError, Result};

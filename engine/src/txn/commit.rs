@@ -495,7 +495,14 @@ impl WriteTxn<'_> {
             shared.last_synced = txn;
             shared.synced_slot = slot;
         }
-        self.core.published.store(&current);
+        shared.head = current;
+        // mutant: readers see a queued commit before its append is durable
+        if durable || !synced || shared.last_synced >= txn || cfg!(quire_mutant = "group_seen_early") {
+            debug_assert!(shared.unseen.is_empty(), "an unseen commit is shown before any later one");
+            self.core.published.store(&current);
+        } else {
+            shared.unseen.push_back(current); // shown once its append lands (`group.rs`)
+        }
         drop(shared);
         if let Some(catalog) = state.catalog.take() {
             let mut kept = self.core.writer_catalog.lock();

@@ -78,7 +78,7 @@ fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
     let idle = !commits;
     // A step with nothing left to move makes both slots agree, so the cut below reaches
     // the newest end (the older slot may name the pages earlier steps freed).
-    if idle && core.published_is_durable() && core.pages_named_by_metas()? > core.published.load().page_count {
+    if idle && core.head_is_durable() && core.pages_named_by_metas()? > core.head().page_count {
         core.poison_on_io(core.mirror_meta())?;
     }
     let after = core.cut_to_metas()?;
@@ -100,7 +100,7 @@ fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
 pub(crate) fn auto_compact(core: &Core) {
     let Some(percent) = core.auto_compact_percent else { return };
     let share = |pages: u64| pages * u64::from(percent) / 100;
-    let pages = core.published.load().page_count;
+    let pages = core.head().page_count;
     let free = {
         let space = core.free.lock();
         (space.free_and_pending() - space.held()) as u64

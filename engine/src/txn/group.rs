@@ -38,9 +38,12 @@
 //! no append starts while it is in flight, and then a hole at offset 0 has nothing
 //! past it. A checkpoint or an in-place meta waits for the queue and the appends to
 //! drain first ([`GroupCommit::drain`]). Pages freed by a queued commit are not reused
-//! before it is durable (`last_synced` advances only here). A reader may see a commit
-//! whose `commit` has not returned yet; a crash before its record is durable loses it
-//! and every commit after it.
+//! before it is durable (`last_synced` advances only here). Readers see a commit only
+//! once it is durable: the commit is the next writer's base from the moment it is made,
+//! but its meta waits in `Shared::unseen` until its append and every one ahead of it
+//! have landed ([`crate::core::Shared::synced_up_to`], before the committers are
+//! woken). So no reader acts on a commit that a crash could still take back, and a
+//! thread whose `commit` returned sees it in its next snapshot.
 
 use crate::core::Core;
 use crate::error::{Error, Result};
@@ -235,8 +238,7 @@ impl GroupCommit {
             match &result {
                 Ok(()) => {
                     let durable = state.landed(newest);
-                    let mut shared = core.shared.lock();
-                    shared.last_synced = shared.last_synced.max(durable);
+                    core.shared.lock().synced_up_to(durable, &core.published);
                 }
                 Err(_) => {
                     state.failed = true;

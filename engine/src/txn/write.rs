@@ -188,7 +188,7 @@ impl<'db> WriteTxn<'db> {
         core.check_not_poisoned()?;
         let (base, last_synced) = {
             let shared = core.shared.lock();
-            (core.published.load(), shared.last_synced)
+            (shared.head, shared.last_synced)
         };
         let oldest = core.readers.oldest();
         // Above any meta seen at open, the one rejected there included: a commit never
@@ -509,7 +509,8 @@ impl<'db> WriteTxn<'db> {
     /// the committed state stays as it was before this transaction.
     /// With group commit (`Options::group_commit`) the writer lock is released before
     /// the wait for the commit's durable append, so the next writer can build its
-    /// transaction meanwhile; `commit` still returns only once this commit is durable.
+    /// transaction meanwhile; readers see the commit, and `commit` returns, only once it
+    /// is durable.
     /// With [`crate::Options::auto_compact_percent`], a commit that leaves enough of the
     /// file free then runs one compaction step (`compact.rs`).
     pub fn commit(self, durability: crate::meta::Durability) -> Result<()> {

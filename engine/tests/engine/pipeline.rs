@@ -135,6 +135,21 @@ fn commit_value(db: &Database, id: PageId, value: u64) {
     txn.commit(Durability::Checksummed).expect("commit");
 }
 
+/// Waits until a write transaction starts from a commit that wrote `value` into page
+/// `id` (made, its record queued: the writer lock is free again), then aborts it.
+fn wait_until_made(db: &Database, id: PageId, value: u64) {
+    let deadline = Instant::now() + PATIENCE;
+    while value_of(&db.begin_write().expect("writer").page(id).expect("page")) != Some(value) {
+        assert!(Instant::now() < deadline, "the commit was never made");
+        std::thread::yield_now();
+    }
+}
+
+/// The value of page `id` a reader starting now sees.
+fn seen_by_reader(db: &Database, id: PageId) -> Option<u64> {
+    value_of(&db.begin_read().expect("reader").page(id).expect("page"))
+}
+
 /// The values of `ids` in what a power cut now would leave (every durable write, no
 /// other).
 fn after_power_cut(storage: &GatedStorage, ids: &[PageId]) -> Vec<Option<u64>> {
@@ -193,11 +208,7 @@ fn the_epochs_first_record_is_written_alone() {
         let first = scope.spawn(|| commit_value(&db, ids[0], 20));
         storage.wait_for("the epoch's first append is in flight", |gate| gate.holding);
         let second = scope.spawn(|| commit_value(&db, ids[1], 21));
-        let deadline = Instant::now() + PATIENCE;
-        while value_of(&db.begin_read().expect("reader").page(ids[1]).expect("page")) != Some(21) {
-            assert!(Instant::now() < deadline, "the second commit was never published");
-            std::thread::yield_now();
-        }
+        wait_until_made(&db, ids[1], 21);
         std::thread::sleep(GRACE);
         assert_eq!(storage.counts().0, started + 1, "an append started beside the epoch's first");
         assert_eq!(after_power_cut(&storage, &ids), [Some(0), Some(1)]);
@@ -206,4 +217,28 @@ fn the_epochs_first_record_is_written_alone() {
         second.join().expect("second writer");
     });
     assert_eq!(after_power_cut(&storage, &ids), [Some(20), Some(21)]);
+}
+
+#[test]
+fn a_reader_sees_a_commit_once_its_append_is_durable() {
+    // Proves: a commit whose append is in flight is already the next writer's base, but
+    // no reader sees it until the append is durable, so no reader acts on a commit a
+    // power cut could still take back; and its `commit` returns only after readers see it.
+    let storage = GatedStorage::new();
+    let db = Database::with_storage(storage.clone(), options(), "gated").expect("create");
+    let ids = committed_pages(&db, 1);
+    commit_value(&db, ids[0], 10); // the epoch's first record, written alone
+    storage.arm();
+    std::thread::scope(|scope| {
+        let _release = storage.released_on_drop();
+        let first = scope.spawn(|| commit_value(&db, ids[0], 20));
+        storage.wait_for("the append is in flight", |gate| gate.holding);
+        wait_until_made(&db, ids[0], 20);
+        assert_eq!(seen_by_reader(&db, ids[0]), Some(10), "a reader sees a commit whose append is in flight");
+        assert_eq!(db.meta().txn, db.begin_read().expect("reader").meta().txn, "meta() is what readers see");
+        storage.release();
+        first.join().expect("first writer");
+    });
+    assert_eq!(seen_by_reader(&db, ids[0]), Some(20), "a commit that returned is seen");
+    assert_eq!(after_power_cut(&storage, &ids), [Some(20)]);
 }
