@@ -10,6 +10,10 @@
 //! writer:  commit: published.store(meta)  ...  next writer: oldest = min(slots)
 //! ```
 //!
+//! (With group commit the store comes once the commit is durable, from whichever thread
+//! landed its append: `core.rs`, `Shared`. Every store is made under the `shared` lock,
+//! so there is one storer at a time.)
+//!
 //! Why the check after announcing is enough (all four steps SeqCst): pages freed by
 //! commit C are reused only when no announced reader is older than C. If the writer's
 //! scan missed a reader's slot, the scan came before the announcement in the total

@@ -12,7 +12,7 @@
 //! wakes the waiters it made durable and, if records are queued that may go now, one
 //! waiter to lead them: not every waiter, which would cost each a context switch for
 //! nothing (`group_probe 1000000 4 5`: 0.80 → 0.74 appends a commit). Meanwhile the
-//! next writers build their transactions on the published snapshot, and their records
+//! next writers build their transactions on the commit just made (`Shared::head`), and their records
 //! join the next append, which may start before the one ahead of it has returned: on
 //! this machine kind two durable 4 KiB writes in flight complete at 14.3 k/s against
 //! 7.4 k/s one at a time (the device's flush is a round trip that two writes share).
