@@ -41,6 +41,9 @@ struct Slot {
 static TABLE: [Slot; SLOTS] =
     [const { Slot { start: AtomicUsize::new(0), end: AtomicUsize::new(0), faults: AtomicUsize::new(0) } }; SLOTS];
 
+/// Most OS pages [`FileMap::resident`] asks about at once.
+const RESIDENT_PAGES: usize = 512;
+
 /// The OS page size, read when the handler is installed.
 static OS_PAGE: AtomicUsize = AtomicUsize::new(4096);
 
@@ -92,6 +95,28 @@ impl FileMap {
     #[inline]
     pub fn page(&self, range: std::ops::Range<usize>) -> Option<&[u8]> {
         self.map.get(range).filter(|bytes| self.touch(bytes))
+    }
+
+    /// Whether every OS page of `range` (clipped to the map, and to [`RESIDENT_PAGES`]
+    /// OS pages) is in the OS page cache now (`mincore`); true when the kernel cannot
+    /// say. Touches nothing.
+    pub fn resident(&self, range: std::ops::Range<usize>) -> bool {
+        let step = OS_PAGE.load(Ordering::Relaxed);
+        let start = range.start & !(step - 1);
+        let end = range.end.min(self.map.len()).min(start + RESIDENT_PAGES * step);
+        if start >= end {
+            return true;
+        }
+        let mut pages = [0u8; RESIDENT_PAGES];
+        let count = (end - start).div_ceil(step);
+        // SAFETY: `start..end` lies inside this live map, and `start` is a multiple of
+        // the OS page from the map's start, which is page-aligned, as mincore asks;
+        // the kernel writes one byte for each of the `count` OS pages into `pages`,
+        // which holds `RESIDENT_PAGES` >= `count` of them.
+        let rc = unsafe {
+            libc::mincore(self.map.as_ptr().add(start) as *mut libc::c_void, end - start, pages.as_mut_ptr())
+        };
+        rc != 0 || pages[..count].iter().all(|byte| byte & 1 == 1)
     }
 
     /// Whether a read of this map has faulted since it was made: its bytes may then be
@@ -223,5 +248,27 @@ unsafe fn chain(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut l
         if (*info).si_code <= 0 {
             libc::raise(signal);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn pages_just_written_are_resident() {
+        // Proves `resident` asks about the range it is given, clipped to the map: the
+        // pages of a file just written are in the page cache, and a range past the map's
+        // end asks nothing (and says so).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::File::create(&path).unwrap().write_all(&vec![7u8; 1 << 20]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: the file is this test's own and no one changes it while it is mapped.
+        let map = FileMap::new(unsafe { memmap2::Mmap::map(&file) }.unwrap()).expect("a map");
+        assert!(map.resident(0..1 << 20));
+        assert!(map.resident(4096 + 100..3 * 4096 + 1));
+        assert!(map.resident(2 << 20..3 << 20), "past the end: nothing to ask");
     }
 }
