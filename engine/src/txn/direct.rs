@@ -7,9 +7,10 @@
 //! (`will_need`), so a scan's next run is on its way while this one is visited. With
 //! the file's memory map (`mmap_reads`, the default) a page the pool does not hold is
 //! visited in place in the map instead, checksummed the first time, with the pages
-//! ahead hinted the same way — when the OS has it: a read that goes on past the page
-//! (a scan, a blob) asks once a run whether the run is in the page cache, and reads a
-//! run that is not with the run's `pread`, as it does when the map cannot serve. No frame
+//! ahead hinted the same way — when the OS has it: a read that goes on for a run or more
+//! (a scan, a large blob) asks once a run whether the run is in the page cache, and
+//! reads a run that is not with the run's `pread`, as it does when the map cannot
+//! serve. No frame
 //! is taken, so reading a blob or scanning a queue larger than the pool evicts nothing,
 //! and a blob whose root and data pages lie together costs one read.
 //!
@@ -208,7 +209,7 @@ fn visit_mapped(
     let Some(map) = snap.map.get(core, snap.meta) else { return Ok(false) };
     let page_size = core.page_size;
     let start = phys.0 as usize * page_size;
-    if wanted > 1 && !run_resident(map, snap.token, (phys.0, wanted), page_size, run) {
+    if wanted >= MAX_RUN_PAGES && !run_resident(map, snap.token, (phys.0, wanted), page_size, run) {
         return Ok(false); // the run's `pread` reads it
     }
     hint_ahead(core, snap.token, phys.0, wanted, run);
@@ -218,13 +219,14 @@ fn visit_mapped(
     Ok(true)
 }
 
-/// Whether the run of pages from `phys` that `wanted` reaches (at most
-/// [`MAX_RUN_PAGES`]) is in the OS page cache: asked of the map once a run
+/// For a read that goes on for a run or more: whether the run of pages from `phys` (at
+/// most [`MAX_RUN_PAGES`]) is in the OS page cache: asked of the map once a run
 /// ([`FileMap::resident`]), the answer kept in `run` for the run's other pages. A run
 /// that is not is read with one `pread`, whose copy the kernel's read-ahead keeps fed:
 /// touching freshly read pages through the map cost T3's cold scan of 5.9 GB 5.7 s of
 /// CPU against 3.7–4.4 s this way (reports/READ-PATH.md, "A cold scan reads what the page
-/// cache lacks with `pread`").
+/// cache lacks with `pread`"). A shorter read (a small blob) does not ask: the system
+/// call cost T6's warm blob reads a quarter of their rate.
 ///
 /// [`FileMap::resident`]: crate::storage::FileMap::resident
 fn run_resident(
