@@ -496,8 +496,9 @@ impl WriteTxn<'_> {
             shared.synced_slot = slot;
         }
         shared.head = current;
+        // Shown now unless queued and not yet durable (a `None` commit promises nothing).
         // mutant: readers see a queued commit before its append is durable
-        if durable || !synced || shared.last_synced >= txn || cfg!(quire_mutant = "group_seen_early") {
+        if !synced || shared.last_synced >= txn || cfg!(quire_mutant = "group_seen_early") {
             debug_assert!(shared.unseen.is_empty(), "an unseen commit is shown before any later one");
             self.core.published.store(&current);
         } else {

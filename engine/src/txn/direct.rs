@@ -10,9 +10,8 @@
 //! ahead hinted the same way — when the OS has it: a read that goes on for a run or more
 //! (a scan, a large blob) asks once a run whether the run is in the page cache, and
 //! reads a run that is not with the run's `pread`, as it does when the map cannot
-//! serve. No frame
-//! is taken, so reading a blob or scanning a queue larger than the pool evicts nothing,
-//! and a blob whose root and data pages lie together costs one read.
+//! serve. No frame is taken, so reading a blob or scanning a queue larger than the pool
+//! evicts nothing, and a blob whose root and data pages lie together costs one read.
 //!
 //! Invariants:
 //! - a page is verified in the run buffer as a pool load verifies it (checksum, logical
@@ -209,7 +208,7 @@ fn visit_mapped(
     let Some(map) = snap.map.get(core, snap.meta) else { return Ok(false) };
     let page_size = core.page_size;
     let start = phys.0 as usize * page_size;
-    if wanted >= MAX_RUN_PAGES && !run_resident(map, snap.token, (phys.0, wanted), page_size, run) {
+    if wanted >= MAX_RUN_PAGES && !run_resident(map, snap.token, phys.0, page_size, run) {
         return Ok(false); // the run's `pread` reads it
     }
     hint_ahead(core, snap.token, phys.0, wanted, run);
@@ -219,8 +218,8 @@ fn visit_mapped(
     Ok(true)
 }
 
-/// For a read that goes on for a run or more: whether the run of pages from `phys` (at
-/// most [`MAX_RUN_PAGES`]) is in the OS page cache: asked of the map once a run
+/// For a read that goes on for a run or more: whether the run of [`MAX_RUN_PAGES`] pages
+/// from `phys` is in the OS page cache: asked of the map once a run
 /// ([`FileMap::resident`]), the answer kept in `run` for the run's other pages. A run
 /// that is not is read with one `pread`, whose copy the kernel's read-ahead keeps fed:
 /// touching freshly read pages through the map cost T3's cold scan of 5.9 GB 5.7 s of
@@ -232,16 +231,15 @@ fn visit_mapped(
 fn run_resident(
     map: &crate::storage::FileMap,
     token: SnapshotToken,
-    (phys, wanted): (u64, usize),
+    phys: u64,
     page_size: usize,
     run: &mut Run,
 ) -> bool {
     if run.token != Some(token) || !run.asked.contains(&phys) {
-        let pages = wanted.min(MAX_RUN_PAGES) as u64;
         let start = phys as usize * page_size;
-        let resident = map.resident(start..start + pages as usize * page_size);
+        let resident = map.resident(start..start + MAX_RUN_PAGES * page_size);
         run.retag(token);
-        (run.asked, run.resident) = (phys..phys + pages, resident);
+        (run.asked, run.resident) = (phys..phys + MAX_RUN_PAGES as u64, resident);
     }
     run.resident
 }
