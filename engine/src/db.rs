@@ -266,7 +266,8 @@ impl Database {
         let (mut lowest_end, mut stalled) = (u64::MAX, 0);
         while stalled < COMPACT_STALLED_STEPS {
             let step = self.compact_step(COMPACT_BUDGET)?;
-            let end = self.meta().page_count;
+            // The newest commit's end (a reader's snapshot may trail it by an append).
+            let end = self.core.head().page_count;
             stalled = if end < lowest_end { 0 } else { stalled + 1 };
             lowest_end = lowest_end.min(end);
             if step.done {

@@ -20,6 +20,11 @@
 //! meteorological record's station and time, its five measures), so that nodes hold
 //! the hundreds of entries a large T2 tree has.
 //!
+//! `QUIRE_POLLUTE_MIB=174` reads one byte at a random place of an array that large
+//! before each lookup, as `quire-bench` KV reads each key from its 174 MB pair array:
+//! the CPU's caches then hold what they hold in the harness, not the whole tree's
+//! upper levels.
+//!
 //! `QUIRE_THREADS=2` runs each pass in that many threads at once (each its own keys).
 //! `QUIRE_PASSES=2` times that many passes over the same keys (each line gives the
 //! pool's hits and misses of its pass); `QUIRE_COMMIT_BETWEEN=1` commits a one-key
@@ -91,6 +96,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let passes: u32 = std::env::var("QUIRE_PASSES").map_or(Ok(1), |v| v.parse())?;
     let threads: u64 = std::env::var("QUIRE_THREADS").map_or(Ok(1), |v| v.parse())?;
     let commit_between = std::env::var_os("QUIRE_COMMIT_BETWEEN").is_some();
+    let pollute_mib: usize = std::env::var("QUIRE_POLLUTE_MIB").map_or(Ok(0), |v| v.parse())?;
+    let pollution: Vec<u8> = (0..pollute_mib << 20).map(|at| at as u8).collect();
     for round in 0..passes {
         if commit_between && round > 0 {
             let txn = db.begin_write()?;
@@ -103,8 +110,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let workers: Vec<_> = (0..threads)
                 .map(|thread| {
                     scope.spawn({
-                        let db = &db;
-                        move || pass(db, mode, keys, ops, 7 + thread * 7919)
+                        let (db, pollution) = (&db, &pollution);
+                        move || pass(db, mode, keys, ops, 7 + thread * 7919, pollution)
                     })
                 })
                 .collect();
@@ -125,15 +132,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `ops` random reads from the xorshift stream seeded with `seed`; what they found.
-fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64) -> Result<u64, String> {
+/// `ops` random reads from the xorshift stream seeded with `seed`, each after a read
+/// of one random byte of `pollution` (if not empty); what they found.
+fn pass(db: &Database, mode: &str, keys: u64, ops: u64, seed: u64, pollution: &[u8]) -> Result<u64, String> {
     if mode == "shared" {
         return shared(db, keys, ops, seed);
     }
     let (mut state, mut found, mut out) = (seed, 0u64, Vec::new());
     let key_len = shape().0;
     for _ in 0..ops {
-        let target = key(next(&mut state) % keys);
+        let index = next(&mut state);
+        if let Some(byte) = pollution.get(index as usize % pollution.len().max(1)) {
+            std::hint::black_box(*byte);
+        }
+        let target = key(index % keys);
         found += lookup(db, mode, &target[..key_len], &mut out).map_err(|e| e.to_string())?;
     }
     Ok(found)
