@@ -9,29 +9,15 @@
 //! 4 KiB pages, 6.5–12 µs with `MADV_HUGEPAGE`. `malloc`'d frames cannot be advised
 //! (they share pages with other allocations and are not 2 MiB aligned); a mapping can.
 //!
-//! What huge pages cost (session of 2026-12-04). A frame's memory is touched for the
-//! first time by the miss or write that first uses it, and the kernel clears a huge
-//! page whole then. On this machine kind the balloon reports free memory to the host
-//! (`page_reporting_order` 9: every free 2 MiB block), so a huge page is nearly always
-//! one the host took back: 3.1–4.0 ms per MiB to touch, against 0.5 ms for small pages
-//! the kernel had freed shortly before (3.0 ms when it had none). Inside a read that is
-//! a stall of milliseconds; a one-transaction load pays it for every 2 MiB it fills.
-//! Small pages are no way out (at 5 M keys the reads ran 1.1–1.9× slower on them);
-//! the pool's toucher (`toucher.rs`) is: it backs the memory ahead of the frames the
-//! pool is about to take, off the reads' and writes' path. `quire-bench KV`, quiredb
-//! against LMDB (raw `reports/data/2026-12-04-KV-*-pages-*`):
-//!
-//! | | huge pages | small pages | huge pages + toucher |
-//! |---|---|---|---|
-//! | 1 M keys: bulk load (1 txn) | 0.68–0.98× | 2.10–2.35× | 1.16–1.47× |
-//! | 1 M keys: remove half | 0.48–0.74× | 1.32–1.36× | 1.37–1.47× |
-//! | 1 M keys: random reads, pass 2 | 1.45–1.70× | 1.18–1.57× | 1.42–1.60× |
-//! | 1 M keys: longest read during online compaction | 8.6–25.2 ms | 0.2–4.1 ms | 4.9–5.1 ms |
-//! | 5 M keys: bulk load (1 txn) | 2.30× | 1.72× | 4.23× |
-//! | 5 M keys: random reads, pass 2; pool 25 % | 1.80×; 1.43× | 0.89×; 0.71× | 1.51×; 1.29× |
-//!
-//! So huge pages stay the default, with the toucher; a program with a small working
-//! set that opens databases briefly may still turn them off
+//! What huge pages cost: a frame's memory is backed on first touch, and the kernel
+//! clears a huge page whole. On this machine kind that page is nearly always one the
+//! VM's balloon handed back to the host, 3.1–4.0 ms per MiB to touch: a stall of
+//! milliseconds inside a read, and a one-transaction load pays it every 2 MiB. The
+//! pool's toucher (`toucher.rs`) backs the memory ahead of the frames the pool is about
+//! to take, off the reads' and writes' path. Small pages are no way out: at 5 M keys
+//! they read 1.1–1.9× slower. So huge pages stay the default, with the toucher
+//! (measured side by side in `reports/WRITE-PATH.md` §20); a program with a small
+//! working set that opens databases briefly may still turn them off
 //! ([`crate::DatabaseBuilder::huge_pages`]).
 //!
 //! The mapping is made without swap reservation (`MAP_NORESERVE`), so a pool costs
