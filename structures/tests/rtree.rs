@@ -285,6 +285,27 @@ fn open_checks_kind_dimensions_and_coordinate_type() {
     assert!(matches!(RTree::<_, 3>::open(&txn, "plane"), Err(Error::WrongKind { .. })));
     assert!(matches!(RTree::<_, 2, f32>::open(&txn, "plane"), Err(Error::WrongKind { .. })));
     assert!(RTree::<_, 2>::open(&txn, "missing").is_err());
+    // An open remembered for the snapshot (`opened.rs`) still refuses the wrong kind and
+    // still serves the right one; a later snapshot sees the root a commit grew.
+    assert!(matches!(RTree::<_, 3>::open(&txn, "plane"), Err(Error::WrongKind { .. })));
+    assert_eq!(RTree::<_, 2>::open(&txn, "plane").expect("reopen").len().expect("len"), 0);
+    drop(txn);
+    let write = db.begin_write().expect("write");
+    let mut tree = RTree::<_, 2>::open(&write, "plane").expect("open to write");
+    for i in 0..2000u64 {
+        let at = [(i % 50) as f64, (i / 50) as f64];
+        tree.insert(&Rect::new(at, at), i).expect("insert");
+    }
+    drop(tree);
+    write.commit(Durability::Full).expect("commit");
+    let txn = db.begin_read().expect("read");
+    let tree = RTree::<_, 2>::open(&txn, "plane").expect("open the new snapshot");
+    assert!(tree.height().expect("height") > 1, "the commit grew the tree past its root leaf");
+    assert_eq!(tree.len().expect("len"), 2000);
+    let window = Rect::new([0.0, 0.0], [49.0, 39.0]);
+    let mut found = 0;
+    tree.visit_window(&window, WindowMode::Intersects, |_, _| found += 1).expect("window");
+    assert_eq!(found, 2000);
 }
 
 #[test]
