@@ -93,7 +93,7 @@ pub use range::{Entries, Range};
 
 use crate::error::{Error, Result};
 use crate::handles::OpenMark;
-use quiredb_engine::{CatalogEntry, PageId, PageKind, PageMut, PageRead, SnapshotToken, StructureKind, WriteTxn};
+use quiredb_engine::{CatalogEntry, PageId, PageKind, PageMut, PageRead, StructureKind, WriteTxn};
 use std::borrow::Cow;
 use std::cell::{Cell, OnceCell};
 
@@ -121,46 +121,8 @@ thread_local! {
     /// Trees opened in read transactions on this thread: head page and head, by name
     /// and snapshot (see [`BTree::open`]).
     static HEADS: crate::opened::Remembered<(PageId, Head)> = const { crate::opened::Remembered::new() };
-    /// The last of them, checked first: a loop of one-lookup snapshots opens one tree
-    /// again and again, and this costs a copy and two compares where the list costs a
-    /// borrow, a walk and a name compare (≈ 100 instructions of a 2,000-instruction
-    /// lookup in T1).
-    static LAST_OPEN: Cell<Option<LastOpen>> = const { Cell::new(None) };
-}
-
-/// Longest name [`LastOpen`] holds (longer ones always go through the list).
-const LAST_NAME_BYTES: usize = 24;
-
-/// One remembered open in a committed snapshot, with its name inline.
-#[derive(Clone, Copy)]
-struct LastOpen {
-    token: SnapshotToken,
-    name_len: usize,
-    name: [u8; LAST_NAME_BYTES],
-    head_page: PageId,
-    head: Head,
-}
-
-impl LastOpen {
-    /// The head page and head of `name` if this is its open under `token`.
-    #[inline]
-    fn matches(&self, token: SnapshotToken, name: &str) -> Option<(PageId, Head)> {
-        let held = self.name.get(..self.name_len)?;
-        // Compared byte by byte inline: a name held here is at most 24 bytes, and a call
-        // to `bcmp` cost more than the loop.
-        let same = held.len() == name.len() && held.iter().zip(name.as_bytes()).all(|(a, b)| a == b);
-        (self.token == token && same).then_some((self.head_page, self.head))
-    }
-
-    /// Remembers `name`'s open under `token` as the last one (a name too long is not
-    /// remembered here).
-    fn remember(token: SnapshotToken, name: &str, head_page: PageId, head: Head) {
-        let mut inline = [0u8; LAST_NAME_BYTES];
-        let Some(slot) = inline.get_mut(..name.len()) else { return };
-        slot.copy_from_slice(name.as_bytes());
-        let last = LastOpen { token, name_len: name.len(), name: inline, head_page, head };
-        LAST_OPEN.with(|cell| cell.set(Some(last)));
-    }
+    /// The last of them, checked first (`opened.rs`).
+    static LAST_OPEN: Cell<Option<crate::opened::LastOpen<(PageId, Head)>>> = const { Cell::new(None) };
 }
 
 /// The fields of the head page.
@@ -259,11 +221,8 @@ impl<'t, T: PageRead> BTree<'t, T> {
             let (head_page, head) = open_from_catalog(txn, &name)?;
             return Self::new(txn, name, head_page, head);
         };
-        let last = LAST_OPEN.with(Cell::get).and_then(|last| last.matches(token, &name));
-        let (head_page, head) = match last {
-            Some(found) => found,
-            None => open_remembered(txn, token, &name)?,
-        };
+        let (head_page, head) =
+            crate::opened::remembered_last(&LAST_OPEN, &HEADS, token, &name, || open_from_catalog(txn, &name))?;
         Ok(BTree {
             txn,
             name,
@@ -418,16 +377,6 @@ impl<'t, T: PageRead> BTree<'t, T> {
     pub(super) fn at(&self, id: u64) -> impl Fn(String) -> Error + '_ {
         move |reason| corrupted_because(&self.name, id, reason)
     }
-}
-
-/// The head page and head of tree `name` in the snapshot `token` when it is not the
-/// last one opened: from the thread's list, else the catalog; then remembered as the
-/// last one (out of line, so that the common open saves no registers for it).
-#[inline(never)]
-fn open_remembered(txn: &impl PageRead, token: SnapshotToken, name: &str) -> Result<(PageId, Head)> {
-    let found = crate::opened::remembered_in(&HEADS, token, name, || open_from_catalog(txn, name))?;
-    LastOpen::remember(token, name, found.0, found.1);
-    Ok(found)
 }
 
 /// The head page and head of tree `name`, from the catalog (kept out of line: a read

@@ -136,11 +136,10 @@ impl<'t, T: PageRead, const D: usize, C: Coord> RTree<'t, T, D, C> {
     /// another handle to it is open.
     pub fn open(txn: &'t T, name: &str) -> Result<Self> {
         let mark = claim(txn, name)?;
-        let core = crate::opened::remembered(txn, name, || {
-            let core = Core::open(txn, name)?;
-            core.root(txn)?;
-            Ok(core)
-        })?;
+        let core = match txn.snapshot_token() {
+            Some(token) => Core::open_in_snapshot(txn, token, name)?,
+            None => Core::open(txn, name)?,
+        };
         Ok(RTree { txn, core, _mark: mark })
     }
 

@@ -63,11 +63,14 @@ pub use query::{WindowIter, WindowMode};
 pub use stream::{BulkBuilder, BulkSorter, BulkStats};
 
 use crate::error::{Error, Result};
+use crate::name::Name;
 use node::{Form, Head, Layout, Node};
+use quiredb_engine::SnapshotToken;
 use quiredb_engine::page::read_u16;
 use quiredb_engine::{CatalogEntry, PageId, PageKind, PageRead, StructureKind, WriteTxn};
+use root_cache::RootSeen;
+use std::cell::Cell;
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 /// Largest number of dimensions.
 pub const MAX_DIMS: usize = 32;
@@ -88,12 +91,11 @@ pub struct RTreeOptions {
 }
 
 /// A tree's catalog identity and node bounds, with every operation taking the
-/// transaction; the public handle is [`RTree`], which borrows its transaction.
-/// Cloning it is cheap (the name is shared), so an open in a read transaction is
-/// remembered per snapshot (`opened.rs`).
+/// transaction; the public handle is [`RTree`], which borrows its transaction. What an
+/// open in a read transaction decodes is remembered per snapshot (`opened.rs`).
 #[derive(Clone, Debug)]
 pub(crate) struct Core<const D: usize, C: Coord = f64> {
-    name: Arc<str>,
+    name: Name,
     head: PageId,
     max: usize,
     min: usize,
@@ -101,9 +103,25 @@ pub(crate) struct Core<const D: usize, C: Coord = f64> {
     leaf_max: usize,
     leaf_min: usize,
     points: bool,
-    /// The root as last read in a committed snapshot (`root_cache.rs`).
-    root_cache: root_cache::RootCache,
+    /// The root as read in the committed snapshot of the open (`root_cache.rs`).
+    root_seen: RootSeen,
     _coord: PhantomData<C>,
+}
+
+/// What an open of a tree decodes in a committed snapshot ([`Core::open_in_snapshot`]).
+#[derive(Clone, Copy)]
+struct Opened {
+    params: Params,
+    head: PageId,
+    root: u64,
+    level: u16,
+}
+
+thread_local! {
+    /// Trees opened in read transactions on this thread, by name and snapshot.
+    static OPENED: crate::opened::Remembered<Opened> = const { crate::opened::Remembered::new() };
+    /// The last of them, checked first (`opened.rs`).
+    static LAST_OPEN: Cell<Option<crate::opened::LastOpen<Opened>>> = const { Cell::new(None) };
 }
 
 /// The catalog parameters of a tree.
@@ -160,16 +178,15 @@ impl<const D: usize, C: Coord> Core<D, C> {
     fn from_params(name: &str, head: PageId, p: &Params) -> Self {
         let (max, min) = (p.max, p.min);
         let (leaf_max, leaf_min) = if p.points { (p.leaf_max, p.leaf_min) } else { (max, min) };
-        let name = name.into();
         Core {
-            name,
+            name: Name::new(name),
             head,
             max,
             min,
             leaf_max,
             leaf_min,
             points: p.points,
-            root_cache: Default::default(),
+            root_seen: RootSeen::default(),
             _coord: PhantomData,
         }
     }
@@ -208,6 +225,31 @@ impl<const D: usize, C: Coord> Core<D, C> {
             return Err(node::corrupted(tree.head, "head page disagrees with the catalog".into()));
         }
         Ok(tree)
+    }
+
+    /// [`Core::open`] in the committed snapshot `token`, remembered per thread for it
+    /// (`opened.rs`): a hit reads neither the catalog nor the head page, allocates
+    /// nothing and touches nothing another thread writes. A tree remembered under
+    /// `name` with other dimensions or coordinates is opened afresh, which refuses it.
+    #[inline]
+    pub(crate) fn open_in_snapshot(txn: &impl PageRead, token: SnapshotToken, name: &str) -> Result<Self> {
+        let opened = crate::opened::remembered_last(&LAST_OPEN, &OPENED, token, name, || {
+            let core = Self::open(txn, name)?;
+            let (root, level) = Head::root(txn, core.head)?;
+            Ok(Opened { params: core.shape(), head: core.head, root, level })
+        })?;
+        if opened.params.dims != D || opened.params.coord != C::CODE {
+            return Self::open(txn, name);
+        }
+        let mut core = Self::from_params(name, opened.head, &opened.params);
+        core.root_seen = RootSeen::new(token, opened.root, opened.level);
+        Ok(core)
+    }
+
+    /// The tree's catalog parameters.
+    fn shape(&self) -> Params {
+        let (max, min, points, leaf_max, leaf_min) = (self.max, self.min, self.points, self.leaf_max, self.leaf_min);
+        Params { dims: D, coord: C::CODE, max, min, points, leaf_max, leaf_min }
     }
 
     /// Catalog name.
@@ -340,12 +382,10 @@ impl<const D: usize, C: Coord> Core<D, C> {
         let Some(token) = txn.snapshot_token() else {
             return Head::root(txn, self.head);
         };
-        if let Some(root) = self.root_cache.get(token) {
-            return Ok(root);
+        match self.root_seen.get(token) {
+            Some(root) => Ok(root),
+            None => Head::root(txn, self.head),
         }
-        let (root, level) = Head::root(txn, self.head)?;
-        self.root_cache.set(token, root, level);
-        Ok((root, level))
     }
 
     pub(crate) fn store_head(&self, txn: &WriteTxn<'_>, head: &Head) -> Result<()> {
