@@ -128,27 +128,27 @@ pub(crate) fn remembered_last<V: Copy>(
     name: &str,
     open: impl FnOnce() -> Result<V>,
 ) -> Result<V> {
-    match last.with(Cell::get).and_then(|held| held.matches(token, name)) {
-        Some(value) => Ok(value),
-        None => remember_last(last, cache, token, name, open),
+    if let Some(value) = last.with(Cell::get).and_then(|held| held.matches(token, name)) {
+        return Ok(value);
     }
+    let value = remembered_in(cache, token, name, open)?;
+    remember_as_last(last, token, name, value);
+    Ok(value)
 }
 
-/// The miss path of [`remembered_last`] (out of line, so that the common open saves
-/// no registers for it).
+/// Makes `value` the last open of its kind, `name`'s under `token` (out of line: the
+/// miss path of [`remembered_last`]).
+#[cold]
 #[inline(never)]
-fn remember_last<V: Copy>(
+fn remember_as_last<V: Copy>(
     last: &'static LocalKey<Cell<Option<LastOpen<V>>>>,
-    cache: &'static LocalKey<Remembered<V>>,
     token: SnapshotToken,
     name: &str,
-    open: impl FnOnce() -> Result<V>,
-) -> Result<V> {
-    let value = remembered_in(cache, token, name, open)?;
+    value: V,
+) {
     let mut inline = [0u8; LAST_NAME_BYTES];
     if let Some(slot) = inline.get_mut(..name.len()) {
         slot.copy_from_slice(name.as_bytes());
         last.with(|cell| cell.set(Some(LastOpen { token, name_len: name.len(), name: inline, value })));
     }
-    Ok(value)
 }
