@@ -40,7 +40,8 @@ impl<V> Remembered<V> {
     #[inline]
     fn get<R>(&self, token: SnapshotToken, name: &str, take: impl FnOnce(&V) -> Option<R>) -> Option<R> {
         let list = self.0.borrow();
-        let entry = list.iter().find(|entry| entry.token == token && same_name(&entry.name, name))?;
+        let entry =
+            list.iter().find(|entry| entry.token == token && same_name(entry.name.as_bytes(), name.as_bytes()))?;
         take(&entry.value)
     }
 
@@ -55,12 +56,11 @@ impl<V> Remembered<V> {
     }
 }
 
-/// `a == b`, compared inline for names of up to 16 bytes (a call to `memcmp` was a
-/// third of a remembered open's instructions).
+/// `a == b` for names' bytes, compared inline for names of up to [`LAST_NAME_BYTES`]
+/// (a call to `memcmp` was a third of a remembered open's instructions).
 #[inline]
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && if a.len() <= 16 { a.iter().zip(b).all(|(x, y)| x == y) } else { a == b }
+fn same_name(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && if a.len() <= LAST_NAME_BYTES { a.iter().zip(b).all(|(x, y)| x == y) } else { a == b }
 }
 
 /// What `open` decodes for structure `name` in the committed snapshot `token`,
@@ -110,10 +110,7 @@ impl<V: Copy> LastOpen<V> {
     #[inline]
     fn matches(&self, token: SnapshotToken, name: &str) -> Option<V> {
         let held = self.name.get(..self.name_len)?;
-        // Compared byte by byte inline: a name held here is at most 24 bytes, and a call
-        // to `bcmp` cost more than the loop.
-        let same = held.len() == name.len() && held.iter().zip(name.as_bytes()).all(|(a, b)| a == b);
-        (self.token == token && same).then_some(self.value)
+        (self.token == token && same_name(held, name.as_bytes())).then_some(self.value)
     }
 }
 
