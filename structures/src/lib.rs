@@ -15,7 +15,6 @@ pub mod btree;
 pub mod check;
 pub mod error;
 mod handles;
-mod name;
 mod open;
 mod opened;
 pub mod queue;

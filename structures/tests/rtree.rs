@@ -525,8 +525,9 @@ fn damaged_node_pages_give_errors_not_panics() {
 
 #[test]
 fn a_point_tree_refuses_boxes_keeps_its_layout_across_reopen_and_packs_more_per_leaf() {
-    // Proves a point tree (RTreeOptions::points) refuses a box with Error::NotAPoint
-    // from every mutation and from the streaming sorter, leaving the tree unchanged;
+    // Proves a point tree (RTreeOptions::points) refuses a box with Error::NotAPoint,
+    // naming the tree, from every mutation and from the streaming sorter, leaving the
+    // tree unchanged;
     // that its leaves hold more entries than a box tree's; and that reopening keeps
     // the layout (and opening checks it against the head page).
     let storage = Arc::new(MemStorage::new());
@@ -543,7 +544,8 @@ fn a_point_tree_refuses_boxes_keeps_its_layout_across_reopen_and_packs_more_per_
     assert!(tree.node_pages().expect("pages") < boxes.node_pages().expect("pages"));
     let before = tree.entries().expect("entries");
     let real_box = Rect::new([0.0; 5], [1.0, 0.0, 0.0, 0.0, 0.0]);
-    let not_a_point = |r: quiredb_structures::Result<bool>| matches!(r, Err(Error::NotAPoint { .. }));
+    let not_a_point =
+        |r: quiredb_structures::Result<bool>| matches!(r, Err(Error::NotAPoint { tree, .. }) if tree == "p");
     assert!(not_a_point(tree.insert(&real_box, 9).map(|_| true)));
     assert!(not_a_point(tree.remove(&real_box, 9)));
     assert!(not_a_point(tree.update(&good[0].0, &real_box, 0)));

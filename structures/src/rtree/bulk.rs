@@ -25,7 +25,7 @@
 //! be partitioned in memory.
 
 use super::Core;
-use super::coord::{Coord, stored_point, stored_points};
+use super::coord::{Coord, stored_point, stored_points, stored_rect};
 use super::geom::Rect;
 use super::group::{arranged, cut_dims, index_mask, regroup};
 use super::hilbert::HilbertKey;
@@ -38,10 +38,10 @@ use quiredb_engine::{PageId, WriteTxn};
 impl<const D: usize, C: Coord> Core<D, C> {
     /// Replaces the contents of the tree with `items`, packed into full nodes. Every
     /// box is validated before the tree is touched.
-    pub fn bulk_load(&self, txn: &WriteTxn<'_>, items: &[(Rect<D>, u64)]) -> Result<()> {
+    pub fn bulk_load(&self, txn: &WriteTxn<'_>, name: &str, items: &[(Rect<D>, u64)]) -> Result<()> {
         let entries = items
             .iter()
-            .map(|(rect, id)| Ok(Entry { rect: self.stored(rect)?, id: *id }))
+            .map(|(rect, id)| Ok(Entry { rect: self.stored(name, rect)?, id: *id }))
             .collect::<Result<Vec<_>>>()?;
         self.bulk_load_entries(txn, entries)
     }
@@ -152,7 +152,8 @@ impl<const D: usize, C: Coord> Core<D, C> {
             .map(|(id, c)| {
                 let point: [f64; D] = c.try_into().expect("chunks_exact gives D coordinates");
                 // A point is always one for a point tree: skip `stored`'s min == max test.
-                let rect = if self.points { stored_point::<C, D>(&point)? } else { self.stored(&Rect::point(point))? };
+                let rect =
+                    if self.points { stored_point::<C, D>(&point)? } else { stored_rect::<C, D>(&Rect::point(point))? };
                 Ok(Entry { rect, id: *id })
             })
             .collect()

@@ -11,6 +11,7 @@ use super::{Coord, Core, Nearest, RTreeOptions, Rect, WindowIter, WindowMode};
 use crate::error::{Error, Result};
 use crate::handles::{OpenMark, deletable};
 use quiredb_engine::{PageRead, ResultSet, StructureKind, WriteTxn};
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::path::Path;
 
@@ -85,6 +86,8 @@ impl<const D: usize, C: Coord> Copy for RTreeDef<D, C> {}
 /// ```
 pub struct RTree<'t, T: PageRead, const D: usize, C: Coord = f64> {
     txn: &'t T,
+    /// Borrowed when the caller's name outlives the transaction (a literal, a def's).
+    name: Cow<'t, str>,
     core: Core<D, C>,
     _mark: Option<OpenMark>,
 }
@@ -134,13 +137,14 @@ impl<'t, T: PageRead, const D: usize, C: Coord> RTree<'t, T, D, C> {
     /// Opens the tree named `name`, checking its kind, dimensions and coordinate type
     /// ([`Error::WrongKind`]); in a write transaction, [`Error::AlreadyOpen`] while
     /// another handle to it is open.
-    pub fn open(txn: &'t T, name: &str) -> Result<Self> {
-        let mark = claim(txn, name)?;
+    pub fn open(txn: &'t T, name: impl Into<Cow<'t, str>>) -> Result<Self> {
+        let name = name.into();
+        let mark = claim(txn, &name)?;
         let core = match txn.snapshot_token() {
-            Some(token) => Core::open_in_snapshot(txn, token, name)?,
-            None => Core::open(txn, name)?,
+            Some(token) => Core::open_in_snapshot(txn, token, &name)?,
+            None => Core::open(txn, &name)?,
         };
-        Ok(RTree { txn, core, _mark: mark })
+        Ok(RTree { txn, name, core, _mark: mark })
     }
 
     /// The transaction the tree was opened in.
@@ -150,7 +154,7 @@ impl<'t, T: PageRead, const D: usize, C: Coord> RTree<'t, T, D, C> {
 
     /// Catalog name.
     pub fn name(&self) -> &str {
-        self.core.name()
+        &self.name
     }
 
     /// Most entries per node.
@@ -252,7 +256,7 @@ impl<'t, T: PageRead, const D: usize, C: Coord> RTree<'t, T, D, C> {
     /// same node capacity), with the limits of [`RTree::bulk_builder`]; it holds no
     /// transaction, so the sorting can run before the write transaction starts.
     pub fn bulk_sorter(&self, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkSorter<D, C>> {
-        self.core.bulk_sorter(tmp_dir, mem_budget)
+        self.core.bulk_sorter(&self.name, tmp_dir, mem_budget)
     }
 }
 
@@ -284,43 +288,44 @@ impl<'t, 'db, const D: usize, C: Coord> RTree<'t, WriteTxn<'db>, D, C> {
     /// Creates an empty tree named `name`.
     pub fn create_with(txn: &'t WriteTxn<'db>, name: &str, options: RTreeOptions) -> Result<Self> {
         let mark = claim(txn, name)?;
-        Ok(RTree { txn, core: Core::create_with(txn, name, options)?, _mark: mark })
+        let core = Core::create_with(txn, name, options)?;
+        Ok(RTree { txn, name: Cow::Owned(name.to_owned()), core, _mark: mark })
     }
 
     /// Opens `name`, creating it with `options` when absent.
     pub fn open_or_create(txn: &'t WriteTxn<'db>, name: &str, options: RTreeOptions) -> Result<Self> {
         match txn.catalog_entry(name)? {
-            Some(_) => Self::open(txn, name),
+            Some(_) => Self::open(txn, name.to_owned()),
             None => Self::create_with(txn, name, options),
         }
     }
 
     /// Frees every page of the tree and removes it from the catalog.
     pub fn drop_tree(self) -> Result<()> {
-        self.core.clone().drop_tree(self.txn)
+        self.core.drop_tree(self.txn, &self.name)
     }
 
     /// Inserts `rect` with `payload`. A box with a NaN or infinite coordinate (or
     /// `min > max`) is refused with [`Error::InvalidBox`], a box that is not a point in
     /// a point tree with [`Error::NotAPoint`], and the tree stays unchanged.
     pub fn insert(&mut self, rect: &Rect<D>, payload: u64) -> Result<()> {
-        self.core.insert(self.txn, rect, payload)
+        self.core.insert(self.txn, &self.name, rect, payload)
     }
 
     /// Inserts a point with `payload`.
     pub fn insert_point(&mut self, point: [f64; D], payload: u64) -> Result<()> {
-        self.core.insert_point(self.txn, point, payload)
+        self.core.insert_point(self.txn, &self.name, point, payload)
     }
 
     /// Removes the entry (`rect`, `payload`); true when it was present.
     pub fn remove(&mut self, rect: &Rect<D>, payload: u64) -> Result<bool> {
-        self.core.remove(self.txn, rect, payload)
+        self.core.remove(self.txn, &self.name, rect, payload)
     }
 
     /// Moves the entry `(old, payload)` to box `new`. Returns false (and changes
     /// nothing) when the entry is absent; both boxes are validated first.
     pub fn update(&mut self, old: &Rect<D>, new: &Rect<D>, payload: u64) -> Result<bool> {
-        self.core.update(self.txn, old, new, payload)
+        self.core.update(self.txn, &self.name, old, new, payload)
     }
 
     /// Removes every entry (frees all node pages but one empty leaf root).
@@ -330,7 +335,7 @@ impl<'t, 'db, const D: usize, C: Coord> RTree<'t, WriteTxn<'db>, D, C> {
 
     /// Loads `items` into the empty tree (STR packing).
     pub fn bulk_load(&mut self, items: &[(Rect<D>, u64)]) -> Result<()> {
-        self.core.bulk_load(self.txn, items)
+        self.core.bulk_load(self.txn, &self.name, items)
     }
 
     /// Like [`RTree::bulk_load`] for points given as flat coordinates (`D` per id).
@@ -347,7 +352,7 @@ impl<'t, 'db, const D: usize, C: Coord> RTree<'t, WriteTxn<'db>, D, C> {
     /// Starts a streaming bulk load that replaces the tree's contents at `finish`,
     /// sorting in at most about `mem_budget` bytes, with temporary files in `tmp_dir`.
     pub fn bulk_builder(&mut self, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkBuilder<'_, 'db, D, C>> {
-        self.core.bulk_builder(self.txn, tmp_dir, mem_budget)
+        self.core.bulk_builder(self.txn, &self.name, tmp_dir, mem_budget)
     }
 
     /// The tree underneath, for the sorter (see [`BulkSorter::finish_into`]).

@@ -54,9 +54,10 @@ struct Step<const D: usize> {
 impl<const D: usize, C: Coord> Core<D, C> {
     /// Inserts `rect` with `payload`. A box with a NaN or infinite coordinate (or
     /// `min > max`) is refused with `Error::InvalidBox`, a box that is not a point in
-    /// a point tree with `Error::NotAPoint`, and the tree stays unchanged.
-    pub fn insert(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<()> {
-        let rect = self.stored(rect)?;
+    /// a point tree with `Error::NotAPoint` (naming the tree `name`), and the tree stays
+    /// unchanged.
+    pub fn insert(&self, txn: &WriteTxn<'_>, name: &str, rect: &Rect<D>, payload: u64) -> Result<()> {
+        let rect = self.stored(name, rect)?;
         // The head page stays pinned for writing: one page access instead of two.
         let mut head_page = txn.page_mut(self.head)?;
         let mut head = Head::parse(&head_page, head_page.kind(), self.head)?;
@@ -69,8 +70,8 @@ impl<const D: usize, C: Coord> Core<D, C> {
     }
 
     /// Inserts a point.
-    pub fn insert_point(&self, txn: &WriteTxn<'_>, point: [f64; D], payload: u64) -> Result<()> {
-        self.insert(txn, &Rect::point(point), payload)
+    pub fn insert_point(&self, txn: &WriteTxn<'_>, name: &str, point: [f64; D], payload: u64) -> Result<()> {
+        self.insert(txn, name, &Rect::point(point), payload)
     }
 
     /// Inserts every pending entry at its level (forced reinsertions join the list).

@@ -312,7 +312,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         let (root, level) = self.root(txn)?;
         let mut heap = BinaryHeap::new();
         heap.push(Item { dist2: 0.0, kind: 0, id: root, level });
-        Ok(Nearest { tree: self.clone(), txn, point, max_dist2: max_dist2(max_distance), heap })
+        Ok(Nearest { tree: *self, txn, point, max_dist2: max_dist2(max_distance), heap })
     }
 
     /// The `k` entries nearest to `point` (within `max_distance` if given) into `out`,

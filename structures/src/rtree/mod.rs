@@ -63,7 +63,6 @@ pub use query::{WindowIter, WindowMode};
 pub use stream::{BulkBuilder, BulkSorter, BulkStats};
 
 use crate::error::{Error, Result};
-use crate::name::Name;
 use node::{Form, Head, Layout, Node};
 use quiredb_engine::SnapshotToken;
 use quiredb_engine::page::read_u16;
@@ -91,11 +90,11 @@ pub struct RTreeOptions {
 }
 
 /// A tree's catalog identity and node bounds, with every operation taking the
-/// transaction; the public handle is [`RTree`], which borrows its transaction. What an
-/// open in a read transaction decodes is remembered per snapshot (`opened.rs`).
-#[derive(Clone, Debug)]
+/// transaction; the public handle is [`RTree`], which borrows its transaction and holds
+/// the name. What an open in a read transaction decodes is remembered per snapshot
+/// (`opened.rs`). A plain `Copy` value: an open or a query iterator copies it whole.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Core<const D: usize, C: Coord = f64> {
-    name: Name,
     head: PageId,
     max: usize,
     min: usize,
@@ -152,7 +151,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         let leaf_max = if options.points { options.max_entries.unwrap_or(point_fit) } else { max };
         let (min, leaf_min) = ((max * 2 / 5).max(2), (leaf_max * 2 / 5).max(2));
         let params = Params { dims: D, coord: C::CODE, max, min, points: options.points, leaf_max, leaf_min };
-        let mut tree = Core::from_params(name, PageId(0), &params);
+        let mut tree = Core::from_params(PageId(0), &params);
         let root = Layout::<D, C>::create(txn, &Node { level: 0, entries: Vec::new() }, tree.form(0))?;
         let mut head_page = txn.alloc_page(HEAD_PAGE)?;
         let head = Head {
@@ -175,11 +174,10 @@ impl<const D: usize, C: Coord> Core<D, C> {
         Ok(tree)
     }
 
-    fn from_params(name: &str, head: PageId, p: &Params) -> Self {
+    fn from_params(head: PageId, p: &Params) -> Self {
         let (max, min) = (p.max, p.min);
         let (leaf_max, leaf_min) = if p.points { (p.leaf_max, p.leaf_min) } else { (max, min) };
         Core {
-            name: Name::new(name),
             head,
             max,
             min,
@@ -194,7 +192,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
     /// The tree of a catalog entry whose parameters are those of `RTree<D, C>`, not
     /// checked against its head page (for the checker).
     pub(crate) fn from_entry(entry: &CatalogEntry, params: &Params) -> Self {
-        Self::from_params(&entry.name, entry.root, params)
+        Self::from_params(entry.root, params)
     }
 
     /// Opens the tree named `name`, checking its kind, dimensions and coordinate type.
@@ -241,7 +239,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         if opened.params.dims != D || opened.params.coord != C::CODE {
             return Self::open(txn, name);
         }
-        let mut core = Self::from_params(name, opened.head, &opened.params);
+        let mut core = Self::from_params(opened.head, &opened.params);
         core.root_seen = RootSeen::new(token, opened.root, opened.level);
         Ok(core)
     }
@@ -250,11 +248,6 @@ impl<const D: usize, C: Coord> Core<D, C> {
     fn shape(&self) -> Params {
         let (max, min, points, leaf_max, leaf_min) = (self.max, self.min, self.points, self.leaf_max, self.leaf_min);
         Params { dims: D, coord: C::CODE, max, min, points, leaf_max, leaf_min }
-    }
-
-    /// Catalog name.
-    pub fn name(&self) -> &str {
-        &self.name
     }
 
     /// Most entries per node.
@@ -339,12 +332,12 @@ impl<const D: usize, C: Coord> Core<D, C> {
         check::check_tree(txn, self)
     }
 
-    /// Frees every page of the tree and removes it from the catalog.
-    pub fn drop_tree(self, txn: &WriteTxn<'_>) -> Result<()> {
+    /// Frees every page of the tree `name` and removes it from the catalog.
+    pub fn drop_tree(self, txn: &WriteTxn<'_>, name: &str) -> Result<()> {
         let head = self.head(txn)?;
         self.free_subtree(txn, PageId(head.root), head.root_level())?;
         txn.free_page(self.head)?;
-        txn.drop_structure(&self.name)?;
+        txn.drop_structure(name)?;
         Ok(())
     }
 
@@ -360,14 +353,15 @@ impl<const D: usize, C: Coord> Core<D, C> {
         params
     }
 
-    /// The box as it will be stored (validated, rounded to `C`); a point tree refuses
-    /// a box that is not a point and rounds points to the nearest `C`.
-    pub(crate) fn stored(&self, rect: &Rect<D>) -> Result<Rect<D>> {
+    /// The box as it will be stored (validated, rounded to `C`); a point tree (named
+    /// `name` in the error) refuses a box that is not a point and rounds points to the
+    /// nearest `C`.
+    pub(crate) fn stored(&self, name: &str, rect: &Rect<D>) -> Result<Rect<D>> {
         if !self.points {
             return coord::stored_rect::<C, D>(rect);
         }
         if rect.min != rect.max {
-            return Err(Error::NotAPoint { tree: self.name.to_string(), reason: format!("{rect:?} has min != max") });
+            return Err(Error::NotAPoint { tree: name.to_owned(), reason: format!("{rect:?} has min != max") });
         }
         coord::stored_point::<C, D>(&rect.min)
     }

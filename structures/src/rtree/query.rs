@@ -303,7 +303,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
         let (root, level) = self.root(txn)?;
         let stack = vec![(root, level, false)];
         let groups = GroupWindow::new(query);
-        Ok(WindowIter { tree: self.clone(), txn, query: *query, groups, mode, stack, ready: Vec::new() })
+        Ok(WindowIter { tree: *self, txn, query: *query, groups, mode, stack, ready: Vec::new() })
     }
 
     /// Pins node page `id`, checking its level (the kind is checked by `check` and

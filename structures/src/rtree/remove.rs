@@ -17,8 +17,8 @@ type Path<const D: usize> = Vec<(PageId, Node<D>, usize)>;
 impl<const D: usize, C: Coord> Core<D, C> {
     /// Removes the entry with exactly this box and payload (as stored: an f32 tree
     /// rounds the box the same way as on insert). Returns false when absent.
-    pub fn remove(&self, txn: &WriteTxn<'_>, rect: &Rect<D>, payload: u64) -> Result<bool> {
-        let rect = self.stored(rect)?;
+    pub fn remove(&self, txn: &WriteTxn<'_>, name: &str, rect: &Rect<D>, payload: u64) -> Result<bool> {
+        let rect = self.stored(name, rect)?;
         let mut head = self.head(txn)?;
         let mut path = Vec::with_capacity(head.height as usize);
         if !self.find_leaf(txn, PageId(head.root), head.root_level(), &rect, payload, &mut path)? {
@@ -35,12 +35,12 @@ impl<const D: usize, C: Coord> Core<D, C> {
 
     /// Moves the entry `(old, payload)` to box `new`. Returns false (and changes
     /// nothing) when the entry is absent; both boxes are validated first.
-    pub fn update(&self, txn: &WriteTxn<'_>, old: &Rect<D>, new: &Rect<D>, payload: u64) -> Result<bool> {
-        self.stored(new)?;
-        if !self.remove(txn, old, payload)? {
+    pub fn update(&self, txn: &WriteTxn<'_>, name: &str, old: &Rect<D>, new: &Rect<D>, payload: u64) -> Result<bool> {
+        self.stored(name, new)?;
+        if !self.remove(txn, name, old, payload)? {
             return Ok(false);
         }
-        self.insert(txn, new, payload)?;
+        self.insert(txn, name, new, payload)?;
         Ok(true)
     }
 

@@ -106,6 +106,7 @@ pub struct BulkSorter<const D: usize, C: Coord = f64> {
 /// Streaming bulk loader of an [`RTree`] in a transaction; see the module docs.
 pub struct BulkBuilder<'a, 't, const D: usize, C: Coord> {
     tree: &'a Core<D, C>,
+    name: &'a str,
     txn: &'a WriteTxn<'t>,
     sorter: BulkSorter<D, C>,
 }
@@ -116,20 +117,22 @@ fn entry_bytes<const D: usize>(boxed: bool) -> usize {
 }
 
 impl<const D: usize, C: Coord> Core<D, C> {
-    /// Starts a streaming bulk load that replaces the tree's contents at `finish`,
-    /// sorting in at most about `mem_budget` bytes, with temporary files in `tmp_dir`.
+    /// Starts a streaming bulk load that replaces the contents of the tree `name` at
+    /// `finish`, sorting in at most about `mem_budget` bytes, with temporary files in
+    /// `tmp_dir`.
     pub fn bulk_builder<'a, 't>(
         &'a self,
         txn: &'a WriteTxn<'t>,
+        name: &'a str,
         tmp_dir: impl AsRef<Path>,
         mem_budget: usize,
     ) -> Result<BulkBuilder<'a, 't, D, C>> {
-        Ok(BulkBuilder { tree: self, txn, sorter: self.bulk_sorter(tmp_dir, mem_budget)? })
+        Ok(BulkBuilder { tree: self, name, txn, sorter: self.bulk_sorter(name, tmp_dir, mem_budget)? })
     }
 
-    /// A sorter for a later [`BulkSorter::finish_into`] this tree (or another with the
-    /// same node capacity), with the limits of [`RTree::bulk_builder`].
-    pub fn bulk_sorter(&self, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkSorter<D, C>> {
+    /// A sorter for a later [`BulkSorter::finish_into`] this tree, named `name` (or
+    /// another with the same node capacity), with the limits of [`RTree::bulk_builder`].
+    pub fn bulk_sorter(&self, name: &str, tmp_dir: impl AsRef<Path>, mem_budget: usize) -> Result<BulkSorter<D, C>> {
         let capacity = (mem_budget / entry_bytes::<D>(!self.points)).min(u32::MAX as usize);
         if capacity < 2 * self.max.max(self.leaf_max) {
             return Err(Error::InvalidParameter {
@@ -151,7 +154,7 @@ impl<const D: usize, C: Coord> Core<D, C> {
             runs: Vec::new(),
             block: Vec::new(),
             len: 0,
-            points: self.points.then(|| self.name.to_string()),
+            points: self.points.then(|| name.to_owned()),
             _coord: PhantomData,
         })
     }
@@ -250,14 +253,14 @@ impl<const D: usize, C: Coord> BulkSorter<D, C> {
     /// Replaces the contents of `tree` with the entries pushed; returns what it did.
     pub fn finish_into(self, tree: &RTree<'_, WriteTxn<'_>, D, C>) -> Result<BulkStats> {
         let (core, txn) = tree.parts();
-        self.finish_core(core, txn)
+        self.finish_core(core, tree.name(), txn)
     }
 
-    /// [`BulkSorter::finish_into`] the tree `tree` in `txn`.
-    pub(crate) fn finish_core(mut self, tree: &Core<D, C>, txn: &WriteTxn<'_>) -> Result<BulkStats> {
+    /// [`BulkSorter::finish_into`] the tree `tree`, named `name`, in `txn`.
+    pub(crate) fn finish_core(mut self, tree: &Core<D, C>, name: &str, txn: &WriteTxn<'_>) -> Result<BulkStats> {
         if tree.points && self.points.is_none() {
             return Err(Error::InvalidParameter {
-                reason: format!("a sorter of a box tree cannot fill the point tree {:?}", tree.name),
+                reason: format!("a sorter of a box tree cannot fill the point tree {name:?}"),
             });
         }
         let key = self.key.take().unwrap_or_else(|| HilbertKey::new(&self.bounds));
@@ -398,7 +401,7 @@ impl<'a, 't, const D: usize, C: Coord> BulkBuilder<'a, 't, D, C> {
 
     /// Replaces the tree's contents with the entries pushed; returns what it did.
     pub fn finish(self) -> Result<BulkStats> {
-        self.sorter.finish_core(self.tree, self.txn)
+        self.sorter.finish_core(self.tree, self.name, self.txn)
     }
 }
 
