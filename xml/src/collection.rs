@@ -2,8 +2,9 @@
 //! form one collection.
 //!
 //! Invariants: sources are returned in the order their documents take in collection
-//! document order; bytes are decoded by the XML declaration (UTF-8, or ISO-8859-1 when
-//! declared; any other encoding or invalid UTF-8 is an [`Error::Xml`]); a document whose
+//! document order; bytes are decoded as XML 1.0 §4.3.3 says (UTF-8 or UTF-16, or the
+//! encoding the declaration names, see `parse/encoding.rs`; an unknown encoding or
+//! bytes malformed in the document's are an [`Error::Xml`]); a document whose
 //! DOCTYPE names an external DTD (which we never fetch) gets the ISO Latin-1 character
 //! entities that such DTDs declare (`&eacute;` …, as in DBLP's `dblp.dtd`) expanded
 //! before parsing, anywhere in the text; a document that is not well-formed
@@ -115,8 +116,11 @@ mod tests {
     fn bytes_are_decoded_by_the_declared_encoding() {
         let text = parse::decode(b"<?xml version='1.0' encoding='latin1'?><a>\xE9</a>".to_vec(), Path::new("l.xml"));
         assert!(text.expect("Latin-1").contains("<a>é</a>"));
+        let cp1252 =
+            parse::decode(b"<?xml version='1.0' encoding='windows-1252'?><a>\x80</a>".to_vec(), Path::new("w.xml"));
+        assert!(cp1252.expect("windows-1252").contains("<a>€</a>"));
         let utf16 = parse::decode(b"<?xml version='1.0' encoding='UTF-16'?><a/>".to_vec(), Path::new("u.xml"));
-        assert!(matches!(&utf16, Err(Error::Xml { reason, .. }) if reason.contains("UTF-16")), "{utf16:?}");
+        assert!(matches!(&utf16, Err(Error::Xml { reason, .. }) if reason.contains("not UTF-16")), "{utf16:?}");
         let invalid = parse::decode(b"<a>\n \xE9</a>".to_vec(), Path::new("i.xml"));
         assert!(matches!(invalid, Err(Error::Xml { line: 2, column: 2, .. })), "{invalid:?}");
     }

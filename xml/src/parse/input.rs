@@ -2,14 +2,18 @@
 //! chunk ([`Input`], a `BufRead`), and the line and column of the next unread byte.
 //!
 //! Invariants: `buf[start..valid]` is valid UTF-8 not yet consumed; `buf[valid..filled]`
-//! holds at most the 3 bytes of a character split by a read (UTF-8 only); memory is one
-//! chunk plus what a caller's peek asks for. Invalid UTF-8 is reported as an I/O error
-//! of kind `InvalidData` once everything before it is consumed, with
-//! [`Input::invalid_utf8`] set, so the position is exact.
+//! holds at most the 3 bytes of a character split by a read (UTF-8 only: a document in
+//! another encoding is transcoded into `buf` from `raw`, and its decoder keeps a split
+//! character); memory is one chunk plus what a caller's peek asks for. Bytes malformed
+//! in the document's encoding are reported as an I/O error of kind `InvalidData` once
+//! everything before them is consumed, with [`Input::malformed`] set, so the position
+//! is exact.
 //!
 //! Read next: `encoding.rs` (the choice of decoding), `tree.rs` (the reader of events).
 
 use std::io::{self, BufRead, Read};
+
+use encoding_rs::Decoder;
 
 use super::encoding::{self, Encoding, UTF8_BOM};
 
@@ -50,13 +54,16 @@ impl Position {
 pub(crate) struct Input<R> {
     source: R,
     encoding: Encoding,
+    /// The decoder of an [`Encoding::Other`] document.
+    decoder: Option<Decoder>,
     buf: Vec<u8>,
     raw: Vec<u8>,
     start: usize,
     valid: usize,
     filled: usize,
     eof: bool,
-    invalid_utf8: bool,
+    /// Reading stopped at bytes malformed in the document's encoding.
+    invalid: bool,
     at: Position,
 }
 
@@ -67,13 +74,14 @@ impl<R: Read> Input<R> {
         let mut input = Input {
             source,
             encoding: Encoding::Utf8,
+            decoder: None,
             buf: vec![0; CHUNK_BYTES],
             raw: Vec::new(),
             start: 0,
             valid: 0,
             filled: 0,
             eof: false,
-            invalid_utf8: false,
+            invalid: false,
             at: Position::START,
         };
         while input.filled < 1024 && !input.eof {
@@ -91,12 +99,11 @@ impl<R: Read> Input<R> {
             input.start = UTF8_BOM.len();
             input.at.column = 2; // roxmltree counts the mark as a character
         }
-        if input.encoding == Encoding::Latin1 {
+        input.decoder = input.encoding.decoder();
+        if input.encoding != Encoding::Utf8 {
             input.raw = input.buf[input.start..input.filled].to_vec();
-            input.buf.clear();
-            input.start = 0;
-            encoding::latin1_to_utf8(&input.raw, &mut input.buf);
-            input.filled = input.buf.len();
+            (input.start, input.filled) = (0, 0);
+            input.transcode_raw(input.raw.len());
         }
         input.decode();
         Ok(Ok(input))
@@ -107,14 +114,14 @@ impl<R: Read> Input<R> {
         self.at
     }
 
-    /// Whether reading stopped at bytes that are not UTF-8.
-    pub fn invalid_utf8(&self) -> bool {
-        self.invalid_utf8
+    /// The document's encoding if reading stopped at bytes malformed in it.
+    pub fn malformed(&self) -> Option<&'static str> {
+        self.invalid.then(|| self.encoding.name())
     }
 
     /// Up to `N` next unconsumed bytes (fewer only at the end of the document).
     pub fn peek<const N: usize>(&mut self) -> io::Result<[u8; N]> {
-        while self.valid - self.start < N && !self.eof && !self.invalid_utf8 {
+        while self.valid - self.start < N && !self.eof && !self.invalid {
             self.compact();
             self.read_more()?;
             self.decode();
@@ -144,17 +151,29 @@ impl<R: Read> Input<R> {
                 self.filled += n;
                 n
             }
-            Encoding::Latin1 => {
+            Encoding::Latin1 | Encoding::Other(_) => {
                 self.raw.resize(CHUNK_BYTES, 0);
                 let n = self.source.read(&mut self.raw)?;
-                self.buf.truncate(self.filled);
-                encoding::latin1_to_utf8(&self.raw[..n], &mut self.buf);
-                self.filled = self.buf.len();
+                self.eof = n == 0;
+                self.transcode_raw(n);
                 n
             }
         };
         self.eof = n == 0;
         Ok(())
+    }
+
+    /// Appends the first `n` bytes of `raw`, decoded, to the text after `filled`.
+    fn transcode_raw(&mut self, n: usize) {
+        self.buf.truncate(self.filled);
+        match &mut self.decoder {
+            Some(decoder) => {
+                let last = self.eof;
+                self.invalid |= !encoding::transcode(decoder, &self.raw[..n], last, &mut self.buf);
+            }
+            None => encoding::latin1_to_utf8(&self.raw[..n], &mut self.buf),
+        }
+        self.filled = self.buf.len();
     }
 
     /// Extends `valid` over the complete UTF-8 characters read.
@@ -163,7 +182,7 @@ impl<R: Read> Input<R> {
             Ok(_) => self.valid = self.filled,
             Err(e) => {
                 self.valid += e.valid_up_to();
-                self.invalid_utf8 = e.error_len().is_some() || self.eof;
+                self.invalid = e.error_len().is_some() || self.eof;
             }
         }
     }
@@ -182,8 +201,9 @@ impl<R: Read> Read for Input<R> {
 impl<R: Read> BufRead for Input<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         while self.start == self.valid {
-            if self.invalid_utf8 {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "the document is not valid UTF-8"));
+            if let Some(encoding) = self.malformed() {
+                let reason = format!("the document is not valid {encoding}");
+                return Err(io::Error::new(io::ErrorKind::InvalidData, reason));
             }
             if self.eof {
                 return Ok(&[]);

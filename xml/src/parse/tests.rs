@@ -5,6 +5,7 @@
 //!
 //! Read next: `tests/samples.rs` (the real sample documents).
 
+mod encodings;
 pub(crate) mod samples;
 
 use std::path::Path;
@@ -28,7 +29,7 @@ pub(super) fn oracle(bytes: &[u8]) -> Result<Vec<Line>> {
     Ok(outline::of_document(&parse_document(&source.text, &source.path)?))
 }
 
-fn position(result: &Result<Vec<Line>>) -> Option<(u32, u32)> {
+pub(super) fn position(result: &Result<Vec<Line>>) -> Option<(u32, u32)> {
     match result {
         Err(Error::Xml { line, column, .. }) => Some((*line, *column)),
         _ => None,
@@ -129,10 +130,10 @@ fn latin1_documents_are_decoded_by_their_declaration() {
     assert_eq!(ours, oracle);
     assert_eq!(ours[1], text(1, "über \u{A0}"));
     let utf16 = ours_error(b"<?xml version='1.0' encoding='UTF-16'?><a/>");
-    assert!(utf16.contains("UTF-16"), "{utf16}");
+    assert!(utf16.contains("UTF-16") && utf16.contains("not UTF-16"), "{utf16}");
 }
 
-fn ours_error(bytes: &[u8]) -> String {
+pub(super) fn ours_error(bytes: &[u8]) -> String {
     ours(bytes).expect_err("rejected").to_string()
 }
 
@@ -251,9 +252,9 @@ fn a_sink_error_is_returned_unchanged() {
 }
 
 /// A reader returning 1 to 7 bytes per call, from a seeded generator.
-struct Trickle<'a> {
-    bytes: &'a [u8],
-    state: u64,
+pub(super) struct Trickle<'a> {
+    pub bytes: &'a [u8],
+    pub state: u64,
 }
 
 impl std::io::Read for Trickle<'_> {

@@ -75,8 +75,8 @@ pub(crate) trait Source: BufRead {
     fn position(&self) -> Position;
     /// The next bytes (zero-padded at the end).
     fn peek10(&mut self) -> io::Result<[u8; 10]>;
-    /// Whether reading stopped at bytes that are not UTF-8.
-    fn invalid_utf8(&self) -> bool;
+    /// The document's encoding if reading stopped at bytes malformed in it.
+    fn malformed(&self) -> Option<&'static str>;
 }
 
 impl<R: Read> Source for Input<R> {
@@ -86,8 +86,8 @@ impl<R: Read> Source for Input<R> {
     fn peek10(&mut self) -> io::Result<[u8; 10]> {
         self.peek()
     }
-    fn invalid_utf8(&self) -> bool {
-        Input::invalid_utf8(self)
+    fn malformed(&self) -> Option<&'static str> {
+        Input::malformed(self)
     }
 }
 
@@ -131,8 +131,8 @@ impl Source for EntityText<'_> {
         head[..n].copy_from_slice(&self.rest[..n]);
         Ok(head)
     }
-    fn invalid_utf8(&self) -> bool {
-        false
+    fn malformed(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -260,8 +260,9 @@ impl<'s, S: Sink> Builder<'s, S> {
 
     fn reader_error<B: Source>(&self, e: quick_xml::Error, at: Position, source: &B) -> Error {
         match e {
-            quick_xml::Error::Io(_) if source.invalid_utf8() => {
-                self.fail(source.position(), "the document is not valid UTF-8")
+            quick_xml::Error::Io(_) if source.malformed().is_some() => {
+                let encoding = source.malformed().unwrap_or_default();
+                self.fail(source.position(), format!("the document is not valid {encoding}"))
             }
             quick_xml::Error::Io(e) => self.io_error(io::Error::new(e.kind(), e.to_string())),
             e => self.fail(at, e.to_string()),
