@@ -6,16 +6,11 @@
 //! Bounded memory: at most [`SORT_BATCHES`] batches wait for the sort thread (48 bytes
 //! a point, at most `CHUNK_ROWS` points a batch: 36 MiB), freed before the R-tree's
 //! merge. The slack lets the parse and index threads run on while the sort thread
-//! sorts and writes a run: ≈ 0.16 s of CPU for the 1.57 M points of the default
-//! budget (callgrind: 977 instructions a point in that thread, 7.0 s for the full
-//! load), up to ≈ 0.25 s on two cores shared with the other two threads. With two
-//! batches of slack the whole pipeline stalled behind every run (37 runs in the full
-//! load). A fluid model of the three threads on two cores, fed with the measured
-//! per-thread CPU (`meteo-pipeline-sim.py` in the session notes), gives the full
-//! load's phase before the last row 16.2 s with 2 batches, 14.4 s with 8, 13.7 s with
-//! 12, 13.7 s with 16 (and 18.0 s for session 5's code, where 19.1 s was measured).
-//! Drawback, seen on one core: the sort thread may end the load up to this many
-//! batches (and one run) behind, which then falls into the tail after the last row.
+//! sorts and writes a run (≈ 0.16 s of CPU for the 1.57 M points of the default
+//! budget); with two batches of slack the whole pipeline stalled behind every run
+//! (`reports/METEO-LOAD-LOG.md` has the model that chose the number). Drawback, seen on
+//! one core: the sort thread may end the load up to this many batches (and one run)
+//! behind, which then falls into the tail after the last row.
 
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
 use std::time::Duration;

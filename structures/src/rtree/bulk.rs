@@ -8,21 +8,12 @@
 //! carry the entry's index (`group.rs`), processed in parallel with rayon; pages are
 //! written by the one write transaction.
 //!
-//! Hilbert packing ([`RTree::bulk_load_points_hilbert`](crate::rtree::RTree::bulk_load_points_hilbert); the order of the streaming
-//! [`RTree::bulk_builder`](crate::rtree::RTree::bulk_builder)) was measured against it with `quire-bench T4 --engines
-//! quiredb,quiredb-hilbert,boost --n 1000000 --repeats 1` (1 M uniform points, 8 KiB
-//! pages, 500 queries per kind, load average 1.9, 2026-11-29), Hilbert / STR-OMT:
-//!
-//! | set | bulk load | window 0.001 % | 0.01 % | 0.1 % | 1 % | kNN k=10 |
-//! |-----|----------:|---------------:|-------:|------:|----:|---------:|
-//! | 5-D | 0.81×     | 0.74×          | 0.76×  | 0.80× | 0.94× | 0.85×  |
-//! | 2-D | 0.97×     | 0.98×          | 0.98×  | 1.17× | 1.32× | 0.92×  |
-//!
-//! In 5-D a Hilbert leaf of ~90 points spans long thin stretches of the curve (12 bits
-//! per dimension), while STR slabs give near-cubic leaves; in 2-D the two are level
-//! for small windows and kNN. So `bulk_load` stays STR/OMT, and Hilbert order is used
-//! only where it is needed: the bounded-memory streaming build, whose input cannot
-//! be partitioned in memory.
+//! Hilbert packing ([`RTree::bulk_load_points_hilbert`](crate::rtree::RTree::bulk_load_points_hilbert), the order of the streaming
+//! [`RTree::bulk_builder`](crate::rtree::RTree::bulk_builder)) answers 5-D windows of 0.001 % at 0.74× the speed of
+//! STR/OMT's (T4, 1 M uniform points; the table is in `reports/T4.md`): a Hilbert leaf
+//! spans long thin stretches of the curve where STR slabs give near-cubic leaves. So
+//! `bulk_load` stays STR/OMT, and Hilbert order is used only where it is needed: the
+//! bounded-memory streaming build, whose input cannot be partitioned in memory.
 
 use super::Core;
 use super::coord::{Coord, stored_point, stored_points, stored_rect};

@@ -36,13 +36,8 @@
 //! (1.57 M a 96 MiB run). Run and spill files hold fixed-width records of `u64` words
 //! written in blocks: see `stream/runs.rs`.
 //!
-//! Cost (perf, the full meteo load of 57.6 M 5-D points, 2026-11-30): the sort thread
-//! 21 % of the load's CPU (gathering sorted runs 6 %, Hilbert keys 3 %, sorting 4 %,
-//! run writes into the page cache 2 %), the merge thread 8 %; before this session's
-//! changes (Skilling's transform, tagged 57-byte records encoded one by one, sorted
-//! `(key, id, index)` triples, a binary heap) 30 % and 13 %. Query quality: the meteo
-//! tree of 5 M rows, 2000 kNN (k = 100) and 2000 windows (20 % of each axis' range)
-//! visit 276.8 k / 46.4 k pages (Skilling's curve: 268.0 k / 47.8 k).
+//! Cost: in the full meteo load (57.6 M 5-D points) the sort thread takes 21 % of the
+//! load's CPU and the merge thread 8 % (`reports/METEO-LOAD-LOG.md` has the profile).
 
 mod runs;
 
