@@ -80,3 +80,40 @@ fn an_open_on_another_database_reads_that_database() {
     assert_eq!(count(&a.begin_read().expect("reader")), 2000);
     assert_eq!(count(&b.begin_read().expect("reader")), 30, "same txn ids, same head page");
 }
+
+#[test]
+fn trees_whose_names_differ_only_past_the_inline_bytes_stay_apart() {
+    // Proves the remembered open keys on the whole name, whatever its length: trees
+    // named alike up to and past the last open's 24 inline bytes (and a multibyte name
+    // longer than both), opened in turn in one snapshot and then in the next, each give
+    // their own entry count, and a commit to one is seen by the next snapshot only there.
+    let db = memdb();
+    let names: Vec<String> = ["p".into(), "x".repeat(23) + "1", "x".repeat(23) + "2", "x".repeat(30) + "1"]
+        .into_iter()
+        .chain(["x".repeat(30) + "2", "é".repeat(100)])
+        .collect();
+    let txn = db.begin_write().expect("writer");
+    for (index, name) in names.iter().enumerate() {
+        let mut tree = RTree::<_, 2>::create_points(&txn, name.as_str()).expect("create");
+        for i in 0..=index as u64 {
+            tree.insert_point([i as f64, 1.0], i).expect("insert");
+        }
+    }
+    txn.commit(Durability::None).expect("commit");
+    let sizes = |txn: &_| -> Vec<u64> {
+        (0..3)
+            .flat_map(|_| names.iter())
+            .map(|name| RTree::<_, 2>::open(txn, name.as_str()).expect("open").len().expect("len"))
+            .collect()
+    };
+    let first = db.begin_read().expect("reader");
+    let expected: Vec<u64> = (0..3).flat_map(|_| 1..=names.len() as u64).collect();
+    assert_eq!(sizes(&first), expected);
+    let txn = db.begin_write().expect("writer");
+    RTree::<_, 2>::open(&txn, names[4].as_str()).expect("open").insert_point([9.0, 9.0], 99).expect("insert");
+    txn.commit(Durability::None).expect("commit");
+    let second = db.begin_read().expect("reader");
+    let grown: Vec<u64> = expected.iter().enumerate().map(|(i, &n)| n + u64::from(i % names.len() == 4)).collect();
+    assert_eq!(sizes(&second), grown);
+    assert_eq!(sizes(&first), expected, "the older snapshot keeps its trees");
+}
