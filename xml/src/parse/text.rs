@@ -178,14 +178,13 @@ impl<S: Sink> Builder<'_, S> {
                         self.append_text(&into_string(std::mem::take(&mut buf)));
                     }
                     self.enter_entity(ref_at)?;
-                    // quick-xml would drop a byte order mark starting the text; it is text.
-                    let body = match value.strip_prefix('\u{FEFF}') {
-                        Some(body) => {
-                            self.text_token("\u{FEFF}", ref_at)?;
-                            body
-                        }
-                        None => &value,
-                    };
+                    // quick-xml would drop a byte order mark starting the text (again at
+                    // each new start); every one of them is text.
+                    let body = value.trim_start_matches('\u{FEFF}');
+                    let marks = &value[..value.len() - body.len()];
+                    if !marks.is_empty() {
+                        self.text_token(marks, ref_at)?;
+                    }
                     self.run(&mut EntityText::reader(body, ref_at), true)?;
                     self.loop_detector.leave();
                 }
