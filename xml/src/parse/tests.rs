@@ -252,9 +252,9 @@ fn a_sink_error_is_returned_unchanged() {
 }
 
 /// A reader returning 1 to 7 bytes per call, from a seeded generator.
-pub(super) struct Trickle<'a> {
-    pub bytes: &'a [u8],
-    pub state: u64,
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    state: u64,
 }
 
 impl std::io::Read for Trickle<'_> {
@@ -268,19 +268,27 @@ impl std::io::Read for Trickle<'_> {
     }
 }
 
+/// Our outline of `bytes` read in pieces of 1 to 7 bytes ([`Trickle`] seeded with `seed`).
+pub(super) fn parsed_in_pieces(bytes: &[u8], seed: u64) -> Vec<Line> {
+    let mut sink = Outline::default();
+    parse(Trickle { bytes, state: seed }, Path::new("t"), &mut sink).expect("parses in pieces");
+    sink.lines
+}
+
+/// A document of `count` elements whose texts mix 1- to 4-byte characters, larger than
+/// a read chunk, so that reads split characters.
+pub(super) fn many_characters(count: usize) -> String {
+    let elements = (0..count).map(|i| format!("<b n='{i}'>タé\r\n😀&amp;</b>"));
+    std::iter::once("<a x='é'>".to_owned()).chain(elements).chain(["</a>".to_owned()]).collect()
+}
+
 #[test]
 fn characters_split_across_reads_and_chunks_decode_whole() {
     let seed = 0x5EED_0001;
     println!("seed {seed:#x}");
-    let mut doc = String::from("<a x='é'>");
-    for i in 0..40_000 {
-        doc.push_str(&format!("<b n='{i}'>タé\r\n😀&amp;</b>"));
-    }
-    doc.push_str("</a>");
+    let doc = many_characters(40_000);
     let expected = oracle(doc.as_bytes()).expect("roxmltree parses");
-    let mut sink = Outline::default();
-    parse(Trickle { bytes: doc.as_bytes(), state: seed }, Path::new("t"), &mut sink).expect("parses");
-    assert_eq!(sink.lines, expected);
+    assert_eq!(parsed_in_pieces(doc.as_bytes(), seed), expected);
     assert_eq!(ours(doc.as_bytes()).expect("parses"), expected);
 }
 

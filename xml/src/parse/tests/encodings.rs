@@ -4,12 +4,7 @@
 //! UTF-8 twin gives, through the streaming parser (also fed in pieces of 1–7 bytes) and
 //! through the reference loader; malformed bytes, unknown names and declarations that
 //! contradict the bytes are errors naming them, at the same place in both.
-
-use std::path::Path;
-
-use super::super::parse;
-use super::outline::Outline;
-use super::{Trickle, oracle, ours, ours_error, position};
+use super::{many_characters, oracle, ours, ours_error, parsed_in_pieces, position};
 use crate::error::Error;
 
 /// `text` in UTF-16, little- or big-endian, after a byte order mark if `bom`.
@@ -58,17 +53,11 @@ fn declared_encodings_are_decoded() {
 fn a_large_utf16_document_read_in_pieces_splits_no_character() {
     let seed = 0x5EED_0016;
     println!("seed {seed:#x}");
-    let mut doc = String::from("<a x='é'>");
-    for i in 0..20_000 {
-        doc.push_str(&format!("<b n='{i}'>タé\r\n😀&amp;</b>"));
-    }
-    doc.push_str("</a>");
+    let doc = many_characters(20_000);
     let expected = ours(doc.as_bytes()).expect("the UTF-8 twin parses");
     for little in [true, false] {
         let bytes = utf16(&doc, little, true);
-        let mut sink = Outline::default();
-        parse(Trickle { bytes: &bytes, state: seed }, Path::new("t"), &mut sink).expect("parses in pieces");
-        assert_eq!(sink.lines, expected);
+        assert_eq!(parsed_in_pieces(&bytes, seed), expected);
         assert_eq!(ours(&bytes).expect("parses"), expected);
     }
 }
