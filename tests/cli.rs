@@ -282,9 +282,15 @@ fn load_csv_takes_the_layouts_of_the_field_with_flags_only() {
 #[test]
 fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
     // Proves: --inspect writes nothing and its printed command line loads the file as
-    // it is, for each sample layout.
+    // it is, for each sample layout, and for the Latin-1 one saved as UTF-16 (Excel's
+    // "Unicode text"), whose encoding it names.
     let dir = tempfile::tempdir().unwrap();
-    let samples = [
+    let utf16_dir = tempfile::tempdir().unwrap();
+    let utf16 = utf16_dir.path().join("dwd_utf16.txt");
+    let latin1 = std::fs::read(meteo_sample("dwd_muenchen_latin1.csv")).unwrap();
+    let units = std::iter::once(0xFEFF).chain(latin1.iter().map(|&byte| u16::from(byte)));
+    std::fs::write(&utf16, units.flat_map(u16::to_le_bytes).collect::<Vec<u8>>()).unwrap();
+    let mut samples: Vec<(String, usize)> = [
         ("tmy3_724666.csv", 4),
         ("dwd_muenchen_latin1.csv", 3),
         ("ghcn_daily_USW00094728.csv", 3),
@@ -292,9 +298,12 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("wide_stations_yyyy_mm.csv", 6),
         ("iso_and_unix.csv", 4),
         ("wide_daily_days.csv", 58),
-    ];
-    for (name, rows) in samples {
-        let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);
+    ]
+    .map(|(name, rows)| (meteo_sample(name), rows))
+    .into();
+    samples.push((path_str(&utf16).to_owned(), 3));
+    for (name, rows) in &samples {
+        let output = quire(&["load-csv", name, "--inspect"]);
         assert!(output.status.success(), "{name}: {}", text(&output));
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let command = stdout.lines().last().expect("a command line").trim().to_owned();
@@ -303,6 +312,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
         assert!(run.status.success(), "{name}: {script}: {}", text(&run));
         assert!(text(&run).contains(&format!("rows loaded:   {rows}\n")), "{name}: {stdout}\n{}", text(&run));
+        assert_eq!(stdout.contains("encoding:      UTF-16LE, with a BOM"), name.ends_with("utf16.txt"), "{stdout}");
     }
     assert!(std::fs::read_dir(dir.path()).unwrap().count() == samples.len(), "only the loads wrote files");
 }

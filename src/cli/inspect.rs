@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use quiredb_datasets::meteo::inspect::{ColumnKind, Inspection, inspect};
+use quiredb_datasets::meteo::sniff::{utf16_bom, utf16_text};
 use quiredb_datasets::meteo::{Delimiter, Schema};
 
 use super::load_schema::MappingArgs;
@@ -21,15 +22,25 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
     let mut start = Vec::new();
     input.take(INSPECT_BYTES + 1).read_to_end(&mut start)?;
     let complete = start.len() as u64 <= INSPECT_BYTES;
-    let bom = start.starts_with(b"\xEF\xBB\xBF");
-    let found = inspect(&start[if bom { 3 } else { 0 }..], complete, schema);
-    print_layout(&found, bom)?;
+    let (found, encoding) = match utf16_bom(&start) {
+        Some(utf16) => {
+            let text = utf16_text(&start, utf16);
+            (inspect(text.as_bytes(), complete, schema), format!("{}, with a BOM", utf16.name()))
+        }
+        None => {
+            let bom = start.starts_with(b"\xEF\xBB\xBF");
+            let found = inspect(&start[if bom { 3 } else { 0 }..], complete, schema);
+            let name = if found.sniffed.utf8 { "UTF-8" } else { "not UTF-8: read as Windows-1252 (Latin-1)" };
+            (found, format!("{name}{}", if bom { ", with a BOM" } else { "" }))
+        }
+    };
+    print_layout(&found, &encoding)?;
     let command = command_line(path, &found, mapping);
     outln!("\nload it with:\n  {command}")?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_layout(found: &Inspection, bom: bool) -> std::io::Result<()> {
+fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
     let sniffed = &found.sniffed;
     let delimiter = match sniffed.delimiter {
         Delimiter::Byte(b'\t') => "tab".to_owned(),
@@ -38,8 +49,7 @@ fn print_layout(found: &Inspection, bom: bool) -> std::io::Result<()> {
     };
     let decimal = if sniffed.delimiter == Delimiter::Byte(b',') { "point" } else { "point or comma" };
     outln!("delimiter:     {delimiter}; decimal mark: {decimal}")?;
-    let encoding = if sniffed.utf8 { "UTF-8" } else { "not UTF-8: read as Windows-1252 (Latin-1)" };
-    outln!("encoding:      {encoding}{}", if bom { ", with a BOM" } else { "" })?;
+    outln!("encoding:      {encoding}")?;
     outln!("preamble:      {} line(s)", sniffed.preamble_lines)?;
     for (number, fields) in sniffed.preamble.iter().enumerate() {
         outln!("  {}: {}", number + 1, fields.join(" | "))?;

@@ -76,8 +76,9 @@ pub struct MappingArgs {
     /// (default: any non-empty flag).
     #[arg(long, requires = "flag_column")]
     pub drop_flags: Option<String>,
-    /// Text encoding (latin1, windows-1250, utf-8, …); default: UTF-8, or
-    /// Windows-1252 (Latin-1) when the start of the file is not UTF-8.
+    /// Text encoding (latin1, windows-1250, utf-8, utf-16le, …); default: UTF-16 when
+    /// the file starts with a UTF-16 byte order mark, else UTF-8, or Windows-1252
+    /// (Latin-1) when the start of the file is not UTF-8.
     #[arg(long)]
     pub encoding: Option<String>,
     /// A wide table: columns named by period (YYYY_MM, YYYY-MM, YYYYMM, YYYYMMDD,

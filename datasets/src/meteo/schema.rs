@@ -111,7 +111,8 @@ pub enum Preamble {
 /// The text encoding of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextEncoding {
-    /// UTF-8 when the start of the input is valid UTF-8, else Windows-1252 (Latin-1).
+    /// UTF-16 after a UTF-16 byte order mark; else UTF-8 when the start of the input is
+    /// valid UTF-8, else Windows-1252 (Latin-1).
     Auto,
     /// This encoding (UTF-8 input is passed through unchanged).
     Named(&'static encoding_rs::Encoding),

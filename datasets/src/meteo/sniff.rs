@@ -16,12 +16,29 @@
 //!   three of its fields name periods (`period.rs`); always for a wide layout.
 //!
 //! Lines are split by `\n` (a quoted field holding a line break only spoils the sample).
+//! A UTF-16 input (Excel's "Unicode text", found by its byte order mark: [`utf16_bom`])
+//! is sniffed as its UTF-8 text ([`utf16_text`]).
 
 use super::period::PeriodPattern;
 use super::schema::{Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema};
 
 /// Lines sampled from the start of the input.
 pub const SAMPLE_LINES: usize = 200;
+
+/// The UTF-16 encoding whose byte order mark starts `start`, if any.
+pub fn utf16_bom(start: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    match start {
+        [0xFF, 0xFE, ..] => Some(encoding_rs::UTF_16LE),
+        [0xFE, 0xFF, ..] => Some(encoding_rs::UTF_16BE),
+        _ => None,
+    }
+}
+
+/// The start of a UTF-16 input as UTF-8 text, its byte order mark removed (an odd
+/// byte or a pair split at the end only spoils the last, partial line).
+pub fn utf16_text(start: &[u8], utf16: &'static encoding_rs::Encoding) -> String {
+    utf16.decode_with_bom_removal(&start[..start.len() & !1]).0.into_owned()
+}
 
 /// What the start of an input looks like.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,7 @@ use csv::ByteRecord;
 use super::fields::{self, Reason};
 use super::period::Period;
 use super::schema::{ColumnRef, Delimiter, Layout, MissingValues, Schema, StationSpec, TextEncoding, TimeSpec};
-use super::sniff::{Sniffed, sniff, split_line};
+use super::sniff::{Sniffed, sniff, split_line, utf16_bom, utf16_text};
 use super::timefmt::Clock;
 use super::transform::TextInput;
 use crate::error::{ColumnLabel, Error, Result};
@@ -97,22 +97,60 @@ impl<R: Read> Source<R> {
     /// Opens `input` (named `name` in messages and for [`StationSpec::FileName`]).
     pub(crate) fn open(name: Option<String>, input: R, schema: &Schema) -> Result<Self> {
         let (start, rest) = peek(input)?;
+        if let Some(utf16) = utf16(&start, schema) {
+            return Self::open_utf16(name, start, rest, schema, utf16);
+        }
         let (sniffed, encoding, skip) = sniff_start(&start, schema);
+        let whitespace = sniffed.delimiter == Delimiter::Whitespace;
+        let mut start = Cursor::new(start);
+        start.set_position(skip as u64);
+        let input = TextInput::new(start.chain(rest), encoding, whitespace);
+        Self::finish_open(name, input, schema, sniffed, skip)
+    }
+
+    /// [`Source::open`] of a UTF-16 input: sniffed as its UTF-8 text, whose preamble
+    /// is skipped after transcoding.
+    fn open_utf16(
+        name: Option<String>,
+        start: Vec<u8>,
+        rest: R,
+        schema: &Schema,
+        utf16: &'static encoding_rs::Encoding,
+    ) -> Result<Self> {
+        let text = utf16_text(&start, utf16);
+        let sniffed = sniff(text.as_bytes(), start.len() < PEEK_BYTES, schema);
+        let whitespace = sniffed.delimiter == Delimiter::Whitespace;
+        let skip = sniffed.preamble_bytes;
+        // The preamble as the text layer gives it out (aligned columns collapsed).
+        let mut preamble = Vec::new();
+        TextInput::new(&text.as_bytes()[..skip], None, whitespace).read_to_end(&mut preamble)?;
+        let mut input = TextInput::new(Cursor::new(start).chain(rest), Some(utf16), whitespace);
+        std::io::copy(&mut (&mut input).take(preamble.len() as u64), &mut std::io::sink())?;
+        Self::finish_open(name, input, schema, sniffed, skip)
+    }
+
+    /// Opens the `csv` reader over `input` (the preamble's `skip` bytes consumed) and
+    /// reads the first row.
+    fn finish_open(
+        name: Option<String>,
+        input: Input<R>,
+        schema: &Schema,
+        sniffed: Sniffed,
+        skip: usize,
+    ) -> Result<Self> {
         let whitespace = sniffed.delimiter == Delimiter::Whitespace;
         let delimiter = match sniffed.delimiter {
             Delimiter::Byte(byte) => byte,
             Delimiter::Whitespace => b'\t',
             Delimiter::Auto => b',',
         };
-        let mut start = Cursor::new(start);
-        start.set_position(skip as u64);
         let mut csv = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .has_headers(false)
             .flexible(true)
             .quoting(!whitespace)
             .buffer_capacity(BUFFER_BYTES)
-            .from_reader(TextInput::new(start.chain(rest), encoding, whitespace));
+            .from_reader(input);
         let mut first = ByteRecord::new();
         if !csv.read_byte_record(&mut first).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))? {
             return Err(Error::Empty("no rows, not even a header".into()));
@@ -415,6 +453,16 @@ pub fn without_unit(name: &str) -> &str {
     match trimmed.rfind(['(', '[']) {
         Some(at) if at > 0 && trimmed.ends_with([')', ']']) => trimmed[..at].trim_end(),
         _ => trimmed,
+    }
+}
+
+/// UTF-16 of either byte order if the schema names it, or if it reads the encoding from
+/// the input and `start` begins with a UTF-16 byte order mark (Excel's "Unicode text").
+fn utf16(start: &[u8], schema: &Schema) -> Option<&'static encoding_rs::Encoding> {
+    let utf16 = [encoding_rs::UTF_16LE, encoding_rs::UTF_16BE];
+    match schema.encoding {
+        TextEncoding::Named(encoding) => utf16.contains(&encoding).then_some(encoding),
+        TextEncoding::Auto => utf16_bom(start),
     }
 }
 

@@ -30,7 +30,7 @@ impl<R: Read> TextInput<R> {
     /// Reads `inner` as `encoding` (`None` or UTF-8: no transcoding), collapsing
     /// whitespace runs when `whitespace`.
     pub fn new(inner: R, encoding: Option<&'static Encoding>, whitespace: bool) -> Self {
-        let decoder = encoding.filter(|e| *e != encoding_rs::UTF_8).map(Encoding::new_decoder_without_bom_handling);
+        let decoder = encoding.filter(|e| *e != encoding_rs::UTF_8).map(Encoding::new_decoder_with_bom_removal);
         TextInput {
             inner,
             decoder,

@@ -4,13 +4,13 @@
 //! DWD-style Latin-1 file (preamble, `;`, decimal commas, a sentinel), GHCN-Daily rows
 //! (variable column), wide monthly tables, ISD-Lite files (whitespace columns, `.gz`
 //! and `.zst`, station from the file name), ISO 8601 / Unix seconds with a BOM, and
-//! day-of-year columns.
+//! day-of-year columns; and files saved as UTF-16 (Excel's "Unicode text").
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use quiredb_datasets::meteo::{
     ColumnRef, Layout, LoadOptions, Observation, ObservationReader, ObservationSink, PeriodPattern, Schema,
-    StationSpec, TimeSpec, files, load,
+    StationSpec, TextEncoding, TimeSpec, files, load,
 };
 
 /// Keeps every observation and raw record it receives.
@@ -37,7 +37,12 @@ fn sample(name: &str) -> PathBuf {
 /// Loads the files (or folders) `names` with `schema`; the observations and raw records.
 fn load_samples(names: &[&str], schema: &Schema) -> Vec<(Observation, String)> {
     let paths: Vec<PathBuf> = names.iter().map(|name| sample(name)).collect();
-    let inputs = files::expand(&paths).expect("samples exist").into_iter().map(|path| {
+    load_paths(&paths, schema)
+}
+
+/// Loads the files (or folders) at `paths` with `schema`.
+fn load_paths(paths: &[PathBuf], schema: &Schema) -> Vec<(Observation, String)> {
+    let inputs = files::expand(paths).expect("samples exist").into_iter().map(|path| {
         let file = std::fs::File::open(&path).expect("sample opens");
         (path.display().to_string(), files::decompressed(&path, file).expect("decoder"))
     });
@@ -75,11 +80,8 @@ fn tmy3_station_line_units_and_24_00_in_local_time() {
     assert_eq!(rows[3].0.measures, [Some(-6.0), Some(822.0)]);
 }
 
-#[test]
-fn dwd_latin1_preamble_semicolons_decimal_commas_and_a_sentinel() {
-    // Proves: a Latin-1 file with three preamble lines, `;` and decimal commas loads
-    // with names only; the station comes from the preamble, transcoded; -999.9 given
-    // as a sentinel is missing.
+/// The DWD sample's schema: station from the preamble, names only, -999.9 missing.
+fn dwd_schema() -> Schema {
     let mut schema = Schema {
         station: StationSpec::Preamble { line: 1, field: 2 },
         time: TimeSpec::Joined { columns: vec![name("Datum"), name("Zeit")], format: Some("%d.%m.%Y %H:%M".into()) },
@@ -87,6 +89,15 @@ fn dwd_latin1_preamble_semicolons_decimal_commas_and_a_sentinel() {
         ..Schema::default()
     };
     schema.missing.sentinels.push(-999.9);
+    schema
+}
+
+#[test]
+fn dwd_latin1_preamble_semicolons_decimal_commas_and_a_sentinel() {
+    // Proves: a Latin-1 file with three preamble lines, `;` and decimal commas loads
+    // with names only; the station comes from the preamble, transcoded; -999.9 given
+    // as a sentinel is missing.
+    let schema = dwd_schema();
     let rows = load_samples(&["dwd_muenchen_latin1.csv"], &schema);
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[0].0.station, "München-Stadt");
@@ -352,4 +363,53 @@ fn wide_date_columns_give_raw_records_per_cell_and_bad_rows_give_none() {
     assert_eq!(seen[6], ("Tromso", seconds("2021-03-01"), vec![Some(5.0)]));
     assert_eq!((summary.rows, summary.skipped_rows), (8, 1));
     assert_eq!(summary.skipped[0].line, 3, "{}", summary.skipped[0].error);
+}
+
+/// `text` saved as UTF-16 at `path`, little- or big-endian, after a byte order mark if `bom`.
+fn save_utf16(path: &Path, text: &str, little: bool, bom: bool) {
+    let units = bom.then_some(0xFEFF).into_iter().chain(text.encode_utf16());
+    let bytes: Vec<u8> = units.flat_map(|unit| if little { unit.to_le_bytes() } else { unit.to_be_bytes() }).collect();
+    std::fs::write(path, bytes).expect("write the UTF-16 copy");
+}
+
+#[test]
+fn utf16_files_load_as_their_utf8_twins() {
+    // Proves: a file saved as UTF-16 (either byte order) with its byte order mark is
+    // read as such without being told, and without one when the encoding is named;
+    // preamble, non-ASCII station and decimal commas come out as from the original,
+    // and an aligned-columns file's preamble is skipped after its spaces collapse.
+    let schema = dwd_schema();
+    let expected = load_samples(&["dwd_muenchen_latin1.csv"], &schema);
+    assert_eq!(expected[0].0.station, "München-Stadt");
+    let latin1 = std::fs::read(sample("dwd_muenchen_latin1.csv")).expect("sample");
+    let text: String = latin1.iter().map(|&byte| char::from(byte)).collect();
+    let dir = tempfile::tempdir().expect("tmp dir");
+    for little in [true, false] {
+        let path = dir.path().join(format!("dwd-{little}.txt"));
+        save_utf16(&path, &text, little, true);
+        assert_eq!(load_paths(&[path], &schema), expected, "little-endian: {little}");
+    }
+    let path = dir.path().join("dwd-no-bom.txt");
+    save_utf16(&path, &text, true, false);
+    let named = Schema { encoding: TextEncoding::from_label("utf-16le").expect("a label"), ..schema.clone() };
+    assert_eq!(load_paths(&[path], &named), expected);
+
+    let aligned = "# station 725030, aligned\n#   more   notes  \n2020  1  1  0   44  -11\n2020  1  1  1   39   -9\n";
+    let schema = Schema {
+        station: StationSpec::Constant("725030".into()),
+        time: TimeSpec::Parts {
+            year: ColumnRef::Index(0),
+            month: ColumnRef::Index(1),
+            day: ColumnRef::Index(2),
+            hour: Some(ColumnRef::Index(3)),
+        },
+        measures: [4, 5].map(ColumnRef::Index).to_vec(),
+        ..Schema::default()
+    };
+    let (utf8, utf16) = (dir.path().join("aligned.txt"), dir.path().join("aligned16.txt"));
+    std::fs::write(&utf8, aligned).expect("write");
+    save_utf16(&utf16, aligned, true, true);
+    let expected = load_paths(&[utf8], &schema);
+    assert_eq!(expected.len(), 2);
+    assert_eq!(load_paths(&[utf16], &schema), expected);
 }
