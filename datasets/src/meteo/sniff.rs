@@ -15,7 +15,8 @@
 //!   missing marker) where the next row has a number (`2020_01` above `1.5`), or when
 //!   three of its fields name periods (`period.rs`); always for a wide layout.
 //!
-//! Lines are split by `\n` (a quoted field holding a line break only spoils the sample).
+//! Lines are split by `\n`, or by `\r` when there is no `\n` (a quoted field holding a
+//! line break only spoils the sample).
 //! A UTF-16 input (Excel's "Unicode text", found by its byte order mark: [`utf16_bom`])
 //! is sniffed as its UTF-8 text ([`utf16_text`]).
 
@@ -59,12 +60,15 @@ pub struct Sniffed {
     pub rows: Vec<Vec<String>>,
     /// True when the sample is valid UTF-8.
     pub utf8: bool,
+    /// True when lines end with a lone `\r` (no `\n` in the sample).
+    pub cr_lines: bool,
 }
 
 /// Detects the layout of `start` (the input's first bytes, BOM removed); `complete` is
 /// true when `start` holds the whole input (else its last, partial line is ignored).
 pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
-    let lines = sample_lines(start, complete);
+    let end = line_end(start);
+    let lines = sample_lines(start, complete, end);
     let delimiter = match schema.delimiter {
         Delimiter::Auto => detect_delimiter(&lines),
         given => given,
@@ -75,7 +79,7 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         Preamble::Lines(count) => count.min(lines.len()),
         Preamble::Auto => detect_preamble(&lines, &split, body_fields),
     };
-    let mut line_ends = start.iter().enumerate().filter(|&(_, &byte)| byte == b'\n').map(|(at, _)| at + 1);
+    let mut line_ends = start.iter().enumerate().filter(|&(_, &byte)| byte == end).map(|(at, _)| at + 1);
     let preamble_bytes = preamble_lines.checked_sub(1).map_or(0, |last| line_ends.nth(last).unwrap_or(start.len()));
     let rows = split[preamble_lines..].to_vec();
     let header = match schema.header {
@@ -97,12 +101,20 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         body_fields,
         rows,
         utf8,
+        cr_lines: end == b'\r',
     }
 }
 
-/// The complete lines of `start` (without `\r\n`), at most [`SAMPLE_LINES`].
-fn sample_lines(start: &[u8], complete: bool) -> Vec<&[u8]> {
-    let mut lines: Vec<&[u8]> = start.split(|&byte| byte == b'\n').collect();
+/// The byte that ends `start`'s lines: `\n`, or `\r` in a file with no `\n` (the
+/// "CSV (Macintosh)" of old spreadsheets; the `csv` crate reads it as such too).
+fn line_end(start: &[u8]) -> u8 {
+    if !start.contains(&b'\n') && start.contains(&b'\r') { b'\r' } else { b'\n' }
+}
+
+/// The complete lines of `start` ended by `end` (without `\r\n`), at most
+/// [`SAMPLE_LINES`].
+fn sample_lines(start: &[u8], complete: bool, end: u8) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = start.split(|&byte| byte == end).collect();
     let last_is_partial = !complete || lines.last().is_some_and(|line| line.is_empty());
     if last_is_partial && lines.len() > 1 {
         lines.pop();
@@ -229,6 +241,11 @@ mod tests {
         let crlf = text.replace('\n', "\r\n");
         let found = sniffed(&crlf);
         assert_eq!(&crlf[found.preamble_bytes..found.preamble_bytes + 5], "Datum", "CRLF lines are two bytes longer");
+        assert!(!found.cr_lines);
+        let cr = text.replace('\n', "\r");
+        let found = sniffed(&cr);
+        assert_eq!((found.preamble_lines, found.body_fields, found.header, found.cr_lines), (3, 4, true, true));
+        assert_eq!(&cr[found.preamble_bytes..found.preamble_bytes + 5], "Datum", "lines ended by a lone CR");
     }
 
     /// Whitespace-aligned columns without a header; a header whose names start with

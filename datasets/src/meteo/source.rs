@@ -104,7 +104,7 @@ impl<R: Read> Source<R> {
         let whitespace = sniffed.delimiter == Delimiter::Whitespace;
         let mut start = Cursor::new(start);
         start.set_position(skip as u64);
-        let input = TextInput::new(start.chain(rest), encoding, whitespace);
+        let input = TextInput::new(start.chain(rest), encoding, whitespace).with_cr_lines(sniffed.cr_lines);
         Self::finish_open(name, input, schema, sniffed, skip)
     }
 
@@ -124,7 +124,8 @@ impl<R: Read> Source<R> {
         // The preamble as the text layer gives it out (aligned columns collapsed).
         let mut preamble = Vec::new();
         TextInput::new(&text.as_bytes()[..skip], None, whitespace).read_to_end(&mut preamble)?;
-        let mut input = TextInput::new(Cursor::new(start).chain(rest), Some(utf16), whitespace);
+        let input = TextInput::new(Cursor::new(start).chain(rest), Some(utf16), whitespace);
+        let mut input = input.with_cr_lines(sniffed.cr_lines);
         std::io::copy(&mut (&mut input).take(preamble.len() as u64), &mut std::io::sink())?;
         Self::finish_open(name, input, schema, sniffed, skip)
     }
@@ -479,7 +480,9 @@ fn sniff_start(start: &[u8], schema: &Schema) -> (Sniffed, Option<&'static encod
     let skip = bom + sniffed.preamble_bytes;
     if let Some(encoding) = encoding.filter(|encoding| *encoding != encoding_rs::UTF_8) {
         let (text, _) = encoding.decode_without_bom_handling(&start[bom..skip]);
-        sniffed.preamble = text.lines().map(|line| split_line(line.as_bytes(), sniffed.delimiter)).collect();
+        let end = if sniffed.cr_lines { '\r' } else { '\n' };
+        let lines = text.split_terminator(end).map(|line| line.strip_suffix('\r').unwrap_or(line));
+        sniffed.preamble = lines.map(|line| split_line(line.as_bytes(), sniffed.delimiter)).collect();
     }
     (sniffed, encoding, skip)
 }

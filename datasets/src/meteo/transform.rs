@@ -1,7 +1,9 @@
 //! The text layer under the `csv` crate: a `Read` adapter that transcodes a legacy
-//! encoding (Latin-1, Windows-1250, … via `encoding_rs`) to UTF-8 and, for
+//! encoding (Latin-1, Windows-1250, … via `encoding_rs`) to UTF-8; for
 //! whitespace-aligned files, turns each run of spaces and tabs inside a line into one
-//! tab (leading and trailing runs are dropped), so the `csv` crate splits them.
+//! tab (leading and trailing runs are dropped), so the `csv` crate splits them; and in
+//! a file whose lines end with a lone `\r`, makes each a `\n` (the `csv` crate ends
+//! rows there too, but counts lines by `\n`).
 //!
 //! Without either job it passes reads straight through. Invariant: the output is the
 //! input's text, line for line (line numbers of errors stay right).
@@ -24,6 +26,7 @@ pub struct TextInput<R> {
     finished: bool,
     line_start: bool,
     pending_space: bool,
+    cr_lines: bool,
 }
 
 impl<R: Read> TextInput<R> {
@@ -42,11 +45,18 @@ impl<R: Read> TextInput<R> {
             finished: false,
             line_start: true,
             pending_space: false,
+            cr_lines: false,
         }
     }
 
+    /// Makes each `\r` a `\n` when `cr_lines` (a file whose lines end with a lone `\r`).
+    pub fn with_cr_lines(mut self, cr_lines: bool) -> Self {
+        self.cr_lines = cr_lines;
+        self
+    }
+
     fn passes_through(&self) -> bool {
-        self.decoder.is_none() && !self.whitespace
+        self.decoder.is_none() && !self.whitespace && !self.cr_lines
     }
 
     /// Refills `out`; false at the end of the input.
@@ -60,6 +70,9 @@ impl<R: Read> TextInput<R> {
             self.finished = read == 0;
             self.decode();
             self.collapse();
+            if self.cr_lines {
+                self.out.iter_mut().filter(|byte| **byte == b'\r').for_each(|byte| *byte = b'\n');
+            }
         }
         Ok(!self.out.is_empty())
     }
@@ -134,5 +147,8 @@ mod tests {
         assert_eq!(through(b"\x8alezsk\xe1\n", Some(encoding_rs::WINDOWS_1250), false), "Šlezská\n");
         assert_eq!(through(b"  1901 01\t  -78  \r\n 2 3\n", None, true), "1901\t01\t-78\r\n2\t3\n");
         assert_eq!(through(b"a,b\n", None, false), "a,b\n");
+        let mut out = String::new();
+        TextInput::new(&b"a,b\rc,d\r"[..], None, false).with_cr_lines(true).read_to_string(&mut out).expect("UTF-8");
+        assert_eq!(out, "a,b\nc,d\n");
     }
 }

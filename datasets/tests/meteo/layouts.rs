@@ -42,14 +42,19 @@ fn load_samples(names: &[&str], schema: &Schema) -> Vec<(Observation, String)> {
 
 /// Loads the files (or folders) at `paths` with `schema`.
 fn load_paths(paths: &[PathBuf], schema: &Schema) -> Vec<(Observation, String)> {
+    try_load_paths(paths, schema).expect("sample loads")
+}
+
+/// [`load_paths`], or the load's error.
+fn try_load_paths(paths: &[PathBuf], schema: &Schema) -> quiredb_datasets::Result<Vec<(Observation, String)>> {
     let inputs = files::expand(paths).expect("samples exist").into_iter().map(|path| {
         let file = std::fs::File::open(&path).expect("sample opens");
         (path.display().to_string(), files::decompressed(&path, file).expect("decoder"))
     });
-    let mut reader = ObservationReader::from_files(inputs.collect(), schema).expect("sample opens");
+    let mut reader = ObservationReader::from_files(inputs.collect(), schema)?;
     let mut sink = Collect::default();
-    load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {}).expect("sample loads");
-    sink.rows
+    load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {})?;
+    Ok(sink.rows)
 }
 
 fn name(text: &str) -> ColumnRef {
@@ -412,4 +417,28 @@ fn utf16_files_load_as_their_utf8_twins() {
     let expected = load_paths(&[utf8], &schema);
     assert_eq!(expected.len(), 2);
     assert_eq!(load_paths(&[utf16], &schema), expected);
+}
+
+#[test]
+fn lines_ended_by_a_lone_cr_load_and_count_as_lines() {
+    // Proves: a file whose lines end with a lone CR (old spreadsheets' "CSV
+    // (Macintosh)") is sniffed and loaded as its LF twin, and a bad value in it is
+    // reported at its own line.
+    let schema = dwd_schema();
+    let expected = load_samples(&["dwd_muenchen_latin1.csv"], &schema);
+    let latin1 = std::fs::read(sample("dwd_muenchen_latin1.csv")).expect("sample");
+    let cr: Vec<u8> =
+        latin1.iter().filter(|&&byte| byte != b'\r').map(|&byte| if byte == b'\n' { b'\r' } else { byte }).collect();
+    let dir = tempfile::tempdir().expect("tmp dir");
+    let path = dir.path().join("dwd-cr.csv");
+    std::fs::write(&path, &cr).expect("write");
+    assert_eq!(load_paths(std::slice::from_ref(&path), &schema), expected);
+    let lines = cr.iter().filter(|&&byte| byte == b'\r').count() as u64;
+    let mut bad = cr.clone();
+    bad.extend_from_slice(b"01.03.2021;03:00;x1,0;0,0;954,7\r");
+    std::fs::write(&path, &bad).expect("write");
+    match try_load_paths(&[path], &schema) {
+        Err(quiredb_datasets::Error::Csv { line, .. }) => assert_eq!(line, lines + 1),
+        other => panic!("a bad value is an error at its line: {other:?}"),
+    }
 }
