@@ -56,6 +56,9 @@ fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
     }
     let header = if sniffed.header { "yes (line {})" } else { "no (line {} is data)" };
     outln!("header:        {}", header.replace("{}", &(sniffed.preamble_lines + 1).to_string()))?;
+    if sniffed.units_rows > 0 {
+        outln!("units rows:    {} under the header, skipped", sniffed.units_rows)?;
+    }
     outln!("body:          {} fields a row; layout {}", sniffed.body_fields, found.layout)?;
     outln!("columns:")?;
     for (index, column) in found.columns.iter().enumerate() {

@@ -259,8 +259,8 @@ impl Guess<'_> {
 
     /// `ROW,COL` of a station in the preamble: under a station-like label of a label
     /// line followed by a value line (`name,lat\nBerlin,52.5`); else in the first line,
-    /// the field after a label (`Station: X`, `Station;X`) or its first field. `None`
-    /// for a label line without a station label.
+    /// the field after a label (`Station: X`, `Station;X`, a logger's `TOA5`) or its
+    /// first field. `None` for a label line without a station label.
     fn preamble_station(&self) -> Option<String> {
         let preamble = &self.sniffed.preamble;
         let first = preamble.iter().position(|fields| fields.iter().any(|f| !f.is_empty()))?;
@@ -272,7 +272,8 @@ impl Guess<'_> {
             let column = fields.iter().position(is_label).filter(|&c| !values[c].is_empty())?;
             return Some(format!("{},{}", first + 2, column + 1));
         }
-        let labelled = fields.len() > 1 && (is_label(&fields[0]) || fields[0].ends_with(':'));
+        let labelled = fields.len() > 1
+            && (is_label(&fields[0]) || fields[0].ends_with(':') || super::sniff::is_logger_line(fields));
         Some(format!("{},{}", first + 1, if labelled { 2 } else { 1 }))
     }
 
@@ -362,7 +363,8 @@ impl Guess<'_> {
     fn measures(&mut self) {
         let flag_like = |name: &str| {
             let lower = name.to_ascii_lowercase();
-            ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word)) || lower == "no" || lower == "eor"
+            let counter = ["no", "eor", "record"].contains(&lower.as_str());
+            ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word)) || counter
         };
         let measures: Vec<usize> = (0..self.columns.len())
             .filter(|&i| {

@@ -54,9 +54,14 @@ pub struct Sniffed {
     pub preamble: Vec<Vec<String>>,
     /// True when the first row after the preamble is a header.
     pub header: bool,
+    /// Rows right after the header that are not data (units, a logger's processing
+    /// row): no field looks like a number, some field is text that marks no missing
+    /// value, and a data row follows. Skipped by the load.
+    pub units_rows: usize,
     /// Field count of most body rows.
     pub body_fields: usize,
-    /// The first rows after the preamble (header included), split into fields.
+    /// The first rows after the preamble (header included, units rows left out), split
+    /// into fields.
     pub rows: Vec<Vec<String>>,
     /// True when the sample is valid UTF-8.
     pub utf8: bool,
@@ -81,13 +86,15 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
     };
     let mut line_ends = start.iter().enumerate().filter(|&(_, &byte)| byte == end).map(|(at, _)| at + 1);
     let preamble_bytes = preamble_lines.checked_sub(1).map_or(0, |last| line_ends.nth(last).unwrap_or(start.len()));
-    let rows = split[preamble_lines..].to_vec();
+    let mut rows = split[preamble_lines..].to_vec();
     let header = match schema.header {
         HeaderMode::Present => true,
         HeaderMode::Absent => false,
         HeaderMode::Auto if matches!(schema.layout, Layout::Wide { .. }) => true,
         HeaderMode::Auto => rows.first().is_some_and(|first| is_header(first, rows.get(1), &schema.missing)),
     };
+    let units_rows = if header { units_rows(&rows[1.min(rows.len())..], &schema.missing) } else { 0 };
+    rows.drain(1..1 + units_rows);
     let utf8 = match std::str::from_utf8(start) {
         Ok(_) => true,
         Err(error) => error.error_len().is_none() && !complete,
@@ -98,6 +105,7 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         preamble_bytes,
         preamble: split[..preamble_lines].to_vec(),
         header,
+        units_rows,
         body_fields,
         rows,
         utf8,
@@ -186,7 +194,9 @@ fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
 /// body's width and no line above it has that width, everything up to it too (a
 /// metadata block wider than the body).
 fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -> usize {
-    let is_preamble = |index: usize| lines[index].starts_with(b"#") || split[index].len() < body_fields;
+    let is_preamble = |index: usize| {
+        lines[index].starts_with(b"#") || split[index].len() < body_fields || (index == 0 && is_logger_line(&split[0]))
+    };
     let blank = (0..lines.len().min(BLANK_LINE_REACH))
         .filter(|&index| lines[index].trim_ascii().is_empty())
         .rfind(|&index| split.get(index + 1).is_some_and(|next| next.len() == body_fields))
@@ -198,6 +208,29 @@ fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -
 
 /// How far down a blank line may end a preamble.
 const BLANK_LINE_REACH: usize = 30;
+
+/// Most units rows under a header.
+const MOST_UNITS_ROWS: usize = 3;
+
+/// Whether `fields` is the file-information line that starts a Campbell Scientific
+/// logger's table file (`"TOA5","station","CR1000",…`, or the older `TOACI1`): a
+/// preamble line even when it has more fields than the rows.
+pub(crate) fn is_logger_line(fields: &[String]) -> bool {
+    matches!(fields.first().map(String::as_str), Some("TOA5" | "TOACI1"))
+}
+
+/// How many of `rows` (those after a header) are units rows (see [`Sniffed::units_rows`]):
+/// the rows before the first one with a number, if each has no number and some text
+/// (not a missing marker) above a number of that data row. A data row whose measures
+/// are all missing has markers there, so it is never taken for units.
+fn units_rows(rows: &[Vec<String>], missing: &MissingValues) -> usize {
+    let numeric = |row: &Vec<String>| row.iter().any(|field| looks_numeric(field));
+    let Some(data) = rows.iter().take(MOST_UNITS_ROWS + 1).position(numeric) else { return 0 };
+    let marker = |field: &String| field.is_empty() || missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(field));
+    let labels =
+        |row: &Vec<String>| row.iter().zip(&rows[data]).any(|(unit, value)| !marker(unit) && looks_numeric(value));
+    if rows[..data].iter().all(labels) { data } else { 0 }
+}
 
 fn is_header(first: &[String], next: Option<&Vec<String>>, missing: &MissingValues) -> bool {
     if !first.iter().any(|field| looks_numeric(field)) || PeriodPattern::detect(first).is_some() {
@@ -246,6 +279,20 @@ mod tests {
         let found = sniffed(&cr);
         assert_eq!((found.preamble_lines, found.body_fields, found.header, found.cr_lines), (3, 4, true, true));
         assert_eq!(&cr[found.preamble_bytes..found.preamble_bytes + 5], "Datum", "lines ended by a lone CR");
+    }
+
+    /// Rows of units under a header are skipped; a first row of missing values is data.
+    #[test]
+    fn units_rows_under_the_header() {
+        let toa5 = "\"TOA5\",\"Hill\",\"CR1000\",\"1\",\"os\",\"prog\",\"7\",\"Hourly\"\n\
+                    TIMESTAMP,RECORD,AirTC\nTS,RN,Deg C\n,,Avg\n2021-06-01 01:00:00,1,12.4\n2021-06-01 02:00:00,2,12.1\n";
+        let found = sniffed(toa5);
+        assert_eq!((found.preamble_lines, found.header, found.units_rows, found.body_fields), (1, true, 2, 3));
+        assert_eq!(found.rows[1][2], "12.4", "units rows are left out of the sample rows");
+        let missing_first = sniffed("station,temp,rh\nS1,NA,\nS2,1.5,80\n");
+        assert_eq!((missing_first.header, missing_first.units_rows), (true, 0));
+        let text_rows = sniffed("a,b\nx,y\nz,w\n");
+        assert_eq!(text_rows.units_rows, 0, "no data row follows");
     }
 
     /// Whitespace-aligned columns without a header; a header whose names start with

@@ -159,6 +159,12 @@ impl<R: Read> Source<R> {
         let header = sniffed
             .header
             .then(|| first.iter().map(|field| String::from_utf8_lossy(field).trim().to_owned()).collect());
+        if header.is_some() {
+            let mut units = ByteRecord::new();
+            for _ in 0..sniffed.units_rows {
+                csv.read_byte_record(&mut units).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))?;
+            }
+        }
         let mut source = Source {
             name,
             csv,

@@ -4,7 +4,9 @@
 //! DWD-style Latin-1 file (preamble, `;`, decimal commas, a sentinel), GHCN-Daily rows
 //! (variable column), wide monthly tables, ISD-Lite files (whitespace columns, `.gz`
 //! and `.zst`, station from the file name), ISO 8601 / Unix seconds with a BOM, and
-//! day-of-year columns; and files saved as UTF-16 (Excel's "Unicode text").
+//! day-of-year columns; a Campbell Scientific logger's TOA5 table (file-information
+//! line, units and processing rows under the header, `NAN`); files saved as UTF-16
+//! (Excel's "Unicode text") and files whose lines end with a lone CR.
 
 use std::path::{Path, PathBuf};
 
@@ -306,8 +308,9 @@ fn mutated_samples_of_every_layout_never_panic() {
         "wide_monthly_months.csv",
         "wide_daily_days.csv",
         "iso_and_unix.csv",
+        "campbell_toa5.dat",
     ];
-    for round in 0..240 {
+    for round in 0..280 {
         let mut bytes = std::fs::read(sample(samples[round % samples.len()])).expect("sample");
         for _ in 0..rng.random_range(1..6) {
             let at = rng.random_range(0..bytes.len());
@@ -441,4 +444,24 @@ fn lines_ended_by_a_lone_cr_load_and_count_as_lines() {
         Err(quiredb_datasets::Error::Csv { line, .. }) => assert_eq!(line, lines + 1),
         other => panic!("a bad value is an error at its line: {other:?}"),
     }
+}
+
+#[test]
+fn campbell_toa5_tables_skip_their_units_rows() {
+    // Proves: a logger's TOA5 file loads as its header names it: the file-information
+    // line is preamble (more fields than the rows), its second field the station; the
+    // units and processing rows under the header are not data; `NAN` is missing.
+    let schema = Schema {
+        station: StationSpec::Preamble { line: 1, field: 2 },
+        time: TimeSpec::Timestamp(name("TIMESTAMP")),
+        measures: ["AirTC_Avg", "RH", "BP_mbar_Avg", "Rain_mm_Tot", "WS_ms_Avg"].map(name).to_vec(),
+        ..Schema::default()
+    };
+    let rows = load_samples(&["campbell_toa5.dat"], &schema);
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|(o, _)| o.station == "Hilltop_Met"));
+    assert_eq!(rows[0].0.time, seconds("2021-06-01T01:00"));
+    assert_eq!(rows[0].0.measures, [Some(12.41), Some(88.3), Some(1003.2), Some(0.0), Some(1.82)]);
+    assert_eq!(rows[2].0.measures[0], None);
+    assert_eq!(rows[3].1, "2021-06-01 04:00:00,1204,11.02,92,1002.9,0,0.71");
 }
