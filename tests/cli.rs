@@ -299,6 +299,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("iso_and_unix.csv", 4),
         ("wide_daily_days.csv", 58),
         ("campbell_toa5.dat", 4),
+        ("hilltop_hourly.xlsx", 4),
     ]
     .map(|(name, rows)| (meteo_sample(name), rows))
     .into();

@@ -59,6 +59,10 @@ pub enum Error {
     #[error("Arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
 
+    /// A spreadsheet input cannot be read (in [`Error::InFile`]).
+    #[error("spreadsheet: {0}")]
+    Sheet(String),
+
     /// A Parquet input cannot be read (feature `parquet`; in [`Error::InFile`]).
     #[cfg(feature = "parquet")]
     #[error("Parquet: {0}")]

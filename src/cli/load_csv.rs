@@ -33,9 +33,10 @@ use super::load_speed::{Baseline, csv_parse_only};
 #[derive(clap::Args)]
 pub struct LoadArgs {
     /// CSV files or folders to load as one (`.gz` and `.zst` are decompressed on the
-    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files, and .gz/.zst files with
-    /// no other extension as ISD-Lite's, in name order); with the
-    /// `parquet` feature also `.parquet` files, read as the CSV of their rows.
+    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files, spreadsheets, and
+    /// .gz/.zst files with no other extension as ISD-Lite's, in name order); Excel and
+    /// OpenDocument spreadsheets (.xlsx/.xlsm/.xlsb/.xls/.ods: the first worksheet) and,
+    /// with the `parquet` feature, `.parquet` files are read as the CSV of their rows.
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Database file to load into.
@@ -346,6 +347,11 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
         if quiredb_datasets::meteo::parquet_input::is_parquet(&path) {
             // Read as the CSV text of its rows (feature `parquet`); no byte progress.
             files.push((path.display().to_string(), quiredb_datasets::meteo::parquet_input::csv_stream(&path)?));
+            continue;
+        }
+        if quiredb_datasets::meteo::sheet_input::is_spreadsheet(&path) {
+            // The first worksheet, read as the CSV text of its rows; no byte progress.
+            files.push((path.display().to_string(), quiredb_datasets::meteo::sheet_input::csv_stream(&path)?));
             continue;
         }
         let counting = CountingReader::new(file, Arc::clone(&read_bytes));

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 pub const DATA_EXTENSIONS: [&str; 5] = ["csv", "txt", "dat", "tsv", "asc"];
 
 /// `paths` with each folder replaced by its data files (see [`DATA_EXTENSIONS`]; also
-/// `.gz`/`.zst` files with no other extension), in name order; an error for a path that does not exist or a folder with no data file.
+/// `.gz`/`.zst` files with no other extension, and spreadsheets), in name order; an error for a path that does not exist or a folder with no data file.
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for path in paths {
@@ -24,12 +24,13 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         }
         let mut found: Vec<PathBuf> =
             std::fs::read_dir(path)?.map(|entry| entry.map(|entry| entry.path())).collect::<std::io::Result<_>>()?;
-        found.retain(|file| file.is_file() && is_data_file(file));
+        found.retain(|file| file.is_file() && (is_data_file(file) || is_sheet_file(file)));
         if found.is_empty() {
             return Err(Error::Argument(format!(
-                "{} holds no data file ({})",
+                "{} holds no data file ({}, {})",
                 path.display(),
-                DATA_EXTENSIONS.join(", ")
+                DATA_EXTENSIONS.join(", "),
+                super::sheet_input::SHEET_EXTENSIONS.join(", ")
             )));
         }
         found.sort();
@@ -48,6 +49,13 @@ fn is_data_file(path: &Path) -> bool {
     }
     let name = stem.unwrap_or(&name);
     DATA_EXTENSIONS.iter().any(|extension| name.ends_with(&format!(".{extension}")))
+}
+
+/// A spreadsheet, but not the lock file a spreadsheet program leaves beside an open one
+/// (`~$book.xlsx`).
+fn is_sheet_file(path: &Path) -> bool {
+    let lock = path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("~$"));
+    super::sheet_input::is_spreadsheet(path) && !lock
 }
 
 /// `input` (the bytes of the file `path`) decompressed by its extension.

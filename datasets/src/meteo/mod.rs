@@ -61,6 +61,7 @@ pub mod query;
 pub mod reader;
 pub mod record;
 pub mod schema;
+pub mod sheet_input;
 pub mod sniff;
 pub mod sort_feed;
 mod source;

@@ -191,16 +191,21 @@ fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
 
 /// The leading lines that start with `#` or have fewer fields than the body; when a
 /// blank line among the first [`BLANK_LINE_REACH`] lines is followed by a line of the
-/// body's width and no line above it has that width, everything up to it too (a
-/// metadata block wider than the body).
+/// body's width and no line above it has that width with more than one field filled,
+/// everything up to it too (a metadata block wider than the body, or a spreadsheet's
+/// title rows).
 fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -> usize {
     let is_preamble = |index: usize| {
         lines[index].starts_with(b"#") || split[index].len() < body_fields || (index == 0 && is_logger_line(&split[0]))
     };
+    // Above the blank line, rows of another width, or of one filled field (a title row
+    // of a spreadsheet, padded to the sheet's width).
+    let metadata =
+        |fields: &Vec<String>| fields.len() != body_fields || fields.iter().filter(|f| !f.is_empty()).count() <= 1;
     let blank = (0..lines.len().min(BLANK_LINE_REACH))
         .filter(|&index| lines[index].trim_ascii().is_empty())
         .rfind(|&index| split.get(index + 1).is_some_and(|next| next.len() == body_fields))
-        .filter(|&index| (0..index).all(|above| split[above].len() != body_fields))
+        .filter(|&index| split[..index].iter().all(metadata))
         .map_or(0, |index| index + 1);
     let leading = blank + (blank..lines.len()).take_while(|&index| is_preamble(index)).count();
     if leading == lines.len() { 0 } else { leading }
@@ -289,6 +294,8 @@ mod tests {
         let found = sniffed(toa5);
         assert_eq!((found.preamble_lines, found.header, found.units_rows, found.body_fields), (1, true, 2, 3));
         assert_eq!(found.rows[1][2], "12.4", "units rows are left out of the sample rows");
+        let title = sniffed("Station: Hill,,\n\nDate,T,RH\n2021-06-01,1.5,80\n2021-06-02,1.7,81\n");
+        assert_eq!((title.preamble_lines, title.header), (2, true), "a padded title row above a blank line");
         let missing_first = sniffed("station,temp,rh\nS1,NA,\nS2,1.5,80\n");
         assert_eq!((missing_first.header, missing_first.units_rows), (true, 0));
         let text_rows = sniffed("a,b\nx,y\nz,w\n");

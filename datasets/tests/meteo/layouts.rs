@@ -6,13 +6,13 @@
 //! and `.zst`, station from the file name), ISO 8601 / Unix seconds with a BOM, and
 //! day-of-year columns; a Campbell Scientific logger's TOA5 table (file-information
 //! line, units and processing rows under the header, `NAN`); files saved as UTF-16
-//! (Excel's "Unicode text") and files whose lines end with a lone CR.
+//! (Excel's "Unicode text") and files whose lines end with a lone CR; an Excel sheet.
 
 use std::path::{Path, PathBuf};
 
 use quiredb_datasets::meteo::{
     ColumnRef, Layout, LoadOptions, Observation, ObservationReader, ObservationSink, PeriodPattern, Schema,
-    StationSpec, TextEncoding, TimeSpec, files, load,
+    StationSpec, TextEncoding, TimeSpec, files, load, sheet_input,
 };
 
 /// Keeps every observation and raw record it receives.
@@ -50,8 +50,11 @@ fn load_paths(paths: &[PathBuf], schema: &Schema) -> Vec<(Observation, String)> 
 /// [`load_paths`], or the load's error.
 fn try_load_paths(paths: &[PathBuf], schema: &Schema) -> quiredb_datasets::Result<Vec<(Observation, String)>> {
     let inputs = files::expand(paths).expect("samples exist").into_iter().map(|path| {
-        let file = std::fs::File::open(&path).expect("sample opens");
-        (path.display().to_string(), files::decompressed(&path, file).expect("decoder"))
+        let input = match sheet_input::is_spreadsheet(&path) {
+            true => sheet_input::csv_stream(&path).expect("a spreadsheet"),
+            false => files::decompressed(&path, std::fs::File::open(&path).expect("sample opens")).expect("decoder"),
+        };
+        (path.display().to_string(), input)
     });
     let mut reader = ObservationReader::from_files(inputs.collect(), schema)?;
     let mut sink = Collect::default();
@@ -464,4 +467,27 @@ fn campbell_toa5_tables_skip_their_units_rows() {
     assert_eq!(rows[0].0.measures, [Some(12.41), Some(88.3), Some(1003.2), Some(0.0), Some(1.82)]);
     assert_eq!(rows[2].0.measures[0], None);
     assert_eq!(rows[3].1, "2021-06-01 04:00:00,1204,11.02,92,1002.9,0,0.71");
+}
+
+#[test]
+fn an_excel_sheet_loads_as_its_csv_export() {
+    // Proves: an .xlsx file's first sheet loads like a CSV: its title row above a blank
+    // row is preamble, date and time cells join into the time, an empty cell and an
+    // error cell (#N/A) are missing, units in the header are found by name.
+    let schema = Schema {
+        station: StationSpec::Constant("Hilltop_Met".into()),
+        time: TimeSpec::Joined { columns: vec![name("Date"), name("Time")], format: None },
+        measures: ["Temperature", "Pressure", "Rain", "Wind"].map(name).to_vec(),
+        ..Schema::default()
+    };
+    let rows = load_samples(&["hilltop_hourly.xlsx"], &schema);
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0].0.time, seconds("2021-06-01T01:00"));
+    assert_eq!(rows[0].0.measures, [Some(12.41), Some(1003.0), Some(0.0), Some(1.82)]);
+    assert_eq!(rows[2].0.measures[0], None);
+    assert_eq!(rows[3].0.measures, [Some(11.02), Some(1002.0), None, Some(0.71)]);
+    assert_eq!(rows[1].1, "2021-06-01,02:00:00,2021-06-01T02:00:00,11.97,1003,0.2,1.46,\"a, b\"");
+    let observed = Schema { time: TimeSpec::Timestamp(name("Observed")), ..schema };
+    let times: Vec<i64> = load_samples(&["hilltop_hourly.xlsx"], &observed).iter().map(|(o, _)| o.time).collect();
+    assert_eq!(times, rows.iter().map(|(o, _)| o.time).collect::<Vec<_>>(), "a date-time cell gives the same times");
 }

@@ -1,0 +1,155 @@
+//! Spreadsheet input of `quire load-csv`: the first worksheet of an Excel (`.xlsx`,
+//! `.xlsm`, `.xlsb`, `.xls`) or OpenDocument (`.ods`) file, read with `calamine` as
+//! the CSV text of its rows, so that every column option of the CSV loader applies
+//! unchanged and the stored records are the lines a CSV export of the sheet gives.
+//!
+//! Cells are written as a spreadsheet's CSV export shows them, in forms the loader
+//! reads: numbers as written (shortest form), a date cell as `YYYY-MM-DD`, a time cell
+//! (or a duration) as `HH:MM:SS`, a date and time as `YYYY-MM-DDTHH:MM:SS` (with
+//! milliseconds when it has them), text as is, error cells (`#N/A`) and empty cells
+//! empty, which the loader reads as missing. The sheet's used range starts the text:
+//! leading empty rows and columns are left out; every row has the range's width, as a
+//! spreadsheet's CSV export writes it, and an empty row is an empty line. So title rows
+//! above the header have as many fields as the rows and are not found as a preamble:
+//! `--skip-lines` names them (`--inspect` shows the rows).
+
+use std::io::Read;
+use std::path::Path;
+
+use calamine::{Data, ExcelDateTime, Range, Reader, open_workbook_auto};
+
+use crate::error::{Error, Result};
+
+/// Extensions of the spreadsheet files read ([`is_spreadsheet`]).
+pub const SHEET_EXTENSIONS: [&str; 5] = ["xlsx", "xlsm", "xlsb", "xls", "ods"];
+
+/// True for a spreadsheet file name (see [`SHEET_EXTENSIONS`]).
+pub fn is_spreadsheet(path: &Path) -> bool {
+    let extension = path.extension().and_then(|extension| extension.to_str()).unwrap_or_default();
+    SHEET_EXTENSIONS.iter().any(|known| extension.eq_ignore_ascii_case(known))
+}
+
+/// The first worksheet of the spreadsheet at `path` as a stream of CSV text.
+pub fn csv_stream(path: &Path) -> Result<Box<dyn Read>> {
+    let bad =
+        |reason: String| Error::InFile { file: path.display().to_string(), source: Box::new(Error::Sheet(reason)) };
+    let mut workbook = open_workbook_auto(path).map_err(|error| bad(error.to_string()))?;
+    let range = match workbook.worksheet_range_at(0) {
+        Some(range) => range.map_err(|error| bad(error.to_string()))?,
+        None => return Err(bad("the workbook has no worksheet".into())),
+    };
+    Ok(Box::new(SheetText { range, row: 0, text: Vec::new(), at: 0 }))
+}
+
+/// Renders a worksheet's rows as CSV text on demand, a row at a time.
+struct SheetText {
+    range: Range<Data>,
+    /// The next row to render (relative to the range's start).
+    row: usize,
+    /// Rendered text not yet read.
+    text: Vec<u8>,
+    at: usize,
+}
+
+impl SheetText {
+    /// Renders the next row; false after the last.
+    fn next_row(&mut self) -> std::io::Result<bool> {
+        if self.row >= self.range.height() {
+            return Ok(false);
+        }
+        let fields: Vec<String> = (0..self.range.width())
+            .map(|column| self.range.get((self.row, column)).map_or_else(String::new, cell))
+            .collect();
+        self.row += 1;
+        self.text.clear();
+        self.at = 0;
+        if fields.iter().all(String::is_empty) {
+            self.text.push(b'\n');
+            return Ok(true);
+        }
+        let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(std::mem::take(&mut self.text));
+        writer.write_record(&fields).map_err(std::io::Error::other)?;
+        self.text = writer.into_inner().map_err(|error| std::io::Error::other(error.to_string()))?;
+        Ok(true)
+    }
+}
+
+impl Read for SheetText {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.text.len() {
+            if !self.next_row()? {
+                return Ok(0);
+            }
+        }
+        let n = buf.len().min(self.text.len() - self.at);
+        buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// One cell as a CSV export shows it (see the module docs).
+fn cell(data: &Data) -> String {
+    match data {
+        Data::Int(value) => value.to_string(),
+        Data::Float(value) => value.to_string(),
+        Data::String(text) | Data::DateTimeIso(text) | Data::DurationIso(text) => text.clone(),
+        Data::Bool(value) => value.to_string(),
+        Data::DateTime(when) => date_time(when),
+        Data::Error(_) | Data::Empty => String::new(),
+    }
+}
+
+/// An Excel date, time or date and time in ISO 8601 (see the module docs).
+fn date_time(when: &ExcelDateTime) -> String {
+    let (year, month, day, hour, minute, second, milli) = when.to_ymd_hms_milli();
+    let value = when.as_f64();
+    let time = match milli {
+        0 => format!("{hour:02}:{minute:02}:{second:02}"),
+        _ => format!("{hour:02}:{minute:02}:{second:02}.{milli:03}"),
+    };
+    if when.is_duration() || (0.0..1.0).contains(&value) {
+        time
+    } else if value.fract() == 0.0 {
+        format!("{year:04}-{month:02}-{day:02}")
+    } else {
+        format!("{year:04}-{month:02}-{day:02}T{time}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/meteo").join(name)
+    }
+
+    #[test]
+    fn a_sheet_reads_as_the_csv_its_export_gives() {
+        // Proves: the first worksheet becomes one CSV line per row, padded to the used
+        // range's width, an empty row an empty line; date, time and date-time cells in
+        // the forms the loader reads; an error cell and an empty cell empty; a comma
+        // quoted.
+        let mut text = String::new();
+        csv_stream(&sample("hilltop_hourly.xlsx")).unwrap().read_to_string(&mut text).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Station: Hilltop_Met (synthetic sample),,,,,,,");
+        assert_eq!(lines[1], "");
+        assert_eq!(lines[2], "Date,Time,Observed,Temperature (°C),Pressure (hPa),Rain (mm),Wind (m/s),Note");
+        assert_eq!(lines[3], "2021-06-01,01:00:00,2021-06-01T01:00:00,12.41,1003,0,1.82,ok");
+        assert_eq!(lines[4], "2021-06-01,02:00:00,2021-06-01T02:00:00,11.97,1003,0.2,1.46,\"a, b\"");
+        assert_eq!(lines[5], "2021-06-01,03:00:00,2021-06-01T03:00:00,,1002,0.4,0.93,");
+        assert_eq!(lines[6], "2021-06-01,04:00:00,2021-06-01T04:00:00,11.02,1002,,0.71,");
+        assert_eq!(lines.len(), 7);
+    }
+
+    #[test]
+    fn a_file_that_is_no_spreadsheet_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fake.xlsx");
+        std::fs::write(&path, b"station,time\nS1,2020-01-01\n").unwrap();
+        let error = csv_stream(&path).err().expect("refused").to_string();
+        assert!(error.contains("fake.xlsx") && error.contains("spreadsheet"), "{error}");
+    }
+}
