@@ -139,8 +139,8 @@ fn run_load(
     Ok(summary)
 }
 
-/// The inputs (folders expanded, compressed files decompressed), the bytes read so far
-/// and the total size.
+/// The inputs (folders expanded, compressed files decompressed, spreadsheets and Parquet
+/// files read as the CSV of their rows), the bytes read so far and the total size.
 type Inputs = (Vec<(String, Box<dyn Read>)>, Arc<AtomicU64>, u64);
 
 fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
@@ -152,6 +152,10 @@ fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
         #[cfg(feature = "parquet")]
         if quiredb::datasets::meteo::parquet_input::is_parquet(&path) {
             inputs.push((path.display().to_string(), quiredb::datasets::meteo::parquet_input::csv_stream(&path)?));
+            continue;
+        }
+        if quiredb::datasets::meteo::sheet_input::is_spreadsheet(&path) {
+            inputs.push((path.display().to_string(), quiredb::datasets::meteo::sheet_input::csv_stream(&path)?));
             continue;
         }
         let counting = CountingReader::new(file, Arc::clone(&read));

@@ -6,6 +6,7 @@ after a failed load, concurrent queries from threads."""
 import json
 import subprocess
 import threading
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -134,6 +135,14 @@ def test_load_options_are_the_clis(tmp_path):
             db.load_csv(csv_path, colour="red")
         with pytest.raises(ValueError, match="preset"):
             db.load_csv(csv_path, preset="nowhere")
+
+
+def test_a_spreadsheet_loads_as_its_csv(tmp_path):
+    sheet = Path(__file__).resolve().parents[2] / "datasets/tests/data/meteo/hilltop_hourly.xlsx"
+    with quiredb.open(tmp_path / "x.quire") as db:
+        summary = db.load_csv(sheet, station_name="hill", time="Date,Time", measures="Temperature,Rain")
+        assert summary["rows"] == 4 and summary["missing"] == {"Temperature (°C)": 1, "Rain (mm)": 1}
+        assert db.range("hill").column("Temperature (°C)").to_pylist() == [12.41, 11.97, None, 11.02]
 
 
 def test_bad_row_names_the_line_and_leaves_the_database_unchanged(tmp_path, meteo_rows):
