@@ -320,6 +320,22 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
 }
 
 #[test]
+fn load_csv_reads_the_worksheet_sheet_names() {
+    // Proves: --sheet picks a spreadsheet's worksheet by name (the first is read
+    // without it), and a sheet the workbook lacks is an error naming the file and its
+    // sheets.
+    let dir = tempfile::tempdir().unwrap();
+    let (sheet, db) = (meteo_sample("hilltop_hourly.xlsx"), dir.path().join("s.quire"));
+    let args = ["load-csv", &sheet, "--db", path_str(&db), "--station-name", "hill", "--time", "Date"];
+    let daily = quire(&[&args[..], &["--measures", "Tmax,Tmin", "--sheet", "Daily", "--quiet"]].concat());
+    assert!(daily.status.success(), "{}", text(&daily));
+    assert!(text(&daily).contains("rows loaded:   2\n"), "{}", text(&daily));
+    let wrong = quire(&[&args[..], &["--measures", "Tmax", "--sheet", "Weekly", "--quiet"]].concat());
+    assert!(!wrong.status.success());
+    assert!(text(&wrong).contains("hilltop_hourly.xlsx") && text(&wrong).contains("Hourly, Daily"), "{}", text(&wrong));
+}
+
+#[test]
 fn load_csv_bad_value_names_file_line_column_and_value_and_changes_nothing() {
     // Proves: in a load of several files, a bad value stops the load with the file,
     // line, column and value, leaving the database as it was; --skip-bad loads the

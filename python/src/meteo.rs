@@ -106,7 +106,7 @@ fn run_load(
     report: &mut dyn FnMut(u64, u64, u64, bool),
 ) -> anyhow::Result<LoadSummary> {
     let label = request.paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
-    let (inputs, read_bytes, total) = open_inputs(&request.paths)?;
+    let (inputs, read_bytes, total) = open_inputs(&request.paths, request.schema.sheet.as_deref())?;
     let mut reader =
         ObservationReader::from_files(inputs, &request.schema).with_context(|| format!("cannot read {label}"))?;
     if let Some(names) = &request.index_measures {
@@ -143,7 +143,7 @@ fn run_load(
 /// files read as the CSV of their rows), the bytes read so far and the total size.
 type Inputs = (Vec<(String, Box<dyn Read>)>, Arc<AtomicU64>, u64);
 
-fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
+fn open_inputs(paths: &[PathBuf], sheet: Option<&str>) -> anyhow::Result<Inputs> {
     let read = Arc::new(AtomicU64::new(0));
     let (mut inputs, mut total) = (Vec::new(), 0);
     for path in files::expand(paths)? {
@@ -155,7 +155,7 @@ fn open_inputs(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
             continue;
         }
         if quiredb::datasets::meteo::sheet_input::is_spreadsheet(&path) {
-            inputs.push((path.display().to_string(), quiredb::datasets::meteo::sheet_input::csv_stream(&path)?));
+            inputs.push((path.display().to_string(), quiredb::datasets::meteo::sheet_input::csv_stream(&path, sheet)?));
             continue;
         }
         let counting = CountingReader::new(file, Arc::clone(&read));

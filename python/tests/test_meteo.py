@@ -143,6 +143,9 @@ def test_a_spreadsheet_loads_as_its_csv(tmp_path):
         summary = db.load_csv(sheet, station_name="hill", time="Date,Time", measures="Temperature,Rain")
         assert summary["rows"] == 4 and summary["missing"] == {"Temperature (°C)": 1, "Rain (mm)": 1}
         assert db.range("hill").column("Temperature (°C)").to_pylist() == [12.41, 11.97, None, 11.02]
+    with quiredb.open(tmp_path / "daily.quire") as db:
+        daily = db.load_csv(sheet, station_name="daily", time="Date", measures="Tmax", sheet="Daily")
+        assert daily["rows"] == 2 and db.range("daily").column("Tmax").to_pylist() == [18.5, 20.25]
 
 
 def test_bad_row_names_the_line_and_leaves_the_database_unchanged(tmp_path, meteo_rows):

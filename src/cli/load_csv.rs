@@ -123,7 +123,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         false => None,
     };
     let watch = super::load_speed::Stopwatch::start();
-    let Inputs { files: inputs, read_bytes, total_bytes } = open_inputs(&args.files)?;
+    let Inputs { files: inputs, read_bytes, total_bytes } = open_inputs(&args.files, schema.sheet.as_deref())?;
     let mut reader = ObservationReader::from_files(inputs, &schema)
         .with_context(|| format!("cannot read {}", files_label(&args)))?;
     if let Some(list) = &args.index_measures {
@@ -336,7 +336,7 @@ struct Inputs {
 }
 
 /// Opens the files of `paths` (folders expanded).
-fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
+fn open_inputs(paths: &[PathBuf], sheet: Option<&str>) -> Result<Inputs> {
     let read_bytes = Arc::new(AtomicU64::new(0));
     let mut total_bytes = 0;
     let mut files = Vec::new();
@@ -351,7 +351,7 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
         }
         if quiredb_datasets::meteo::sheet_input::is_spreadsheet(&path) {
             // The first worksheet, read as the CSV text of its rows; no byte progress.
-            files.push((path.display().to_string(), quiredb_datasets::meteo::sheet_input::csv_stream(&path)?));
+            files.push((path.display().to_string(), quiredb_datasets::meteo::sheet_input::csv_stream(&path, sheet)?));
             continue;
         }
         let counting = CountingReader::new(file, Arc::clone(&read_bytes));
@@ -362,7 +362,7 @@ fn open_inputs(paths: &[PathBuf]) -> Result<Inputs> {
 
 /// The first input alone (for the baseline parses and --inspect).
 fn open_first(args: &LoadArgs) -> Result<Box<dyn Read>> {
-    Ok(open_inputs(&args.files)?.files.swap_remove(0).1)
+    Ok(open_inputs(&args.files, args.mapping.sheet.as_deref())?.files.swap_remove(0).1)
 }
 
 /// The inputs as named in messages.

@@ -81,6 +81,10 @@ pub struct MappingArgs {
     /// (Latin-1) when the start of the file is not UTF-8.
     #[arg(long)]
     pub encoding: Option<String>,
+    /// Worksheet of spreadsheet inputs (.xlsx, .ods, …): its name, or its number from
+    /// 1; default: the first.
+    #[arg(long)]
+    pub sheet: Option<String>,
     /// A wide table: columns named by period (YYYY_MM, YYYY-MM, YYYYMM, YYYYMMDD,
     /// YYYY-MM-DD, months, days) melted into one observation per cell; with months,
     /// --time names the year column; with days (1…31, D01…), the year and month columns.
@@ -144,6 +148,7 @@ impl MappingArgs {
         if let Some(label) = &self.encoding {
             schema.encoding = TextEncoding::from_label(label)?;
         }
+        schema.sheet.clone_from(&self.sheet);
         Ok(())
     }
 

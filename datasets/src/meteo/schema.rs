@@ -225,6 +225,9 @@ pub struct Schema {
     pub flags: Vec<(ColumnRef, ColumnRef)>,
     /// Flag values that drop the value (it counts as missing); empty: any non-empty flag.
     pub drop_flags: Vec<String>,
+    /// The worksheet of spreadsheet inputs, by name or number from 1 (`None`: the
+    /// first; see `sheet_input.rs`).
+    pub sheet: Option<String>,
 }
 
 impl Default for Schema {
@@ -247,6 +250,7 @@ impl Default for Schema {
             column_sentinels: Vec::new(),
             flags: Vec::new(),
             drop_flags: Vec::new(),
+            sheet: None,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Spreadsheet input of `quire load-csv`: the first worksheet of an Excel (`.xlsx`,
+//! Spreadsheet input of `quire load-csv`: one worksheet (the first, or `--sheet`'s) of an
+//! Excel (`.xlsx`,
 //! `.xlsm`, `.xlsb`, `.xls`) or OpenDocument (`.ods`) file, read with `calamine` as
 //! the CSV text of its rows, so that every column option of the CSV loader applies
 //! unchanged and the stored records are the lines a CSV export of the sheet gives.
@@ -29,12 +30,22 @@ pub fn is_spreadsheet(path: &Path) -> bool {
     SHEET_EXTENSIONS.iter().any(|known| extension.eq_ignore_ascii_case(known))
 }
 
-/// The first worksheet of the spreadsheet at `path` as a stream of CSV text.
-pub fn csv_stream(path: &Path) -> Result<Box<dyn Read>> {
+/// The worksheet `sheet` (its name, or its number from 1; `None`: the first) of the
+/// spreadsheet at `path` as a stream of CSV text.
+pub fn csv_stream(path: &Path, sheet: Option<&str>) -> Result<Box<dyn Read>> {
     let bad =
         |reason: String| Error::InFile { file: path.display().to_string(), source: Box::new(Error::Sheet(reason)) };
     let mut workbook = open_workbook_auto(path).map_err(|error| bad(error.to_string()))?;
-    let range = match workbook.worksheet_range_at(0) {
+    let names = workbook.sheet_names();
+    let index = match sheet {
+        None => 0,
+        Some(wanted) => names
+            .iter()
+            .position(|name| name == wanted)
+            .or_else(|| wanted.parse::<usize>().ok().filter(|&n| (1..=names.len()).contains(&n)).map(|n| n - 1))
+            .ok_or_else(|| bad(format!("no worksheet {wanted:?}; the workbook has {}", names.join(", "))))?,
+    };
+    let range = match workbook.worksheet_range_at(index) {
         Some(range) => range.map_err(|error| bad(error.to_string()))?,
         None => return Err(bad("the workbook has no worksheet".into())),
     };
@@ -132,7 +143,7 @@ mod tests {
         // the forms the loader reads; an error cell and an empty cell empty; a comma
         // quoted.
         let mut text = String::new();
-        csv_stream(&sample("hilltop_hourly.xlsx")).unwrap().read_to_string(&mut text).unwrap();
+        csv_stream(&sample("hilltop_hourly.xlsx"), None).unwrap().read_to_string(&mut text).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "Station: Hilltop_Met (synthetic sample),,,,,,,");
         assert_eq!(lines[1], "");
@@ -145,11 +156,28 @@ mod tests {
     }
 
     #[test]
+    fn a_sheet_is_chosen_by_name_or_number() {
+        // Proves: `sheet` picks a worksheet by its name or its number from 1; another
+        // is an error listing the workbook's sheets.
+        let path = sample("hilltop_hourly.xlsx");
+        let daily = "Date,Tmax,Tmin,Rain\n2021-06-01,18.5,9.1,0.6\n2021-06-02,20.25,10,0\n";
+        for sheet in ["Daily", "2"] {
+            let mut text = String::new();
+            csv_stream(&path, Some(sheet)).unwrap().read_to_string(&mut text).unwrap();
+            assert_eq!(text, daily, "{sheet}");
+        }
+        for wrong in ["Monthly", "3", "0"] {
+            let error = csv_stream(&path, Some(wrong)).err().expect("refused").to_string();
+            assert!(error.contains(&format!("no worksheet {wrong:?}")) && error.contains("Hourly, Daily"), "{error}");
+        }
+    }
+
+    #[test]
     fn a_file_that_is_no_spreadsheet_is_an_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fake.xlsx");
         std::fs::write(&path, b"station,time\nS1,2020-01-01\n").unwrap();
-        let error = csv_stream(&path).err().expect("refused").to_string();
+        let error = csv_stream(&path, None).err().expect("refused").to_string();
         assert!(error.contains("fake.xlsx") && error.contains("spreadsheet"), "{error}");
     }
 }

@@ -51,7 +51,7 @@ fn load_paths(paths: &[PathBuf], schema: &Schema) -> Vec<(Observation, String)> 
 fn try_load_paths(paths: &[PathBuf], schema: &Schema) -> quiredb_datasets::Result<Vec<(Observation, String)>> {
     let inputs = files::expand(paths).expect("samples exist").into_iter().map(|path| {
         let input = match sheet_input::is_spreadsheet(&path) {
-            true => sheet_input::csv_stream(&path).expect("a spreadsheet"),
+            true => sheet_input::csv_stream(&path, schema.sheet.as_deref()).expect("a spreadsheet"),
             false => files::decompressed(&path, std::fs::File::open(&path).expect("sample opens")).expect("decoder"),
         };
         (path.display().to_string(), input)
