@@ -149,17 +149,8 @@ fn open_inputs(paths: &[PathBuf], sheet: Option<&str>) -> anyhow::Result<Inputs>
     for path in files::expand(paths)? {
         let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         total += file.metadata()?.len();
-        #[cfg(feature = "parquet")]
-        if quiredb::datasets::meteo::parquet_input::is_parquet(&path) {
-            inputs.push((path.display().to_string(), quiredb::datasets::meteo::parquet_input::csv_stream(&path)?));
-            continue;
-        }
-        if quiredb::datasets::meteo::sheet_input::is_spreadsheet(&path) {
-            inputs.push((path.display().to_string(), quiredb::datasets::meteo::sheet_input::csv_stream(&path, sheet)?));
-            continue;
-        }
         let counting = CountingReader::new(file, Arc::clone(&read));
-        inputs.push((path.display().to_string(), files::decompressed(&path, counting)?));
+        inputs.push((path.display().to_string(), files::open_input(&path, counting, sheet)?));
     }
     Ok((inputs, read, total))
 }

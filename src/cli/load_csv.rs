@@ -343,19 +343,9 @@ fn open_inputs(paths: &[PathBuf], sheet: Option<&str>) -> Result<Inputs> {
     for path in files::expand(paths)? {
         let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         total_bytes += file.metadata()?.len();
-        #[cfg(feature = "parquet")]
-        if quiredb_datasets::meteo::parquet_input::is_parquet(&path) {
-            // Read as the CSV text of its rows (feature `parquet`); no byte progress.
-            files.push((path.display().to_string(), quiredb_datasets::meteo::parquet_input::csv_stream(&path)?));
-            continue;
-        }
-        if quiredb_datasets::meteo::sheet_input::is_spreadsheet(&path) {
-            // The first worksheet, read as the CSV text of its rows; no byte progress.
-            files.push((path.display().to_string(), quiredb_datasets::meteo::sheet_input::csv_stream(&path, sheet)?));
-            continue;
-        }
+        // Spreadsheets and Parquet files are read from their path: no byte progress.
         let counting = CountingReader::new(file, Arc::clone(&read_bytes));
-        files.push((path.display().to_string(), files::decompressed(&path, counting)?));
+        files.push((path.display().to_string(), files::open_input(&path, counting, sheet)?));
     }
     Ok(Inputs { files, read_bytes, total_bytes })
 }

@@ -58,6 +58,21 @@ fn is_sheet_file(path: &Path) -> bool {
     super::sheet_input::is_spreadsheet(path) && !lock
 }
 
+/// The text of the input file `path` whose bytes `input` reads: a spreadsheet's
+/// worksheet `sheet` (see `sheet_input.rs`) or, with the feature `parquet`, a Parquet
+/// file, read as the CSV of their rows (from `path`: `input` is not read); any other
+/// file's bytes [`decompressed`].
+pub fn open_input<'a>(path: &Path, input: impl Read + 'a, sheet: Option<&str>) -> Result<Box<dyn Read + 'a>> {
+    if super::sheet_input::is_spreadsheet(path) {
+        return super::sheet_input::csv_stream(path, sheet);
+    }
+    #[cfg(feature = "parquet")]
+    if super::parquet_input::is_parquet(path) {
+        return super::parquet_input::csv_stream(path);
+    }
+    decompressed(path, input)
+}
+
 /// `input` (the bytes of the file `path`) decompressed by its extension.
 pub fn decompressed<'a>(path: &Path, input: impl Read + 'a) -> Result<Box<dyn Read + 'a>> {
     match path.extension().and_then(|extension| extension.to_str()) {

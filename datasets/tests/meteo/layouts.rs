@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use quiredb_datasets::meteo::{
     ColumnRef, Layout, LoadOptions, Observation, ObservationReader, ObservationSink, PeriodPattern, Schema,
-    StationSpec, TextEncoding, TimeSpec, files, load, sheet_input,
+    StationSpec, TextEncoding, TimeSpec, files, load,
 };
 
 /// Keeps every observation and raw record it receives.
@@ -50,11 +50,8 @@ fn load_paths(paths: &[PathBuf], schema: &Schema) -> Vec<(Observation, String)> 
 /// [`load_paths`], or the load's error.
 fn try_load_paths(paths: &[PathBuf], schema: &Schema) -> quiredb_datasets::Result<Vec<(Observation, String)>> {
     let inputs = files::expand(paths).expect("samples exist").into_iter().map(|path| {
-        let input = match sheet_input::is_spreadsheet(&path) {
-            true => sheet_input::csv_stream(&path, schema.sheet.as_deref()).expect("a spreadsheet"),
-            false => files::decompressed(&path, std::fs::File::open(&path).expect("sample opens")).expect("decoder"),
-        };
-        (path.display().to_string(), input)
+        let file = std::fs::File::open(&path).expect("sample opens");
+        (path.display().to_string(), files::open_input(&path, file, schema.sheet.as_deref()).expect("input"))
     });
     let mut reader = ObservationReader::from_files(inputs.collect(), schema)?;
     let mut sink = Collect::default();

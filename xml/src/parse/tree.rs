@@ -260,11 +260,10 @@ impl<'s, S: Sink> Builder<'s, S> {
 
     fn reader_error<B: Source>(&self, e: quick_xml::Error, at: Position, source: &B) -> Error {
         match e {
-            quick_xml::Error::Io(_) if source.malformed().is_some() => {
-                let encoding = source.malformed().unwrap_or_default();
-                self.fail(source.position(), format!("the document is not valid {encoding}"))
-            }
-            quick_xml::Error::Io(e) => self.io_error(io::Error::new(e.kind(), e.to_string())),
+            quick_xml::Error::Io(e) => match source.malformed() {
+                Some(encoding) => self.fail(source.position(), format!("the document is not valid {encoding}")),
+                None => self.io_error(io::Error::new(e.kind(), e.to_string())),
+            },
             e => self.fail(at, e.to_string()),
         }
     }
