@@ -9,9 +9,13 @@
 //! entities that such DTDs declare (`&eacute;` …, as in DBLP's `dblp.dtd`) expanded
 //! before parsing, anywhere in the text; a document that is not well-formed
 //! is an [`Error::Xml`] naming the file, line and column. Both rules live in
-//! [`crate::parse`], so the streaming parser and this loader cannot drift apart.
+//! [`crate::parse`], so the streaming parser and this loader cannot drift apart. The
+//! internal subset's attribute defaults, which roxmltree does not read, are written
+//! into the text it parses (`collection/defaults.rs`).
 //!
 //! Read next: `reference.rs`, which evaluates queries over the parsed documents.
+
+mod defaults;
 
 use std::path::{Path, PathBuf};
 
@@ -54,9 +58,10 @@ fn read_source(path: &Path) -> Result<Source> {
 }
 
 impl Source {
-    /// A document's text as loaded (entities of an external DTD expanded, see above).
+    /// A document's text as loaded (entities of an external DTD expanded, see above;
+    /// the internal subset's attribute defaults supplied, `collection/defaults.rs`).
     pub fn new(path: PathBuf, text: String) -> Self {
-        Source { path, text: expand_external_entities(text) }
+        Source { path, text: defaults::supply(expand_external_entities(text)) }
     }
 }
 

@@ -1,5 +1,7 @@
 //! The DOCTYPE: its internal subset read as roxmltree reads it (entity declarations
-//! kept, comments and PIs reported, `<!ELEMENT`/`<!ATTLIST`/`<!NOTATION` skipped), and
+//! kept, comments and PIs reported, `<!ELEMENT`/`<!NOTATION` skipped), with one
+//! addition: attribute-list declarations are read (`attlist.rs`; one that does not
+//! parse is skipped as roxmltree skips them all); and
 //! the one rule for documents that name an external DTD, which we never fetch: they get
 //! the ISO Latin-1 character entities (`&eacute;` …) such DTDs declare, expanded before
 //! parsing anywhere in the text ([`expand_latin1`]), as the reference loader does.
@@ -11,10 +13,12 @@
 //! Read next: `text.rs`, which expands the entities.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::rc::Rc;
 
 use quick_xml::events::Event as XmlEvent;
 
+use super::attlist::{self, AttributeDecl};
 use super::syntax::{Checked, Cursor, check_chars, fault};
 
 /// Names of the ISO Latin-1 entities, code points 160 to 255 in order.
@@ -91,6 +95,12 @@ pub(crate) enum Misc {
 pub(crate) struct Doctype {
     pub entities: Vec<Entity>,
     pub misc: Vec<Misc>,
+    /// The attributes its `<!ATTLIST …>` declare (the first declaration of each).
+    pub attributes: Vec<AttributeDecl>,
+    /// Byte ranges of the `<!ATTLIST …>` declarations read, in the DOCTYPE's text.
+    pub attribute_lists: Vec<Range<usize>>,
+    /// Byte ranges of the general entities' values (between their quotes), likewise.
+    pub entity_values: Vec<Range<usize>>,
 }
 
 /// Reads a DOCTYPE's text (after `<!DOCTYPE` and the spaces, before the final `>`).
@@ -122,14 +132,30 @@ pub(crate) fn parse_doctype(text: &str) -> Checked<Doctype> {
             cursor.pos += 1;
             cursor.skip_spaces();
             return if cursor.at_end() { Ok(doctype) } else { cursor.unexpected("'>'") };
-        } else if ["<!ELEMENT", "<!ATTLIST", "<!NOTATION"].iter().any(|d| cursor.starts_with(d)) {
-            match cursor.rest().find('>') {
-                Some(end) => cursor.pos += end + 1,
-                None => return fault(cursor.pos, "a declaration is not closed"),
+        } else if cursor.starts_with("<!ATTLIST") {
+            let start = cursor.pos;
+            if attlist::declaration(&mut cursor, &mut doctype.attributes).is_ok() {
+                doctype.attribute_lists.push(start..cursor.pos);
+            } else {
+                cursor.pos = start;
+                skip_declaration(&mut cursor)?;
             }
+        } else if ["<!ELEMENT", "<!NOTATION"].iter().any(|d| cursor.starts_with(d)) {
+            skip_declaration(&mut cursor)?;
         } else {
             return fault(cursor.pos, "unknown token in the DTD");
         }
+    }
+}
+
+/// Skips a declaration up to its first `>`, as roxmltree does.
+fn skip_declaration(cursor: &mut Cursor) -> Checked<()> {
+    match cursor.rest().find('>') {
+        Some(end) => {
+            cursor.pos += end + 1;
+            Ok(())
+        }
+        None => fault(cursor.pos, "a declaration is not closed"),
     }
 }
 
@@ -178,6 +204,9 @@ fn entity_declaration(cursor: &mut Cursor, doctype: &mut Doctype) -> Checked<()>
                 return fault(cursor.text.len(), "an entity value is not closed");
             };
             let value = &cursor.rest()[..length];
+            if general {
+                doctype.entity_values.push(cursor.pos..cursor.pos + length);
+            }
             cursor.pos += length + 1;
             if !doctype.entities.iter().any(|e| *e.name == *name) {
                 doctype.entities.push(Entity { name: name.into(), value: value.into() });

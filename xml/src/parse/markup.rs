@@ -9,9 +9,11 @@
 //!
 //! Read next: `text.rs` (attribute value normalisation).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::Sink;
+use super::attlist::{AttributeDecl, collapse};
 use super::input::Position;
 use super::syntax::Cursor;
 use super::tree::{Builder, Namespace, OpenElement, Phase};
@@ -28,6 +30,16 @@ struct Attribute {
     local_start: usize,
     value: Range<usize>,
     at: Position,
+}
+
+/// A start tag's attributes as read: their names and values in `text`, and the
+/// names written in the tag (namespace declarations too), kept only when the element
+/// has declared attributes.
+#[derive(Default)]
+struct Tag {
+    text: String,
+    attributes: Vec<Attribute>,
+    written: Vec<Box<str>>,
 }
 
 impl<S: Sink> Builder<'_, S> {
@@ -54,7 +66,12 @@ impl<S: Sink> Builder<'_, S> {
         let name = &raw[..cursor.pos];
         self.tag_seen = true;
         let own = self.namespaces.len();
-        let (text, attributes) = self.read_attributes(&mut cursor, inside, own)?;
+        let declared = if self.declared.is_empty() { None } else { self.declared.get(name).cloned() };
+        let declared = declared.as_deref().unwrap_or_default();
+        let mut tag = Tag::default();
+        self.read_attributes(&mut cursor, inside, own, declared, &mut tag)?;
+        self.supply_defaults(declared, inside, own, &mut tag)?;
+        let Tag { text, attributes, .. } = tag;
         self.resolve_attributes(&text, &attributes, own)?;
         if !prefix.is_empty() && self.lookup(Some(prefix), own).is_none() {
             return Err(self.fail(inside, format!("unknown namespace prefix '{prefix}'")));
@@ -78,45 +95,92 @@ impl<S: Sink> Builder<'_, S> {
         Ok(())
     }
 
-    /// The attributes after the name; namespace declarations go to `namespaces`.
+    /// The attributes after the name, into `tag`; namespace declarations go to
+    /// `namespaces`. Values of attributes `declared` with a type other than `CDATA` are
+    /// collapsed.
     fn read_attributes(
         &mut self,
         cursor: &mut Cursor,
         inside: Position,
         own: usize,
-    ) -> Result<(String, Vec<Attribute>)> {
+        declared: &[AttributeDecl],
+        tag: &mut Tag,
+    ) -> Result<()> {
         let raw = cursor.text;
         let fault = |builder: &Self, f: Fault| builder.fault(inside, raw, f);
-        let (mut text, mut attributes) = (String::new(), Vec::new());
         loop {
             let has_space = cursor.starts_with_space();
             cursor.skip_spaces();
             if cursor.at_end() {
-                return Ok((text, attributes));
+                return Ok(());
             }
             if !has_space {
                 return Err(fault(self, cursor.unexpected::<()>("a whitespace").unwrap_err()));
             }
             let start = cursor.pos;
             let (prefix, local) = cursor.consume_qname().map_err(|f| fault(self, f))?;
-            let name_end = cursor.pos;
+            let name = &raw[start..cursor.pos];
             let value = cursor.consume_eq().and_then(|()| cursor.consume_attribute_value());
             let (value, value_at) = value.map_err(|f| fault(self, f))?;
             let at = inside.within(raw, start);
             let value = self.attribute_value(value, inside.within(raw, value_at))?;
-            if prefix == "xmlns" {
-                self.declare(Some(local), &value, at, own)?;
-            } else if local == "xmlns" {
-                self.declare(None, &value, at, own)?;
-            } else {
-                let name = text.len()..text.len() + name_end - start;
-                text.push_str(&raw[start..name_end]);
-                let value_range = text.len()..text.len() + value.len();
-                text.push_str(&value);
-                let local_start = name_end - start - local.len();
-                attributes.push(Attribute { name, local_start, value: value_range, at });
+            let value = match declared.iter().find(|decl| *decl.name == *name) {
+                Some(decl) if collapses(decl, prefix, local) => Cow::Owned(collapse(&value).into_owned()),
+                _ => value,
+            };
+            if !declared.is_empty() {
+                tag.written.push(name.into());
             }
+            self.add_attribute((name, prefix, local), &value, at, own, tag)?;
         }
+    }
+
+    /// One attribute of a tag: a namespace declaration (`xmlns:p`, `xmlns`) or an
+    /// attribute `name` = `(qualified, prefix, local)`.
+    fn add_attribute(
+        &mut self,
+        (name, prefix, local): (&str, &str, &str),
+        value: &str,
+        at: Position,
+        own: usize,
+        tag: &mut Tag,
+    ) -> Result<()> {
+        if prefix == "xmlns" {
+            return self.declare(Some(local), value, at, own);
+        }
+        if local == "xmlns" {
+            return self.declare(None, value, at, own);
+        }
+        let text = &mut tag.text;
+        let name_range = text.len()..text.len() + name.len();
+        text.push_str(name);
+        let value_range = text.len()..text.len() + value.len();
+        text.push_str(value);
+        let local_start = name.len() - local.len();
+        tag.attributes.push(Attribute { name: name_range, local_start, value: value_range, at });
+        Ok(())
+    }
+
+    /// The attributes `declared` with a default that the tag does not specify, after the
+    /// ones it does, in declaration order (normalised as a tag's values are, collapsed
+    /// unless `CDATA`); a fault in one is reported at the tag.
+    fn supply_defaults(&mut self, declared: &[AttributeDecl], at: Position, own: usize, tag: &mut Tag) -> Result<()> {
+        for decl in declared {
+            let Some(literal) = &decl.default else { continue };
+            let name = &*decl.name;
+            if tag.written.iter().any(|written| **written == *name) {
+                continue;
+            }
+            let mut cursor = Cursor::new(name);
+            let (prefix, local) = match cursor.consume_qname() {
+                Ok(split) if cursor.at_end() => split,
+                _ => return Err(self.fail(at, format!("the declared attribute '{name}' is not a qualified name"))),
+            };
+            let value = self.attribute_value(literal, at)?;
+            let value = if collapses(decl, prefix, local) { collapse(&value).into_owned().into() } else { value };
+            self.add_attribute((name, prefix, local), &value, at, own, tag)?;
+        }
+        Ok(())
     }
 
     /// `xmlns:prefix="uri"` or `xmlns="uri"` (`prefix` `None`), checked as roxmltree does.
@@ -200,6 +264,12 @@ impl<S: Sink> Builder<'_, S> {
             self.phase = Phase::Epilog;
         }
     }
+}
+
+/// Whether values of `decl` (an attribute `prefix:local`) are collapsed: declared with
+/// a type other than `CDATA`, and not a namespace declaration.
+fn collapses(decl: &AttributeDecl, prefix: &str, local: &str) -> bool {
+    !decl.cdata && prefix != "xmlns" && local != "xmlns"
 }
 
 /// `(prefix, local)` of a qualified name whose local part starts at `local_start`.

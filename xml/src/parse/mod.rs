@@ -12,9 +12,15 @@
 //! an empty CDATA section (`<![CDATA[]]>`) alone is an empty `Text`; comments and PIs
 //! inside the DOCTYPE's internal subset are emitted at top level before the root.
 //!
-//! Read next: `tree.rs` (the state machine), then `markup.rs`, `text.rs`, `dtd.rs`,
+//! One addition to roxmltree's model, which XML 1.0 requires (§5.1) and BaseX's parser
+//! makes: the internal subset's attribute defaults are supplied and the values of
+//! attributes declared with a type other than `CDATA` collapsed (`attlist.rs`); the
+//! reference loader supplies them to roxmltree's input (`collection/defaults.rs`).
+//!
+//! Read next: `tree.rs` (the state machine), then `markup.rs`, `text.rs`, `dtd.rs`, `attlist.rs`,
 //! `encoding.rs`, `input.rs`, `syntax.rs`.
 
+mod attlist;
 mod dtd;
 mod encoding;
 mod input;
@@ -30,6 +36,7 @@ pub(crate) mod tests;
 use std::io::Read;
 use std::path::Path;
 
+pub use attlist::{AttributeDecl, DeclaredAttributes, collapse, declared_attributes, starts_with_attribute_list};
 pub use dtd::{expand_latin1, external_dtd};
 pub use encoding::{Encoding, decode, detect};
 
@@ -45,7 +52,9 @@ pub enum Event<'a> {
     },
     /// One attribute of the element just opened (zero or more, right after `Open`,
     /// in document order, before any child event). `value` is normalised (tab, CR, LF
-    /// → space; entity and character references expanded), exactly roxmltree's value.
+    /// → space; entity and character references expanded), exactly roxmltree's value,
+    /// and collapsed when the internal subset declares the attribute with a type other
+    /// than `CDATA`; attributes it gives a default to follow the specified ones.
     /// Namespace declarations (`xmlns`, `xmlns:p`) are not attributes, as in roxmltree.
     Attribute {
         name: &'a str,

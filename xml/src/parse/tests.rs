@@ -5,6 +5,7 @@
 //!
 //! Read next: `tests/samples.rs` (the real sample documents).
 
+mod attlists;
 mod encodings;
 pub(crate) mod samples;
 

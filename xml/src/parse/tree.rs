@@ -16,11 +16,14 @@
 //!
 //! Read next: `markup.rs` (tags, attributes, namespaces), `text.rs` (text, entities).
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 use quick_xml::events::Event as XmlEvent;
 
+use super::attlist::AttributeDecl;
 use super::dtd::{self, Entity, Misc, check_comment, split_pi};
 use super::input::{Input, Position};
 use super::syntax::{Cursor, Fault, is_space};
@@ -58,6 +61,8 @@ pub(crate) struct Builder<'s, S> {
     doctype_seen: bool,
     pub external_dtd: bool,
     pub entities: Vec<Entity>,
+    /// The attributes the internal subset declares, by element name as written.
+    pub declared: HashMap<Box<str>, Rc<[AttributeDecl]>>,
     pub names: String,
     pub open: Vec<OpenElement>,
     pub namespaces: Vec<Namespace>,
@@ -146,6 +151,7 @@ impl<'s, S: Sink> Builder<'s, S> {
             doctype_seen: false,
             external_dtd: false,
             entities: Vec::new(),
+            declared: HashMap::new(),
             names: String::new(),
             open: Vec::new(),
             namespaces: Vec::new(),
@@ -325,6 +331,11 @@ impl<'s, S: Sink> Builder<'s, S> {
         let inside = Position { column: at.column + 10, ..at };
         let doctype = dtd::parse_doctype(&body).map_err(|f| self.fault(inside, &body, f))?;
         self.entities = doctype.entities;
+        let mut declared: HashMap<Box<str>, Vec<AttributeDecl>> = HashMap::new();
+        for decl in doctype.attributes {
+            declared.entry(decl.element.clone()).or_default().push(decl);
+        }
+        self.declared = declared.into_iter().map(|(element, decls)| (element, decls.into())).collect();
         for misc in doctype.misc {
             match misc {
                 Misc::Comment(text) => self.sink.event(Event::Comment(&text))?,

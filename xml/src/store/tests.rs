@@ -90,6 +90,7 @@ fn every_data_model_edge_case_reads_back_as_roxmltree_has_it() {
         b"<!DOCTYPE a [<!ENTITY e 'ent<b>bold</b>'>]><a>x&e;y</a>",
         b"<?xml version='1.0' encoding='ISO-8859-1'?><a k='\xe9'>caf\xe9</a>",
         b"<!DOCTYPE dblp SYSTEM 'dblp.dtd'><a>&eacute;t&eacute;</a>",
+        b"<!DOCTYPE a [<!ATTLIST b k CDATA 'd' t NMTOKENS ' 1  2 '><!ATTLIST a xmlns:p CDATA 'urn:p'>]><a><b/><b k='x' t=' 3 '/><p:c/></a>",
         b"<p:a xmlns:p='urn:p' xmlns='urn:d' p:k='1'><b/><p:c>t</p:c></p:a>",
         b"<a>  <b> </b>\n<c>\t</c><![CDATA[]]></a>",
         b"<r><n>40</n><n> 40.0 </n><n>-1.5</n><n>x</n><n/></r>",

@@ -184,6 +184,19 @@ fn an_empty_answer_and_a_missing_name_are_empty_not_errors() {
 }
 
 #[test]
+fn declared_defaults_are_attributes_queries_see() {
+    let doc = "<!DOCTYPE r [<!ATTLIST item status (open|closed) 'open' id ID #IMPLIED>]>\
+               <r><item id=' i1 '/><item id='i2' status='closed'/><item/></r>";
+    let queries = ["//item[@status = 'open']", "//item/@status", "//item[@id = 'i1']", "//@*"];
+    assert_same(&[doc.as_bytes().to_vec()], &queries);
+    let loaded = load_docs(&[doc.as_bytes().to_vec()]);
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    assert_eq!(store_answer(&store, "//item[@status = 'open']").0, 2);
+    assert_eq!(store_answer(&store, "//item[@id = 'i1']").0, 1);
+}
+
+#[test]
 fn refused_constructs_are_errors_naming_them() {
     let loaded = load_docs(&[b"<r/>".to_vec()]);
     let txn = loaded.db.begin_read().expect("read");
