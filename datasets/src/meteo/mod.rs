@@ -60,6 +60,7 @@ pub mod pipeline;
 pub mod query;
 pub mod reader;
 pub mod record;
+mod rendered;
 pub mod schema;
 pub mod sheet_input;
 pub mod sniff;

@@ -10,12 +10,13 @@
 //! bad value name "line N": row N − 1 of the file (the header is line 1).
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::Path;
 
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
+use super::rendered::{Render, Rendered, write_csv};
 use crate::error::{Error, Result};
 
 /// True for a `.parquet` (or `.parq`) file name.
@@ -35,74 +36,37 @@ pub fn csv_stream(path: &Path) -> Result<Box<dyn Read>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(bad)?;
     let names: Vec<String> = builder.schema().fields().iter().map(|field| field.name().clone()).collect();
     let reader = builder.build().map_err(bad)?;
-    let mut stream = CsvText { batches: reader, text: Vec::new(), at: 0, failed: None };
-    stream.write_row(names.iter().map(String::as_str));
-    Ok(Box::new(stream))
+    let mut header = Vec::new();
+    write_csv(&mut header, |writer| writer.write_record(&names).map_err(io::Error::other))?;
+    Ok(Box::new(Rendered::new(Batches(reader), header)))
 }
 
-/// Renders record batches as CSV text on demand.
-struct CsvText {
-    batches: ParquetRecordBatchReader,
-    /// Rendered text not yet read.
-    text: Vec<u8>,
-    at: usize,
-    failed: Option<String>,
-}
+/// A Parquet file's record batches, rendered as CSV text a batch at a time.
+struct Batches(ParquetRecordBatchReader);
 
-impl CsvText {
-    fn write_row<'a>(&mut self, fields: impl Iterator<Item = &'a str>) {
-        // Into memory, with records of any length: neither I/O nor a length can fail.
-        let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(std::mem::take(&mut self.text));
-        writer.write_record(fields).expect("a flexible CSV writer into memory cannot fail");
-        self.text = writer.into_inner().expect("flushing into memory cannot fail");
-    }
-
-    /// Renders the next batch; false at the end.
-    fn next_batch(&mut self) -> std::io::Result<bool> {
-        let Some(batch) = self.batches.next() else { return Ok(false) };
-        let batch = batch.map_err(std::io::Error::other)?;
+impl Render for Batches {
+    fn render_next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
+        let Some(batch) = self.0.next() else { return Ok(false) };
+        let batch = batch.map_err(io::Error::other)?;
         let options = FormatOptions::default().with_null("");
         let formatters: Vec<ArrayFormatter<'_>> = batch
             .columns()
             .iter()
             .map(|column| ArrayFormatter::try_new(column.as_ref(), &options))
             .collect::<std::result::Result<_, _>>()
-            .map_err(std::io::Error::other)?;
-        self.text.clear();
-        self.at = 0;
-        let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(std::mem::take(&mut self.text));
+            .map_err(io::Error::other)?;
         let mut fields: Vec<String> = vec![String::new(); formatters.len()];
-        for row in 0..batch.num_rows() {
-            for (field, formatter) in fields.iter_mut().zip(&formatters) {
-                field.clear();
-                std::fmt::write(field, format_args!("{}", formatter.value(row))).map_err(std::io::Error::other)?;
-            }
-            writer.write_record(&fields).map_err(std::io::Error::other)?;
-        }
-        self.text = writer.into_inner().map_err(|error| std::io::Error::other(error.to_string()))?;
-        Ok(true)
-    }
-}
-
-impl Read for CsvText {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if let Some(message) = &self.failed {
-            return Err(std::io::Error::other(message.clone()));
-        }
-        while self.at == self.text.len() {
-            match self.next_batch() {
-                Ok(true) => {}
-                Ok(false) => return Ok(0),
-                Err(error) => {
-                    self.failed = Some(error.to_string());
-                    return Err(error);
+        write_csv(out, |writer| {
+            for row in 0..batch.num_rows() {
+                for (field, formatter) in fields.iter_mut().zip(&formatters) {
+                    field.clear();
+                    std::fmt::write(field, format_args!("{}", formatter.value(row))).map_err(io::Error::other)?;
                 }
+                writer.write_record(&fields).map_err(io::Error::other)?;
             }
-        }
-        let n = buf.len().min(self.text.len() - self.at);
-        buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
+            Ok(())
+        })?;
+        Ok(true)
     }
 }
 

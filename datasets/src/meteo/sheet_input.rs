@@ -14,11 +14,12 @@
 //! above the header have as many fields as the rows and are not found as a preamble:
 //! `--skip-lines` names them (`--inspect` shows the rows).
 
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::Path;
 
 use calamine::{Data, ExcelDateTime, Range, Reader, open_workbook_auto};
 
+use super::rendered::{Render, Rendered, write_csv};
 use crate::error::{Error, Result};
 
 /// Extensions of the spreadsheet files read ([`is_spreadsheet`]).
@@ -49,22 +50,18 @@ pub fn csv_stream(path: &Path, sheet: Option<&str>) -> Result<Box<dyn Read>> {
         Some(range) => range.map_err(|error| bad(error.to_string()))?,
         None => return Err(bad("the workbook has no worksheet".into())),
     };
-    Ok(Box::new(SheetText { range, row: 0, text: Vec::new(), at: 0 }))
+    Ok(Box::new(Rendered::new(SheetRows { range, row: 0 }, Vec::new())))
 }
 
-/// Renders a worksheet's rows as CSV text on demand, a row at a time.
-struct SheetText {
+/// A worksheet's rows, rendered as CSV text a row at a time.
+struct SheetRows {
     range: Range<Data>,
     /// The next row to render (relative to the range's start).
     row: usize,
-    /// Rendered text not yet read.
-    text: Vec<u8>,
-    at: usize,
 }
 
-impl SheetText {
-    /// Renders the next row; false after the last.
-    fn next_row(&mut self) -> std::io::Result<bool> {
+impl Render for SheetRows {
+    fn render_next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         if self.row >= self.range.height() {
             return Ok(false);
         }
@@ -72,30 +69,12 @@ impl SheetText {
             .map(|column| self.range.get((self.row, column)).map_or_else(String::new, cell))
             .collect();
         self.row += 1;
-        self.text.clear();
-        self.at = 0;
         if fields.iter().all(String::is_empty) {
-            self.text.push(b'\n');
+            out.push(b'\n');
             return Ok(true);
         }
-        let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(std::mem::take(&mut self.text));
-        writer.write_record(&fields).map_err(std::io::Error::other)?;
-        self.text = writer.into_inner().map_err(|error| std::io::Error::other(error.to_string()))?;
+        write_csv(out, |writer| writer.write_record(&fields).map_err(io::Error::other))?;
         Ok(true)
-    }
-}
-
-impl Read for SheetText {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.at == self.text.len() {
-            if !self.next_row()? {
-                return Ok(0);
-            }
-        }
-        let n = buf.len().min(self.text.len() - self.at);
-        buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
     }
 }
 
