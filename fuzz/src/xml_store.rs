@@ -76,6 +76,7 @@ pub const DICTIONARY: &[&[u8]] = &[
     b"\r\n",
     b"  ",
     b"<!DOCTYPE a [<!ENTITY e 'x&#13;y'><!ENTITY m '<b>t</b>'>]>",
+    b"<!DOCTYPE a [<!ATTLIST a y NMTOKEN ' 12 ' z CDATA 'd'><!ATTLIST b x CDATA '1'>]>",
     b"&e;",
     b"&m;",
     b"\xC3\xA9",
