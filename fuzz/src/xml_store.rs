@@ -381,6 +381,7 @@ mod tests {
             "<a><?x:p?></a>",
             "<a><?xml!?></a>",
             "<!DOCTYPE a [<!ENTITY f '\u{1}'>]><a x='&f;'/>",
+            "<a><![CDATA[]]><b/><c><![CDATA[]]></c></a>",
         ];
         for input in fixed {
             run(input.as_bytes());

@@ -184,6 +184,9 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
                     escape(out, &value, true).map_err(io)?;
                     out.write_all(b"\"").map_err(io)?;
                 }
+                // An empty text node is an empty CDATA section standing alone (the
+                // parser merges every other text): written so, it reads back as one.
+                Kind::Text if value.is_empty() => out.write_all(b"<![CDATA[]]>").map_err(io)?,
                 Kind::Text => escape(out, &value, false).map_err(io)?,
                 Kind::Comment => out
                     .write_all(b"<!--")

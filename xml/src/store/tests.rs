@@ -188,7 +188,7 @@ fn outline(text: &str) -> Vec<String> {
 #[test]
 fn serialised_nodes_parse_back_to_the_same_tree() {
     let doc = "<r a='1 &amp; &quot;2&quot;' b='x&#10;y'><!--c--><?p v?><?q?><e/><t>a &lt; b &amp; c\r</t>\
-               <m>mixed <i>in</i> text</m><e k='v'/></r>";
+               <m>mixed <i>in</i> text</m><e k='v'/><![CDATA[]]><t><![CDATA[]]></t></r>";
     let f = fixture();
     f.load("c", &f.files(&[doc.as_bytes()])).expect("loads");
     let txn = f.db.begin_read().expect("read");
