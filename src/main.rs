@@ -85,10 +85,25 @@ fn main() -> std::process::ExitCode {
         // A reader that stopped early (`quire check DB | head`) is not an error.
         Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("quire: {error:#}");
+            eprintln!("quire: {}", report(&error));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// `error` and its causes joined by `: `, each cause left out when the text before it
+/// already ends with it (the crates' errors show their source in their own message:
+/// `I/O error: {source}`).
+fn report(error: &anyhow::Error) -> String {
+    let mut out = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !out.ends_with(&cause) {
+            out.push_str(": ");
+            out.push_str(&cause);
+        }
+    }
+    out
 }
 
 /// True when `error` is standard output's reader having gone away.

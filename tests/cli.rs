@@ -300,6 +300,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("wide_daily_days.csv", 58),
         ("campbell_toa5.dat", 4),
         ("hilltop_hourly.xlsx", 4),
+        ("ghcn_USW00094728.dly", 60),
     ]
     .map(|(name, rows)| (meteo_sample(name), rows))
     .into();
@@ -317,6 +318,26 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         assert_eq!(stdout.contains("encoding:      UTF-16LE, with a BOM"), name.ends_with("utf16.txt"), "{stdout}");
     }
     assert!(std::fs::read_dir(dir.path()).unwrap().count() == samples.len(), "only the loads wrote files");
+}
+
+#[test]
+fn a_bad_dly_line_is_an_error_naming_its_line_and_column_once() {
+    // Proves: a GHCN-Daily `.dly` line whose value is not a number stops the load with
+    // its line and column (said once, not repeated by the error's cause), and no
+    // database is left.
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines: Vec<String> =
+        std::fs::read_to_string(meteo_sample("ghcn_USW00094728.dly")).unwrap().lines().map(String::from).collect();
+    lines[2].replace_range(37..42, "  1x3");
+    let (bad, db) = (dir.path().join("bad.dly"), dir.path().join("bad.quire"));
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    let mapping = ["--no-header", "--station", "0", "--time", "1", "--time-format", "%Y%m%d"];
+    let elements = ["--variable-column", "2", "--value-column", "3", "--measures", "TMAX,TMIN"];
+    let output = quire(&[&["load-csv", path_str(&bad), "--db", path_str(&db)][..], &mapping, &elements].concat());
+    assert!(!output.status.success());
+    let message = "GHCN-Daily line 3, column 38: day 3's value \"1x3\" is not a number";
+    assert_eq!(text(&output).matches(message).count(), 1, "{}", text(&output));
+    assert!(!db.exists(), "nothing written");
 }
 
 #[test]

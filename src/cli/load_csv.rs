@@ -33,10 +33,11 @@ use super::load_speed::{Baseline, csv_parse_only};
 #[derive(clap::Args)]
 pub struct LoadArgs {
     /// CSV files or folders to load as one (`.gz` and `.zst` are decompressed on the
-    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc files, spreadsheets, and
+    /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc/.dly files, spreadsheets, and
     /// .gz/.zst files with no other extension as ISD-Lite's, in name order); Excel and
     /// OpenDocument spreadsheets (.xlsx/.xlsm/.xlsb/.xls/.ods: the first worksheet) and,
-    /// with the `parquet` feature, `.parquet` files are read as the CSV of their rows.
+    /// with the `parquet` feature, `.parquet` files are read as the CSV of their rows;
+    /// GHCN-Daily's fixed-width `.dly` files as the CSV of its by-year files.
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Database file to load into.

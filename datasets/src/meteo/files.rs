@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// Extensions of the data files taken from a folder (before `.gz` / `.zst`).
-pub const DATA_EXTENSIONS: [&str; 5] = ["csv", "txt", "dat", "tsv", "asc"];
+pub const DATA_EXTENSIONS: [&str; 6] = ["csv", "txt", "dat", "tsv", "asc", "dly"];
 
 /// `paths` with each folder replaced by its data files (see [`DATA_EXTENSIONS`]; also
 /// `.gz`/`.zst` files with no other extension, and spreadsheets), in name order; an error for a path that does not exist or a folder with no data file.
@@ -60,11 +60,15 @@ fn is_sheet_file(path: &Path) -> bool {
 
 /// The text of the input file `path` whose bytes `input` reads: a spreadsheet's
 /// worksheet `sheet` (see `sheet_input.rs`) or, with the feature `parquet`, a Parquet
-/// file, read as the CSV of their rows (from `path`: `input` is not read); any other
-/// file's bytes [`decompressed`].
+/// file, read as the CSV of their rows (from `path`: `input` is not read); a GHCN-Daily
+/// `.dly` file [`decompressed`] and read as the CSV of a by-year file (`dly_input.rs`);
+/// any other file's bytes [`decompressed`].
 pub fn open_input<'a>(path: &Path, input: impl Read + 'a, sheet: Option<&str>) -> Result<Box<dyn Read + 'a>> {
     if super::sheet_input::is_spreadsheet(path) {
         return super::sheet_input::csv_stream(path, sheet);
+    }
+    if super::dly_input::is_dly(path) {
+        return Ok(super::dly_input::csv_stream(decompressed(path, input)?));
     }
     #[cfg(feature = "parquet")]
     if super::parquet_input::is_parquet(path) {
@@ -94,7 +98,9 @@ mod tests {
     /// extension (ISD-Lite downloads); not other files.
     #[test]
     fn data_files_of_a_folder() {
-        for taken in ["a.csv", "A.TXT", "b.csv.gz", "c.dat.zst", "010010-99999-2019.gz", "725030-14732-2020.zst"] {
+        for taken in
+            ["a.csv", "A.TXT", "b.csv.gz", "c.dat.zst", "010010-99999-2019.gz", "725030-14732-2020.zst", "d.dly"]
+        {
             assert!(is_data_file(Path::new(taken)), "{taken}");
         }
         for left in ["README", "notes.md", "archive.tar.gz", "x.json.zst", ".gz", "010010-99999-2019"] {

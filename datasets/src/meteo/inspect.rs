@@ -398,12 +398,22 @@ impl Guess<'_> {
                 elements.push(code);
             }
         }
+        // GHCN-Daily's rows (by-year files, `.dly` lines) carry a quality flag two
+        // columns after the value, set when the value failed a check.
+        let quality = value + 2;
+        let ghcn = !self.sniffed.header
+            && elements.iter().any(|code| ELEMENT_CODES.contains(code))
+            && quality < self.columns.len();
         let elements = elements.join(",");
         self.measured.push(value);
         let (element, value) = (self.take(element), self.take(value));
         self.flag("--variable-column", Some(element));
-        self.flag("--value-column", Some(value));
+        self.flag("--value-column", Some(value.clone()));
         self.flag("--measures", Some(elements));
+        if ghcn {
+            let quality = self.take(quality);
+            self.flag("--flag-column", Some(format!("{value}={quality}")));
+        }
     }
 
     /// `--na` for the usual sentinels (see [`sentinel_like`]) that stand out in a
@@ -490,6 +500,7 @@ mod tests {
         assert_eq!(value(&found, "--value-column"), Some("3"));
         assert_eq!(value(&found, "--measures"), Some("TMAX,TMIN,PRCP"));
         assert_eq!(value(&found, "--time-format"), Some("%Y%m%d"));
+        assert_eq!(value(&found, "--flag-column"), Some("3=5"), "GHCN's quality flag drops a value");
         let wide = inspect(b"station,year,Jan,Feb,Mar\nA,2020,1.5,2,3\nB,2020,1,2,3\n", true, &Schema::default());
         assert_eq!(wide.layout, "wide (months)");
         assert_eq!(value(&wide.flags, "--time"), Some("year"));

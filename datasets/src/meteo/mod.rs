@@ -45,6 +45,7 @@ pub mod aggregate;
 pub mod arrow;
 pub mod calibration;
 mod chunk;
+pub mod dly_input;
 pub mod fields;
 pub mod files;
 pub mod fit;

@@ -2,6 +2,7 @@
 //! written the way its kind of archive writes it: a TMY3-style file (station line,
 //! units in the header, date and time columns, 24:00, local standard time), a
 //! DWD-style Latin-1 file (preamble, `;`, decimal commas, a sentinel), GHCN-Daily rows
+//! (by-year CSV and fixed-width `.dly`)
 //! (variable column), wide monthly tables, ISD-Lite files (whitespace columns, `.gz`
 //! and `.zst`, station from the file name), ISO 8601 / Unix seconds with a BOM, and
 //! day-of-year columns; a Campbell Scientific logger's TOA5 table (file-information
@@ -141,6 +142,33 @@ fn ghcn_daily_rows_pivot_into_one_observation_per_day() {
         ]
     );
     assert_eq!(rows[1].1, "USW00094728,2020-01-02T00:00,72,11,5");
+}
+
+#[test]
+fn ghcn_daily_dly_lines_load_as_the_by_year_rows() {
+    // Proves: a GHCN-Daily `.dly` file (fixed-width, a line per month and element) loads
+    // with the by-year files' mapping: one observation per day, 2020's 29 February
+    // included; the missing day and the value whose quality flag is set are missing.
+    let schema = Schema {
+        station: StationSpec::Column(ColumnRef::Index(0)),
+        time: TimeSpec::Joined { columns: vec![ColumnRef::Index(1)], format: Some("%Y%m%d".into()) },
+        layout: Layout::Variable {
+            variable: ColumnRef::Index(2),
+            value: ColumnRef::Index(3),
+            elements: vec!["TMAX".into(), "TMIN".into(), "PRCP".into()],
+        },
+        measures: Vec::new(),
+        flags: vec![(ColumnRef::Index(3), ColumnRef::Index(5))],
+        ..Schema::default()
+    };
+    let rows = load_samples(&["ghcn_USW00094728.dly"], &schema);
+    assert_eq!(rows.len(), 31 + 29);
+    assert_eq!(rows.last().map(|(o, _)| o.time), Some(seconds("2020-02-29")));
+    assert_eq!(rows[0].0.station, "USW00094728");
+    assert_eq!(rows[0].0.measures, [Some(62.0), Some(-47.0), Some(0.0)]);
+    assert_eq!(rows[2].0.measures[0], None, "day 3's TMAX is -9999");
+    assert_eq!(rows[9].0.measures[1], None, "day 10's TMIN failed a quality check");
+    assert_eq!(rows[5].0.measures[2], Some(0.0), "a trace is a measurement flag: kept");
 }
 
 #[test]
