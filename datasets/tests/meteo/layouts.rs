@@ -115,12 +115,9 @@ fn dwd_latin1_preamble_semicolons_decimal_commas_and_a_sentinel() {
     assert_eq!(rows[2].1, "01.03.2021;02:00;-0,5;0,0;954,7");
 }
 
-#[test]
-fn ghcn_daily_rows_pivot_into_one_observation_per_day() {
-    // Proves: a variable-column file (no header, elements interleaved, one not kept)
-    // becomes one observation per (station, day) with the kept elements in order; a
-    // -9999 value is missing.
-    let schema = Schema {
+/// GHCN-Daily's by-year rows: station, date, element, value; TMAX, TMIN and PRCP kept.
+fn ghcn_schema() -> Schema {
+    Schema {
         station: StationSpec::Column(ColumnRef::Index(0)),
         time: TimeSpec::Joined { columns: vec![ColumnRef::Index(1)], format: Some("%Y%m%d".into()) },
         layout: Layout::Variable {
@@ -130,8 +127,15 @@ fn ghcn_daily_rows_pivot_into_one_observation_per_day() {
         },
         measures: Vec::new(),
         ..Schema::default()
-    };
-    let rows = load_samples(&["ghcn_daily_USW00094728.csv"], &schema);
+    }
+}
+
+#[test]
+fn ghcn_daily_rows_pivot_into_one_observation_per_day() {
+    // Proves: a variable-column file (no header, elements interleaved, one not kept)
+    // becomes one observation per (station, day) with the kept elements in order; a
+    // -9999 value is missing.
+    let rows = load_samples(&["ghcn_daily_USW00094728.csv"], &ghcn_schema());
     let seen: Vec<(i64, Vec<Option<f64>>)> = rows.iter().map(|(o, _)| (o.time, o.measures.clone())).collect();
     assert_eq!(
         seen,
@@ -149,18 +153,7 @@ fn ghcn_daily_dly_lines_load_as_the_by_year_rows() {
     // Proves: a GHCN-Daily `.dly` file (fixed-width, a line per month and element) loads
     // with the by-year files' mapping: one observation per day, 2020's 29 February
     // included; the missing day and the value whose quality flag is set are missing.
-    let schema = Schema {
-        station: StationSpec::Column(ColumnRef::Index(0)),
-        time: TimeSpec::Joined { columns: vec![ColumnRef::Index(1)], format: Some("%Y%m%d".into()) },
-        layout: Layout::Variable {
-            variable: ColumnRef::Index(2),
-            value: ColumnRef::Index(3),
-            elements: vec!["TMAX".into(), "TMIN".into(), "PRCP".into()],
-        },
-        measures: Vec::new(),
-        flags: vec![(ColumnRef::Index(3), ColumnRef::Index(5))],
-        ..Schema::default()
-    };
+    let schema = Schema { flags: vec![(ColumnRef::Index(3), ColumnRef::Index(5))], ..ghcn_schema() };
     let rows = load_samples(&["ghcn_USW00094728.dly"], &schema);
     assert_eq!(rows.len(), 31 + 29);
     assert_eq!(rows.last().map(|(o, _)| o.time), Some(seconds("2020-02-29")));
