@@ -83,7 +83,10 @@ fn render_line(line: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
         return Err((line.len() + 1, format!("the line ends after {} columns (a .dly line has {LINE})", line.len())));
     }
     // Columns `from..=to` (from 1), as far as the line reaches; ASCII, so text.
-    let field = |from: usize, to: usize| std::str::from_utf8(&line[from - 1..to.min(line.len())]).unwrap_or_default();
+    let field = |from: usize, to: usize| {
+        let bytes = line.get(from - 1..to.min(line.len())).unwrap_or_default();
+        std::str::from_utf8(bytes).unwrap_or_default()
+    };
     let (station, element) = (field(1, 11).trim(), field(18, 21).trim());
     let year: i32 = field(12, 15).parse().map_err(|_| (12, format!("the year {:?} is not a number", field(12, 15))))?;
     let month: u32 = field(16, 17)
@@ -206,6 +209,35 @@ mod tests {
         }
         let leap_year = dly_line("USW00094728", 2020, 2, "TMIN", &[(Some(1), "   "); 29]);
         assert_eq!(read(&leap_year).unwrap().lines().count(), 29, "2020 has a 29 February");
+    }
+
+    #[test]
+    fn lines_cut_or_changed_anywhere_are_read_or_refused_never_a_panic() {
+        let line = dly_line("USW00094728", 2020, 2, "TMAX", &[(Some(56), "  W"), (Some(-3), "T,\""), (Some(7), "   ")]);
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        for cut in 0..=line.len() {
+            let _ = read(&line[..cut]);
+        }
+        for round in 0..2_000 {
+            let mut bytes = line.clone().into_bytes();
+            for _ in 0..1 + next(4) {
+                let at = next(bytes.len());
+                match next(3) {
+                    0 => bytes[at] = b" -0123456789AW,\"\n\xC3"[next(16)],
+                    1 => drop(bytes.remove(at)),
+                    _ => bytes.insert(at, b' '),
+                }
+            }
+            let mut out = String::new();
+            let result = csv_stream(bytes.as_slice()).read_to_string(&mut out);
+            assert!(result.is_ok() || result.unwrap_err().to_string().contains("GHCN-Daily line"), "round {round}");
+        }
     }
 
     #[test]
