@@ -148,6 +148,17 @@ def test_a_spreadsheet_loads_as_its_csv(tmp_path):
         assert daily["rows"] == 2 and db.range("daily").column("Tmax").to_pylist() == [18.5, 20.25]
 
 
+def test_a_ghcn_daily_dly_file_loads_as_its_by_year_rows(tmp_path):
+    dly = Path(__file__).resolve().parents[2] / "datasets/tests/data/meteo/ghcn_USW00094728.dly"
+    with quiredb.open(tmp_path / "g.quire") as db:
+        summary = db.load_csv(
+            dly, no_header=True, station="0", time="1", time_format="%Y%m%d", variable_column="2",
+            value_column="3", measures="TMAX,TMIN", flag_column="3=5",
+        )
+        assert summary["rows"] == 60 and summary["missing"] == {"TMAX": 1, "TMIN": 1}
+        assert db.range("USW00094728").column("TMAX").to_pylist()[:3] == [62, 18, None]
+
+
 def test_bad_row_names_the_line_and_leaves_the_database_unchanged(tmp_path, meteo_rows):
     csv_path, rows = meteo_rows
     bad = tmp_path / "bad.csv"
