@@ -301,6 +301,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("campbell_toa5.dat", 4),
         ("hilltop_hourly.xlsx", 4),
         ("ghcn_USW00094728.dly", 60),
+        ("TG_STAID000005.txt", 200),
     ]
     .map(|(name, rows)| (meteo_sample(name), rows))
     .into();

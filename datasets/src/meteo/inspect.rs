@@ -24,7 +24,10 @@ const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 /// GHCN-Daily element codes: a column of them is an element column however short the sample.
 const ELEMENT_CODES: [&str; 10] = ["PRCP", "SNOW", "SNWD", "TMAX", "TMIN", "TAVG", "TOBS", "AWND", "EVAP", "WESD"];
-const STATION_NAMES: [&str; 9] = ["station", "stn", "id", "name", "origin", "site", "stations_id", "usaf", "wmo"];
+/// Identifier columns that are neither a station nor a measure (ECA&D's source id).
+const ID_NAMES: [&str; 2] = ["souid", "staid"];
+const STATION_NAMES: [&str; 10] =
+    ["station", "stn", "id", "name", "origin", "site", "stations_id", "usaf", "wmo", "staid"];
 const ELEMENT_NAMES: [&str; 5] = ["element", "variable", "parameter", "param", "elem"];
 const VALUE_NAMES: [&str; 4] = ["value", "data_value", "val", "wert"];
 const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday", "jday", "julian_day"];
@@ -274,7 +277,13 @@ impl Guess<'_> {
         }
         let labelled = fields.len() > 1
             && (is_label(&fields[0]) || fields[0].ends_with(':') || super::sniff::is_logger_line(fields));
-        Some(format!("{},{}", first + 1, if labelled { 2 } else { 1 }))
+        let column = if labelled { 2 } else { 1 };
+        // A sentence (an archive's title, a licence) names no station: the file does.
+        let field = fields.get(column - 1).map_or("", |field| field.trim());
+        if field.split_whitespace().count() > 4 || field.len() > 40 {
+            return None;
+        }
+        Some(format!("{},{}", first + 1, column))
     }
 
     fn time(&mut self) {
@@ -361,20 +370,71 @@ impl Guess<'_> {
     }
 
     fn measures(&mut self) {
-        let flag_like = |name: &str| {
+        let not_a_measure = |name: &str| {
             let lower = name.to_ascii_lowercase();
             let counter = ["no", "eor", "record"].contains(&lower.as_str());
-            ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word)) || counter
+            let quality = lower.starts_with("q_") || lower.ends_with("_q");
+            ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
+                || counter
+                || quality
+                || ID_NAMES.contains(&lower.as_str())
         };
         let measures: Vec<usize> = (0..self.columns.len())
             .filter(|&i| {
                 !self.used.contains(&i) && matches!(self.columns[i].kind, ColumnKind::Integer | ColumnKind::Number)
             })
-            .filter(|&i| !flag_like(&self.columns[i].name))
+            .filter(|&i| !not_a_measure(&self.columns[i].name))
             .collect();
         self.measured.extend(&measures);
+        let flags: Vec<(usize, usize)> =
+            measures.iter().filter_map(|&m| self.quality_column(m).map(|flag| (m, flag))).collect();
         let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
         self.flag("--measures", Some(references.join(",")));
+        self.quality_flags(&flags);
+    }
+
+    /// The column holding measure `measure`'s quality code, named after it as archives
+    /// name them (`Q_TG` for `TG` in ECA&D, `TMAX_FLAG`, `QC_T`, …).
+    fn quality_column(&self, measure: usize) -> Option<usize> {
+        let name = super::source::without_unit(&self.columns[measure].name).to_ascii_lowercase();
+        let names = [format!("q_{name}"), format!("{name}_q"), format!("qc_{name}"), format!("{name}_qc")];
+        let names = names.into_iter().chain([format!("{name}_flag"), format!("flag_{name}")]);
+        let names: Vec<String> = names.collect();
+        let lower = |i: usize| super::source::without_unit(&self.columns[i].name).to_ascii_lowercase();
+        (0..self.columns.len()).find(|&i| i != measure && !self.used.contains(&i) && names.contains(&lower(i)))
+    }
+
+    /// `--flag-column` for each (measure, quality column) of `pairs`. Flags set to
+    /// anything drop a value by default; where the sample's most common code is not
+    /// blank (ECA&D's `0`, valid), the other codes seen are `--drop-flags`, and a
+    /// quality column with one code in the whole sample is left alone (nothing to tell).
+    fn quality_flags(&mut self, pairs: &[(usize, usize)]) {
+        let mut dropped: Vec<String> = Vec::new();
+        let mut suggested = Vec::new();
+        for &(measure, flag) in pairs {
+            let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+            for row in self.body {
+                *counts.entry(row.get(flag).map_or("", |code| code.trim())).or_default() += 1;
+            }
+            let Some((&common, _)) = counts.iter().max_by_key(|&(_, count)| *count) else { continue };
+            if counts.len() < 2 && !common.is_empty() {
+                continue;
+            }
+            if !common.is_empty() {
+                dropped
+                    .extend(counts.keys().filter(|code| **code != common && !code.is_empty()).map(|c| c.to_string()));
+            }
+            suggested.push((measure, flag));
+        }
+        for (measure, flag) in suggested {
+            let (measure, flag) = (self.columns[measure].reference.clone(), self.take(flag));
+            self.flag("--flag-column", Some(format!("{measure}={flag}")));
+        }
+        dropped.sort();
+        dropped.dedup();
+        if !dropped.is_empty() {
+            self.flag("--drop-flags", Some(dropped.join(",")));
+        }
     }
 
     fn wide(&mut self, pattern: PeriodPattern) {
@@ -487,6 +547,36 @@ mod tests {
         assert_eq!(value(&found, "--time-format"), Some("%d.%m.%Y %H:%M"));
         assert_eq!(value(&found, "--measures"), Some("T (C)"));
         assert_eq!(value(&found, "--na"), Some("9999.9"));
+    }
+
+    /// A quality column named after its measure (`Q_TG`, `TMAX_FLAG`) is the measure's
+    /// `--flag-column`, not a measure; codes other than the common one are dropped when
+    /// the common one is not blank; a quality column with one code says nothing; an
+    /// archive's title line does not name the station, the file does.
+    #[test]
+    fn quality_columns_are_flags_of_their_measures() {
+        let mut eca = String::from("EUROPEAN CLIMATE ASSESSMENT & DATASET (ECA&D), file created on 22-11-2021\n\n");
+        eca.push_str(" SOUID,    DATE,   TG, Q_TG\n");
+        for day in 1..=28 {
+            let (value, code) = match day {
+                4 => (-9999, 9),
+                11 => (-24, 1),
+                _ => (day * 3, 0),
+            };
+            eca.push_str(&format!("100003,186001{day:02},{value:>5},{code:>5}\n"));
+        }
+        let found = flags(&eca);
+        assert_eq!(value(&found, "--measures"), Some("TG"), "SOUID is an id, Q_TG a flag: {found:?}");
+        assert_eq!(value(&found, "--flag-column"), Some("TG=Q_TG"));
+        assert_eq!(value(&found, "--drop-flags"), Some("1,9"));
+        assert!(found.iter().any(|(flag, _)| flag == "--station-from-file"), "{found:?}");
+        let noaa = "station,date,TMAX,TMAX_FLAG,PRCP\nA,2020-01-01,10,,0\nA,2020-01-02,11,X,0\nA,2020-01-03,12,,1\n";
+        let found = flags(noaa);
+        assert_eq!(value(&found, "--measures"), Some("TMAX,PRCP"));
+        assert_eq!(value(&found, "--flag-column"), Some("TMAX=TMAX_FLAG"));
+        assert_eq!(value(&found, "--drop-flags"), None, "a blank flag is the common one: any set flag drops");
+        let one_code = "station,date,T,Q_T\nA,2020-01-01,1,0\nA,2020-01-02,2,0\nA,2020-01-03,3,0\n";
+        assert_eq!(value(&flags(one_code), "--flag-column"), None);
     }
 
     /// GHCN-Daily rows (no header) are a variable-column table; a monthly table with
