@@ -37,7 +37,8 @@ pub struct LoadArgs {
     /// .gz/.zst files with no other extension as ISD-Lite's, in name order); Excel and
     /// OpenDocument spreadsheets (.xlsx/.xlsm/.xlsb/.xls/.ods: the first worksheet) and,
     /// with the `parquet` feature, `.parquet` files are read as the CSV of their rows;
-    /// GHCN-Daily's fixed-width `.dly` files as the CSV of its by-year files.
+    /// GHCN's fixed-width files (GHCN-Daily `.dly`, GHCN-Monthly v4, known by their
+    /// first line) as the CSV of GHCN-Daily's by-year files.
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Database file to load into.

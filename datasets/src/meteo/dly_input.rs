@@ -1,15 +1,20 @@
-//! GHCN-Daily's fixed-width files (`.dly`, the files of `ghcnd_all.tar.gz`), read as the
-//! CSV of GHCN-Daily's by-year files, so that the variable-column loading of those
-//! (`--variable-column`, `--flag-column`, `--inspect`'s suggestion) applies unchanged.
+//! GHCN's fixed-width files, read as the CSV of GHCN-Daily's by-year files, so that the
+//! variable-column loading of those (`--variable-column`, `--flag-column`, `--inspect`'s
+//! suggestion) applies unchanged:
+//! - GHCN-Daily's `.dly` files (those of `ghcnd_all.tar.gz`): a line holds one station,
+//!   month and element: the station (columns 1–11), the year (12–15), the month
+//!   (16–17), the element (18–21), then for each day 1–31 a value (5 columns,
+//!   right-aligned, `-9999` missing) and three one-column flags (measurement, quality,
+//!   source);
+//! - GHCN-Monthly v4's `.dat` files: a line holds one station, year and element (16–19),
+//!   then twelve months of the same value and flags (data measurement, quality control,
+//!   data source). Known by their lines, not their name (`.dat` is also a logger's).
 //!
-//! A `.dly` line holds one station, month and element: the station (columns 1–11), the
-//! year (12–15), the month (16–17), the element (18–21), then for each day 1–31 a
-//! value (5 columns, right-aligned, `-9999` missing) and three one-column flags
-//! (measurement, quality, source). Each day with a value becomes the by-year line
-//! `ID,YYYYMMDD,ELEMENT,VALUE,MFLAG,QFLAG,SFLAG,` (a blank flag empty, no observation
-//! time), in the file's order; missing days are left out, as the by-year files leave
-//! them out. Values stay as written (tenths of °C and of mm for temperatures and
-//! precipitation, as in every GHCN-Daily file).
+//! Each value becomes the by-year line `ID,YYYYMMDD,ELEMENT,VALUE,FLAG1,FLAG2,FLAG3,` (a
+//! month's value dated its first day; a blank flag empty; no observation time), in the
+//! file's order; missing values are left out, as the by-year files leave them out.
+//! Values stay as written (tenths of °C and mm in GHCN-Daily, hundredths of °C in
+//! GHCN-Monthly).
 //!
 //! A line that does not have this form is an error naming its line and column: a
 //! short line, a year, month or value that is not a number, a value on a day the month
@@ -20,12 +25,47 @@ use std::path::Path;
 
 use super::rendered::{Render, Rendered};
 
-/// Bytes of a whole `.dly` line: the header and 31 days of 8 columns.
-const LINE: usize = HEADER + 31 * DAY;
-/// Columns before the first day.
-const HEADER: usize = 21;
-/// Columns of one day: the value and three flags.
+/// Columns of one value: the value and three flags.
 const DAY: usize = 8;
+
+/// The two fixed-width forms of GHCN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// GHCN-Daily `.dly`: a line per station, month and element, 31 days.
+    Daily,
+    /// GHCN-Monthly v4: a line per station, year and element, 12 months.
+    Monthly,
+}
+
+impl Form {
+    /// Columns before the first value.
+    fn header(self) -> usize {
+        match self {
+            Form::Daily => 21,
+            Form::Monthly => 19,
+        }
+    }
+
+    /// Values in a line.
+    fn values(self) -> usize {
+        match self {
+            Form::Daily => 31,
+            Form::Monthly => 12,
+        }
+    }
+
+    /// Bytes of a whole line.
+    fn line(self) -> usize {
+        self.header() + self.values() * DAY
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Form::Daily => "GHCN-Daily",
+            Form::Monthly => "GHCN-Monthly",
+        }
+    }
+}
 
 /// True for a `.dly` file name, compressed (`.dly.gz`, `.dly.zst`) or not.
 pub fn is_dly(path: &Path) -> bool {
@@ -33,20 +73,42 @@ pub fn is_dly(path: &Path) -> bool {
     [".dly", ".dly.gz", ".dly.zst"].iter().any(|suffix| name.ends_with(suffix))
 }
 
-/// The `.dly` text `input` (decompressed) as the CSV of a by-year file.
-pub fn csv_stream<'a>(input: impl Read + 'a) -> Box<dyn Read + 'a> {
-    Box::new(Rendered::new(DlyLines { lines: BufReader::new(input), line: 0, text: Vec::new() }, Vec::new()))
+/// The form of a file whose first line is `first` (its line end optional): one whose
+/// length, year, month, element and first value are where the form has them.
+pub fn sniff(first: &[u8]) -> Option<Form> {
+    let line = first.strip_suffix(b"\n").unwrap_or(first);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let digits = |range: std::ops::Range<usize>| line.get(range).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let code = |range: std::ops::Range<usize>| {
+        line.get(range).is_some_and(|c| c.iter().all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit()))
+    };
+    [Form::Daily, Form::Monthly].into_iter().find(|&form| {
+        let header = form.header();
+        let value = line.get(header..header + 5).and_then(|v| std::str::from_utf8(v).ok());
+        line.len() == form.line()
+            && line.is_ascii()
+            && digits(11..15)
+            && (form == Form::Monthly || digits(15..17))
+            && code(header - 4..header)
+            && value.is_some_and(|v| v.trim().parse::<i32>().is_ok())
+    })
 }
 
-/// The lines of a `.dly` file, rendered a line (up to 31 records) at a time.
-struct DlyLines<R> {
+/// The text `input` (decompressed) of a file of `form` as the CSV of a by-year file.
+pub fn csv_stream<'a>(form: Form, input: impl Read + 'a) -> Box<dyn Read + 'a> {
+    Box::new(Rendered::new(GhcnLines { form, lines: BufReader::new(input), line: 0, text: Vec::new() }, Vec::new()))
+}
+
+/// The lines of a GHCN fixed-width file, rendered a line (up to 31 records) at a time.
+struct GhcnLines<R> {
+    form: Form,
     lines: BufReader<R>,
     /// Number of the line last read, from 1.
     line: usize,
     text: Vec<u8>,
 }
 
-impl<R: Read> Render for DlyLines<R> {
+impl<R: Read> Render for GhcnLines<R> {
     fn render_next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         loop {
             self.text.clear();
@@ -61,11 +123,9 @@ impl<R: Read> Render for DlyLines<R> {
                 break;
             }
         }
-        render_line(&self.text, out).map_err(|(column, reason)| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("GHCN-Daily line {}, column {column}: {reason}", self.line),
-            )
+        render_line(self.form, &self.text, out).map_err(|(column, reason)| {
+            let message = format!("{} line {}, column {column}: {reason}", self.form.name(), self.line);
+            io::Error::new(io::ErrorKind::InvalidData, message)
         })?;
         Ok(true)
     }
@@ -74,32 +134,37 @@ impl<R: Read> Render for DlyLines<R> {
 /// A fault in a line: its column (from 1) and what is wrong.
 type Fault = (usize, String);
 
-/// Writes the by-year records of one `.dly` line into `out` (nothing on a fault).
-fn render_line(line: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
+/// Writes the by-year records of one line of `form` into `out` (nothing on a fault).
+fn render_line(form: Form, line: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
+    let header = form.header();
     if let Some(at) = line.iter().position(|b| !b.is_ascii()) {
         return Err((at + 1, "a byte that is not ASCII".into()));
     }
-    if line.len() < HEADER + 5 {
-        return Err((line.len() + 1, format!("the line ends after {} columns (a .dly line has {LINE})", line.len())));
+    if line.len() < header + 5 {
+        let length = form.line();
+        return Err((line.len() + 1, format!("the line ends after {} columns (a line has {length})", line.len())));
     }
     // Columns `from..=to` (from 1), as far as the line reaches; ASCII, so text.
     let field = |from: usize, to: usize| {
         let bytes = line.get(from - 1..to.min(line.len())).unwrap_or_default();
         std::str::from_utf8(bytes).unwrap_or_default()
     };
-    let (station, element) = (field(1, 11).trim(), field(18, 21).trim());
+    let (station, element) = (field(1, 11).trim(), field(header - 3, header).trim());
     let year: i32 = field(12, 15).parse().map_err(|_| (12, format!("the year {:?} is not a number", field(12, 15))))?;
-    let month: u32 = field(16, 17)
-        .parse()
-        .ok()
-        .filter(|month| (1..=12).contains(month))
-        .ok_or_else(|| (16, format!("the month {:?} is not 01–12", field(16, 17))))?;
+    let month = match form {
+        Form::Daily => field(16, 17)
+            .parse()
+            .ok()
+            .filter(|month| (1..=12).contains(month))
+            .ok_or_else(|| (16, format!("the month {:?} is not 01–12", field(16, 17))))?,
+        Form::Monthly => 0,
+    };
     if station.is_empty() || element.is_empty() {
-        return Err((if station.is_empty() { 1 } else { 18 }, "the station or the element is blank".into()));
+        return Err((if station.is_empty() { 1 } else { header - 3 }, "the station or the element is blank".into()));
     }
     let start = out.len();
-    for day in 1..=31u32 {
-        let at = HEADER + 1 + (day as usize - 1) * DAY;
+    for index in 1..=form.values() as u32 {
+        let at = header + 1 + (index as usize - 1) * DAY;
         if at > line.len() {
             break; // a line cut after its last value (trailing blanks trimmed)
         }
@@ -107,10 +172,12 @@ fn render_line(line: &[u8], out: &mut Vec<u8>) -> Result<(), Fault> {
         if value == "-9999" {
             continue;
         }
+        let (month, day) = if form == Form::Daily { (month, index) } else { (index, 1) };
+        let what = if form == Form::Daily { "day" } else { "month" };
         let number = match value.parse::<i32>() {
             Ok(number) if day <= days_in_month(year, month) => Ok(number),
             Ok(number) => Err(format!("day {day} of {year}-{month:02} has a value ({number})")),
-            Err(_) => Err(format!("day {day}'s value {value:?} is not a number")),
+            Err(_) => Err(format!("{what} {index}'s value {value:?} is not a number")),
         }
         .map_err(|reason| {
             out.truncate(start);
@@ -174,15 +241,16 @@ mod tests {
 
     fn read(text: &str) -> io::Result<String> {
         let mut out = String::new();
-        csv_stream(text.as_bytes()).read_to_string(&mut out).map(|_| out)
+        csv_stream(Form::Daily, text.as_bytes()).read_to_string(&mut out).map(|_| out)
     }
 
     #[test]
     fn each_day_with_a_value_is_a_by_year_line() {
         let tmax = dly_line("USW00094728", 2020, 2, "TMAX", &[(Some(56), "  W"), (None, "   "), (Some(-11), " IW")]);
         let prcp = dly_line("USW00094728", 2020, 2, "PRCP", &[(Some(0), "T W")]);
-        assert_eq!(tmax.len(), LINE);
-        let text = read(&format!("{tmax}\r\n\n{prcp}\n{}", &prcp.replace("T W", "\",W")[..HEADER + DAY])).unwrap();
+        assert_eq!(tmax.len(), Form::Daily.line());
+        let text = read(&format!("{tmax}\r\n\n{prcp}\n{}", &prcp.replace("T W", "\",W")[..Form::Daily.header() + DAY]))
+            .unwrap();
         assert_eq!(
             text,
             "USW00094728,20200201,TMAX,56,,,W,\nUSW00094728,20200203,TMAX,-11,,I,W,\nUSW00094728,20200201,PRCP,0,T,,W,\n\
@@ -230,8 +298,48 @@ mod tests {
                 }
             }
             let mut out = String::new();
-            let result = csv_stream(bytes.as_slice()).read_to_string(&mut out);
+            let result = csv_stream(Form::Daily, bytes.as_slice()).read_to_string(&mut out);
             assert!(result.is_ok() || result.unwrap_err().to_string().contains("GHCN-Daily line"), "round {round}");
+        }
+    }
+
+    /// A GHCN-Monthly v4 line: `values` of months 1… (`None` missing) with their flags.
+    fn monthly_line(station: &str, year: i32, element: &str, values: &[(Option<i32>, &str)]) -> String {
+        let mut line = format!("{station:<11}{year:04}{element:<4}");
+        for month in 0..12 {
+            let (value, flags) = values.get(month).copied().unwrap_or((None, "   "));
+            line.push_str(&format!("{:>5}{flags}", value.unwrap_or(-9999)));
+        }
+        line
+    }
+
+    #[test]
+    fn each_month_with_a_value_is_a_line_dated_its_first_day() {
+        let line = monthly_line("ACW00011604", 1961, "TAVG", &[(Some(-142), "  k"), (None, "   "), (Some(-3), " Ok")]);
+        assert_eq!(line.len(), Form::Monthly.line());
+        let mut out = String::new();
+        csv_stream(Form::Monthly, line.as_bytes()).read_to_string(&mut out).unwrap();
+        assert_eq!(out, "ACW00011604,19610101,TAVG,-142,,,k,\nACW00011604,19610301,TAVG,-3,,O,k,\n");
+        let mut bad = line.clone();
+        bad.replace_range(27..32, " 12x4");
+        let error = csv_stream(Form::Monthly, bad.as_bytes()).read_to_string(&mut out).unwrap_err().to_string();
+        assert!(error.contains("GHCN-Monthly line 1, column 28: month 2's value \"12x4\""), "{error}");
+    }
+
+    #[test]
+    fn the_form_is_known_by_the_first_line() {
+        let daily = dly_line("USW00094728", 2020, 2, "TMAX", &[(Some(56), "  W")]);
+        let monthly = monthly_line("ACW00011604", 1961, "TAVG", &[(Some(-142), "  k")]);
+        assert_eq!(sniff(format!("{daily}\r\n").as_bytes()), Some(Form::Daily));
+        assert_eq!(sniff(monthly.as_bytes()), Some(Form::Monthly));
+        for other in [
+            "station,date,temp\n".to_string(),
+            daily[..daily.len() - 1].to_string(),
+            daily.replacen("2020", "20x0", 1),
+            monthly.replacen("TAVG", "tavg", 1),
+            "TOA5,CR1000,\"x\"\n".to_string(),
+        ] {
+            assert_eq!(sniff(other.as_bytes()), None, "{other}");
         }
     }
 

@@ -61,20 +61,38 @@ fn is_sheet_file(path: &Path) -> bool {
 /// The text of the input file `path` whose bytes `input` reads: a spreadsheet's
 /// worksheet `sheet` (see `sheet_input.rs`) or, with the feature `parquet`, a Parquet
 /// file, read as the CSV of their rows (from `path`: `input` is not read); a GHCN-Daily
-/// `.dly` file [`decompressed`] and read as the CSV of a by-year file (`dly_input.rs`);
-/// any other file's bytes [`decompressed`].
+/// `.dly` file, or a file whose first line has GHCN's fixed-width form, [`decompressed`]
+/// and read as the CSV of a by-year file (`dly_input.rs`); any other file's bytes
+/// [`decompressed`].
 pub fn open_input<'a>(path: &Path, input: impl Read + 'a, sheet: Option<&str>) -> Result<Box<dyn Read + 'a>> {
     if super::sheet_input::is_spreadsheet(path) {
         return super::sheet_input::csv_stream(path, sheet);
-    }
-    if super::dly_input::is_dly(path) {
-        return Ok(super::dly_input::csv_stream(decompressed(path, input)?));
     }
     #[cfg(feature = "parquet")]
     if super::parquet_input::is_parquet(path) {
         return super::parquet_input::csv_stream(path);
     }
-    decompressed(path, input)
+    let mut input = decompressed(path, input)?;
+    if super::dly_input::is_dly(path) {
+        return Ok(super::dly_input::csv_stream(super::dly_input::Form::Daily, input));
+    }
+    let first = first_line(&mut input)?;
+    let form = super::dly_input::sniff(&first);
+    let input = std::io::Cursor::new(first).chain(input);
+    Ok(match form {
+        Some(form) => super::dly_input::csv_stream(form, input),
+        None => Box::new(input),
+    })
+}
+
+/// The first line of `input` (with its line end), or its first 512 bytes if longer.
+fn first_line(input: &mut impl Read) -> Result<Vec<u8>> {
+    let mut first = Vec::new();
+    let mut byte = [0u8; 1];
+    while first.len() < 512 && !first.ends_with(b"\n") && input.read(&mut byte)? == 1 {
+        first.push(byte[0]);
+    }
+    Ok(first)
 }
 
 /// `input` (the bytes of the file `path`) decompressed by its extension.
@@ -93,6 +111,22 @@ pub fn decompressed<'a>(path: &Path, input: impl Read + 'a) -> Result<Box<dyn Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file is read as GHCN's fixed-width form when its first line has it, whatever
+    /// its name; other files come through byte for byte.
+    #[test]
+    fn ghcn_fixed_width_files_are_known_by_their_first_line() {
+        let monthly = format!("ACW00011604{}TAVG{}\n", 1961, " -142  k".repeat(12));
+        let read = |name: &str, bytes: &[u8]| {
+            let mut text = String::new();
+            open_input(Path::new(name), bytes, None).unwrap().read_to_string(&mut text).unwrap();
+            text
+        };
+        assert!(read("ghcnm.tavg.v4.qcu.dat", monthly.as_bytes()).starts_with("ACW00011604,19610101,TAVG,-142,,,k,\n"));
+        for other in ["station,date,t\nA,2020-01-01,1\n", "x", ""] {
+            assert_eq!(read("a.dat", other.as_bytes()), other);
+        }
+    }
 
     /// Data files by extension, compressed or not, and compressed files without another
     /// extension (ISD-Lite downloads); not other files.
