@@ -406,8 +406,9 @@ impl Guess<'_> {
 
     /// `--flag-column` for each (measure, quality column) of `pairs`. Flags set to
     /// anything drop a value by default; where the sample's most common code is not
-    /// blank (ECA&D's `0`, valid), the other codes seen are `--drop-flags`, and a
-    /// quality column with one code in the whole sample is left alone (nothing to tell).
+    /// blank, the other codes seen are `--drop-flags` (ECA&D's `1,9` whichever it
+    /// shows), and a quality column with one code in the whole sample is left alone
+    /// (nothing to tell).
     fn quality_flags(&mut self, pairs: &[(usize, usize)]) {
         let mut dropped: Vec<String> = Vec::new();
         let mut suggested = Vec::new();
@@ -417,10 +418,12 @@ impl Guess<'_> {
                 *counts.entry(row.get(flag).map_or("", |code| code.trim())).or_default() += 1;
             }
             let Some((&common, _)) = counts.iter().max_by_key(|&(_, count)| *count) else { continue };
-            if counts.len() < 2 && !common.is_empty() {
+            // ECA&D's codes (0 valid, 1 suspect, 9 missing), whichever the sample shows.
+            if common == "0" && counts.keys().all(|code| ["0", "1", "9"].contains(code)) {
+                dropped.extend(["1".to_string(), "9".to_string()]);
+            } else if counts.len() < 2 && !common.is_empty() {
                 continue;
-            }
-            if !common.is_empty() {
+            } else if !common.is_empty() {
                 dropped
                     .extend(counts.keys().filter(|code| **code != common && !code.is_empty()).map(|c| c.to_string()));
             }
@@ -575,7 +578,9 @@ mod tests {
         assert_eq!(value(&found, "--measures"), Some("TMAX,PRCP"));
         assert_eq!(value(&found, "--flag-column"), Some("TMAX=TMAX_FLAG"));
         assert_eq!(value(&found, "--drop-flags"), None, "a blank flag is the common one: any set flag drops");
-        let one_code = "station,date,T,Q_T\nA,2020-01-01,1,0\nA,2020-01-02,2,0\nA,2020-01-03,3,0\n";
+        let only_valid = eca.replace("  -24,    1", "  -24,    0").replace("-9999,    9", "   12,    0");
+        assert_eq!(value(&flags(&only_valid), "--drop-flags"), Some("1,9"), "ECA&D's codes, seen or not");
+        let one_code = "station,date,T,Q_T\nA,2020-01-01,1,A\nA,2020-01-02,2,A\nA,2020-01-03,3,A\n";
         assert_eq!(value(&flags(one_code), "--flag-column"), None);
     }
 

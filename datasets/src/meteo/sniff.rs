@@ -160,10 +160,16 @@ pub fn split_line(line: &[u8], delimiter: Delimiter) -> Vec<String> {
     fields
 }
 
-/// The most frequent field count after the first line (ties: the larger); the first
-/// line's count when it is alone.
+/// The most frequent field count in the sample's second half (ties: the larger), where
+/// the body is even under a long preamble (ECA&D's 19 lines of text above a few rows);
+/// after the first line in a sample of up to 4 lines; the first line's count when it is
+/// alone.
 fn body_width(split: &[Vec<String>]) -> usize {
-    let body = if split.len() > 1 { &split[1..] } else { split };
+    let body = match split.len() {
+        0 | 1 => split,
+        2..=4 => &split[1..],
+        lines => &split[lines / 2..],
+    };
     let mut counts = std::collections::BTreeMap::<usize, usize>::new();
     for fields in body {
         *counts.entry(fields.len()).or_default() += 1;
@@ -284,6 +290,27 @@ mod tests {
         let found = sniffed(&cr);
         assert_eq!((found.preamble_lines, found.body_fields, found.header, found.cr_lines), (3, 4, true, true));
         assert_eq!(&cr[found.preamble_bytes..found.preamble_bytes + 5], "Datum", "lines ended by a lone CR");
+    }
+
+    /// A long preamble of prose above a few rows (a short ECA&D series): the body's
+    /// width is the sample's second half's, so the prose does not make the file look
+    /// whitespace-aligned.
+    #[test]
+    fn a_long_prose_preamble_above_a_few_rows() {
+        let mut text = String::from("EUROPEAN CLIMATE ASSESSMENT & DATASET (ECA&D), file created on 22-11-2021\n");
+        for line in 0..17 {
+            text.push_str(&format!(
+                "{}\n",
+                if line % 4 == 0 { "" } else { "Some words of the licence, and more of them" }
+            ));
+        }
+        text.push_str("\n SOUID,    DATE,   TG, Q_TG\n");
+        for day in 1..=6 {
+            text.push_str(&format!("100003,1860010{day},   2{day},    0\n"));
+        }
+        let found = sniffed(&text);
+        assert_eq!(found.delimiter, Delimiter::Byte(b','));
+        assert_eq!((found.preamble_lines, found.body_fields, found.header), (19, 4, true));
     }
 
     /// Rows of units under a header are skipped; a first row of missing values is data.
