@@ -202,7 +202,10 @@ fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
 /// title rows).
 fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -> usize {
     let is_preamble = |index: usize| {
-        lines[index].starts_with(b"#") || split[index].len() < body_fields || (index == 0 && is_logger_line(&split[0]))
+        lines[index].starts_with(b"#")
+            || split[index].len() < body_fields
+            || (index == 0 && is_logger_line(&split[0]))
+            || is_title_row(&split[index], body_fields)
     };
     // Above the blank line, rows of another width, or of one filled field (a title row
     // of a spreadsheet, padded to the sheet's width).
@@ -215,6 +218,17 @@ fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -
         .map_or(0, |index| index + 1);
     let leading = blank + (blank..lines.len()).take_while(|&index| is_preamble(index)).count();
     if leading == lines.len() { 0 } else { leading }
+}
+
+/// Whether `fields` is a title row padded to the body's width, as a spreadsheet exports
+/// one above its header (`Hilltop station hourly data,,,`): one filled field, of two or
+/// more words with letters, in a body of three or more columns. A data row has a time,
+/// and a time has no letters.
+fn is_title_row(fields: &[String], body_fields: usize) -> bool {
+    let mut filled = fields.iter().filter(|field| !field.trim().is_empty());
+    let (Some(only), None) = (filled.next(), filled.next()) else { return false };
+    let words = only.split_whitespace().filter(|word| word.chars().any(char::is_alphabetic)).count();
+    body_fields >= 3 && words >= 2
 }
 
 /// How far down a blank line may end a preamble.
@@ -311,6 +325,18 @@ mod tests {
         let found = sniffed(&text);
         assert_eq!(found.delimiter, Delimiter::Byte(b','));
         assert_eq!((found.preamble_lines, found.body_fields, found.header), (19, 4, true));
+    }
+
+    /// A title row padded to the body's width above the header is preamble (with or
+    /// without a blank line under it); a first data row with only its time filled is not.
+    #[test]
+    fn a_padded_title_row_above_the_header() {
+        let text = "Hilltop station hourly data,,,\nDate,Time,Temperature (C),Rain (mm)\n\
+                    2020-01-01,00:00,12.41,0\n2020-01-01,01:00,11.97,0.2\n2020-01-01,02:00,,0\n";
+        let found = sniffed(text);
+        assert_eq!((found.preamble_lines, found.body_fields, found.header), (1, 4, true));
+        let times_only = "2020-01-01 00:00,,,\n2020-01-01 01:00,1,2,3\n2020-01-01 02:00,1,2,3\n";
+        assert_eq!(sniffed(times_only).preamble_lines, 0);
     }
 
     /// Rows of units under a header are skipped; a first row of missing values is data.
