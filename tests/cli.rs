@@ -302,6 +302,8 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("hilltop_hourly.xlsx", 4),
         ("ghcn_USW00094728.dly", 60),
         ("TG_STAID000005.txt", 200),
+        ("metoffice_oxforddata.txt", 19),
+        ("noaa_lcd_72505394728.csv", 75),
     ]
     .map(|(name, rows)| (meteo_sample(name), rows))
     .into();
@@ -459,6 +461,51 @@ fn agg_and_output_formats_over_a_loaded_table() {
     let by_name = agg_of("column 5");
     assert!(by_name.lines().count() > 1, "{by_name}");
     assert_eq!(agg_of("4"), by_name, "--measure takes load-csv's 0-based column number");
+}
+
+#[test]
+fn agg_and_range_count_values_as_the_load_counted_them() {
+    // Proves: a value the load counted as missing — its quality flag column drops it
+    // (ECA&D), a flag after the number drops it (NOAA LCD's suspect `s`), a missing
+    // word (`VRB`) — is missing in agg and in range's measures too, and a word that
+    // stands for a number (LCD's trace `T`) is that number. (agg used to read the raw
+    // records with the missing markers alone: ECA&D's January counted 30 values.)
+    let dir = tempfile::tempdir().unwrap();
+    let eca = dir.path().join("eca.quire");
+    let flags = ["--skip-lines", "19", "--station-from-file", "--time", "DATE", "--time-format", "%Y%m%d"];
+    let more = ["--measures", "TG", "--flag-column", "TG=Q_TG", "--drop-flags", "1,9"];
+    load_csv(&eca, &[&meteo_sample("TG_STAID000005.txt")], &[&flags[..], &more].concat(), 200);
+    let january =
+        quire(&["agg", path_str(&eca), "--every", "month", "--measure", "TG", "--fn", "count,min", "--limit", "1"]);
+    let january = String::from_utf8_lossy(&january.stdout).into_owned();
+    assert!(january.lines().nth(1).is_some_and(|line| line.ends_with("29        -150")), "{january}");
+
+    let lcd = dir.path().join("lcd.quire");
+    let flags = ["--station", "STATION", "--time", "DATE", "--suffix-flags", "sV", "--drop-flags", "s"];
+    let measures = "HourlyDryBulbTemperature,HourlyPrecipitation,HourlyWindDirection";
+    let more = ["--word-value", "T=0", "--na", "VRB", "--measures", measures];
+    load_csv(&lcd, &[&meteo_sample("noaa_lcd_72505394728.csv")], &[&flags[..], &more].concat(), 75);
+    let agg = |measure: &str| {
+        let args =
+            ["agg", path_str(&lcd), "--every", "day", "--measure", measure, "--fn", "count,sum", "--format", "csv"];
+        String::from_utf8_lossy(&quire(&args).stdout).into_owned()
+    };
+    // Counted from the sample by hand: a trace is 0, `…s` is missing.
+    assert_eq!(
+        agg("HourlyPrecipitation"),
+        "station,start,count,sum\n72505394728,2021-01-01T00:00,22,0.33\n\
+         72505394728,2021-01-02T00:00,22,0.64\n72505394728,2021-01-03T00:00,23,0.2\n"
+    );
+    assert!(agg("HourlyDryBulbTemperature").contains("2021-01-03T00:00,21,"), "three suspect values a day");
+    let measures_at = |time: &str| {
+        let args =
+            ["range", path_str(&lcd), "--station", "72505394728", "--from", time, "--to", time, "--format", "jsonl"];
+        let line = String::from_utf8_lossy(&quire(&args).stdout).into_owned();
+        line.split("\"record\"").next().unwrap_or_default().to_owned()
+    };
+    let measures = measures_at("2021-01-01T00:51");
+    assert!(measures.contains("\"HourlyPrecipitation\":0.0,\"HourlyWindDirection\":null"), "{measures}");
+    assert!(measures_at("2021-01-01T18:51").contains("\"HourlyPrecipitation\":null"));
 }
 
 #[test]

@@ -129,7 +129,11 @@ pub fn schema(byte: u8) -> Schema {
             ..Schema::default()
         },
         8 => Schema {
-            missing: MissingValues { tokens: vec!["-".into(), "x".into()], sentinels: Vec::new() },
+            missing: MissingValues {
+                tokens: vec!["-".into(), "x".into()],
+                sentinels: Vec::new(),
+                ..MissingValues::default()
+            },
             ..Schema::default()
         },
         9 => Schema {

@@ -75,6 +75,11 @@ fn kind_name(kind: &ColumnKind) -> String {
         ColumnKind::Timestamp => "timestamp (ISO 8601)".into(),
         ColumnKind::Date(format) => format!("date {format}"),
         ColumnKind::TimeOfDay(format) => format!("time of day {format}"),
+        ColumnKind::Flagged { suffixes, words } => {
+            let mut seen: Vec<String> = suffixes.chars().map(|flag| format!("a number then {flag}")).collect();
+            seen.extend(words.iter().map(|word| format!("{word:?}")));
+            format!("number; also {}", seen.join(", "))
+        }
         ColumnKind::Text => "text".into(),
     }
 }

@@ -49,8 +49,9 @@ pub struct MappingArgs {
     /// may be left out: TEMP finds "TEMP (C)"). With --variable-column: the elements.
     #[arg(long)]
     pub measures: Option<String>,
-    /// Field delimiter: one character, or "whitespace" for aligned columns; detected
-    /// by default.
+    /// Field delimiter: one character, or "whitespace" for aligned columns (words after
+    /// the last column, as the Met Office's "Provisional", are a remark, no field);
+    /// detected by default.
     #[arg(long)]
     pub delimiter: Option<String>,
     /// The first row is data, not a header (default: detected).
@@ -72,10 +73,20 @@ pub struct MappingArgs {
     /// flag is set (see --drop-flags) counts as missing.
     #[arg(long, value_name = "VALUE=FLAG,…")]
     pub flag_column: Option<String>,
-    /// With --flag-column: the flag values that drop a value, comma-separated
-    /// (default: any non-empty flag).
-    #[arg(long, requires = "flag_column")]
+    /// With --flag-column or --suffix-flags: the flags that drop a value (it counts as
+    /// missing), comma-separated (default: any set flag of a flag column, no flag after
+    /// a number).
+    #[arg(long)]
     pub drop_flags: Option<String>,
+    /// Characters that may follow a number as its flag, e.g. "s" (NOAA LCD's 27s, a
+    /// suspect value) or "*#" (the Met Office's 8.6*, an estimate): the number is the
+    /// value, missing when --drop-flags names a flag it carries.
+    #[arg(long, value_name = "CHARACTERS")]
+    pub suffix_flags: Option<String>,
+    /// Words that stand for a number, WORD=NUMBER, comma-separated, e.g. T=0 (NOAA's
+    /// trace of precipitation).
+    #[arg(long, value_name = "WORD=NUMBER,…", allow_hyphen_values = true)]
+    pub word_value: Option<String>,
     /// Text encoding (latin1, windows-1250, utf-8, utf-16le, …); default: UTF-16 when
     /// the file starts with a UTF-16 byte order mark, else UTF-8, or Windows-1252
     /// (Latin-1) when the start of the file is not UTF-8.
@@ -165,8 +176,27 @@ impl MappingArgs {
                 schema.flags.push((ColumnRef::parse(value), ColumnRef::parse(flag)));
             }
         }
+        if let Some(list) = &self.word_value {
+            for pair in list.split(',') {
+                let parsed = pair.split_once('=').and_then(|(word, number)| Some((word, number.trim().parse().ok()?)));
+                let Some((word, number)) =
+                    parsed.filter(|(word, number): &(&str, f64)| !word.trim().is_empty() && number.is_finite())
+                else {
+                    bail!("--word-value takes WORD=NUMBER pairs, got {pair:?}");
+                };
+                schema.missing.words.push((word.trim().to_owned(), number));
+            }
+        }
+        if let Some(flags) = &self.suffix_flags {
+            schema.missing.suffix_flags = suffix_flags(flags)?;
+        }
         if let Some(list) = &self.drop_flags {
+            if self.flag_column.is_none() && self.suffix_flags.is_none() {
+                bail!("--drop-flags needs --flag-column or --suffix-flags: it names the flags that drop a value");
+            }
             schema.drop_flags = list.split(',').map(|flag| flag.trim().to_owned()).collect();
+            let suffix = |flag: &&String| flag.len() == 1 && schema.missing.suffix_flags.contains(flag.as_str());
+            schema.missing.dropped_suffix_flags = schema.drop_flags.iter().filter(suffix).map(String::as_str).collect();
         }
         Ok(())
     }
@@ -268,6 +298,17 @@ fn delimiter_of(text: &str) -> Result<Delimiter> {
         [byte] if byte.is_ascii() => Ok(Delimiter::Byte(*byte)),
         _ => bail!("--delimiter takes one ASCII character, tab or whitespace, got {text:?}"),
     }
+}
+
+/// `--suffix-flags`: the flag characters (commas and spaces between them ignored);
+/// none may be part of a number.
+fn suffix_flags(text: &str) -> Result<String> {
+    let flags: String = text.chars().filter(|c| *c != ',' && !c.is_whitespace()).collect();
+    let number_like = |c: char| c.is_ascii_digit() || ".+-".contains(c) || !c.is_ascii_graphic();
+    if flags.is_empty() || flags.chars().any(number_like) {
+        bail!("--suffix-flags takes characters that are no part of a number (letters, *, #, …), got {text:?}");
+    }
+    Ok(flags)
 }
 
 fn add_missing(schema: &mut Schema, list: &str) -> Result<()> {

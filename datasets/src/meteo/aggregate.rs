@@ -21,7 +21,7 @@ use quiredb_structures::btree::{BTree, Value};
 use quiredb_structures::queue::{Queue, RecordId};
 use quiredb_structures::table::Key;
 
-use super::fields::{civil_from_days, days_from_civil, parse_measure};
+use super::fields::{civil_from_days, days_from_civil, flag_drops, parse_measure};
 use super::record::{RecordEncoding, packed_field};
 use super::schema::MissingValues;
 use super::store::{BTREE_NAME, META_NAME, QUEUE_NAME, decode_record_id, encode_key, stored_encoding};
@@ -30,7 +30,9 @@ use crate::error::{Error, Result};
 /// Key in `meteo.meta` of the [`RecordLayout`].
 pub const LAYOUT_KEY: &[u8] = b"record_layout";
 
-/// Where the measures are in a stored raw record.
+/// Where the measures are in a stored raw record, and how their values read: the
+/// load's missing markers, words, flags after numbers, per-measure sentinels and
+/// quality flag columns, so that `agg`, `range` and Python see what the load counted.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RecordLayout {
     /// The delimiter the fields are joined by.
@@ -44,6 +46,33 @@ pub struct RecordLayout {
     /// The measures that are the R*-tree's dimensions, when chosen (`--index-measures`).
     #[serde(default)]
     pub index_measures: Option<Vec<usize>>,
+    /// Words that stand for numbers (`--word-value`).
+    #[serde(default)]
+    pub words: Vec<(String, f64)>,
+    /// Flag characters allowed after a number (`--suffix-flags`).
+    #[serde(default)]
+    pub suffix_flags: String,
+    /// Those of them that make the value missing.
+    #[serde(default)]
+    pub dropped_suffix_flags: String,
+    /// Each measure's own rule, in measure order (empty: none has one).
+    #[serde(default)]
+    pub rules: Vec<MeasureRule>,
+    /// Flag values that drop a value; empty: any non-empty flag (`--drop-flags`).
+    #[serde(default)]
+    pub drop_flags: Vec<String>,
+}
+
+/// One measure's own sentinels (`--na COLUMN=NUMBER`) and quality flag field
+/// (`--flag-column`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MeasureRule {
+    /// Numbers that mean missing in this measure alone.
+    #[serde(default)]
+    pub sentinels: Vec<f64>,
+    /// The 0-based field of its quality flag.
+    #[serde(default)]
+    pub flag: Option<usize>,
 }
 
 impl RecordLayout {
@@ -55,6 +84,11 @@ impl RecordLayout {
             tokens: missing.tokens.clone(),
             sentinels: missing.sentinels.clone(),
             index_measures: None,
+            words: missing.words.clone(),
+            suffix_flags: missing.suffix_flags.clone(),
+            dropped_suffix_flags: missing.dropped_suffix_flags.clone(),
+            rules: Vec::new(),
+            drop_flags: Vec::new(),
         }
     }
 
@@ -71,22 +105,53 @@ impl RecordLayout {
 
     /// The missing markers, as [`RecordLayout::value`] takes them.
     pub fn missing(&self) -> MissingValues {
-        MissingValues { tokens: self.tokens.clone(), sentinels: self.sentinels.clone() }
+        MissingValues {
+            tokens: self.tokens.clone(),
+            sentinels: self.sentinels.clone(),
+            words: self.words.clone(),
+            suffix_flags: self.suffix_flags.clone(),
+            dropped_suffix_flags: self.dropped_suffix_flags.clone(),
+        }
+    }
+
+    /// True when measure `measure` has a quality flag field, so that its value cannot
+    /// be read from its own field alone.
+    pub fn has_flag(&self, measure: usize) -> bool {
+        self.rules.get(measure).is_some_and(|rule| rule.flag.is_some())
     }
 
     /// Measure `measure` of the raw record `raw` (`None` when missing or unreadable);
     /// `missing` is [`RecordLayout::missing`].
     pub fn value(&self, raw: &[u8], measure: usize, missing: &MissingValues) -> Option<f64> {
         let column = *self.columns.get(measure)?;
-        let decimal_comma = self.delimiter != b',';
+        let flag = self.rules.get(measure).and_then(|rule| rule.flag);
         if !raw.contains(&b'"') {
-            let field = raw.split(|&byte| byte == self.delimiter).nth(column)?;
-            return parse_measure(field, decimal_comma, missing).ok().flatten();
+            let fields = || raw.split(|&byte| byte == self.delimiter);
+            let flag = flag.map(|flag| fields().nth(flag).unwrap_or_default());
+            return self.field_value(fields().nth(column)?, flag, measure, missing);
         }
         let mut reader = csv::ReaderBuilder::new().has_headers(false).delimiter(self.delimiter).from_reader(raw);
         let mut record = csv::ByteRecord::new();
         reader.read_byte_record(&mut record).ok()?;
-        parse_measure(record.get(column)?, decimal_comma, missing).ok().flatten()
+        let flag = flag.map(|flag| record.get(flag).unwrap_or_default());
+        self.field_value(record.get(column)?, flag, measure, missing)
+    }
+
+    /// The value of measure `measure`'s field `field` beside its quality flag `flag`.
+    pub fn field_value(
+        &self,
+        field: &[u8],
+        flag: Option<&[u8]>,
+        measure: usize,
+        missing: &MissingValues,
+    ) -> Option<f64> {
+        if flag.is_some_and(|flag| flag_drops(flag, &self.drop_flags)) {
+            return None;
+        }
+        let decimal_comma = self.delimiter != b',';
+        let value = parse_measure(field, decimal_comma, missing).ok().flatten()?;
+        let own = self.rules.get(measure).is_some_and(|rule| rule.sentinels.contains(&value));
+        (!own).then_some(value)
     }
 }
 
@@ -286,9 +351,10 @@ impl<'t, T: PageRead> MeasureReader<'t, T> {
         }
         let column = self.layout.columns.get(self.measure).copied();
         if let (RecordEncoding::Nibble, b',', Some(column)) = (self.encoding, self.layout.delimiter, column)
+            && !self.layout.has_flag(self.measure)
             && packed_field(stored, column, field)?
         {
-            return Ok(parse_measure(field, false, &self.missing).ok().flatten());
+            return Ok(self.layout.field_value(field, None, self.measure, &self.missing));
         }
         self.encoding.decode(stored, field)?;
         Ok(self.layout.value(field, self.measure, &self.missing))
@@ -389,5 +455,36 @@ mod tests {
         assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 1, &missing), None);
         assert_eq!(layout.value(b"\"A;B\";2013-03-01;2;3", 1, &missing), Some(3.0));
         assert_eq!(RecordLayout::decode(&layout.encode()).ok(), Some(layout));
+    }
+
+    /// A layout keeps what the load counted as missing: a measure's own sentinels, its
+    /// quality flag (any set one, or those named), words and flags after numbers; a
+    /// layout written before these existed reads as having none.
+    #[test]
+    fn values_read_as_the_load_counted_them() {
+        let missing = MissingValues {
+            words: vec![("T".into(), 0.0)],
+            suffix_flags: "s".into(),
+            dropped_suffix_flags: "s".into(),
+            ..MissingValues::default()
+        };
+        let mut layout = RecordLayout::new(b',', vec![2, 3], &missing);
+        layout.rules = vec![MeasureRule { sentinels: vec![99.0], flag: Some(4) }, MeasureRule::default()];
+        let missing = layout.missing();
+        assert_eq!(layout.value(b"A,2020,12.5,T,", 0, &missing), Some(12.5));
+        assert_eq!(layout.value(b"A,2020,12.5,T,", 1, &missing), Some(0.0));
+        assert_eq!(layout.value(b"A,2020,12.5,7s,X", 0, &missing), None, "any set flag drops");
+        assert_eq!(layout.value(b"A,2020,12.5,7s,X", 1, &missing), None, "a dropped suffix flag");
+        assert_eq!(layout.value(b"A,2020,99,7,", 0, &missing), None, "the measure's own sentinel");
+        assert_eq!(layout.value(b"A,2020,99,99,", 1, &missing), Some(99.0), "not the other's");
+        assert_eq!(layout.value(b"\"A,B\",2020,1,2,\"X\"", 0, &missing), None, "quoted fields");
+        layout.drop_flags = vec!["9".into()];
+        assert_eq!(layout.value(b"A,2020,12.5,7,1", 0, &missing), Some(12.5), "a flag not named");
+        assert_eq!(layout.value(b"A,2020,12.5,7,9", 0, &missing), None);
+        assert!(layout.has_flag(0) && !layout.has_flag(1));
+        assert_eq!(RecordLayout::decode(&layout.encode()).ok(), Some(layout));
+        let old = br#"{"delimiter":44,"columns":[2],"tokens":[""],"sentinels":[-9999.0]}"#;
+        let old = RecordLayout::decode(old).expect("a layout of an earlier version");
+        assert!(old.rules.is_empty() && old.words.is_empty() && old.suffix_flags.is_empty());
     }
 }

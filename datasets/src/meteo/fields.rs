@@ -35,9 +35,46 @@ fn parse_measure_slow(bytes: &[u8], decimal_comma: bool, missing: &MissingValues
         Some(_) if is_missing_token(text, missing) => Ok(None),
         Some(_) => Err("not a finite number"),
         None if is_missing_token(text, missing) => Ok(None),
-        None if std::str::from_utf8(text).is_err() => Err("not UTF-8"),
-        None => Err("not a number"),
+        None => other_value(text, decimal_comma, missing),
     }
+}
+
+/// Most characters of a flag after a number (`8.6*#`).
+const MOST_SUFFIX_FLAGS: usize = 3;
+
+/// A field that is no number and no missing marker: a word standing for a number, or a
+/// number followed by flag characters (missing when one of them drops it); else why
+/// not.
+#[inline(never)]
+fn other_value(text: &[u8], decimal_comma: bool, missing: &MissingValues) -> Result<Option<f64>, Reason> {
+    if let Some((_, value)) = missing.words.iter().find(|(word, _)| word.as_bytes().eq_ignore_ascii_case(text)) {
+        return Ok(Some(*value));
+    }
+    let flags = missing.suffix_flags.as_bytes();
+    let flag_length = text.iter().rev().take(MOST_SUFFIX_FLAGS).take_while(|byte| flags.contains(byte)).count();
+    let (number, flag) = text.split_at(text.len() - flag_length);
+    match parse_number(number.trim_ascii_end(), decimal_comma) {
+        Some(value) if flag_length > 0 && value.is_finite() => {
+            let dropped = flag.iter().any(|byte| missing.dropped_suffix_flags.as_bytes().contains(byte));
+            Ok((!dropped && !missing.sentinels.contains(&value)).then_some(value))
+        }
+        _ if std::str::from_utf8(text).is_err() => Err("not UTF-8"),
+        _ if has_number_prefix(text, decimal_comma) => {
+            Err("not a number: a number with text after it (a flag? see load-csv --suffix-flags)")
+        }
+        _ => Err("not a number"),
+    }
+}
+
+/// True when `text` is a number followed by at most [`MOST_SUFFIX_FLAGS`] other
+/// characters that are no digits (`27s`, `8.6*`).
+fn has_number_prefix(text: &[u8], decimal_comma: bool) -> bool {
+    let digits = text.iter().rposition(u8::is_ascii_digit).map_or(0, |last| last + 1);
+    let tail = &text[digits..];
+    digits > 0
+        && (1..=MOST_SUFFIX_FLAGS).contains(&tail.len())
+        && tail.iter().all(|byte| byte.is_ascii_graphic() && *byte != b'.' && *byte != b',')
+        && parse_number(&text[..digits], decimal_comma).is_some()
 }
 
 fn parse_number(text: &[u8], decimal_comma: bool) -> Option<f64> {
@@ -123,6 +160,13 @@ fn parse_number_slow(text: &[u8], decimal_comma: bool) -> Option<f64> {
         return std::str::from_utf8(copy).ok()?.parse().ok();
     }
     std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// True when the quality flag `flag` drops its value: it is set and `drops` names it
+/// (any set flag when `drops` is empty).
+pub fn flag_drops(flag: &[u8], drops: &[String]) -> bool {
+    let flag = flag.trim_ascii();
+    !flag.is_empty() && (drops.is_empty() || drops.iter().any(|drop| drop.as_bytes().eq_ignore_ascii_case(flag)))
 }
 
 fn is_missing_token(text: &[u8], missing: &MissingValues) -> bool {
@@ -427,6 +471,47 @@ mod tests {
         assert_eq!(fast_decimal(b"1e5", false), None);
         assert_eq!(fast_decimal(b"-", false), None);
         assert_eq!(fast_decimal(b".", false), None);
+    }
+
+    /// Words standing for numbers, and flags after numbers: kept, or missing when a
+    /// dropped flag or a sentinel; without them, a flagged number is an error that
+    /// points at `--suffix-flags`.
+    #[test]
+    fn words_and_flags_after_numbers() {
+        let plain = MissingValues::default();
+        let flagged = MissingValues {
+            words: vec![("T".into(), 0.0)],
+            suffix_flags: "s*#".into(),
+            dropped_suffix_flags: "s".into(),
+            tokens: vec!["".into(), "---".into()],
+            ..MissingValues::default()
+        };
+        let parse = |text: &str, missing: &MissingValues| parse_measure(text.as_bytes(), false, missing);
+        assert_eq!(parse("163.8*", &flagged), Ok(Some(163.8)));
+        assert_eq!(parse(" 73.0*#", &flagged), Ok(Some(73.0)), "two flags, spaces around");
+        assert_eq!(parse("27s", &flagged), Ok(None), "a dropped flag");
+        assert_eq!(parse("-9999*", &flagged), Ok(None), "a sentinel with a flag");
+        assert_eq!(parse("T", &flagged), Ok(Some(0.0)));
+        assert_eq!(parse("t", &flagged), Ok(Some(0.0)), "words compare as tokens do");
+        assert_eq!(parse("---", &flagged), Ok(None));
+        assert_eq!(parse("12", &flagged), Ok(Some(12.0)));
+        assert_eq!(
+            parse("2.50V", &flagged),
+            Err("not a number: a number with text after it (a flag? see load-csv --suffix-flags)")
+        );
+        assert_eq!(parse("*", &flagged), Err("not a number"), "a flag alone is no value");
+        assert_eq!(parse("1*2", &flagged), Err("not a number"));
+        assert_eq!(parse("1.5***#", &flagged), Err("not a number"), "at most three flag characters");
+        assert_eq!(
+            parse("163.8*", &plain),
+            Err("not a number: a number with text after it (a flag? see load-csv --suffix-flags)")
+        );
+        assert_eq!(parse("T", &plain), Err("not a number"));
+        assert_eq!(parse("10x20", &plain), Err("not a number"));
+        let comma = MissingValues { suffix_flags: "*".into(), ..MissingValues::default() };
+        assert_eq!(parse_measure(b"1,5*", true, &comma), Ok(Some(1.5)), "a decimal comma");
+        assert!(flag_drops(b" 1 ", &["1".into(), "9".into()]) && !flag_drops(b"0", &["1".into()]));
+        assert!(flag_drops(b"X", &[]) && !flag_drops(b"  ", &[]), "any set flag drops when none is named");
     }
 
     /// Timestamps in every accepted form, and civil dates round-trip.

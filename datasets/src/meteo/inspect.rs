@@ -48,6 +48,14 @@ pub enum ColumnKind {
     Date(&'static str),
     /// Times of day in this format.
     TimeOfDay(&'static str),
+    /// Numbers, some with a flag after them (`27s`, `8.6*`) or words among them (`T`,
+    /// `VRB`, `---`): the flag characters and the words seen.
+    Flagged {
+        /// The characters seen after numbers.
+        suffixes: String,
+        /// The words seen instead of numbers.
+        words: Vec<String>,
+    },
     /// Anything else.
     Text,
 }
@@ -93,8 +101,15 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
             Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
         })
         .collect();
-    let mut guess =
-        Guess { sniffed: &sniffed, columns: &columns, body, used: Vec::new(), measured: Vec::new(), flags: Vec::new() };
+    let mut guess = Guess {
+        sniffed: &sniffed,
+        columns: &columns,
+        body,
+        used: Vec::new(),
+        measured: Vec::new(),
+        missing_words: Vec::new(),
+        flags: Vec::new(),
+    };
     let layout = guess.all(decimal_comma, &schema.missing);
     let flags = guess.flags;
     Inspection { sniffed, columns, layout, flags }
@@ -136,7 +151,40 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
             return ColumnKind::TimeOfDay(format);
         }
     }
-    ColumnKind::Text
+    flagged(&present, &number).unwrap_or(ColumnKind::Text)
+}
+
+/// Most characters of a word standing in a column of numbers (`VRB`, `---`).
+const LONGEST_WORD: usize = 4;
+
+/// [`ColumnKind::Flagged`] when at least half of `present` are numbers, some with flag
+/// characters after them, and the others short words without digits.
+fn flagged(present: &[&str], number: &dyn Fn(&str) -> bool) -> Option<ColumnKind> {
+    let (mut suffixes, mut words, mut numbers) = (String::new(), Vec::<String>::new(), 0);
+    for value in present {
+        if number(value) {
+            numbers += 1;
+            continue;
+        }
+        let flag_at = value.rfind(|c: char| c.is_ascii_digit()).map_or(0, |last| last + 1);
+        let flag = &value[flag_at..];
+        let flag_like = |c: char| c.is_ascii_graphic() && !".,+-".contains(c);
+        if flag_at > 0 && flag.len() <= 3 && flag.chars().all(flag_like) && number(&value[..flag_at]) {
+            numbers += 1;
+            for c in flag.chars() {
+                if !suffixes.contains(c) {
+                    suffixes.push(c);
+                }
+            }
+        } else if value.len() <= LONGEST_WORD && value.chars().all(|c| c.is_ascii_graphic() && !c.is_ascii_digit()) {
+            if !words.iter().any(|word| word == value) {
+                words.push((*value).to_owned());
+            }
+        } else {
+            return None;
+        }
+    }
+    (numbers > 0 && numbers * 2 >= present.len()).then_some(ColumnKind::Flagged { suffixes, words })
 }
 
 fn matches_format(format: &str, value: &str) -> bool {
@@ -151,6 +199,8 @@ struct Guess<'a> {
     used: Vec<usize>,
     /// Columns whose values are measures (sentinels are looked for in these).
     measured: Vec<usize>,
+    /// Words in measure columns that mean missing (`VRB`, `---`).
+    missing_words: Vec<String>,
     flags: Vec<(String, Option<String>)>,
 }
 
@@ -217,7 +267,9 @@ impl Guess<'_> {
         let codes = |index: usize| {
             let values: std::collections::BTreeSet<&str> =
                 self.body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
-            let code = |v: &&str| v.len() <= 8 && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            let code = |v: &&str| {
+                (1..=8).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            };
             let repeated = values.len() * 2 <= self.body.len() || self.key_repeats(index);
             let known = values.iter().all(|v| ELEMENT_CODES.contains(v));
             !values.is_empty() && values.len() <= 40 && values.iter().all(code) && (repeated || known)
@@ -288,12 +340,27 @@ impl Guess<'_> {
 
     fn time(&mut self) {
         let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
-        let parts =
-            [&["year", "yr", "jahr"][..], &["month", "mo", "monat"], &["day", "dy", "tag"], &["hour", "hr", "stunde"]];
+        let parts = [
+            &["year", "yr", "jahr", "yyyy"][..],
+            &["month", "mo", "monat", "mm"],
+            &["day", "dy", "tag", "dd"],
+            &["hour", "hr", "stunde"],
+        ];
         let found: Vec<Option<usize>> = parts.iter().map(|names| self.find(names, int)).collect();
         if let [Some(_), Some(_), Some(_), _] = found[..] {
             let references: Vec<String> = found.iter().flatten().map(|&i| self.take(i)).collect();
             return self.flag("--time", Some(references.join(",")));
+        }
+        // A monthly series: year and month columns, each value dated its month's first day.
+        if let [Some(year), Some(month), None, None] = found[..]
+            && self
+                .body
+                .iter()
+                .all(|row| row.get(month).and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| (1..=12).contains(&m)))
+        {
+            let references = [self.take(year), self.take(month)];
+            self.flag("--time", Some(references.join(",")));
+            return self.flag("--time-format", Some("%Y %m".into()));
         }
         if let ([Some(year), None, ..], Some(day)) = (&found[..], self.find(&DAY_OF_YEAR_NAMES, int)) {
             let (year, hour) = (*year, found[3]);
@@ -372,25 +439,98 @@ impl Guess<'_> {
     fn measures(&mut self) {
         let not_a_measure = |name: &str| {
             let lower = name.to_ascii_lowercase();
-            let counter = ["no", "eor", "record"].contains(&lower.as_str());
+            let counter = ["no", "eor", "record", "source"].contains(&lower.as_str());
+            let clock = lower.contains("sunrise") || lower.contains("sunset");
             let quality = lower.starts_with("q_") || lower.ends_with("_q");
             ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
                 || counter
+                || clock
                 || quality
                 || ID_NAMES.contains(&lower.as_str())
         };
         let measures: Vec<usize> = (0..self.columns.len())
-            .filter(|&i| {
-                !self.used.contains(&i) && matches!(self.columns[i].kind, ColumnKind::Integer | ColumnKind::Number)
-            })
+            .filter(|&i| !self.used.contains(&i) && is_measure_kind(&self.columns[i].kind))
             .filter(|&i| !not_a_measure(&self.columns[i].name))
             .collect();
         self.measured.extend(&measures);
+        self.value_words(&measures);
+        self.index_measures(&measures);
         let flags: Vec<(usize, usize)> =
             measures.iter().filter_map(|&m| self.quality_column(m).map(|flag| (m, flag))).collect();
         let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
         self.flag("--measures", Some(references.join(",")));
         self.quality_flags(&flags);
+    }
+
+    /// `--index-measures` when the R*-tree's default dimensions (the first eight
+    /// measures) are all present in fewer than half of the sample's rows (NOAA LCD's
+    /// daily columns, filled once a day): the measures most often present, in their
+    /// order, as many as keep half of the rows complete.
+    fn index_measures(&mut self, measures: &[usize]) {
+        let present = |row: &Vec<String>, index: usize| {
+            row.get(index).is_some_and(|value| {
+                let value = value.trim();
+                !value.is_empty()
+                    && !MissingValues::default().tokens.iter().any(|token| token.eq_ignore_ascii_case(value))
+                    && !self.missing_words.iter().any(|word| word == value)
+            })
+        };
+        let complete =
+            |chosen: &[usize]| self.body.iter().filter(|row| chosen.iter().all(|&i| present(row, i))).count();
+        let half = self.body.len().div_ceil(2);
+        let default = &measures[..measures.len().min(super::MAX_DIMENSIONS)];
+        if default.is_empty() || complete(default) >= half {
+            return;
+        }
+        let mut by_presence = measures.to_vec();
+        by_presence.sort_by_key(|&index| std::cmp::Reverse(complete(&[index])));
+        let mut chosen: Vec<usize> = Vec::new();
+        for index in by_presence {
+            let with = [&chosen[..], &[index]].concat();
+            if chosen.len() < super::MAX_DIMENSIONS && complete(&with) >= half {
+                chosen = with;
+            }
+        }
+        chosen.sort_unstable();
+        if !chosen.is_empty() {
+            let names: Vec<String> = chosen.iter().map(|&i| self.columns[i].reference.clone()).collect();
+            self.flag("--index-measures", Some(names.join(",")));
+        }
+    }
+
+    /// `--suffix-flags` for the flags seen after the measures' numbers (NOAA's `s`,
+    /// suspect, also `--drop-flags`), `--word-value T=0` for NOAA's trace in a
+    /// precipitation or snow column, and the other words as missing markers (`--na`,
+    /// written by [`Guess::sentinels`]).
+    fn value_words(&mut self, measures: &[usize]) {
+        let mut flags = String::new();
+        let mut trace = false;
+        for &index in measures {
+            let ColumnKind::Flagged { suffixes, words } = &self.columns[index].kind else { continue };
+            for c in suffixes.chars() {
+                if !flags.contains(c) {
+                    flags.push(c);
+                }
+            }
+            let name = self.columns[index].name.to_ascii_lowercase();
+            let fallen = ["prec", "prcp", "rain", "snow"].iter().any(|word| name.contains(word));
+            for word in words {
+                if word == "T" && fallen {
+                    trace = true;
+                } else if !self.missing_words.contains(word) {
+                    self.missing_words.push(word.clone());
+                }
+            }
+        }
+        if !flags.is_empty() {
+            self.flag("--suffix-flags", Some(flags.clone()));
+        }
+        if flags.contains(SUSPECT_FLAG) {
+            self.flag("--drop-flags", Some(SUSPECT_FLAG.to_string()));
+        }
+        if trace {
+            self.flag("--word-value", Some("T=0".into()));
+        }
     }
 
     /// The column holding measure `measure`'s quality code, named after it as archives
@@ -486,7 +626,7 @@ impl Guess<'_> {
     /// given per column (`--na temp=999`).
     fn sentinels(&mut self, decimal_comma: bool, missing: &MissingValues) {
         // Parsed without the sentinels, so the default ones (-999, -9999) are seen too.
-        let tokens = MissingValues { tokens: missing.tokens.clone(), sentinels: Vec::new() };
+        let tokens = MissingValues { sentinels: Vec::new(), ..missing.clone() };
         let mut standing_out: Vec<(f64, Vec<usize>)> = Vec::new();
         let mut data: Vec<f64> = Vec::new();
         for &index in &self.measured {
@@ -507,7 +647,7 @@ impl Guess<'_> {
                 }
             }
         }
-        let mut list: Vec<String> = Vec::new();
+        let mut list: Vec<String> = self.missing_words.clone();
         for (candidate, columns) in standing_out {
             match data.contains(&candidate) {
                 true => list.extend(columns.iter().map(|&i| format!("{}={candidate}", self.columns[i].reference))),
@@ -519,6 +659,14 @@ impl Guess<'_> {
         }
     }
 }
+
+/// Whether a column of this kind holds measures.
+fn is_measure_kind(kind: &ColumnKind) -> bool {
+    matches!(kind, ColumnKind::Integer | ColumnKind::Number | ColumnKind::Flagged { .. })
+}
+
+/// NOAA's flag of a suspect value after the number (LCD's `27s`): suggested as dropped.
+const SUSPECT_FLAG: char = 's';
 
 /// A usual "missing" number: three or more 9s with any sign and decimal point (`999`,
 /// `-9999`, `999999`, `999.9`, `-99.9`), or one of [`OTHER_SENTINELS`].
@@ -582,6 +730,55 @@ mod tests {
         assert_eq!(value(&flags(&only_valid), "--drop-flags"), Some("1,9"), "ECA&D's codes, seen or not");
         let one_code = "station,date,T,Q_T\nA,2020-01-01,1,A\nA,2020-01-02,2,A\nA,2020-01-03,3,A\n";
         assert_eq!(value(&flags(one_code), "--flag-column"), None);
+    }
+
+    /// Numbers with flags after them and words among numbers are measures (NOAA's LCD
+    /// files, the Met Office's station files): the flags are `--suffix-flags` (NOAA's
+    /// suspect `s` dropped), NOAA's trace `T` in a precipitation column is 0, other
+    /// words are missing; a column filled once a day is no element column; when the
+    /// first eight measures are seldom all present, `--index-measures` names those that
+    /// are; year and month columns date a monthly series.
+    #[test]
+    fn flags_after_numbers_words_and_monthly_series() {
+        let mut lcd = String::from(
+            "STATION,DATE,REPORT_TYPE,DailyPrecipitation,DailyWeather,HourlyDryBulbTemperature,\
+             HourlyPrecipitation,HourlyWindDirection,HourlyVisibility\n",
+        );
+        for hour in 0..8 {
+            let temp = if hour == 3 { "34s".to_owned() } else { (30 + hour).to_string() };
+            let rain = ["T", "0.00", "0.02s", "0.01"][hour % 4];
+            let wind = if hour == 5 { "VRB" } else { "250" };
+            let seen = if hour == 6 { "2.50V" } else { "10.00" };
+            lcd.push_str(&format!("\"7250\",\"2021-01-01T{hour:02}:51:00\",\"FM-15\",,,{temp},{rain},{wind},{seen}\n"));
+        }
+        lcd.push_str("\"7250\",\"2021-01-01T23:59:00\",\"SOD  \",\"0.12\",\"RA\",,,,\n");
+        let found = inspect(lcd.as_bytes(), true, &Schema::default());
+        assert_eq!(found.layout, "long", "{:?}", found.flags);
+        let lcd = found.flags;
+        assert_eq!(value(&lcd, "--station"), Some("STATION"));
+        assert_eq!(value(&lcd, "--time"), Some("DATE"));
+        let measures =
+            "DailyPrecipitation,HourlyDryBulbTemperature,HourlyPrecipitation,HourlyWindDirection,HourlyVisibility";
+        assert_eq!(value(&lcd, "--measures"), Some(measures));
+        assert_eq!(value(&lcd, "--suffix-flags"), Some("sV"));
+        assert_eq!(value(&lcd, "--drop-flags"), Some("s"));
+        assert_eq!(value(&lcd, "--word-value"), Some("T=0"));
+        assert_eq!(value(&lcd, "--na"), Some("VRB"));
+        let index = "HourlyDryBulbTemperature,HourlyPrecipitation,HourlyWindDirection,HourlyVisibility";
+        assert_eq!(value(&lcd, "--index-measures"), Some(index));
+        let met_office = "Oxford\nEstimated data is marked with a * after the value.\n\
+                          \x20  yyyy  mm   tmax    rain     sun\n              degC      mm   hours\n\
+                          \x20  1853   1    8.4    62.8     ---\n   1929   3   12.4     2.8   160.0*\n\
+                          \x20  2019   6   20.4    96.3   166.6#\n   2023   7   21.4   108.4*  156.9#  Provisional\n";
+        let met = flags(met_office);
+        assert_eq!(value(&met, "--skip-lines"), Some("2"));
+        assert_eq!(value(&met, "--station-from-preamble"), Some("1,1"));
+        assert_eq!((value(&met, "--time"), value(&met, "--time-format")), (Some("yyyy,mm"), Some("%Y %m")));
+        assert_eq!(value(&met, "--measures"), Some("tmax,rain,sun"));
+        assert_eq!(value(&met, "--suffix-flags"), Some("*#"));
+        assert_eq!((value(&met, "--na"), value(&met, "--drop-flags")), (Some("---"), None));
+        let words = flags("station,date,dir\nA,2020-01-01,N\nA,2020-01-02,NE\nA,2020-01-03,5\n");
+        assert_eq!(value(&words, "--measures"), Some(""), "mostly words: text, no measure");
     }
 
     /// GHCN-Daily rows (no header) are a variable-column table; a monthly table with

@@ -188,7 +188,13 @@ impl<R: Read> ObservationReader<R> {
     pub fn record_layout(&self) -> RecordLayout {
         let mut layout = match self.schema.layout {
             Layout::Long => {
-                RecordLayout::new(self.source.delimiter, self.source.plan.measures.clone(), &self.schema.missing)
+                let plan = &self.source.plan;
+                let mut layout = RecordLayout::new(self.source.delimiter, plan.measures.clone(), &self.schema.missing);
+                if !plan.rules.is_empty() {
+                    layout.rules = plan.measures.iter().map(|&column| plan.measure_rule(column)).collect();
+                    layout.drop_flags.clone_from(&plan.drop_flags);
+                }
+                layout
             }
             _ => RecordLayout::new(
                 self.source.delimiter,

@@ -173,13 +173,23 @@ pub enum HeaderMode {
     Absent,
 }
 
-/// Which field values mean "missing". A field that is missing is not an error.
+/// Which field values mean "missing" (a field that is missing is not an error), and
+/// which text that is no plain number still is a value: a word standing for one, or a
+/// number followed by its flag.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MissingValues {
     /// Tokens compared ASCII-case-insensitively after trimming spaces (`""` = empty).
     pub tokens: Vec<String>,
     /// Numbers that mean missing (compared exactly after parsing), e.g. -999.
     pub sentinels: Vec<f64>,
+    /// Words that stand for a number, compared as tokens are (NOAA's `T`, a trace of
+    /// precipitation, as 0).
+    pub words: Vec<(String, f64)>,
+    /// Characters that may follow a number as its flag (`s` of NOAA LCD's `27s`, `*`
+    /// and `#` of the Met Office's `8.6*`, `73.0#`); empty: none may.
+    pub suffix_flags: String,
+    /// Those of [`MissingValues::suffix_flags`] that make the value missing.
+    pub dropped_suffix_flags: String,
 }
 
 impl Default for MissingValues {
@@ -189,6 +199,9 @@ impl Default for MissingValues {
         MissingValues {
             tokens: tokens.iter().map(|token| (*token).to_owned()).collect(),
             sentinels: vec![-999.0, -9999.0, -99999.0],
+            words: Vec::new(),
+            suffix_flags: String::new(),
+            dropped_suffix_flags: String::new(),
         }
     }
 }

@@ -217,7 +217,30 @@ fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -
         .filter(|&index| split[..index].iter().all(metadata))
         .map_or(0, |index| index + 1);
     let leading = blank + (blank..lines.len()).take_while(|&index| is_preamble(index)).count();
+    let leading = leading.max(header_below_notes(split, body_fields));
     if leading == lines.len() { 0 } else { leading }
+}
+
+/// The lines above a header that sits under notes of other widths (the Met Office's
+/// station files: a name, a location, sentences on flags, then `yyyy mm tmax …`): the
+/// first line among the first [`BLANK_LINE_REACH`] of the body's width with no field
+/// like a number, data within [`MOST_UNITS_ROWS`] lines under it, and no line above it
+/// of the body's width with more than one field filled. 0 when there is none.
+fn header_below_notes(split: &[Vec<String>], body_fields: usize) -> usize {
+    let filled = |fields: &Vec<String>| fields.iter().filter(|field| !field.is_empty()).count();
+    let is_data = |fields: &Vec<String>| fields.len() == body_fields && fields.iter().any(|f| looks_numeric(f));
+    let header = |index: usize| {
+        let fields = &split[index];
+        fields.len() == body_fields
+            && filled(fields) > 1
+            && !fields.iter().any(|field| looks_numeric(field))
+            && split[index + 1..].iter().take(MOST_UNITS_ROWS + 1).any(is_data)
+    };
+    let reach = split.len().min(BLANK_LINE_REACH);
+    let found = (1..reach)
+        .find(|&index| header(index))
+        .filter(|&index| split[..index].iter().all(|fields| fields.len() != body_fields || filled(fields) <= 1));
+    found.unwrap_or(0)
 }
 
 /// Whether `fields` is a title row padded to the body's width, as a spreadsheet exports
@@ -365,6 +388,23 @@ mod tests {
         assert!(found.header);
         let found = sniffed("S1,2020-01-01,NA,4\nS1,2020-01-02,1.5,4\n");
         assert!(!found.header, "a missing marker above a number is no header");
+    }
+
+    /// Notes of other widths above a header (the Met Office's station files: a name, a
+    /// location, sentences on flags) are preamble, the units row under the header is
+    /// skipped; a text row of the body's width under a data row ends no preamble.
+    #[test]
+    fn notes_above_a_header() {
+        let text = "Oxford\nLocation: 450900E 207200N, Lat 51.761 Lon -1.262, 63 metres amsl\n\
+                    Estimated data is marked with a * after the value.\n   yyyy  mm   tmax    tmin\n\
+                    \x20             degC    degC\n   1853   1    8.4     2.7\n   1853   2    3.2    -1.8\n\
+                    \x20  1853   3    7.7*   -0.6\n";
+        let found = sniffed(text);
+        assert_eq!(found.delimiter, Delimiter::Whitespace);
+        assert_eq!((found.preamble_lines, found.header, found.units_rows, found.body_fields), (3, true, 1, 4));
+        assert_eq!(found.rows[0], ["yyyy", "mm", "tmax", "tmin"]);
+        let data_first = sniffed("1 2 3\na b c\n4 5 6\n7 8 9\n");
+        assert_eq!(data_first.preamble_lines, 0);
     }
 
     /// A metadata block as wide as the body or wider, ended by a blank line (as

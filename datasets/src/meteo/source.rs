@@ -61,6 +61,18 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Column `column`'s rule as the record layout keeps it: its own sentinels and
+    /// its quality flag column.
+    pub(crate) fn measure_rule(&self, column: usize) -> super::aggregate::MeasureRule {
+        let rule = self.rules.get(column).and_then(Option::as_ref);
+        let own = |rule: &ValueRule| {
+            rule.missing.sentinels.iter().copied().filter(|value| !self.missing.sentinels.contains(value)).collect()
+        };
+        super::aggregate::MeasureRule { sentinels: rule.map(own).unwrap_or_default(), flag: rule.and_then(|r| r.flag) }
+    }
+}
+
 /// A value column's own missing markers and quality flag column.
 #[derive(Debug, Clone)]
 pub(crate) struct ValueRule {
@@ -213,7 +225,11 @@ impl<R: Read> Source<R> {
             let reason = format!("short row: {width} fields, expected {}", self.expected_fields);
             return Err(Error::csv(self.line(record), self.label(width), reason, record.as_slice()));
         }
-        if width > self.expected_fields {
+        // Aligned columns may end in a remark (the Met Office's `Provisional`): words
+        // with no digit after the last column are no field.
+        let remark = |field: &[u8]| !field.iter().any(u8::is_ascii_digit);
+        let whitespace = self.sniffed.delimiter == Delimiter::Whitespace;
+        if width > self.expected_fields && !(whitespace && record.iter().skip(self.expected_fields).all(remark)) {
             let reason = format!("long row: {width} fields, expected {}", self.expected_fields);
             let extra = &record[self.expected_fields];
             return Err(Error::csv(self.line(record), self.label(self.expected_fields), reason, extra));
@@ -306,12 +322,9 @@ impl<R: Read> Source<R> {
     #[inline(never)]
     fn measure_with_rules(&self, record: &ByteRecord, index: usize) -> Result<Option<f64>> {
         let rule = self.plan.rules.get(index).and_then(Option::as_ref);
-        if let Some(flag) = rule.and_then(|rule| rule.flag) {
-            let flag = String::from_utf8_lossy(record[flag].trim_ascii());
-            let drops = &self.plan.drop_flags;
-            if !flag.is_empty() && (drops.is_empty() || drops.iter().any(|drop| drop.eq_ignore_ascii_case(&flag))) {
-                return Ok(None);
-            }
+        if rule.and_then(|rule| rule.flag).is_some_and(|flag| fields::flag_drops(&record[flag], &self.plan.drop_flags))
+        {
+            return Ok(None);
         }
         let missing = rule.map_or(&self.plan.missing, |rule| &rule.missing);
         fields::parse_measure(&record[index], self.decimal_comma, missing)

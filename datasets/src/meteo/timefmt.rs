@@ -62,7 +62,7 @@ impl TimeFormat {
         if let Some(seconds) = parsed.timestamp() {
             return Ok(ParsedTime { seconds, zoned: true });
         }
-        let date = parsed.to_naive_date().map_err(|_| "no complete date in the --time-format")?;
+        let date = parsed.to_naive_date().or_else(|_| period_start(&parsed))?;
         if parsed.hour_div_12().is_some() && parsed.minute().is_none() {
             parsed.set_minute(0).map_err(|_| "bad time of day")?;
         }
@@ -74,6 +74,25 @@ impl TimeFormat {
         let offset = parsed.offset().map(i64::from);
         Ok(ParsedTime { seconds: local - offset.unwrap_or(0), zoned: offset.is_some() })
     }
+}
+
+/// The first day of the month (`%Y %m`) or year (`%Y`) a format without a day names,
+/// as monthly and yearly series are dated.
+fn period_start(parsed: &Parsed) -> Result<chrono::NaiveDate, Reason> {
+    let incomplete = "no complete date in the --time-format";
+    let by_calendar = parsed.ordinal().is_none()
+        && parsed.isoweek().is_none()
+        && parsed.week_from_sun().is_none()
+        && parsed.week_from_mon().is_none();
+    if !by_calendar || parsed.day().is_some() || parsed.weekday().is_some() {
+        return Err(incomplete);
+    }
+    let mut start = parsed.clone();
+    if start.month().is_none() {
+        start.set_month(1).map_err(|_| incomplete)?;
+    }
+    start.set_day(1).map_err(|_| incomplete)?;
+    start.to_naive_date().map_err(|_| incomplete)
 }
 
 /// What a time is parsed with: the date cache, the `--time-format`, and how a time
@@ -128,6 +147,18 @@ mod tests {
         assert!(seconds("%m/%d/%Y", "13/01/2013").is_err());
         assert!(seconds("%m/%d/%Y %H:%M", "03/01/2013 25:00").is_err());
         assert!(TimeFormat::new("%Q").is_err());
+    }
+
+    /// A format without the day dates a monthly value its month's first day, a yearly
+    /// one its year's; without year, or with only a day, there is no date.
+    #[test]
+    fn months_and_years_are_dated_their_first_day() {
+        assert_eq!(seconds("%Y %m", "2013 3"), Ok(1_362_096_000));
+        assert_eq!(seconds("%Y-%m", "2013-03"), Ok(1_362_096_000));
+        assert_eq!(seconds("%Y", "2013"), Ok(1_356_998_400));
+        assert_eq!(seconds("%Y %m", "2013 13"), Err("does not match the --time-format"));
+        assert_eq!(seconds("%m", "3"), Err("no complete date in the --time-format"));
+        assert_eq!(seconds("%Y %d", "2013 5"), Err("no complete date in the --time-format"));
     }
 
     /// Local times of a zone with daylight saving: winter and summer offsets, the

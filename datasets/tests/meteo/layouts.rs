@@ -7,12 +7,13 @@
 //! and `.zst`, station from the file name), ISO 8601 / Unix seconds with a BOM, and
 //! day-of-year columns; a Campbell Scientific logger's TOA5 table (file-information
 //! line, units and processing rows under the header, `NAN`); files saved as UTF-16
-//! (Excel's "Unicode text") and files whose lines end with a lone CR; an Excel sheet.
+//! (Excel's "Unicode text") and files whose lines end with a lone CR; an Excel sheet;
+//! a Met Office station file (notes, monthly rows, flags after values, remarks).
 
 use std::path::{Path, PathBuf};
 
 use quiredb_datasets::meteo::{
-    ColumnRef, Layout, LoadOptions, Observation, ObservationReader, ObservationSink, PeriodPattern, Schema,
+    ColumnRef, Delimiter, Layout, LoadOptions, Observation, ObservationReader, ObservationSink, PeriodPattern, Schema,
     StationSpec, TextEncoding, TimeSpec, files, load,
 };
 
@@ -293,6 +294,43 @@ fn column_sentinels_and_quality_flags_drop_values() {
 }
 
 #[test]
+fn met_office_station_file_notes_flags_and_remarks() {
+    // Proves: the Met Office's station file (notes above the header, a units row,
+    // monthly rows of year and month, `*` and `#` after values, `---` for missing, a
+    // trailing `Provisional`) loads with flags: each value dated its month's first day,
+    // flagged values kept, `---` missing. A word after the last column is a remark only
+    // in aligned columns, and only without digits.
+    let mut schema = Schema {
+        delimiter: Delimiter::Whitespace,
+        station: StationSpec::Preamble { line: 1, field: 1 },
+        time: TimeSpec::Joined { columns: vec![name("yyyy"), name("mm")], format: Some("%Y %m".into()) },
+        measures: ["tmax", "tmin", "af", "rain", "sun"].map(name).into(),
+        ..Schema::default()
+    };
+    schema.missing.tokens.push("---".into());
+    schema.missing.suffix_flags = "*#".into();
+    let rows = load_samples(&["metoffice_oxforddata.txt"], &schema);
+    assert_eq!(rows.len(), 19);
+    let (first, last) = (&rows[0].0, &rows[18].0);
+    assert_eq!((first.station.as_str(), first.time), ("Oxford", seconds("1853-01-01")));
+    assert_eq!(first.measures, [Some(8.4), Some(2.7), Some(4.0), Some(62.8), None]);
+    assert_eq!((last.time, &last.measures[3..]), (seconds("2023-07-01"), &[Some(108.4), Some(156.9)][..]));
+    assert!(rows[18].1.ends_with("Provisional"), "the raw record keeps the remark: {}", rows[18].1);
+    let long_row = |text: &str, delimiter| {
+        let schema = Schema { delimiter, measures: vec![ColumnRef::Index(2)], ..Schema::default() };
+        let mut reader = ObservationReader::new(text.as_bytes(), &schema).expect("opens");
+        load(&mut reader, &mut Collect::default(), LoadOptions::default(), &mut |_, _| {}).err().map(|e| e.to_string())
+    };
+    let rows = "A 2020-01-01 1.5\nA 2020-01-02 2.5\nA 2020-01-03 3.5\nA 2020-01-04 4.5";
+    assert_eq!(long_row(&format!("{rows} Provisional\n"), Delimiter::Whitespace), None);
+    let error = long_row(&format!("{rows} 7\n"), Delimiter::Whitespace).expect("a long row");
+    assert!(error.contains("long row: 4 fields, expected 3"), "{error}");
+    let commas = format!("{},Provisional\n", rows.replace(' ', ","));
+    let error = long_row(&commas, Delimiter::Byte(b',')).expect("a long row");
+    assert!(error.contains("long row: 4 fields, expected 3"), "{error}");
+}
+
+#[test]
 fn mutated_samples_of_every_layout_never_panic() {
     // Proves: bytes flipped, dropped or inserted anywhere in the samples of each
     // layout (preamble, header, quotes, Latin-1, whitespace) give rows or errors, never
@@ -330,8 +368,10 @@ fn mutated_samples_of_every_layout_never_panic() {
         "wide_daily_days.csv",
         "iso_and_unix.csv",
         "campbell_toa5.dat",
+        "metoffice_oxforddata.txt",
+        "noaa_lcd_72505394728.csv",
     ];
-    for round in 0..280 {
+    for round in 0..360 {
         let mut bytes = std::fs::read(sample(samples[round % samples.len()])).expect("sample");
         for _ in 0..rng.random_range(1..6) {
             let at = rng.random_range(0..bytes.len());
