@@ -159,6 +159,24 @@ def test_a_ghcn_daily_dly_file_loads_as_its_by_year_rows(tmp_path):
         assert db.range("USW00094728").column("TMAX").to_pylist()[:3] == [62, 18, None]
 
 
+def test_met_office_flags_after_values_and_words(tmp_path):
+    station = Path(__file__).resolve().parents[2] / "datasets/tests/data/meteo/metoffice_oxforddata.txt"
+    with quiredb.open(tmp_path / "m.quire") as db:
+        summary = db.load_csv(
+            station, delimiter="whitespace", skip_lines=5, header=True, station_from_preamble="1,1",
+            time="yyyy,mm", time_format="%Y %m", measures="rain,sun", suffix_flags="*#", drop_flags="*", na="---",
+        )
+        assert summary["rows"] == 19 and summary["missing"] == {"rain": 1, "sun": 7}
+        table = db.range("Oxford")
+        assert table.column("rain").to_pylist()[-2:] == [22.2, None]
+        assert table.column("sun").to_pylist()[-2:] == [250.1, 156.9]
+    with quiredb.open(tmp_path / "w.quire") as db:
+        rain = tmp_path / "rain.csv"
+        rain.write_text("station,time,rain\nA,2020-01-01,T\nA,2020-01-02,0.5\n")
+        db.load_csv(rain, station="station", time="time", measures="rain", word_value="T=0.001")
+        assert db.range("A").column("rain").to_pylist() == [0.001, 0.5]
+
+
 def test_bad_row_names_the_line_and_leaves_the_database_unchanged(tmp_path, meteo_rows):
     csv_path, rows = meteo_rows
     bad = tmp_path / "bad.csv"

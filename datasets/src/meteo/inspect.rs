@@ -7,9 +7,12 @@
 //! column named like a station, a first column of text, a preamble field, else the file
 //! name); the time (year/month/day[/hour] columns, year and day-of-year columns, Unix
 //! seconds, an ISO or formatted timestamp, a date column plus a time column); the
-//! measures (the other numeric columns, flag columns left out); sentinels that stand out
-//! among a measure's values (9s such as `-9999` or `999.9`, global or per column). It
-//! never reads past the sample and never writes.
+//! measures (the other numeric columns, flag columns left out; a column of numbers
+//! with flags after some (`27s`, `8.6*`) or a few words among them (`T`, `VRB`, `---`)
+//! is one: `--suffix-flags`, `--word-value`, `--na`); the R*-tree's dimensions when the
+//! first eight measures are seldom all present; sentinels that stand out among a
+//! measure's values (9s such as `-9999` or `999.9`, global or per column). It never
+//! reads past the sample and never writes.
 
 use super::fields::parse_timestamp;
 use super::period::PeriodPattern;
