@@ -304,6 +304,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("TG_STAID000005.txt", 200),
         ("metoffice_oxforddata.txt", 19),
         ("noaa_lcd_72505394728.csv", 75),
+        ("knmi_uurgeg_260.txt", 5),
     ]
     .map(|(name, rows)| (meteo_sample(name), rows))
     .into();

@@ -132,7 +132,9 @@ pub fn schema(byte: u8) -> Schema {
             missing: MissingValues {
                 tokens: vec!["-".into(), "x".into()],
                 sentinels: Vec::new(),
-                ..MissingValues::default()
+                words: vec![("T".into(), 0.0)],
+                suffix_flags: "s*#".into(),
+                dropped_suffix_flags: "s".into(),
             },
             ..Schema::default()
         },

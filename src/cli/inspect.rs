@@ -54,7 +54,11 @@ fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
     for (number, fields) in sniffed.preamble.iter().enumerate() {
         outln!("  {}: {}", number + 1, fields.join(" | "))?;
     }
-    let header = if sniffed.header { "yes (line {})" } else { "no (line {} is data)" };
+    let header = match (sniffed.header, sniffed.header_in_preamble) {
+        (true, true) => "yes (the preamble's last comment line, after its #)",
+        (true, false) => "yes (line {})",
+        (false, _) => "no (line {} is data)",
+    };
     outln!("header:        {}", header.replace("{}", &(sniffed.preamble_lines + 1).to_string()))?;
     if sniffed.units_rows > 0 {
         outln!("units rows:    {} under the header, skipped", sniffed.units_rows)?;

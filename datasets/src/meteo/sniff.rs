@@ -52,8 +52,13 @@ pub struct Sniffed {
     pub preamble_bytes: usize,
     /// The preamble lines' fields (trimmed).
     pub preamble: Vec<Vec<String>>,
-    /// True when the first row after the preamble is a header.
+    /// True when the first row after the preamble is a header, or when the header is
+    /// the preamble's last line (see [`Sniffed::header_in_preamble`]).
     pub header: bool,
+    /// True when the header is the preamble's last comment line (`# STN,YYYYMMDD,…`, as
+    /// KNMI writes it): [`Sniffed::rows`]' first row, and the first row after the
+    /// preamble is data.
+    pub header_in_preamble: bool,
     /// Rows right after the header that are not data (units, a logger's processing
     /// row): no field looks like a number, some field is text that marks no missing
     /// value, and a data row follows. Skipped by the load.
@@ -87,13 +92,23 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
     let mut line_ends = start.iter().enumerate().filter(|&(_, &byte)| byte == end).map(|(at, _)| at + 1);
     let preamble_bytes = preamble_lines.checked_sub(1).map_or(0, |last| line_ends.nth(last).unwrap_or(start.len()));
     let mut rows = split[preamble_lines..].to_vec();
+    let first_is_header = rows.first().is_some_and(|first| is_header(first, rows.get(1), &schema.missing));
+    let commented = match schema.header {
+        HeaderMode::Absent => None,
+        _ if first_is_header => None,
+        _ => commented_header(&lines[..preamble_lines], delimiter, body_fields),
+    };
+    let header_in_preamble = commented.is_some();
+    rows.splice(0..0, commented);
     let header = match schema.header {
         HeaderMode::Present => true,
         HeaderMode::Absent => false,
+        _ if header_in_preamble => true,
         HeaderMode::Auto if matches!(schema.layout, Layout::Wide { .. }) => true,
-        HeaderMode::Auto => rows.first().is_some_and(|first| is_header(first, rows.get(1), &schema.missing)),
+        HeaderMode::Auto => first_is_header,
     };
-    let units_rows = if header { units_rows(&rows[1.min(rows.len())..], &schema.missing) } else { 0 };
+    let units_rows =
+        if header && !header_in_preamble { units_rows(&rows[1.min(rows.len())..], &schema.missing) } else { 0 };
     rows.drain(1..1 + units_rows);
     let utf8 = match std::str::from_utf8(start) {
         Ok(_) => true,
@@ -105,6 +120,7 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         preamble_bytes,
         preamble: split[..preamble_lines].to_vec(),
         header,
+        header_in_preamble,
         units_rows,
         body_fields,
         rows,
@@ -252,6 +268,17 @@ fn is_title_row(fields: &[String], body_fields: usize) -> bool {
     let (Some(only), None) = (filled.next(), filled.next()) else { return false };
     let words = only.split_whitespace().filter(|word| word.chars().any(char::is_alphabetic)).count();
     body_fields >= 3 && words >= 2
+}
+
+/// The names of a header written as the preamble's last comment line (`# STN,YYYYMMDD,
+/// HH, T`, KNMI's files): the last line starting with `#` that holds more than the `#`,
+/// split after the `#`, when it is as wide as the body and no name looks like a number.
+fn commented_header<'a>(preamble: &[&'a [u8]], delimiter: Delimiter, body_fields: usize) -> Option<Vec<String>> {
+    let comment = |line: &'a [u8]| line.trim_ascii_start().strip_prefix(b"#").map(<[u8]>::trim_ascii);
+    let last = preamble.iter().rev().map_while(|&line| comment(line)).find(|text| !text.is_empty())?;
+    let names = split_line(last, delimiter);
+    let plausible = names.len() == body_fields && body_fields > 1 && !names.iter().any(|name| looks_numeric(name));
+    (plausible && names.iter().all(|name| !name.is_empty())).then_some(names)
 }
 
 /// How far down a blank line may end a preamble.
@@ -405,6 +432,25 @@ mod tests {
         assert_eq!(found.rows[0], ["yyyy", "mm", "tmax", "tmin"]);
         let data_first = sniffed("1 2 3\na b c\n4 5 6\n7 8 9\n");
         assert_eq!(data_first.preamble_lines, 0);
+    }
+
+    /// A header written as the preamble's last comment line (KNMI's files) names the
+    /// columns, and the first row after the preamble is data; not when that row is a
+    /// header itself, nor with `--no-header`, nor when the comment is no header.
+    #[test]
+    fn a_header_in_the_last_comment_line() {
+        let text = "# BRON: KNMI\n# \n# STN,YYYYMMDD,   HH,    T\n# \n  260,20230101,    1,  150\n\
+                    \x20 260,20230101,    2,  148\n  260,20230101,    3,  146\n";
+        let found = sniffed(text);
+        assert_eq!((found.preamble_lines, found.header, found.header_in_preamble), (4, true, true));
+        assert_eq!(found.rows[0], ["STN", "YYYYMMDD", "HH", "T"]);
+        assert_eq!(found.rows[1][3], "150");
+        let absent = sniff(text.as_bytes(), true, &Schema { header: HeaderMode::Absent, ..Schema::default() });
+        assert!(!absent.header && !absent.header_in_preamble);
+        let twice = text.replace("# \n  260,20230101,    1", "# \nSTN,DATE,HH,T\n  260,20230101,    1");
+        assert!(!sniffed(&twice).header_in_preamble, "the row after the preamble is the header");
+        let prose = text.replace("STN,YYYYMMDD,   HH,    T", "made by a script, 2023");
+        assert!(!sniffed(&prose).header_in_preamble);
     }
 
     /// A metadata block as wide as the body or wider, ended by a blank line (as

@@ -168,10 +168,13 @@ impl<R: Read> Source<R> {
         if !csv.read_byte_record(&mut first).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))? {
             return Err(Error::Empty("no rows, not even a header".into()));
         }
-        let header = sniffed
-            .header
-            .then(|| first.iter().map(|field| String::from_utf8_lossy(field).trim().to_owned()).collect());
-        if header.is_some() {
+        let header = match sniffed.header_in_preamble {
+            true => sniffed.rows.first().cloned(),
+            false => sniffed
+                .header
+                .then(|| first.iter().map(|field| String::from_utf8_lossy(field).trim().to_owned()).collect()),
+        };
+        if header.is_some() && !sniffed.header_in_preamble {
             let mut units = ByteRecord::new();
             for _ in 0..sniffed.units_rows {
                 csv.read_byte_record(&mut units).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))?;
@@ -183,7 +186,7 @@ impl<R: Read> Source<R> {
             plan: Plan::empty(schema),
             delimiter,
             decimal_comma: delimiter != b',',
-            pending: (!sniffed.header).then_some(first.clone()),
+            pending: (!sniffed.header || sniffed.header_in_preamble).then_some(first.clone()),
             expected_fields: first.len(),
             header,
             offset_bytes: skip as u64,

@@ -20,6 +20,9 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct TimeFormat {
     items: Vec<Item<'static>>,
+    /// True when the format has an hour but no minutes (`%Y%m%d %H`): hour 24 is then
+    /// the end of the day (KNMI's hours run 1–24).
+    hour_only: bool,
 }
 
 /// A parsed time: seconds since the epoch and whether the text named its zone.
@@ -37,7 +40,8 @@ impl TimeFormat {
         let items = StrftimeItems::new(format)
             .parse_to_owned()
             .map_err(|error| Error::Argument(format!("bad --time-format {format:?}: {error}")))?;
-        Ok(TimeFormat { items })
+        let hour_only = format.contains("%H") && !["%M", "%R", "%T"].iter().any(|minutes| format.contains(minutes));
+        Ok(TimeFormat { items, hour_only })
     }
 
     /// Parses `text` (spaces around it are ignored).
@@ -45,14 +49,21 @@ impl TimeFormat {
         let text = text.trim();
         match self.parse_exact(text) {
             Ok(parsed) => Ok(parsed),
-            Err(reason) => match text.find("24:00") {
-                Some(at) => {
-                    let next_day = format!("{}00:00{}", &text[..at], &text[at + 5..]);
-                    let parsed = self.parse_exact(&next_day).map_err(|_| reason)?;
-                    Ok(ParsedTime { seconds: parsed.seconds + 86_400, ..parsed })
+            Err(reason) => {
+                let end_of_day = |at: usize, length: usize| {
+                    let midnight = &"00:00"[..length];
+                    let next_day = format!("{}{midnight}{}", &text[..at], &text[at + length..]);
+                    let parsed = self.parse_exact(&next_day).ok()?;
+                    Some(ParsedTime { seconds: parsed.seconds + 86_400, ..parsed })
+                };
+                if let Some(at) = text.find("24:00") {
+                    return end_of_day(at, 5).ok_or(reason);
                 }
-                None => Err(reason),
-            },
+                // Hour 24 fails to parse wherever it stands, so the one "24" whose
+                // midnight parses is the hour.
+                let hours = text.match_indices("24").map(|(at, _)| at).filter(|_| self.hour_only);
+                hours.into_iter().find_map(|at| end_of_day(at, 2)).ok_or(reason)
+            }
         }
     }
 
@@ -138,6 +149,10 @@ mod tests {
     fn formats_of_the_field() {
         assert_eq!(seconds("%m/%d/%Y %H:%M", "03/01/2013 01:00"), Ok(1_362_099_600));
         assert_eq!(seconds("%m/%d/%Y %H:%M", "02/28/2013 24:00"), Ok(1_362_096_000));
+        assert_eq!(seconds("%Y%m%d %H", "20130228 24"), Ok(1_362_096_000), "hours 1–24 (KNMI)");
+        assert_eq!(seconds("%Y%m%d %H", "20240224 24"), seconds("%Y%m%d %H", "20240225 00"), "24 in the date too");
+        assert!(seconds("%Y%m%d %H:%M", "20130228 24:30").is_err());
+        assert!(seconds("%Y%m%d %H", "20130228 25").is_err());
         assert_eq!(seconds("%Y %j", "2013 060"), Ok(1_362_096_000));
         assert_eq!(seconds("%s", "1362096000"), Ok(1_362_096_000));
         assert_eq!(seconds("%Y%m%d", "20130301"), Ok(1_362_096_000));
