@@ -177,6 +177,18 @@ def test_met_office_flags_after_values_and_words(tmp_path):
         assert db.range("A").column("rain").to_pylist() == [0.001, 0.5]
 
 
+def test_values_a_quality_flag_drops_are_missing_in_range(tmp_path):
+    series = Path(__file__).resolve().parents[2] / "datasets/tests/data/meteo/TG_STAID000005.txt"
+    with quiredb.open(tmp_path / "e.quire") as db:
+        summary = db.load_csv(
+            series, skip_lines=19, station_from_file=True, time="DATE", time_format="%Y%m%d", measures="TG",
+            flag_column="TG=Q_TG", drop_flags="1,9", na="-9999",
+        )
+        assert summary["missing"] == {"TG": 4}
+        tg = db.range("TG_STAID000005").column("TG").to_pylist()
+        assert tg[3] is None and tg[10] is None and tg.count(None) == 4
+
+
 def test_bad_row_names_the_line_and_leaves_the_database_unchanged(tmp_path, meteo_rows):
     csv_path, rows = meteo_rows
     bad = tmp_path / "bad.csv"

@@ -69,12 +69,11 @@ pub fn write_records(out: &mut impl Write, found: &[Found], output: OutputArgs, 
                 }
                 object.insert("record".into(), String::from_utf8_lossy(&answer.raw).into_owned().into());
                 if let Some(layout) = &meaning.layout {
-                    let missing = layout.missing();
                     let measures = meaning
                         .names
                         .iter()
                         .enumerate()
-                        .map(|(i, name)| (name.clone(), layout.value(&answer.raw, i, &missing).into()));
+                        .map(|(i, name)| (name.clone(), layout.value(&answer.raw, i).into()));
                     object.insert("measures".into(), serde_json::Value::Object(measures.collect()));
                 }
                 writeln!(out, "{}", serde_json::Value::Object(object))?;

@@ -39,22 +39,13 @@ pub struct RecordLayout {
     pub delimiter: u8,
     /// The 0-based field of each measure, in measure order.
     pub columns: Vec<usize>,
-    /// Missing-value tokens.
-    pub tokens: Vec<String>,
-    /// Missing-value sentinels.
-    pub sentinels: Vec<f64>,
+    /// Missing markers, words and flags after numbers (the JSON's `tokens`,
+    /// `sentinels`, `words`, `suffix_flags`, `dropped_suffix_flags`).
+    #[serde(flatten)]
+    pub missing: MissingValues,
     /// The measures that are the R*-tree's dimensions, when chosen (`--index-measures`).
     #[serde(default)]
     pub index_measures: Option<Vec<usize>>,
-    /// Words that stand for numbers (`--word-value`).
-    #[serde(default)]
-    pub words: Vec<(String, f64)>,
-    /// Flag characters allowed after a number (`--suffix-flags`).
-    #[serde(default)]
-    pub suffix_flags: String,
-    /// Those of them that make the value missing.
-    #[serde(default)]
-    pub dropped_suffix_flags: String,
     /// Each measure's own rule, in measure order (empty: none has one).
     #[serde(default)]
     pub rules: Vec<MeasureRule>,
@@ -81,12 +72,8 @@ impl RecordLayout {
         RecordLayout {
             delimiter,
             columns,
-            tokens: missing.tokens.clone(),
-            sentinels: missing.sentinels.clone(),
+            missing: missing.clone(),
             index_measures: None,
-            words: missing.words.clone(),
-            suffix_flags: missing.suffix_flags.clone(),
-            dropped_suffix_flags: missing.dropped_suffix_flags.clone(),
             rules: Vec::new(),
             drop_flags: Vec::new(),
         }
@@ -103,53 +90,34 @@ impl RecordLayout {
             .map_err(|error| Error::Schema(format!("bad record layout in meteo.meta: {error}")))
     }
 
-    /// The missing markers, as [`RecordLayout::value`] takes them.
-    pub fn missing(&self) -> MissingValues {
-        MissingValues {
-            tokens: self.tokens.clone(),
-            sentinels: self.sentinels.clone(),
-            words: self.words.clone(),
-            suffix_flags: self.suffix_flags.clone(),
-            dropped_suffix_flags: self.dropped_suffix_flags.clone(),
-        }
+    /// The field of measure `measure`'s quality flag, if it has one.
+    pub fn flag_field(&self, measure: usize) -> Option<usize> {
+        self.rules.get(measure).and_then(|rule| rule.flag)
     }
 
-    /// True when measure `measure` has a quality flag field, so that its value cannot
-    /// be read from its own field alone.
-    pub fn has_flag(&self, measure: usize) -> bool {
-        self.rules.get(measure).is_some_and(|rule| rule.flag.is_some())
-    }
-
-    /// Measure `measure` of the raw record `raw` (`None` when missing or unreadable);
-    /// `missing` is [`RecordLayout::missing`].
-    pub fn value(&self, raw: &[u8], measure: usize, missing: &MissingValues) -> Option<f64> {
+    /// Measure `measure` of the raw record `raw` (`None` when missing or unreadable).
+    pub fn value(&self, raw: &[u8], measure: usize) -> Option<f64> {
         let column = *self.columns.get(measure)?;
-        let flag = self.rules.get(measure).and_then(|rule| rule.flag);
+        let flag = self.flag_field(measure);
         if !raw.contains(&b'"') {
             let fields = || raw.split(|&byte| byte == self.delimiter);
             let flag = flag.map(|flag| fields().nth(flag).unwrap_or_default());
-            return self.field_value(fields().nth(column)?, flag, measure, missing);
+            return self.field_value(fields().nth(column)?, flag, measure);
         }
         let mut reader = csv::ReaderBuilder::new().has_headers(false).delimiter(self.delimiter).from_reader(raw);
         let mut record = csv::ByteRecord::new();
         reader.read_byte_record(&mut record).ok()?;
         let flag = flag.map(|flag| record.get(flag).unwrap_or_default());
-        self.field_value(record.get(column)?, flag, measure, missing)
+        self.field_value(record.get(column)?, flag, measure)
     }
 
     /// The value of measure `measure`'s field `field` beside its quality flag `flag`.
-    pub fn field_value(
-        &self,
-        field: &[u8],
-        flag: Option<&[u8]>,
-        measure: usize,
-        missing: &MissingValues,
-    ) -> Option<f64> {
+    pub fn field_value(&self, field: &[u8], flag: Option<&[u8]>, measure: usize) -> Option<f64> {
         if flag.is_some_and(|flag| flag_drops(flag, &self.drop_flags)) {
             return None;
         }
         let decimal_comma = self.delimiter != b',';
-        let value = parse_measure(field, decimal_comma, missing).ok().flatten()?;
+        let value = parse_measure(field, decimal_comma, &self.missing).ok().flatten()?;
         let own = self.rules.get(measure).is_some_and(|rule| rule.sentinels.contains(&value));
         (!own).then_some(value)
     }
@@ -318,7 +286,6 @@ struct MeasureReader<'t, T: PageRead> {
     queue: Queue<'t, T>,
     encoding: RecordEncoding,
     layout: RecordLayout,
-    missing: MissingValues,
     measure: usize,
 }
 
@@ -339,8 +306,7 @@ impl<'t, T: PageRead> MeasureReader<'t, T> {
             .position(|known| known.eq_ignore_ascii_case(name))
             .ok_or_else(|| Error::Argument(format!("no measure {name:?}; the database has: {}", names.join(", "))))?;
         let encoding = stored_encoding(txn)?;
-        let missing = layout.missing();
-        Ok(MeasureReader { queue, encoding, layout, missing, measure })
+        Ok(MeasureReader { queue, encoding, layout, measure })
     }
 
     /// The measure of record `id`; `stored` and `field` are scratch buffers.
@@ -351,13 +317,13 @@ impl<'t, T: PageRead> MeasureReader<'t, T> {
         }
         let column = self.layout.columns.get(self.measure).copied();
         if let (RecordEncoding::Nibble, b',', Some(column)) = (self.encoding, self.layout.delimiter, column)
-            && !self.layout.has_flag(self.measure)
+            && self.layout.flag_field(self.measure).is_none()
             && packed_field(stored, column, field)?
         {
-            return Ok(self.layout.field_value(field, None, self.measure, &self.missing));
+            return Ok(self.layout.field_value(field, None, self.measure));
         }
         self.encoding.decode(stored, field)?;
-        Ok(self.layout.value(field, self.measure, &self.missing))
+        Ok(self.layout.value(field, self.measure))
     }
 }
 
@@ -450,10 +416,9 @@ mod tests {
         assert_eq!(Every::Month.end(Every::Month.start(1_388_000_000)), 1_388_534_400); // Dec 2013 → 2014-01-01
         assert_eq!(Every::Year.end(1_356_998_400), 1_388_534_400);
         let layout = RecordLayout::new(b';', vec![2, 3], &MissingValues::default());
-        let missing = layout.missing();
-        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 0, &missing), Some(1.5));
-        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 1, &missing), None);
-        assert_eq!(layout.value(b"\"A;B\";2013-03-01;2;3", 1, &missing), Some(3.0));
+        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 0), Some(1.5));
+        assert_eq!(layout.value(b"A;2013-03-01;1,5;-9999", 1), None);
+        assert_eq!(layout.value(b"\"A;B\";2013-03-01;2;3", 1), Some(3.0));
         assert_eq!(RecordLayout::decode(&layout.encode()).ok(), Some(layout));
     }
 
@@ -470,21 +435,20 @@ mod tests {
         };
         let mut layout = RecordLayout::new(b',', vec![2, 3], &missing);
         layout.rules = vec![MeasureRule { sentinels: vec![99.0], flag: Some(4) }, MeasureRule::default()];
-        let missing = layout.missing();
-        assert_eq!(layout.value(b"A,2020,12.5,T,", 0, &missing), Some(12.5));
-        assert_eq!(layout.value(b"A,2020,12.5,T,", 1, &missing), Some(0.0));
-        assert_eq!(layout.value(b"A,2020,12.5,7s,X", 0, &missing), None, "any set flag drops");
-        assert_eq!(layout.value(b"A,2020,12.5,7s,X", 1, &missing), None, "a dropped suffix flag");
-        assert_eq!(layout.value(b"A,2020,99,7,", 0, &missing), None, "the measure's own sentinel");
-        assert_eq!(layout.value(b"A,2020,99,99,", 1, &missing), Some(99.0), "not the other's");
-        assert_eq!(layout.value(b"\"A,B\",2020,1,2,\"X\"", 0, &missing), None, "quoted fields");
+        assert_eq!(layout.value(b"A,2020,12.5,T,", 0), Some(12.5));
+        assert_eq!(layout.value(b"A,2020,12.5,T,", 1), Some(0.0));
+        assert_eq!(layout.value(b"A,2020,12.5,7s,X", 0), None, "any set flag drops");
+        assert_eq!(layout.value(b"A,2020,12.5,7s,X", 1), None, "a dropped suffix flag");
+        assert_eq!(layout.value(b"A,2020,99,7,", 0), None, "the measure's own sentinel");
+        assert_eq!(layout.value(b"A,2020,99,99,", 1), Some(99.0), "not the other's");
+        assert_eq!(layout.value(b"\"A,B\",2020,1,2,\"X\"", 0), None, "quoted fields");
         layout.drop_flags = vec!["9".into()];
-        assert_eq!(layout.value(b"A,2020,12.5,7,1", 0, &missing), Some(12.5), "a flag not named");
-        assert_eq!(layout.value(b"A,2020,12.5,7,9", 0, &missing), None);
-        assert!(layout.has_flag(0) && !layout.has_flag(1));
+        assert_eq!(layout.value(b"A,2020,12.5,7,1", 0), Some(12.5), "a flag not named");
+        assert_eq!(layout.value(b"A,2020,12.5,7,9", 0), None);
+        assert_eq!((layout.flag_field(0), layout.flag_field(1)), (Some(4), None));
         assert_eq!(RecordLayout::decode(&layout.encode()).ok(), Some(layout));
         let old = br#"{"delimiter":44,"columns":[2],"tokens":[""],"sentinels":[-9999.0]}"#;
         let old = RecordLayout::decode(old).expect("a layout of an earlier version");
-        assert!(old.rules.is_empty() && old.words.is_empty() && old.suffix_flags.is_empty());
+        assert!(old.rules.is_empty() && old.missing.words.is_empty() && old.missing.suffix_flags.is_empty());
     }
 }

@@ -20,9 +20,7 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use quiredb_engine::{Database, PageRead};
 
 use super::aggregate::{Bucket, RecordLayout, stored_layout, stored_measure_names};
-use super::fields::parse_measure;
 use super::query::{Found, MeteoView, as_slices, key_bounds};
-use super::schema::MissingValues;
 use crate::error::Result;
 
 /// Which columns a batch of records has.
@@ -41,7 +39,7 @@ pub enum Shape {
 pub struct RecordColumns {
     shape: Shape,
     names: Vec<String>,
-    layout: Option<(RecordLayout, MissingValues)>,
+    layout: Option<RecordLayout>,
     station: TextColumn,
     time: Vec<i64>,
     distance: Float64Builder,
@@ -56,10 +54,7 @@ impl RecordColumns {
     /// Columns of `shape` for the database of `txn` (its measure names and record
     /// layout; without a layout, loaded before it existed, there are no measure columns).
     pub fn new(txn: &impl PageRead, shape: Shape) -> Result<Self> {
-        let layout = stored_layout(txn)?.map(|layout| {
-            let missing = layout.missing();
-            (layout, missing)
-        });
+        let layout = stored_layout(txn)?;
         let names = match layout {
             Some(_) => stored_measure_names(txn)?,
             None => Vec::new(),
@@ -104,18 +99,17 @@ impl RecordColumns {
         if let Shape::Found { distances: true } = self.shape {
             self.distance.append_option(distance);
         }
-        if let Some((layout, missing)) = &self.layout {
+        if let Some(layout) = &self.layout {
             if field_spans(raw, layout.delimiter, &mut self.spans) {
                 // Quoted fields: the layout's CSV reading.
                 for (i, column) in self.measures.iter_mut().enumerate() {
-                    column.push(layout.value(raw, i, missing));
+                    column.push(layout.value(raw, i));
                 }
             } else {
-                let decimal_comma = layout.delimiter != b',';
-                for (column, &field) in self.measures.iter_mut().zip(&layout.columns) {
-                    let text = self.spans.get(field).map(|span| &raw[span.clone()]);
-                    let value = text.and_then(|text| parse_measure(text, decimal_comma, missing).ok());
-                    column.push(value.flatten());
+                let field = |index: usize| self.spans.get(index).map(|span| &raw[span.clone()]);
+                for (i, (column, &at)) in self.measures.iter_mut().zip(&layout.columns).enumerate() {
+                    let flag = layout.flag_field(i).map(|flag| field(flag).unwrap_or_default());
+                    column.push(field(at).and_then(|text| layout.field_value(text, flag, i)));
                 }
             }
         }

@@ -174,11 +174,7 @@ fn flagged(present: &[&str], number: &dyn Fn(&str) -> bool) -> Option<ColumnKind
         let flag_like = |c: char| c.is_ascii_graphic() && !".,+-".contains(c);
         if flag_at > 0 && flag.len() <= 3 && flag.chars().all(flag_like) && number(&value[..flag_at]) {
             numbers += 1;
-            for c in flag.chars() {
-                if !suffixes.contains(c) {
-                    suffixes.push(c);
-                }
-            }
+            add_new(&mut suffixes, flag);
         } else if value.len() <= LONGEST_WORD && value.chars().all(|c| c.is_ascii_graphic() && !c.is_ascii_digit()) {
             if !words.iter().any(|word| word == value) {
                 words.push((*value).to_owned());
@@ -470,11 +466,12 @@ impl Guess<'_> {
     /// daily columns, filled once a day): the measures most often present, in their
     /// order, as many as keep half of the rows complete.
     fn index_measures(&mut self, measures: &[usize]) {
+        let markers = MissingValues::default().tokens;
         let present = |row: &Vec<String>, index: usize| {
             row.get(index).is_some_and(|value| {
                 let value = value.trim();
                 !value.is_empty()
-                    && !MissingValues::default().tokens.iter().any(|token| token.eq_ignore_ascii_case(value))
+                    && !markers.iter().any(|token| token.eq_ignore_ascii_case(value))
                     && !self.missing_words.iter().any(|word| word == value)
             })
         };
@@ -510,11 +507,7 @@ impl Guess<'_> {
         let mut trace = false;
         for &index in measures {
             let ColumnKind::Flagged { suffixes, words } = &self.columns[index].kind else { continue };
-            for c in suffixes.chars() {
-                if !flags.contains(c) {
-                    flags.push(c);
-                }
-            }
+            add_new(&mut flags, suffixes);
             let name = self.columns[index].name.to_ascii_lowercase();
             let fallen = ["prec", "prcp", "rain", "snow"].iter().any(|word| name.contains(word));
             for word in words {
@@ -659,6 +652,15 @@ impl Guess<'_> {
         }
         if !list.is_empty() {
             self.flag("--na", Some(list.join(",")));
+        }
+    }
+}
+
+/// Appends to `set` the characters of `more` it lacks.
+fn add_new(set: &mut String, more: &str) {
+    for c in more.chars() {
+        if !set.contains(c) {
+            set.push(c);
         }
     }
 }

@@ -176,7 +176,7 @@ pub enum HeaderMode {
 /// Which field values mean "missing" (a field that is missing is not an error), and
 /// which text that is no plain number still is a value: a word standing for one, or a
 /// number followed by its flag.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MissingValues {
     /// Tokens compared ASCII-case-insensitively after trimming spaces (`""` = empty).
     pub tokens: Vec<String>,
@@ -184,11 +184,14 @@ pub struct MissingValues {
     pub sentinels: Vec<f64>,
     /// Words that stand for a number, compared as tokens are (NOAA's `T`, a trace of
     /// precipitation, as 0).
+    #[serde(default)]
     pub words: Vec<(String, f64)>,
     /// Characters that may follow a number as its flag (`s` of NOAA LCD's `27s`, `*`
     /// and `#` of the Met Office's `8.6*`, `73.0#`); empty: none may.
+    #[serde(default)]
     pub suffix_flags: String,
     /// Those of [`MissingValues::suffix_flags`] that make the value missing.
+    #[serde(default)]
     pub dropped_suffix_flags: String,
 }
 
