@@ -228,16 +228,20 @@ impl<R: Read> Source<R> {
             let reason = format!("short row: {width} fields, expected {}", self.expected_fields);
             return Err(Error::csv(self.line(record), self.label(width), reason, record.as_slice()));
         }
-        // Aligned columns may end in a remark (the Met Office's `Provisional`): words
-        // with no digit after the last column are no field.
-        let remark = |field: &[u8]| !field.iter().any(u8::is_ascii_digit);
-        let whitespace = self.sniffed.delimiter == Delimiter::Whitespace;
-        if width > self.expected_fields && !(whitespace && record.iter().skip(self.expected_fields).all(remark)) {
+        if width > self.expected_fields && !self.ends_in_remark(record) {
             let reason = format!("long row: {width} fields, expected {}", self.expected_fields);
             let extra = &record[self.expected_fields];
             return Err(Error::csv(self.line(record), self.label(self.expected_fields), reason, extra));
         }
         Ok(())
+    }
+
+    /// True when `record`'s fields past the expected ones are a remark: aligned
+    /// columns may end in words with no digit (the Met Office's `Provisional`).
+    #[cold]
+    fn ends_in_remark(&self, record: &ByteRecord) -> bool {
+        let remark = |field: &[u8]| !field.iter().any(u8::is_ascii_digit);
+        self.sniffed.delimiter == Delimiter::Whitespace && record.iter().skip(self.expected_fields).all(remark)
     }
 
     /// Sets `station` (the previous row's, when the observation is reused) to this
