@@ -29,8 +29,23 @@ const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 const ELEMENT_CODES: [&str; 10] = ["PRCP", "SNOW", "SNWD", "TMAX", "TMIN", "TAVG", "TOBS", "AWND", "EVAP", "WESD"];
 /// Identifier columns that are neither a station nor a measure (ECA&D's source id).
 const ID_NAMES: [&str; 2] = ["souid", "staid"];
-const STATION_NAMES: [&str; 10] =
-    ["station", "stn", "id", "name", "origin", "site", "stations_id", "usaf", "wmo", "staid"];
+const STATION_NAMES: [&str; 12] = [
+    "station",
+    "stn",
+    "id",
+    "name",
+    "origin",
+    "site",
+    "stations_id",
+    "usaf",
+    "wmo",
+    "staid",
+    "station name",
+    "station_name",
+];
+/// A station's place, written on each row of some archives (Environment Canada's
+/// `Longitude (x)`): no measure.
+const PLACE_NAMES: [&str; 8] = ["lon", "long", "longitude", "lat", "latitude", "elevation", "altitude", "alt"];
 const ELEMENT_NAMES: [&str; 5] = ["element", "variable", "parameter", "param", "elem"];
 const VALUE_NAMES: [&str; 4] = ["value", "data_value", "val", "wert"];
 const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday", "jday", "julian_day"];
@@ -275,7 +290,9 @@ impl Guess<'_> {
         };
         let text = |kind: &ColumnKind| *kind == ColumnKind::Text;
         let element = self.find(&ELEMENT_NAMES, text).or_else(|| {
-            let candidates = (0..self.columns.len()).filter(|&i| text(&self.columns[i].kind));
+            let candidates = (0..self.columns.len()).filter(|&i| {
+                text(&self.columns[i].kind) && !is_quality_name(&self.columns[i].name.to_ascii_lowercase())
+            });
             candidates.skip(1).find(|&i| codes(i))
         })?;
         let numeric = |kind: &ColumnKind| matches!(kind, ColumnKind::Integer | ColumnKind::Number);
@@ -438,14 +455,11 @@ impl Guess<'_> {
     fn measures(&mut self) {
         let not_a_measure = |name: &str| {
             let lower = name.to_ascii_lowercase();
+            let bare = super::source::without_unit(name).to_ascii_lowercase();
             let counter = ["no", "eor", "record", "source"].contains(&lower.as_str());
             let clock = lower.contains("sunrise") || lower.contains("sunset");
-            let quality = lower.starts_with("q_") || lower.ends_with("_q");
-            ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
-                || counter
-                || clock
-                || quality
-                || ID_NAMES.contains(&lower.as_str())
+            let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
+            is_quality_name(&lower) || counter || clock || identifier || PLACE_NAMES.contains(&bare.as_str())
         };
         let measures: Vec<usize> = (0..self.columns.len())
             .filter(|&i| !self.used.contains(&i) && is_measure_kind(&self.columns[i].kind))
@@ -534,7 +548,7 @@ impl Guess<'_> {
     fn quality_column(&self, measure: usize) -> Option<usize> {
         let name = super::source::without_unit(&self.columns[measure].name).to_ascii_lowercase();
         let names = [format!("q_{name}"), format!("{name}_q"), format!("qc_{name}"), format!("{name}_qc")];
-        let names = names.into_iter().chain([format!("{name}_flag"), format!("flag_{name}")]);
+        let names = names.into_iter().chain([format!("{name}_flag"), format!("flag_{name}"), format!("{name} flag")]);
         let names: Vec<String> = names.collect();
         let lower = |i: usize| super::source::without_unit(&self.columns[i].name).to_ascii_lowercase();
         (0..self.columns.len()).find(|&i| i != measure && !self.used.contains(&i) && names.contains(&lower(i)))
@@ -544,7 +558,7 @@ impl Guess<'_> {
     /// anything drop a value by default; where the sample's most common code is not
     /// blank, the other codes seen are `--drop-flags` (ECA&D's `1,9` whichever it
     /// shows), and a quality column with one code in the whole sample is left alone
-    /// (nothing to tell).
+    /// (nothing to tell); Environment Canada's flags (`… Flag`) drop on `M` only.
     fn quality_flags(&mut self, pairs: &[(usize, usize)]) {
         let mut dropped: Vec<String> = Vec::new();
         let mut suggested = Vec::new();
@@ -557,6 +571,10 @@ impl Guess<'_> {
             // ECA&D's codes (0 valid, 1 suspect, 9 missing), whichever the sample shows.
             if common == "0" && counts.keys().all(|code| ["0", "1", "9"].contains(code)) {
                 dropped.extend(["1".to_string(), "9".to_string()]);
+            } else if self.columns[flag].name.to_ascii_lowercase().ends_with(" flag") {
+                // Environment Canada's legend (`Max Temp Flag`): M missing; E estimated,
+                // T trace and the others describe a value that stands.
+                dropped.push("M".to_string());
             } else if counts.len() < 2 && !common.is_empty() {
                 continue;
             } else if !common.is_empty() {
@@ -565,9 +583,12 @@ impl Guess<'_> {
             }
             suggested.push((measure, flag));
         }
-        for (measure, flag) in suggested {
-            let (measure, flag) = (self.columns[measure].reference.clone(), self.take(flag));
-            self.flag("--flag-column", Some(format!("{measure}={flag}")));
+        let pairs: Vec<String> = suggested
+            .into_iter()
+            .map(|(measure, flag)| format!("{}={}", self.columns[measure].reference, self.take(flag)))
+            .collect();
+        if !pairs.is_empty() {
+            self.flag("--flag-column", Some(pairs.join(",")));
         }
         dropped.sort();
         dropped.dedup();
@@ -656,6 +677,14 @@ impl Guess<'_> {
     }
 }
 
+/// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
+/// `Max Temp Flag`, `QN_9`).
+fn is_quality_name(lower: &str) -> bool {
+    ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
+        || lower.starts_with("q_")
+        || lower.ends_with("_q")
+}
+
 /// Appends to `set` the characters of `more` it lacks.
 fn add_new(set: &mut String, more: &str) {
     for c in more.chars() {
@@ -708,7 +737,9 @@ mod tests {
     /// A quality column named after its measure (`Q_TG`, `TMAX_FLAG`) is the measure's
     /// `--flag-column`, not a measure; codes other than the common one are dropped when
     /// the common one is not blank; a quality column with one code says nothing; an
-    /// archive's title line does not name the station, the file does.
+    /// archive's title line does not name the station, the file does. Environment
+    /// Canada's `… Flag` columns drop on `M` only, its place and id columns are no
+    /// measures, and every pair goes in one `--flag-column`.
     #[test]
     fn quality_columns_are_flags_of_their_measures() {
         let mut eca = String::from("EUROPEAN CLIMATE ASSESSMENT & DATASET (ECA&D), file created on 22-11-2021\n\n");
@@ -731,6 +762,18 @@ mod tests {
         assert_eq!(value(&found, "--measures"), Some("TMAX,PRCP"));
         assert_eq!(value(&found, "--flag-column"), Some("TMAX=TMAX_FLAG"));
         assert_eq!(value(&found, "--drop-flags"), None, "a blank flag is the common one: any set flag drops");
+        let canada = "\"Longitude (x)\",\"Latitude (y)\",\"Station Name\",\"Climate ID\",\"Date/Time\",\"Year\",\
+                      \"Month\",\"Day\",\"Max Temp (°C)\",\"Max Temp Flag\",\"Total Rain (mm)\",\"Total Rain Flag\"\n\
+                      \"-75.67\",\"45.38\",\"OTTAWA CDA\",\"6105976\",\"2020-01-01\",\"2020\",\"01\",\"01\",\"1.2\",\"\",\"\",\"M\"\n\
+                      \"-75.67\",\"45.38\",\"OTTAWA CDA\",\"6105976\",\"2020-01-02\",\"2020\",\"01\",\"02\",\"\",\"M\",\"0.0\",\"T\"\n\
+                      \"-75.67\",\"45.38\",\"OTTAWA CDA\",\"6105976\",\"2020-01-03\",\"2020\",\"01\",\"03\",\"-3.5\",\"E\",\"\",\"M\"\n";
+        let found = inspect(canada.as_bytes(), true, &Schema::default());
+        assert_eq!(found.layout, "long", "an all-M flag column is no element column: {:?}", found.flags);
+        assert_eq!(value(&found.flags, "--station"), Some("Station Name"));
+        assert_eq!(value(&found.flags, "--measures"), Some("Max Temp (°C),Total Rain (mm)"), "no place, no id");
+        let pairs = "Max Temp (°C)=Max Temp Flag,Total Rain (mm)=Total Rain Flag";
+        assert_eq!(value(&found.flags, "--flag-column"), Some(pairs), "one flag, every pair");
+        assert_eq!(value(&found.flags, "--drop-flags"), Some("M"), "Environment Canada's legend");
         let only_valid = eca.replace("  -24,    1", "  -24,    0").replace("-9999,    9", "   12,    0");
         assert_eq!(value(&flags(&only_valid), "--drop-flags"), Some("1,9"), "ECA&D's codes, seen or not");
         let one_code = "station,date,T,Q_T\nA,2020-01-01,1,A\nA,2020-01-02,2,A\nA,2020-01-03,3,A\n";
