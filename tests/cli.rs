@@ -306,6 +306,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         ("noaa_lcd_72505394728.csv", 75),
         ("knmi_uurgeg_260.txt", 5),
         ("en_climate_daily_ON_6105976_2020_P1D.csv", 31),
+        ("bom_IDCJAC0009_066062_1800_Data.csv", 8),
     ]
     .map(|(name, rows)| (meteo_sample(name), rows))
     .into();

@@ -316,6 +316,7 @@ impl Guess<'_> {
         let text = |kind: &ColumnKind| *kind == ColumnKind::Text;
         let station = self
             .find(&STATION_NAMES, |_| true)
+            .or_else(|| (0..self.columns.len()).find(|&i| names_a_station(&self.columns[i].name)))
             .or_else(|| self.columns.first().is_some_and(|first| text(&first.kind)).then_some(0));
         let station = station.filter(|&i| !wide || PeriodPattern::detect(&[self.columns[i].name.clone()]).is_none());
         if let Some(index) = station {
@@ -677,6 +678,15 @@ impl Guess<'_> {
     }
 }
 
+/// Whether a column name says it names the station in words (the Bureau of
+/// Meteorology's `Bureau of Meteorology station number`): the word `station` followed
+/// by `number`, `no`, `id`, `name` or `code`.
+fn names_a_station(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    words.windows(2).any(|pair| pair[0] == "station" && ["number", "no", "id", "name", "code"].contains(&pair[1]))
+}
+
 /// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
 /// `Max Temp Flag`, `QN_9`).
 fn is_quality_name(lower: &str) -> bool {
@@ -739,7 +749,8 @@ mod tests {
     /// the common one is not blank; a quality column with one code says nothing; an
     /// archive's title line does not name the station, the file does. Environment
     /// Canada's `… Flag` columns drop on `M` only, its place and id columns are no
-    /// measures, and every pair goes in one `--flag-column`.
+    /// measures, and every pair goes in one `--flag-column`; the Bureau of Meteorology's
+    /// `… station number` is the station.
     #[test]
     fn quality_columns_are_flags_of_their_measures() {
         let mut eca = String::from("EUROPEAN CLIMATE ASSESSMENT & DATASET (ECA&D), file created on 22-11-2021\n\n");
@@ -774,6 +785,12 @@ mod tests {
         let pairs = "Max Temp (°C)=Max Temp Flag,Total Rain (mm)=Total Rain Flag";
         assert_eq!(value(&found.flags, "--flag-column"), Some(pairs), "one flag, every pair");
         assert_eq!(value(&found.flags, "--drop-flags"), Some("M"), "Environment Canada's legend");
+        let bom = "Product code,Bureau of Meteorology station number,Year,Month,Day,Rainfall amount (millimetres)\n\
+                   IDCJAC0009,066062,2023,01,01,0.0\nIDCJAC0009,066062,2023,01,02,4.2\n";
+        let found = flags(bom);
+        assert_eq!(value(&found, "--station"), Some("Bureau of Meteorology station number"));
+        assert_eq!(value(&found, "--measures"), Some("Rainfall amount (millimetres)"));
+        assert!(!names_a_station("HourlyStationPressure") && names_a_station("Station Name"));
         let only_valid = eca.replace("  -24,    1", "  -24,    0").replace("-9999,    9", "   12,    0");
         assert_eq!(value(&flags(&only_valid), "--drop-flags"), Some("1,9"), "ECA&D's codes, seen or not");
         let one_code = "station,date,T,Q_T\nA,2020-01-01,1,A\nA,2020-01-02,2,A\nA,2020-01-03,3,A\n";
