@@ -59,9 +59,7 @@ impl Plan {
             drop_flags: schema.drop_flags.clone(),
         }
     }
-}
 
-impl Plan {
     /// Column `column`'s rule as the record layout keeps it: its own sentinels and
     /// its quality flag column.
     pub(crate) fn measure_rule(&self, column: usize) -> super::aggregate::MeasureRule {
@@ -174,7 +172,7 @@ impl<R: Read> Source<R> {
                 .header
                 .then(|| first.iter().map(|field| String::from_utf8_lossy(field).trim().to_owned()).collect()),
         };
-        if header.is_some() && !sniffed.header_in_preamble {
+        if header.is_some() {
             let mut units = ByteRecord::new();
             for _ in 0..sniffed.units_rows {
                 csv.read_byte_record(&mut units).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))?;
