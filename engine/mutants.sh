@@ -15,7 +15,8 @@ if [ ${#mutants[@]} -eq 0 ]; then
     checkpoint_no_sync group_no_wait compact_trim_pending log_reuse_epoch no_write_back no_overlay mmap_past_pool
     no_sigbus_handler map_fault_unseen behind_unlisted seen_any seen_kept log_epoch_unsynced stamp_early
     published_seen_early pipeline_epoch_start pipeline_out_of_order catalog_kept_first rebuilt_record_low
-    rebuild_log_free group_hold_idle grace_none peeked_ignored group_seen_early)
+    rebuild_log_free group_hold_idle grace_none peeked_ignored group_seen_early compact_no_sync_step
+    compact_record_stays)
 fi
 export QUIRE_CRASH_KILLS="${QUIRE_CRASH_KILLS:-40}"
 status=0

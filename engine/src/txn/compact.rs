@@ -65,9 +65,20 @@ fn step(core: &Core, budget: u64, checkpoint: bool) -> Result<CompactStep> {
     let before = core.file_len()?;
     let txn = WriteTxn::begin(core, core.lock_writer())?;
     let log_holds = core.log.lock().offset > 0;
+    // Pages freed since the last sync wait for one before reuse (`freespace.rs`): an
+    // explicit step syncs them free, or holes under commits made with
+    // `Durability::None` would never fill. Likewise it commits to move a commit record
+    // that sits above free pages (written at the end while the pages below waited).
+    let frees_wait_for_sync = !core.head_is_durable()
+        && core.free.lock().pending_pages().next().is_some()
+        && !cfg!(quire_mutant = "compact_no_sync_step");
     let relocated = txn.relocate_tail(budget)?;
     let trims = txn.trims_tail();
-    let commits = relocated.moved > 0 || trims || relocated.log_waits || (checkpoint && log_holds);
+    let record_moves = relocated.record_above_free && !cfg!(quire_mutant = "compact_record_stays");
+    let commits = relocated.moved > 0
+        || trims
+        || relocated.log_waits
+        || (checkpoint && (log_holds || frees_wait_for_sync || record_moves));
     if commits {
         txn.trim_tail();
         txn.commit_alone(Durability::Checksummed)?;
@@ -123,6 +134,9 @@ pub(crate) struct Relocated {
     /// The log's region could move down but the log holds records: this step's commit
     /// (written in place) empties it, so the next step can.
     pub log_waits: bool,
+    /// A page of the current commit record lies above two free pages or more: a commit
+    /// writes the next record lower and frees it.
+    pub record_above_free: bool,
 }
 
 /// The commit log's region moves when that brings it down by at least this fraction of
@@ -189,6 +203,10 @@ impl WriteTxn<'_> {
             }
             if held_back.contains(&phys) {
                 done.held += 1;
+                // Worth a commit only with two free pages below: the next record takes
+                // one, and with one alone the records would take turns at the end.
+                let free = self.core.free.lock();
+                done.record_above_free |= free.record_pages.contains(&phys) && free.free.range(..phys).nth(1).is_some();
                 continue;
             }
             self.core.read_raw(PhysId(phys), &mut buf)?;

@@ -84,6 +84,36 @@ fn compaction_steps_beside_writers_and_readers_keep_every_snapshot_and_shrink_th
 }
 
 #[test]
+fn holes_left_by_unsynced_commits_are_synced_free_and_filled() {
+    // Proves: pages freed by a commit made with `Durability::None` wait for a sync
+    // before reuse, and compaction syncs them free when nothing else can move (before,
+    // it reported done with the holes left); a commit record written at the end while
+    // the pages below waited is moved down; steps then end (`done`), the file at its
+    // live pages and the log, with and without a commit log.
+    for options in [small_options(), in_place_options()] {
+        let (storage, db) = memory_db(options);
+        let ids = committed_pages(&db, 600);
+        let txn = db.begin_write().unwrap();
+        let mut model = Model::new();
+        for (value, id) in ids.iter().enumerate() {
+            match value < 400 {
+                true => txn.free_page(*id).unwrap(),
+                false => drop(model.insert(id.0, value as u64)),
+            }
+        }
+        txn.commit(Durability::None).unwrap();
+        let steps = (0..40).position(|_| db.compact_step(4096).unwrap().done);
+        assert!(steps.is_some(), "compaction steps never end");
+        let pages = file_pages(&storage, &db);
+        let (live, log) = (db.meta().live_pages, db.meta().log_pages);
+        assert_eq!(live, 200);
+        assert!(pages <= live + log + 16, "{pages} pages in the file for {live} live ones and a log of {log}");
+        assert_matches(&db.begin_read().unwrap(), &model);
+        assert!(check(&db).unwrap().is_clean());
+    }
+}
+
+#[test]
 fn a_snapshot_keeps_the_pages_it_reads_until_it_ends() {
     // Proves: pages an open snapshot reads are not moved out from under it or cut off
     // (they are reported as held), and compaction finishes once it ends.
