@@ -1,5 +1,5 @@
 //! `quire xpath DB NAME 'QUERY' [--count | --values | --xml] [--explain] [--limit N]
-//! [--threads N] [--repeat N]`:
+//! [--threads N] [--repeat N] [--ns PREFIX=URI]…`:
 //! XPath over a collection of the native XML store.
 //!
 //! Output, one result per line in document order: by default the node's number (its
@@ -9,6 +9,9 @@
 //! operator's rows and time instead of the results. A closed pipe (`| head`) ends
 //! output quietly. An expression whose value is a number, a string or a boolean
 //! (`count(//item)`, `name(/*)`, `//a = 3`) prints that value, XPath's string form.
+//! A prefix in a name test (`//dc:creator`) is the URI `--ns` binds it to, or else the
+//! one URI the collection's names use with it; `//creator` matches the local name in
+//! any namespace.
 //!
 //! Read next: `xml/src/store/query/mod.rs` (the engine).
 
@@ -16,6 +19,7 @@ use anyhow::Result;
 use quiredb_engine::PageRead;
 use quiredb_xml::store::{Prepared, XmlStore};
 use quiredb_xml::xpath::expr::Type;
+use quiredb_xml::xpath::names::Namespaces;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +46,10 @@ pub struct Args {
     /// Run the query and print its plan with each operator's rows and time.
     #[arg(long)]
     explain: bool,
+    /// Bind a namespace prefix of the query to a URI (repeatable). Unbound prefixes
+    /// stand for the one URI the collection's names use with them.
+    #[arg(long = "ns", value_name = "PREFIX=URI", value_parser = Namespaces::parse_binding)]
+    ns: Vec<(String, String)>,
     /// Print at most this many results.
     #[arg(long)]
     limit: Option<usize>,
@@ -86,12 +94,21 @@ fn print_value<T: PageRead>(prepared: &mut Prepared<'_, '_, T>, args: &Args, out
     Ok(ExitCode::SUCCESS)
 }
 
+/// The bindings of `--ns`, in order (a later one of a prefix wins).
+pub fn namespaces(bindings: &[(String, String)]) -> Namespaces {
+    let mut namespaces = Namespaces::new();
+    for (prefix, uri) in bindings {
+        namespaces.bind(prefix, uri);
+    }
+    namespaces
+}
+
 /// Runs the query and prints what was asked.
 pub fn run(args: Args) -> Result<ExitCode> {
     let db = super::xml_store::open_read_only_cached(&args.db, args.cache_mib)?;
     let txn = db.begin_read()?;
     let store = XmlStore::open(&txn, &args.name)?;
-    let mut prepared = store.prepare(&args.query)?;
+    let mut prepared = store.prepare_with(&args.query, &namespaces(&args.ns))?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     if prepared.result_type() != Type::Nodes {
         return print_value(&mut prepared, &args, &mut out);

@@ -34,6 +34,16 @@ pub enum Error {
         /// The construct, named as a user would look it up (e.g. "axis `ancestor::`").
         construct: String,
     },
+    /// A namespace prefix of the query is bound to no URI, or to several.
+    #[error("XPath namespace prefix `{prefix}` at column {column}: {reason}")]
+    XPathNamespace {
+        /// 1-based character column of the step with the prefix.
+        column: usize,
+        /// The prefix.
+        prefix: String,
+        /// Why it has no URI, and how to give it one.
+        reason: String,
+    },
     /// Nodes were asked of an XPath expression whose value is a number, a string or a
     /// boolean (`count(//a)`): read it with `Prepared::value`.
     #[error("the XPath expression gives a {found}, not nodes")]

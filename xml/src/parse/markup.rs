@@ -42,12 +42,18 @@ struct Tag {
     written: Vec<Box<str>>,
 }
 
+/// The URI `prefix` is bound to: the element's own declarations (`namespaces[own..]`)
+/// first, then the ancestors', innermost first.
+fn lookup<'n>(namespaces: &'n [Namespace], prefix: Option<&str>, own: usize) -> Option<&'n str> {
+    let declared = namespaces[own..].iter().chain(namespaces[..own].iter().rev());
+    declared.filter(|ns| ns.prefix.as_deref() == prefix).map(|ns| &*ns.uri).next()
+}
+
 impl<S: Sink> Builder<'_, S> {
     /// The URI a prefix is bound to: this element's declarations (from `own`) first,
     /// then the ancestors', innermost first.
     fn lookup(&self, prefix: Option<&str>, own: usize) -> Option<&str> {
-        let declared = self.namespaces[own..].iter().chain(self.namespaces[..own].iter().rev());
-        declared.filter(|ns| ns.prefix.as_deref() == prefix).map(|ns| &*ns.uri).next()
+        lookup(&self.namespaces, prefix, own)
     }
 
     /// `<…>` or `<…/>`; `raw` is the text between `<` and `>` (or `/>`), at `at`.
@@ -73,16 +79,26 @@ impl<S: Sink> Builder<'_, S> {
         self.supply_defaults(declared, inside, own, &mut tag)?;
         let Tag { text, attributes, .. } = tag;
         self.resolve_attributes(&text, &attributes, own)?;
-        if !prefix.is_empty() && self.lookup(Some(prefix), own).is_none() {
-            return Err(self.fail(inside, format!("unknown namespace prefix '{prefix}'")));
-        }
-        self.sink.event(Event::Open { name })?;
+        let uri = match prefix {
+            "" => lookup(&self.namespaces, None, own).unwrap_or_default(),
+            prefix => match lookup(&self.namespaces, Some(prefix), own) {
+                Some(uri) => uri,
+                None => return Err(self.fail(inside, format!("unknown namespace prefix '{prefix}'"))),
+            },
+        };
+        self.sink.event(Event::Open { name, uri })?;
         for ns in &self.namespaces[own..] {
             self.sink.event(Event::Namespace { prefix: ns.prefix.as_deref(), uri: &ns.uri })?;
         }
         for attribute in &attributes {
             let (name, value) = (&text[attribute.name.clone()], &text[attribute.value.clone()]);
-            self.sink.event(Event::Attribute { name, value })?;
+            let uri = match split_qname(name, attribute.local_start).0 {
+                "" => "",
+                "xml" => XML_URI,
+                // Checked by `resolve_attributes`.
+                prefix => lookup(&self.namespaces, Some(prefix), own).unwrap_or_default(),
+            };
+            self.sink.event(Event::Attribute { name, uri, value })?;
         }
         self.phase = Phase::Content;
         if empty {

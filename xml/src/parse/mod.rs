@@ -46,9 +46,12 @@ use syntax::Fault;
 /// One node event, in document order. Borrowed strings are valid only during the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event<'a> {
-    /// An element starts; `name` is the qualified name as written (`dc:title`).
+    /// An element starts; `name` is the qualified name as written (`dc:title`), `uri`
+    /// its namespace URI (empty: none), resolved from the declarations in scope,
+    /// this element's own included.
     Open {
         name: &'a str,
+        uri: &'a str,
     },
     /// One attribute of the element just opened (zero or more, right after `Open`,
     /// in document order, before any child event). `value` is normalised (tab, CR, LF
@@ -56,8 +59,11 @@ pub enum Event<'a> {
     /// and collapsed when the internal subset declares the attribute with a type other
     /// than `CDATA`; attributes it gives a default to follow the specified ones.
     /// Namespace declarations (`xmlns`, `xmlns:p`) are not attributes, as in roxmltree.
+    /// `uri` is the namespace URI of a prefixed name (`xml:` is the XML namespace's);
+    /// an unprefixed attribute has none (empty), whatever the default namespace.
     Attribute {
         name: &'a str,
+        uri: &'a str,
         value: &'a str,
     },
     /// One text node: adjacent character data, CDATA sections, character and entity

@@ -34,11 +34,11 @@ impl Sink for Outline {
     fn event(&mut self, event: Event<'_>) -> Result<()> {
         let depth = self.depth;
         match event {
-            Event::Open { name } => {
+            Event::Open { name, .. } => {
                 self.lines.push(Line::Element { depth, name: local(name).into(), attributes: Vec::new() });
                 self.depth += 1;
             }
-            Event::Attribute { name, value } => match self.lines.last_mut() {
+            Event::Attribute { name, value, .. } => match self.lines.last_mut() {
                 Some(Line::Element { attributes, .. }) => attributes.push((local(name).into(), value.into())),
                 other => panic!("an attribute must follow its element's Open, not {other:?}"),
             },

@@ -187,7 +187,7 @@ struct Names(Vec<String>);
 impl Sink for Names {
     fn event(&mut self, event: Event<'_>) -> Result<()> {
         match event {
-            Event::Open { name } | Event::Attribute { name, .. } => self.0.push(name.into()),
+            Event::Open { name, .. } | Event::Attribute { name, .. } => self.0.push(name.into()),
             _ => {}
         }
         Ok(())

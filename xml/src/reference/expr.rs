@@ -15,6 +15,7 @@ use super::Item;
 use crate::error::Result;
 use crate::xpath::eval::{self, Tree, Value};
 use crate::xpath::expr::{Axis, Expr, Test};
+use crate::xpath::names::{NameTest, Namespaces, resolve};
 
 /// Evaluates a full XPath 1.0 expression over a collection of documents.
 pub fn evaluate_expr<'a, 'input>(expr: &Expr, docs: &'a [Document<'input>]) -> Value<Item<'a, 'input>> {
@@ -83,6 +84,35 @@ impl<'a, 'input> Tree for DomTree<'a, 'input> {
             _ => name.to_string(),
         })
     }
+
+    fn namespace_uri(&mut self, item: Self::Node) -> Result<String> {
+        let uri = match item {
+            Item::Node { node, .. } if node.is_element() => node.tag_name().namespace(),
+            Item::Attribute { owner, index, .. } => owner.attributes().nth(index).and_then(|a| a.namespace()),
+            Item::Node { .. } => None,
+        };
+        Ok(uri.unwrap_or_default().to_owned())
+    }
+}
+
+/// Rewrites the prefixed name tests of `expr` (parsed from `src`) as expanded names:
+/// `bound` first, then the URIs the documents' names use with the prefix, as the
+/// store does (`crate::xpath::names::resolve`).
+pub fn resolve_namespaces(expr: &mut Expr, src: &str, bound: &Namespaces, docs: &[Document<'_>]) -> Result<()> {
+    let mut used: Vec<(String, String)> = Vec::new();
+    for node in docs.iter().flat_map(|d| d.descendants()).filter(|n| n.is_element()) {
+        let names = std::iter::once(node.tag_name().namespace()).chain(node.attributes().map(|a| a.namespace()));
+        for uri in names.flatten() {
+            if let Some(prefix) = node.lookup_prefix(uri).filter(|p| !p.is_empty()) {
+                used.push((prefix.to_owned(), uri.to_owned()));
+            }
+        }
+    }
+    used.sort();
+    used.dedup();
+    resolve(expr, src, bound, &mut |prefix| {
+        Ok(used.iter().filter(|(p, _)| p == prefix).map(|(_, uri)| uri.clone()).collect())
+    })
 }
 
 /// The prefix bound to `namespace` where `node` is (none for no or the default namespace).
@@ -93,7 +123,9 @@ fn prefix_of<'i>(node: Node<'_, 'i>, namespace: Option<&str>) -> Option<&'i str>
 /// Whether a node passes `test` on an axis whose principal node type is element.
 fn passes(test: &Test, node: Node<'_, '_>) -> bool {
     match test {
-        Test::Name(name) => node.is_element() && node.tag_name().name() == name,
+        Test::Name(name) => {
+            node.is_element() && NameTest::of(name).matches(node.tag_name().name(), node.tag_name().namespace().unwrap_or(""))
+        }
         Test::Any => node.is_element(),
         Test::Text => node.is_text(),
         Test::Comment => node.is_comment(),
@@ -105,7 +137,10 @@ fn passes(test: &Test, node: Node<'_, '_>) -> bool {
 /// Whether attribute `index` of `owner` passes `test` (principal type attribute).
 fn attribute_passes(test: &Test, owner: Node<'_, '_>, index: usize) -> bool {
     match test {
-        Test::Name(name) => owner.attributes().nth(index).is_some_and(|a| a.name() == name),
+        Test::Name(name) => owner
+            .attributes()
+            .nth(index)
+            .is_some_and(|a| NameTest::of(name).matches(a.name(), a.namespace().unwrap_or(""))),
         Test::Any | Test::Node => true,
         Test::Text | Test::Comment | Test::Pi(_) => false,
     }

@@ -20,10 +20,11 @@
 
 mod expr;
 
-pub use expr::{evaluate_expr, value_string};
+pub use expr::{evaluate_expr, resolve_namespaces, value_string};
 
 use roxmltree::{Document, Node, NodeType};
 
+use crate::xpath::names::NameTest;
 use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Step};
 
 /// One selected item: a node, or an attribute of an element.
@@ -182,7 +183,7 @@ fn select<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>, out: &mut Vec<Item<'a, 'i
             out.extend(node.children().filter(|c| passes_child_test(test, *c)).map(wrap))
         }
         NodeTest::Attribute(name) => out.extend(
-            node.attributes().enumerate().filter(|(_, a)| a.name() == name).map(|(index, _)| Item::Attribute {
+            node.attributes().enumerate().filter(|(_, a)| NameTest::of(name).matches(a.name(), a.namespace().unwrap_or(""))).map(|(index, _)| Item::Attribute {
                 doc,
                 owner: node,
                 index,
@@ -202,7 +203,9 @@ fn is_child_test(test: &NodeTest) -> bool {
 /// Whether a child node passes a child-axis test.
 fn passes_child_test(test: &NodeTest, node: Node<'_, '_>) -> bool {
     match test {
-        NodeTest::Element(name) => node.is_element() && node.tag_name().name() == name,
+        NodeTest::Element(name) => {
+            node.is_element() && NameTest::of(name).matches(node.tag_name().name(), node.tag_name().namespace().unwrap_or(""))
+        }
         NodeTest::AnyElement => node.is_element(),
         NodeTest::Text => node.is_text(),
         NodeTest::Node => true,

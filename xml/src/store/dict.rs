@@ -3,13 +3,18 @@
 //!
 //! | key | value |
 //! |-----|-------|
-//! | `n` + name (UTF-8) | name id (u32 LE); ids start at 1 |
-//! | `i` + name id (u32 BE) | name (UTF-8) |
+//! | `n` + name key | name id (u32 LE); ids start at 1 |
+//! | `i` + name id (u32 BE) | name key |
 //! | `p` + first path id of a block (u32 BE) | up to [`PATHS_PER_BLOCK`] paths in id order, each varint parent path, kind (u8), varint name id, varint count |
 //! | `d` + document number (u64 BE) | varint pre of the document node, then its file (UTF-8) |
 //! | `c` + kind (u8) + name id (u32 BE) | varint count of nodes of that kind and name |
 //! | `v` + kind (u8) + name id (u32 BE) | varint count of those nodes in the value index |
 //! | `x` + element pre (u64 BE) + prefix (UTF-8, empty for the default namespace) | the namespace URI the element declares for that prefix |
+//!
+//! A name key is the qualified name as written (UTF-8), followed by a zero byte and
+//! the namespace URI when the name has one: `dc:title` in two namespaces is two names.
+//! Collections of format 1 kept no URIs ([`Dictionary::uris_known`] false): every key
+//! is the qualified name alone.
 //!
 //! Path 0 is the document node's path `/`; every other path is its parent path plus
 //! one step (kind and name), so the summary is a tree whose depth is the level. Paths
@@ -21,6 +26,7 @@
 use super::format::{Kind, Reader, put_varint};
 use super::{XmlStore, corrupted};
 use crate::error::Result;
+use crate::xpath::names::NameTest;
 use quiredb_engine::{PageRead, WriteTxn};
 use quiredb_structures::btree::BTree;
 use rustc_hash::FxHashMap;
@@ -58,9 +64,17 @@ pub struct Document {
 /// The names and paths of a collection, in memory while loading or querying.
 #[derive(Debug, Default)]
 pub struct Dictionary {
+    /// Ids by name key (see the module's table).
     pub ids: FxHashMap<String, u32>,
-    /// Names by id (index 0 is the empty name of unnamed kinds).
+    /// Qualified names by id (index 0 is the empty name of unnamed kinds).
     pub names: Vec<String>,
+    /// Namespace URIs by id (empty: none).
+    pub uris: Vec<String>,
+    /// False for a collection of format 1, loaded before URIs were kept: its names
+    /// all have an empty URI, whatever their namespace.
+    pub uris_known: bool,
+    /// The buffer [`Dictionary::intern`] builds a name key in.
+    key: String,
     pub paths: Vec<PathInfo>,
     /// Depth of every path (its nodes' level).
     pub depths: Vec<u32>,
@@ -77,9 +91,15 @@ pub struct Dictionary {
 }
 
 impl Dictionary {
-    /// Reads the dictionary of a collection whose dict tree is `tree`.
-    pub fn read<T: PageRead>(tree: &BTree<'_, T>, collection: &str) -> Result<Dictionary> {
-        let mut dict = Dictionary { names: vec![String::new()], ..Dictionary::default() };
+    /// An empty dictionary (a new collection's: it keeps URIs).
+    pub fn new() -> Dictionary {
+        Dictionary { names: vec![String::new()], uris: vec![String::new()], uris_known: true, ..Dictionary::default() }
+    }
+
+    /// Reads the dictionary of a collection whose dict tree is `tree`; `uris_known`
+    /// says its format keeps namespace URIs.
+    pub fn read<T: PageRead>(tree: &BTree<'_, T>, collection: &str, uris_known: bool) -> Result<Dictionary> {
+        let mut dict = Dictionary { uris_known, ..Dictionary::new() };
         let bad = |reason: String| corrupted(collection, 0, format!("dictionary: {reason}"));
         for entry in tree.range(Bound::Included(b"i".as_slice()), Bound::Excluded(b"j".as_slice())) {
             let (key, value) = entry?;
@@ -88,8 +108,13 @@ impl Dictionary {
             {
                 return Err(bad(format!("name ids are not dense at {}", dict.names.len())));
             }
-            dict.ids.insert(name.clone(), dict.names.len() as u32);
-            dict.names.push(name);
+            let (qname, uri) = name.split_once('\0').unwrap_or((&name, ""));
+            if !uris_known && !uri.is_empty() {
+                return Err(bad(format!("name {qname} has a namespace URI in a format-1 collection")));
+            }
+            dict.names.push(qname.to_owned());
+            dict.uris.push(uri.to_owned());
+            dict.ids.insert(name, dict.names.len() as u32 - 1);
         }
         for entry in tree.range(Bound::Included(b"p".as_slice()), Bound::Excluded(b"q".as_slice())) {
             let (key, value) = entry?;
@@ -156,15 +181,51 @@ impl Dictionary {
         id
     }
 
-    /// The id of `name`, adding it when new.
-    pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+    /// The id of qualified name `name` in namespace `uri` (empty: none), adding it
+    /// when new. A collection that does not keep URIs ignores `uri`.
+    pub fn intern(&mut self, name: &str, uri: &str) -> u32 {
+        let uri = if self.uris_known { uri } else { "" };
+        let key = if uri.is_empty() {
+            name
+        } else {
+            self.key.clear();
+            self.key.extend([name, "\0", uri]);
+            &self.key
+        };
+        if let Some(&id) = self.ids.get(key) {
             return id;
         }
         let id = self.names.len() as u32;
-        self.ids.insert(name.to_owned(), id);
+        self.ids.insert(key.to_owned(), id);
         self.names.push(name.to_owned());
+        self.uris.push(uri.to_owned());
         id
+    }
+
+    /// Whether name `id` passes the name test `test` (a [`crate::xpath::expr::Test::Name`]'s
+    /// string: a local name, or an expanded `{uri}local`).
+    pub fn name_passes(&self, id: u32, test: &str) -> bool {
+        let id = id as usize;
+        id < self.names.len() && NameTest::of(test).matches(&self.names[id], &self.uris[id])
+    }
+
+    /// The URIs the names of the collection use with `prefix`, sorted.
+    pub fn prefix_uris(&self, prefix: &str) -> Vec<String> {
+        let mut uris: Vec<String> = (1..self.names.len())
+            .filter(|&id| !self.uris[id].is_empty() && self.names[id].split_once(':').is_some_and(|(p, _)| p == prefix))
+            .map(|id| self.uris[id].clone())
+            .collect();
+        uris.sort();
+        uris.dedup();
+        uris
+    }
+
+    /// The key name `id` is stored under (see the module's table).
+    fn key_of(&self, id: usize) -> std::borrow::Cow<'_, str> {
+        match self.uris[id].as_str() {
+            "" => self.names[id].as_str().into(),
+            uri => format!("{}\0{uri}", self.names[id]).into(),
+        }
     }
 
     /// The id of the path `parent/step`, adding it when new.
@@ -249,7 +310,8 @@ impl Dictionary {
     /// (they change with every load).
     pub fn store(&self, tree: &mut BTree<'_, WriteTxn<'_>>, first_name: usize) -> Result<()> {
         let mut key = Vec::new();
-        for (id, name) in self.names.iter().enumerate().skip(first_name.max(1)) {
+        for id in first_name.max(1)..self.names.len() {
+            let name = self.key_of(id);
             key.clear();
             key.push(b'n');
             key.extend_from_slice(name.as_bytes());
@@ -371,7 +433,8 @@ impl<T: PageRead> XmlStore<'_, T> {
         Ok(documents)
     }
 
-    /// The id of `name`, if the collection has it.
+    /// The id of name key `name` (a qualified name with no namespace, or the name, a
+    /// zero byte and its URI), if the collection has it.
     pub fn name_id(&self, name: &str) -> Result<Option<u32>> {
         let mut key = vec![b'n'];
         key.extend_from_slice(name.as_bytes());

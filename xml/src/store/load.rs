@@ -79,9 +79,9 @@ pub fn load(
     let (mut doc, mut part, mut dict_tree, mut value_tree) =
         (tree("doc")?, tree("part")?, tree("dict")?, tree("value")?);
     let mut text = tree("text")?;
-    let mut dict = Dictionary::read(&dict_tree, collection)?;
+    let (mut counters, uris_known) = read_counters(txn, collection)?;
+    let mut dict = Dictionary::read(&dict_tree, collection, uris_known)?;
     let first_name = dict.names.len();
-    let mut counters = read_counters(txn, collection)?;
     let before = counters;
     let mut values = ValueWriter::default();
     let mut chunks = ChunkWriter::new(counters.streamed, txn.payload_size() - 32)?;

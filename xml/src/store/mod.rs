@@ -81,8 +81,12 @@ pub const BLOCK_NODES: usize = 64;
 pub const PART_LABELS: usize = 256;
 
 const MAGIC: &[u8; 8] = b"QXML0001";
-/// Catalog parameters of a collection entry: the format version.
-const PARAMS: [u8; 1] = [1];
+/// Catalog parameters of a collection entry: the format version. Version 2 keeps
+/// each name's namespace URI (`dict.rs`); version 1 collections are still read and
+/// loaded into, without URIs.
+const PARAMS: [u8; 1] = [2];
+/// The parameters of a version-1 collection.
+const PARAMS_V1: [u8; 1] = [1];
 
 /// Page kind of a collection's head page (its other pages are B+trees and queues).
 pub const HEAD_PAGE: PageKind = PageKind::structure(24);
@@ -209,9 +213,10 @@ pub struct XmlStore<'t, T: PageRead> {
 impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Opens collection `name`.
     pub fn open(txn: &'t T, name: &str) -> Result<Self> {
-        read_counters(txn, name)?; // a missing or foreign name fails here, naming it
+        // A missing or foreign name fails here, naming it.
+        let (_, uris_known) = read_counters(txn, name)?;
         let dict = BTree::open(txn, component(name, "dict"))?;
-        let dictionary = std::sync::Arc::new(Dictionary::read(&dict, name)?);
+        let dictionary = std::sync::Arc::new(Dictionary::read(&dict, name, uris_known)?);
         Self::open_with(txn, name, dictionary)
     }
 
@@ -226,7 +231,7 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     }
 
     fn open_with(txn: &'t T, name: &str, dictionary: std::sync::Arc<Dictionary>) -> Result<Self> {
-        let counters = read_counters(txn, name)?;
+        let (counters, _) = read_counters(txn, name)?;
         let tree = |part: &str| BTree::open(txn, component(name, part));
         let dict = tree("dict")?;
         Ok(XmlStore {
@@ -312,21 +317,23 @@ impl Shared {
 }
 
 /// Reads the counters of collection `name` from its head page, checking that the
-/// catalog entry is an XML collection of this format.
-fn read_counters(txn: &impl PageRead, name: &str) -> Result<Counters> {
+/// catalog entry is an XML collection of a format this build reads; true when that
+/// format keeps namespace URIs.
+fn read_counters(txn: &impl PageRead, name: &str) -> Result<(Counters, bool)> {
     let entry = txn.catalog_entry(name)?.ok_or_else(|| Error::NoSuchCollection(name.to_owned()))?;
-    if entry.kind != StructureKind::XML || entry.params != PARAMS {
+    if entry.kind != StructureKind::XML || (entry.params != PARAMS && entry.params != PARAMS_V1) {
         return Err(Error::Store(quiredb_structures::Error::WrongKind {
             name: name.to_owned(),
-            found: entry.kind.name().to_owned(),
-            expected: "xml collection (version 1)".to_owned(),
+            found: format!("{} (parameters {:?})", entry.kind.name(), entry.params),
+            expected: "xml collection (version 1 or 2)".to_owned(),
         }));
     }
+    let uris_known = entry.params == PARAMS;
     let head = txn.page(entry.root)?;
     if head.kind() != HEAD_PAGE {
         return Err(corrupted(name, entry.root.0, "catalog root is not an XML head page"));
     }
-    Counters::decode(&head, name, entry.root)
+    Ok((Counters::decode(&head, name, entry.root)?, uris_known))
 }
 
 /// Names of the XML collections in the catalog, sorted.

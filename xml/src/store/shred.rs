@@ -362,13 +362,13 @@ fn patch(tree: &mut BTree<'_, WriteTxn<'_>>, key: &[u8], offset: usize, size: u6
 impl Sink for Shredder<'_, '_, '_> {
     fn event(&mut self, event: Event<'_>) -> Result<()> {
         match event {
-            Event::Open { name } => {
+            Event::Open { name, uri } => {
                 self.top_loses_value();
-                let id = self.out.dict.intern(name);
+                let id = self.out.dict.intern(name, uri);
                 self.add(Kind::Element, id, None)
             }
-            Event::Attribute { name, value } => {
-                let id = self.out.dict.intern(name);
+            Event::Attribute { name, uri, value } => {
+                let id = self.out.dict.intern(name, uri);
                 let pre = self.out.counters.next_pre;
                 self.out.values.add(id, Kind::Attribute, value, pre);
                 self.add(Kind::Attribute, id, Some(value))
@@ -379,7 +379,7 @@ impl Sink for Shredder<'_, '_, '_> {
             }
             Event::Comment(text) => self.add(Kind::Comment, 0, Some(text)),
             Event::Pi { target, value } => {
-                let id = self.out.dict.intern(target);
+                let id = self.out.dict.intern(target, "");
                 self.add(Kind::Pi, id, value)
             }
             Event::Namespace { prefix, uri } => {

@@ -28,8 +28,10 @@ pub const SEGMENT_OPS: usize = 1 << 15;
 /// One event with its strings as ranges of the tape's text.
 #[derive(Clone, Copy, Debug)]
 enum Op {
-    Open(u32, u32),
-    Attribute(u32, u32, u32, u32),
+    /// The name's and the namespace URI's ranges.
+    Open((u32, u32), (u32, u32)),
+    /// The name's, the URI's and the value's ranges.
+    Attribute((u32, u32), (u32, u32), (u32, u32)),
     Text(u32, u32),
     Comment(u32, u32),
     Pi(u32, u32, Option<(u32, u32)>),
@@ -42,6 +44,8 @@ enum Op {
 pub struct Tape {
     text: String,
     ops: Vec<Op>,
+    /// The last namespace URI put: a document's names share a few, stored once each run.
+    last_uri: (u32, u32),
 }
 
 impl Tape {
@@ -49,6 +53,14 @@ impl Tape {
         let start = self.text.len() as u32;
         self.text.push_str(s);
         (start, self.text.len() as u32)
+    }
+
+    /// [`Tape::put`] of a namespace URI, reusing the last one's range when equal.
+    fn put_uri(&mut self, uri: &str) -> (u32, u32) {
+        if self.get(self.last_uri) != uri {
+            self.last_uri = self.put(uri);
+        }
+        self.last_uri
     }
 
     fn get(&self, (start, end): (u32, u32)) -> &str {
@@ -59,8 +71,10 @@ impl Tape {
     pub fn replay(&self, sink: &mut impl Sink) -> Result<()> {
         for op in &self.ops {
             let event = match *op {
-                Op::Open(a, b) => Event::Open { name: self.get((a, b)) },
-                Op::Attribute(a, b, c, d) => Event::Attribute { name: self.get((a, b)), value: self.get((c, d)) },
+                Op::Open(name, uri) => Event::Open { name: self.get(name), uri: self.get(uri) },
+                Op::Attribute(name, uri, value) => {
+                    Event::Attribute { name: self.get(name), uri: self.get(uri), value: self.get(value) }
+                }
                 Op::Text(a, b) => Event::Text(self.get((a, b))),
                 Op::Comment(a, b) => Event::Comment(self.get((a, b))),
                 Op::Pi(a, b, value) => Event::Pi { target: self.get((a, b)), value: value.map(|v| self.get(v)) },
@@ -78,14 +92,10 @@ impl Tape {
 impl Sink for Tape {
     fn event(&mut self, event: Event<'_>) -> Result<()> {
         let op = match event {
-            Event::Open { name } => {
-                let (a, b) = self.put(name);
-                Op::Open(a, b)
-            }
-            Event::Attribute { name, value } => {
-                let (a, b) = self.put(name);
-                let (c, d) = self.put(value);
-                Op::Attribute(a, b, c, d)
+            Event::Open { name, uri } => Op::Open(self.put(name), self.put_uri(uri)),
+            Event::Attribute { name, uri, value } => {
+                let name = self.put(name);
+                Op::Attribute(name, self.put_uri(uri), self.put(value))
             }
             Event::Text(text) => {
                 let (a, b) = self.put(text);

@@ -345,7 +345,7 @@ fn serialised_subtrees_declare_the_namespaces_they_use() {
     store.write_xml(0, &mut whole).expect("serialises");
     assert_eq!(outline(&String::from_utf8(whole).unwrap()), outline(doc));
     let b =
-        (0..store.len()).find(|&p| store.node(p).unwrap().name == store.name_id("p:b").unwrap().unwrap()).expect("p:b");
+        (0..store.len()).find(|&p| store.node(p).unwrap().name == store.name_id("p:b\0urn:p").unwrap().unwrap()).expect("p:b");
     let mut inner = Vec::new();
     store.write_xml(b, &mut inner).expect("serialises");
     let inner = String::from_utf8(inner).unwrap();

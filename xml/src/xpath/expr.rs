@@ -139,8 +139,9 @@ impl Axis {
 /// A node test.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Test {
-    /// A name: of elements, or of attributes on the attribute axis (matched by local
-    /// name, as the subset does).
+    /// A name: of elements, or of attributes on the attribute axis. A local name
+    /// (matched in any namespace), a prefixed one (`p:local`, `p:*`; resolved before
+    /// evaluation) or an expanded one (`{uri}local`, `{uri}*`): see `names.rs`.
     Name(String),
     /// `*`: every node of the axis's principal kind.
     Any,
@@ -329,6 +330,8 @@ impl fmt::Display for AxisStep {
 impl fmt::Display for Test {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // An expanded name `{uri}local` prints as XPath 3.0's `Q{uri}local`.
+            Test::Name(name) if name.starts_with('{') => write!(f, "Q{name}"),
             Test::Name(name) => f.write_str(name),
             Test::Any => f.write_str("*"),
             Test::Text => f.write_str("text()"),

@@ -2,8 +2,7 @@
 //! numbers: what does not depend on where the nodes live.
 //!
 //! [`Function`] names each function the parser accepts, with its arity and result type;
-//! `lang()`, `id()` and the namespace functions are refused by the parser with a clear
-//! error. The helpers below are the string and number halves of the library;
+//! `id()` is refused by the parser with a clear error. The helpers below are the string and number halves of the library;
 //! `eval.rs` supplies the node halves (string values, names) through its `Tree`.
 //!
 //! Read next: `eval.rs`.
@@ -38,10 +37,12 @@ pub enum Function {
     Floor,
     Ceiling,
     Round,
+    NamespaceUri,
+    Lang,
 }
 
 /// Name, fewest and most arguments (`usize::MAX`: any number), result type.
-const TABLE: [(Function, &str, usize, usize, Type); 24] = [
+const TABLE: [(Function, &str, usize, usize, Type); 26] = [
     (Function::Last, "last", 0, 0, Type::Number),
     (Function::Position, "position", 0, 0, Type::Number),
     (Function::Count, "count", 1, 1, Type::Number),
@@ -66,14 +67,12 @@ const TABLE: [(Function, &str, usize, usize, Type); 24] = [
     (Function::Floor, "floor", 1, 1, Type::Number),
     (Function::Ceiling, "ceiling", 1, 1, Type::Number),
     (Function::Round, "round", 1, 1, Type::Number),
+    (Function::NamespaceUri, "namespace-uri", 0, 1, Type::String),
+    (Function::Lang, "lang", 1, 1, Type::Boolean),
 ];
 
 /// Functions of XPath 1.0 that QuireDB refuses, with the reason given to the user.
-pub const REFUSED: [(&str, &str); 3] = [
-    ("lang", "`lang()` (xml:lang inheritance is not indexed)"),
-    ("id", "`id()` (documents are loaded without DTD attribute types)"),
-    ("namespace-uri", "`namespace-uri()` (names are matched by local name)"),
-];
+pub const REFUSED: [(&str, &str); 1] = [("id", "`id()` (documents are loaded without DTD attribute types)")];
 
 impl Function {
     fn row(self) -> &'static (Function, &'static str, usize, usize, Type) {
@@ -110,7 +109,7 @@ impl Function {
 
     /// Whether argument `i` must be a node-set.
     pub fn wants_nodes(self, _i: usize) -> bool {
-        matches!(self, Function::Count | Function::Sum | Function::Name | Function::LocalName)
+        matches!(self, Function::Count | Function::Sum | Function::Name | Function::LocalName | Function::NamespaceUri)
     }
 }
 
@@ -131,6 +130,15 @@ pub fn number_to_string(n: f64) -> String {
 /// XPath 1.0 `number(string)`.
 pub fn string_to_number(s: &str) -> f64 {
     xpath_number(s)
+}
+
+/// XPath 1.0 `lang(wanted)` for a node whose nearest `xml:lang` is `declared`: the
+/// same language, ignoring case, or a sub-language of it (`en-GB` for `en`).
+pub fn lang_matches(declared: &str, wanted: &str) -> bool {
+    let (declared, wanted) = (declared.as_bytes(), wanted.as_bytes());
+    declared.len() >= wanted.len()
+        && declared[..wanted.len()].eq_ignore_ascii_case(wanted)
+        && (declared.len() == wanted.len() || declared[wanted.len()] == b'-')
 }
 
 /// XPath 1.0 `boolean(number)`.

@@ -182,6 +182,12 @@ impl Lexer<'_> {
     fn name(&mut self) {
         let start = self.pos;
         let rest = &self.src[start..];
+        if let Some(len) = expanded_name(rest) {
+            self.pos += len;
+            let (uri, local) = rest[2..len].split_once('}').expect("checked by expanded_name");
+            self.push(Tok::Name(format!("{{{uri}}}{local}")), start);
+            return;
+        }
         let mut len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
         // A QName prefix `p:local` (but not an axis `p::`).
         let after = &rest[len..];
@@ -199,6 +205,20 @@ impl Lexer<'_> {
         self.pos += len;
         self.push(Tok::Name(rest[..len].to_string()), start);
     }
+}
+
+/// The length of the expanded name `Q{uri}local` or `Q{uri}*` at the start of `rest`.
+fn expanded_name(rest: &str) -> Option<usize> {
+    let uri_len = rest.strip_prefix("Q{")?.find(['{', '}'])?;
+    let local = &rest[2 + uri_len..].strip_prefix('}')?;
+    let local_len = if local.starts_with('*') {
+        1
+    } else if local.chars().next().is_some_and(is_name_start) {
+        local.find(|c: char| !is_name_char(c) || c == ':').unwrap_or(local.len())
+    } else {
+        return None;
+    };
+    Some(3 + uri_len + local_len)
 }
 
 #[cfg(test)]
@@ -237,6 +257,8 @@ mod tests {
     fn names_may_hold_dashes_dots_and_prefixes() {
         assert_eq!(kinds("a-b.c"), vec![Tok::Name("a-b.c".into()), Tok::End]);
         assert_eq!(kinds("p:q"), vec![Tok::Name("p:q".into()), Tok::End]);
+        assert_eq!(kinds("Q{urn:a}q"), vec![Tok::Name("{urn:a}q".into()), Tok::End]);
+        assert_eq!(kinds("Q{}*"), vec![Tok::Name("{}*".into()), Tok::End]);
         assert_eq!(kinds("child::x")[1], Tok::DoubleColon);
     }
 

@@ -13,6 +13,7 @@ pub mod expr;
 pub mod functions;
 pub mod grammar;
 pub mod lexer;
+pub mod names;
 pub mod parser;
 pub mod subset;
 

@@ -133,7 +133,7 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
     fn ids(&mut self, name: &str) -> &[u32] {
         if !self.names.contains_key(name) {
             let dict = self.store.dictionary();
-            let ids = (1..dict.names.len() as u32).filter(|&id| local_name(&dict.names[id as usize]) == name).collect();
+            let ids = (1..dict.names.len() as u32).filter(|&id| dict.name_passes(id, name)).collect();
             self.names.insert(name.to_string(), ids);
         }
         &self.names[name]
@@ -143,10 +143,11 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
     fn passes(&self, test: &Test, label: &Label, attribute: bool) -> bool {
         let kind = self.kind(label);
         let dict = self.store.dictionary();
-        let name = || dict.paths.get(label.path as usize).and_then(|p| dict.names.get(p.name as usize));
+        let id = dict.paths.get(label.path as usize).map(|p| p.name);
+        let name = || id.and_then(|id| dict.names.get(id as usize));
         let principal = if attribute { Kind::Attribute } else { Kind::Element };
         match test {
-            Test::Name(want) => kind == principal && name().is_some_and(|n| local_name(n) == want),
+            Test::Name(want) => kind == principal && id.is_some_and(|id| dict.name_passes(id, want)),
             Test::Any => kind == principal,
             Test::Node => attribute == (kind == Kind::Attribute),
             Test::Text => kind == Kind::Text,
@@ -511,6 +512,18 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
             _ => "",
         };
         Ok(if local { local_name(name) } else { name }.to_string())
+    }
+
+    fn namespace_uri(&mut self, node: Label) -> Result<String> {
+        let dict = self.store.dictionary();
+        let Some(info) = dict.paths.get(node.path as usize).filter(|p| matches!(p.kind, Kind::Element | Kind::Attribute))
+        else {
+            return Ok(String::new());
+        };
+        if !dict.uris_known {
+            return Err(self.store.without_uris(0));
+        }
+        Ok(dict.uris.get(info.name as usize).cloned().unwrap_or_default())
     }
 
     fn structural(&mut self, path: &Path) -> Result<Option<(Vec<Label>, usize)>> {

@@ -42,7 +42,8 @@ use crate::store::XmlStore;
 use crate::store::record::Label;
 use crate::xpath::eval::{self, Value};
 use crate::xpath::expr::{Expr, Type};
-use crate::xpath::{self, subset};
+use crate::xpath::names::{self, Namespaces};
+use crate::xpath::{self, lexer, subset};
 pub use paths::local_name;
 
 use exec::Exec;
@@ -67,13 +68,42 @@ pub type XPathValue = Value<Label>;
 
 impl<'t, T: PageRead> XmlStore<'t, T> {
     /// Parses and compiles `xpath` (any XPath 1.0 expression but variables, the
-    /// namespace axis and `lang()`/`id()`) for this collection. Errors name the
-    /// construct and its column when the query is malformed or refused.
+    /// namespace axis and `id()`) for this collection. Errors name the construct and
+    /// its column when the query is malformed or refused. A prefix in a name test
+    /// (`dc:title`) stands for the one URI the collection's names use with it: see
+    /// [`XmlStore::prepare_with`] to bind prefixes.
     pub fn prepare(&self, xpath: &str) -> Result<Prepared<'_, 't, T>> {
-        let expr = xpath::parse_expr(xpath)?;
+        self.prepare_with(xpath, &Namespaces::new())
+    }
+
+    /// [`XmlStore::prepare`] with prefixes bound to namespace URIs: a prefix `namespaces`
+    /// lacks stands for the one URI the collection's names use with it (an error when
+    /// they use none or several), `xml` for the XML namespace.
+    pub fn prepare_with(&self, xpath: &str, namespaces: &Namespaces) -> Result<Prepared<'_, 't, T>> {
+        let mut expr = xpath::parse_expr(xpath)?;
+        let dict = self.dictionary();
+        if !dict.uris_known {
+            if let Some(at) = names::first_namespaced(&expr) {
+                return Err(self.without_uris(lexer::column(xpath, at)));
+            }
+        } else {
+            names::resolve(&mut expr, xpath, namespaces, &mut |prefix| Ok(dict.prefix_uris(prefix)))?;
+        }
         let plan = subset::lower(&expr).map(|query| Plan::compile(self, &query));
         let tree = StoreTree::new(self);
         Ok(Prepared { store: self, expr, plan, exec: Exec::default(), tree, result: Vec::new() })
+    }
+
+    /// The error for a query about namespaces (a namespaced name test, `lang()`,
+    /// `namespace-uri()`) over a collection of format 1, which kept no URIs.
+    pub(crate) fn without_uris(&self, column: usize) -> Error {
+        Error::XPathUnsupported {
+            column,
+            construct: format!(
+                "namespaces in collection {:?}: an older QuireDB loaded it without namespace URIs; load it again",
+                self.name()
+            ),
+        }
     }
 
     /// Runs `xpath` once, the pres of its result into `out` (cleared first).

@@ -208,7 +208,7 @@ fn name_matcher<'d>(dict: &'d Dictionary, test: &'d NodeTest) -> impl FnMut(u32)
         let name_ok = match wanted {
             None => true,
             Some(w) => match memo.get_mut(info.name as usize) {
-                Some(slot) => *slot.get_or_insert_with(|| local_name(&dict.names[info.name as usize]) == w),
+                Some(slot) => *slot.get_or_insert_with(|| dict.name_passes(info.name, w)),
                 None => false,
             },
         };

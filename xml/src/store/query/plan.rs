@@ -15,7 +15,7 @@
 //!
 //! Read next: `exec.rs` (running a plan), `join.rs` (the operators).
 
-use super::paths::{PathAxis, PathSet, child_paths, descendant_or_self, descendant_paths, local_name, reaching};
+use super::paths::{PathAxis, PathSet, child_paths, descendant_or_self, descendant_paths, reaching};
 use crate::store::XmlStore;
 use crate::store::dict::Dictionary;
 use crate::store::format::Kind;
@@ -394,7 +394,7 @@ impl<T: PageRead> Compiler<'_, '_, '_, T> {
         context.members().iter().all(|&parent| {
             let mut matching = self.dict.children(parent).filter(|&c| {
                 let info = self.dict.paths[c as usize];
-                info.kind == Kind::Attribute && local_name(&self.dict.names[info.name as usize]) == name
+                info.kind == Kind::Attribute && self.dict.name_passes(info.name, name)
             });
             let (first, second) = (matching.next(), matching.next());
             match (first, second) {

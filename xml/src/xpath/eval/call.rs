@@ -6,7 +6,8 @@
 
 use super::{Ctx, Eval, Tree, Value};
 use crate::error::Result;
-use crate::xpath::expr::{Call, Expr, Start};
+use crate::xpath::expr::{Axis, Call, Expr, Start, Test};
+use crate::xpath::names::{XML_NAMESPACE, expanded};
 use crate::xpath::functions::{self as f, Function};
 
 impl<T: Tree> Eval<'_, T> {
@@ -16,15 +17,20 @@ impl<T: Tree> Eval<'_, T> {
             Function::Last => Value::Number(ctx.size as f64),
             Function::Position => Value::Number(ctx.position as f64),
             Function::Count => Value::Number(self.count(&args[0], ctx)?),
-            Function::Name | Function::LocalName => {
+            Function::Name | Function::LocalName | Function::NamespaceUri => {
                 let nodes = match args.first() {
                     Some(arg) => self.nodes_of(arg, ctx)?,
                     None => self.context_nodes(ctx)?,
                 };
-                Value::String(match nodes.first() {
-                    Some(&n) => self.tree.name(n, call.function == Function::LocalName)?,
-                    None => String::new(),
+                Value::String(match (nodes.first(), call.function) {
+                    (None, _) => String::new(),
+                    (Some(&n), Function::NamespaceUri) => self.tree.namespace_uri(n)?,
+                    (Some(&n), function) => self.tree.name(n, function == Function::LocalName)?,
                 })
+            }
+            Function::Lang => {
+                let wanted = self.string_of(&args[0], ctx)?;
+                Value::Boolean(self.lang(ctx)?.is_some_and(|declared| f::lang_matches(&declared, &wanted)))
             }
             Function::String => Value::String(self.string_arg(args, ctx)?),
             Function::Concat => {
@@ -100,6 +106,21 @@ impl<T: Tree> Eval<'_, T> {
             return Ok(n as f64);
         }
         Ok(self.nodes_of(arg, ctx)?.len() as f64)
+    }
+
+    /// The `xml:lang` of the context node or of its nearest ancestor that has one.
+    fn lang(&mut self, ctx: &Ctx<T::Node>) -> Result<Option<String>> {
+        let Some(node) = ctx.node else { return Ok(None) };
+        let (mut elements, mut attribute) = (Vec::new(), Vec::new());
+        self.tree.axis(Axis::AncestorOrSelf, &Test::Any, node, &mut elements)?;
+        let xml_lang = Test::Name(expanded(XML_NAMESPACE, "lang"));
+        for &element in elements.iter().rev() {
+            self.tree.axis(Axis::Attribute, &xml_lang, element, &mut attribute)?;
+            if let Some(&found) = attribute.first() {
+                return self.node_string(found).map(Some);
+            }
+        }
+        Ok(None)
     }
 
     /// The string of the only argument, or of the context node when there is none.

@@ -97,6 +97,9 @@ pub trait Tree {
     /// The qualified name (`local`: the local part) of an element, attribute or PI;
     /// empty for other nodes.
     fn name(&mut self, node: Self::Node, local: bool) -> Result<String>;
+    /// The namespace URI of an element's or attribute's name; empty for other nodes
+    /// and for names in no namespace.
+    fn namespace_uri(&mut self, node: Self::Node) -> Result<String>;
     /// The nodes of an absolute path from every document node, when the tree can find
     /// some leading steps faster than the evaluator: the nodes after them and how many
     /// steps that was.

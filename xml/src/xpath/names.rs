@@ -1,0 +1,258 @@
+//! Namespaces in name tests: prefixes bound to URIs, and expanded names.
+//!
+//! A name test as the parser reads it is a local name (`title`), a prefixed name
+//! (`dc:title`, `dc:*`) or an expanded name written `Q{uri}local` (XPath 3.0's
+//! notation, accepted so that a resolved query prints and parses back). [`resolve`]
+//! turns every prefixed test into an expanded one, `{uri}local` inside [`Test::Name`]:
+//! the prefix `xml` is the XML namespace's, others come from the caller's
+//! [`Namespaces`], then from the data (a prefix its names use with one URI only).
+//!
+//! Matching ([`NameTest::matches`]): an expanded test wants the namespace URI and the
+//! local name (`*`: any); a test without a prefix wants the local name only, in any
+//! namespace or none. That is wider than XPath 1.0, where `title` selects only names
+//! in no namespace, and it is what QuireDB has always done: `//entry` finds the
+//! entries of an Atom feed, whose names are all in Atom's default namespace.
+//!
+//! Read next: `grammar.rs` (reads the tests), `../store/query/paths.rs` (matches them
+//! against the dictionary).
+
+use super::expr::{Call, Expr, Start, Test};
+use super::functions::Function;
+use super::lexer::column;
+use crate::error::{Error, Result};
+
+/// The namespace the prefix `xml` is bound to in every document.
+pub const XML_NAMESPACE: &str = "http://www.w3.org/XML/1998/namespace";
+
+/// Prefixes bound to namespace URIs by the caller (`--ns p=URI`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespaces {
+    bindings: Vec<(String, String)>,
+}
+
+impl Namespaces {
+    /// No bindings: prefixes come from the data.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds `prefix` to `uri` (a later binding of the same prefix replaces it).
+    pub fn bind(&mut self, prefix: &str, uri: &str) -> &mut Self {
+        self.bindings.retain(|(p, _)| p != prefix);
+        self.bindings.push((prefix.to_owned(), uri.to_owned()));
+        self
+    }
+
+    /// Reads `prefix=uri`, as `--ns` takes it.
+    pub fn parse_binding(text: &str) -> std::result::Result<(String, String), String> {
+        let (prefix, uri) = text.split_once('=').ok_or_else(|| format!("`{text}` is not PREFIX=URI"))?;
+        let valid = prefix.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && prefix.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid {
+            return Err(format!("`{prefix}` is not a namespace prefix (a name without `:`)"));
+        }
+        if prefix == "xml" && uri != XML_NAMESPACE {
+            return Err(format!("the prefix `xml` is bound to {XML_NAMESPACE} only"));
+        }
+        if uri.is_empty() {
+            return Err(format!("the prefix `{prefix}` needs a namespace URI"));
+        }
+        Ok((prefix.to_owned(), uri.to_owned()))
+    }
+
+    /// The URI the caller bound `prefix` to.
+    pub fn get(&self, prefix: &str) -> Option<&str> {
+        self.bindings.iter().find(|(p, _)| p == prefix).map(|(_, uri)| uri.as_str())
+    }
+}
+
+/// A name test, read from the string of a [`Test::Name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameTest<'a> {
+    /// `local`: that local name in any namespace or none.
+    Local(&'a str),
+    /// `{uri}local`, or `{uri}*` (`local` `None`).
+    Expanded { uri: &'a str, local: Option<&'a str> },
+    /// `p:local` or `p:*` not yet resolved: matches nothing.
+    Prefixed,
+}
+
+impl<'a> NameTest<'a> {
+    pub fn of(name: &'a str) -> Self {
+        if let Some(rest) = name.strip_prefix('{')
+            && let Some((uri, local)) = rest.split_once('}')
+        {
+            return NameTest::Expanded { uri, local: (local != "*").then_some(local) };
+        }
+        if name.contains(':') { NameTest::Prefixed } else { NameTest::Local(name) }
+    }
+
+    /// Whether a node whose qualified name is `qname`, in namespace `uri` (empty:
+    /// none), passes.
+    pub fn matches(self, qname: &str, uri: &str) -> bool {
+        match self {
+            NameTest::Local(want) => local_part(qname) == want,
+            NameTest::Expanded { uri: want, local } => uri == want && local.is_none_or(|l| local_part(qname) == l),
+            NameTest::Prefixed => false,
+        }
+    }
+}
+
+/// The local part of a qualified name (after the last `:`).
+pub fn local_part(name: &str) -> &str {
+    name.rsplit_once(':').map_or(name, |(_, local)| local)
+}
+
+/// The string of an expanded name test.
+pub fn expanded(uri: &str, local: &str) -> String {
+    format!("{{{uri}}}{local}")
+}
+
+/// Rewrites every prefixed name test of `expr` as an expanded one. `bound` comes
+/// first; a prefix it lacks is looked up with `in_data`, which lists the URIs the
+/// data's names use with that prefix (one: that one; none or several: an error naming
+/// the prefix, its column in `src`, and `--ns`).
+pub fn resolve(
+    expr: &mut Expr,
+    src: &str,
+    bound: &Namespaces,
+    in_data: &mut dyn FnMut(&str) -> Result<Vec<String>>,
+) -> Result<()> {
+    let mut fail = None;
+    visit_tests(expr, &mut |test, at| {
+        let Test::Name(name) = test else { return };
+        let Some((prefix, local)) = name.split_once(':').filter(|_| !name.starts_with('{')) else { return };
+        let uri = match (prefix, bound.get(prefix)) {
+            ("xml", _) => Ok(XML_NAMESPACE.to_owned()),
+            (_, Some(uri)) => Ok(uri.to_owned()),
+            _ => in_data(prefix).and_then(|uris| match uris.as_slice() {
+                [uri] => Ok(uri.clone()),
+                [] => Err(unbound(src, at, prefix, "no name in the data uses it")),
+                _ => Err(unbound(src, at, prefix, &format!("the data binds it to {} URIs", uris.len()))),
+            }),
+        };
+        match uri {
+            Ok(uri) => *name = expanded(&uri, local),
+            Err(e) => {
+                fail.get_or_insert(e);
+            }
+        }
+    });
+    fail.map_or(Ok(()), Err)
+}
+
+fn unbound(src: &str, at: usize, prefix: &str, why: &str) -> Error {
+    Error::XPathNamespace {
+        column: column(src, at),
+        prefix: prefix.to_owned(),
+        reason: format!("{why}; bind it to a URI (`--ns {prefix}=URI`, or `Namespaces::bind`)"),
+    }
+}
+
+/// The byte offset of the first part of `expr` that depends on namespace URIs: a
+/// prefixed or expanded name test, `lang()` or `namespace-uri()`.
+pub fn first_namespaced(expr: &Expr) -> Option<usize> {
+    let mut expr = expr.clone();
+    let (mut tests, mut calls) = (Vec::new(), Vec::new());
+    visit(
+        &mut expr,
+        &mut |test, at| {
+            if matches!(test, Test::Name(name) if name.contains([':', '{'])) {
+                tests.push(at);
+            }
+        },
+        &mut |call| {
+            if matches!(call.function, Function::Lang | Function::NamespaceUri) {
+                calls.push(call.span.start);
+            }
+        },
+    );
+    tests.into_iter().chain(calls).min()
+}
+
+/// Calls `f` on every node test of `expr` with its step's byte offset.
+fn visit_tests(expr: &mut Expr, f: &mut dyn FnMut(&mut Test, usize)) {
+    visit(expr, f, &mut |_| {});
+}
+
+/// Calls `test` on every node test of `expr` with its step's byte offset, and `call`
+/// on every function call.
+fn visit(expr: &mut Expr, test: &mut dyn FnMut(&mut Test, usize), call: &mut dyn FnMut(&Call)) {
+    match expr {
+        Expr::Or(a, b) | Expr::And(a, b) | Expr::Compare(_, a, b) | Expr::Arith(_, a, b) | Expr::Union(a, b) => {
+            visit(a, test, call);
+            visit(b, test, call);
+        }
+        Expr::Negate(a) => visit(a, test, call),
+        Expr::Path(path) => {
+            if let Start::Filter(primary, predicates) = &mut path.start {
+                visit(primary, test, call);
+                predicates.iter_mut().for_each(|p| visit(p, test, call));
+            }
+            for step in &mut path.steps {
+                test(&mut step.test, step.span.start);
+                step.predicates.iter_mut().for_each(|p| visit(p, test, call));
+            }
+        }
+        Expr::String(_) | Expr::Number(..) => {}
+        Expr::Call(c) => {
+            call(c);
+            c.args.iter_mut().for_each(|a| visit(a, test, call));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xpath::parse_expr;
+
+    fn resolved(query: &str, bound: &Namespaces, data: &[(&str, &str)]) -> Result<String> {
+        let mut expr = parse_expr(query)?;
+        resolve(&mut expr, query, bound, &mut |p| {
+            Ok(data.iter().filter(|(q, _)| *q == p).map(|(_, u)| u.to_string()).collect())
+        })?;
+        Ok(expr.to_string())
+    }
+
+    #[test]
+    fn prefixes_resolve_from_bindings_then_data_and_xml_is_fixed() {
+        let mut bound = Namespaces::new();
+        bound.bind("a", "urn:a");
+        let data = [("dc", "urn:dc"), ("a", "urn:other")];
+        let printed = resolved("//a:x/dc:*/@xml:lang", &bound, &data).unwrap();
+        assert_eq!(printed, format!("/descendant-or-self::node()/child::Q{{urn:a}}x/child::Q{{urn:dc}}*/attribute::Q{{{XML_NAMESPACE}}}lang"));
+        // The printed form parses back to the same tree.
+        assert_eq!(resolved(&printed, &Namespaces::new(), &[]).unwrap(), printed);
+    }
+
+    #[test]
+    fn an_unbound_or_ambiguous_prefix_is_an_error_with_its_column() {
+        let err = resolved("count(//p:x)", &Namespaces::new(), &[]).unwrap_err().to_string();
+        assert!(err.contains("column 9") && err.contains("`p`") && err.contains("--ns p=URI"), "{err}");
+        let data = [("p", "urn:1"), ("p", "urn:2")];
+        let err = resolved("//q[p:x]", &Namespaces::new(), &data).unwrap_err().to_string();
+        assert!(err.contains("column 5") && err.contains("2 URIs"), "{err}");
+    }
+
+    #[test]
+    fn tests_match_local_names_anywhere_and_expanded_names_exactly() {
+        assert!(NameTest::of("title").matches("dc:title", "urn:dc"));
+        assert!(NameTest::of("title").matches("title", ""));
+        assert!(NameTest::of("{urn:dc}title").matches("d:title", "urn:dc"));
+        assert!(!NameTest::of("{urn:dc}title").matches("dc:title", "urn:other"));
+        assert!(NameTest::of("{urn:dc}*").matches("dc:creator", "urn:dc"));
+        assert!(!NameTest::of("{}title").matches("dc:title", "urn:dc"));
+        assert!(NameTest::of("{}title").matches("title", ""));
+        assert!(!NameTest::of("dc:title").matches("dc:title", "urn:dc"));
+    }
+
+    #[test]
+    fn bindings_are_checked() {
+        assert_eq!(Namespaces::parse_binding("dc=urn:x=y"), Ok(("dc".into(), "urn:x=y".into())));
+        assert!(Namespaces::parse_binding("dc").is_err());
+        assert!(Namespaces::parse_binding("a:b=urn:x").is_err());
+        assert!(Namespaces::parse_binding("xml=urn:x").is_err());
+        assert!(Namespaces::parse_binding("p=").is_err());
+    }
+}
