@@ -17,6 +17,7 @@ use crate::reference::{self, Item};
 use crate::store::{Kind, XmlStore};
 use crate::xpath::eval::Value;
 use crate::xpath::expr::Axis;
+use crate::xpath::names::Namespaces;
 use crate::xpath::parse_expr;
 use quiredb_engine::PageRead;
 use rand::rngs::StdRng;
@@ -38,7 +39,13 @@ fn fnv(hash: &mut u64, bytes: &[u8]) {
 }
 
 pub fn reference_answer(docs: &[Document<'_>], query: &str) -> Answer {
-    let expr = parse_expr(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+    reference_answer_with(docs, query, &Namespaces::new())
+}
+
+/// [`reference_answer`] with prefixes bound.
+pub fn reference_answer_with(docs: &[Document<'_>], query: &str, namespaces: &Namespaces) -> Answer {
+    let mut expr = parse_expr(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+    reference::resolve_namespaces(&mut expr, query, namespaces, docs).unwrap_or_else(|e| panic!("{query}: {e}"));
     match reference::evaluate_expr(&expr, docs) {
         Value::Nodes(items) => {
             let mut hash = 0xcbf2_9ce4_8422_2325u64;
@@ -66,7 +73,12 @@ fn item_name(item: &Item<'_, '_>) -> String {
 }
 
 pub fn store_answer<T: PageRead>(store: &XmlStore<'_, T>, query: &str) -> Answer {
-    let mut prepared = store.prepare(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+    store_answer_with(store, query, &Namespaces::new())
+}
+
+/// [`store_answer`] with prefixes bound.
+pub fn store_answer_with<T: PageRead>(store: &XmlStore<'_, T>, query: &str, namespaces: &Namespaces) -> Answer {
+    let mut prepared = store.prepare_with(query, namespaces).unwrap_or_else(|e| panic!("{query}: {e}"));
     match prepared.value().unwrap_or_else(|e| panic!("{query}: {e}")) {
         Value::Nodes(labels) => {
             assert_eq!(prepared.count().expect("count"), labels.len() as u64, "{query}: count() and value() differ");
@@ -106,19 +118,28 @@ pub struct QueryMix {
     elements: Vec<String>,
     attributes: Vec<String>,
     literals: Vec<String>,
+    /// The namespace URIs of the names, and the `xml:lang` values (plus `en`).
+    uris: Vec<String>,
+    languages: Vec<String>,
 }
 
 impl QueryMix {
     /// A mix over the names and values of `docs`, seeded.
     pub fn new(docs: &[Document<'_>], seed: u64) -> QueryMix {
         let (mut elements, mut attributes, mut literals) = (Vec::new(), Vec::new(), Vec::new());
+        let mut names = Names::default();
         for doc in docs {
             for node in doc.descendants() {
                 if node.is_element() {
                     elements.push(node.tag_name().name().to_string());
+                    names.add(node, node.tag_name().namespace(), node.tag_name().name(), false);
                     for a in node.attributes() {
                         attributes.push(a.name().to_string());
                         literals.push(a.value().to_string());
+                        names.add(node, a.namespace(), a.name(), true);
+                        if a.name() == "lang" && a.namespace() == Some(crate::xpath::names::XML_NAMESPACE) {
+                            names.languages.push(a.value().to_string());
+                        }
                     }
                 }
                 if let Some(t) = node.text().filter(|t| node.is_text() && t.len() < 20) {
@@ -133,7 +154,8 @@ impl QueryMix {
         literals.retain(|l| !l.contains(['"', '\'']));
         literals.extend(["x", "1", "2", ""].map(String::from));
         attributes.push("id".into());
-        QueryMix { rng: StdRng::seed_from_u64(seed), wide_axes: 1, elements, attributes, literals }
+        let (uris, languages) = names.finish(&mut elements, &mut attributes);
+        QueryMix { rng: StdRng::seed_from_u64(seed), wide_axes: 1, elements, attributes, literals, uris, languages }
     }
 
     fn pick<'a>(&mut self, list: &'a [String]) -> &'a str {
@@ -217,7 +239,7 @@ impl QueryMix {
 
     fn predicate(&mut self, depth: u32) -> String {
         let k = self.rng.random_range(1..=3);
-        match self.rng.random_range(0..20) {
+        match self.rng.random_range(0..22) {
             0 | 1 => k.to_string(),
             2 => "last()".into(),
             3 => format!("position() < {k}"),
@@ -237,6 +259,14 @@ impl QueryMix {
                 format!("{} and {}", self.predicate(depth.saturating_sub(1)), self.predicate(depth.saturating_sub(1)))
             }
             18 => format!("{} or {}", self.predicate(depth.saturating_sub(1)), self.predicate(depth.saturating_sub(1))),
+            19 => {
+                let list = self.languages.clone();
+                format!("lang('{}')", self.pick(&list))
+            }
+            20 => {
+                let list = self.uris.clone();
+                format!("namespace-uri() = '{}'", self.pick(&list))
+            }
             _ => format!("local-name() = '{}'", self.element()),
         }
     }
@@ -267,9 +297,58 @@ impl QueryMix {
             16 => format!("{p} | {q}"),
             17 => format!("number({p}) mod 3"),
             18 => format!("{p}/.."),
+            20 => format!("namespace-uri({p})"),
             19 => format!("starts-with(string({p}), {lit})"),
             _ => p,
         }
+    }
+}
+
+/// The namespaced names of a collection, as name tests: `Q{uri}local` and `Q{uri}*`
+/// always, `p:local` and `p:*` when the prefix has one URI in the whole collection
+/// (otherwise an unbound prefix is an error, not a query).
+#[derive(Default)]
+struct Names {
+    /// (prefix, URI, local name, is an attribute)
+    used: Vec<(String, String, String, bool)>,
+    languages: Vec<String>,
+}
+
+impl Names {
+    fn add(&mut self, node: roxmltree::Node<'_, '_>, uri: Option<&str>, local: &str, attribute: bool) {
+        let Some(uri) = uri else { return };
+        let prefix = node.lookup_prefix(uri).unwrap_or_default();
+        self.used.push((prefix.to_owned(), uri.to_owned(), local.to_owned(), attribute));
+    }
+
+    /// Adds the tests to the element and attribute lists; the URIs and languages.
+    fn finish(mut self, elements: &mut Vec<String>, attributes: &mut Vec<String>) -> (Vec<String>, Vec<String>) {
+        self.used.sort();
+        self.used.dedup();
+        let unique = |prefix: &str| {
+            let mut uris = self.used.iter().filter(|u| u.0 == prefix).map(|u| &u.1);
+            let first = uris.next();
+            first.is_some() && uris.all(|u| Some(u) == first)
+        };
+        for (prefix, uri, local, attribute) in &self.used {
+            let list = if *attribute { &mut *attributes } else { &mut *elements };
+            list.extend([format!("Q{{{uri}}}{local}"), format!("Q{{{uri}}}*")]);
+            if !prefix.is_empty() && unique(prefix) {
+                list.extend([format!("{prefix}:{local}"), format!("{prefix}:*")]);
+            }
+        }
+        for list in [&mut *elements, &mut *attributes] {
+            list.sort();
+            list.dedup();
+        }
+        let mut uris: Vec<String> = self.used.into_iter().map(|u| u.1).collect();
+        uris.extend(["".to_owned(), "urn:none".to_owned()]);
+        uris.sort();
+        uris.dedup();
+        self.languages.extend(["en".to_owned(), "EN".to_owned()]);
+        self.languages.sort();
+        self.languages.dedup();
+        (uris, self.languages)
     }
 }
 

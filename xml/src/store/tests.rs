@@ -387,3 +387,27 @@ fn check_finds_a_value_index_that_disagrees_with_the_document_index() {
     let problems = check(&txn, "c").expect("checks");
     assert!(!problems.is_empty(), "a changed posting must be found");
 }
+
+#[test]
+fn a_format_1_collection_answers_without_namespaces_and_says_why_it_cannot_with_them() {
+    let f = fixture();
+    f.load("c", &f.files(&[b"<a><b>t</b></a>"])).expect("loads");
+    // Registered again as format 1: what a collection loaded before URIs were kept is.
+    let txn = f.db.begin_write().expect("write");
+    let entry = txn.drop_structure("c").expect("drop");
+    txn.create_structure("c", entry.kind, &[1], entry.root).expect("create");
+    txn.commit(Durability::default()).expect("commit");
+    // Loading into it keeps format 1: the new names get no URI.
+    f.load("c", &f.files(&[b"<d:c xmlns:d='urn:d' xml:lang='en'><e xmlns='urn:e'/></d:c>"])).expect("loads");
+    let txn = f.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    assert!(!store.dictionary().uris_known);
+    assert!(store.dictionary().uris.iter().all(String::is_empty));
+    let mut prepared = store.prepare("count(//b | //c | //e | //@lang)").expect("prepares");
+    let value = prepared.value().expect("runs");
+    assert_eq!(prepared.value_string(&value).expect("string"), "4");
+    for (query, column) in [("//d:c", 3), ("//a[lang('en')]", 5), ("count(//b) + string-length(namespace-uri(/*))", 28)] {
+        let error = store.prepare(query).err().unwrap_or_else(|| panic!("{query} must fail")).to_string();
+        assert!(error.contains(&format!("column {column}")) && error.contains("load it again"), "{query}: {error}");
+    }
+}

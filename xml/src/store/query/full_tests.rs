@@ -10,7 +10,9 @@
 //!
 //! Read next: `random_tests.rs` (the structural subset's walk), `general.rs`.
 
-use super::random_tests::{COMMENTS, MIXED, NAMESPACES, NUMBERS, RECURSIVE, TEXTS, random_document, seed};
+use super::random_tests::{
+    COMMENTS, MIXED, NAMESPACES, NUMBERS, REBOUND, RECURSIVE, TEXTS, XHTML, random_document, seed,
+};
 use super::tests::load_docs;
 use crate::mix::{Answer, QueryMix, reference_answer, store_answer};
 use crate::store::XmlStore;
@@ -51,7 +53,7 @@ fn check(label: &str, docs: &[Vec<u8>], queries: usize, seed: u64) {
 #[test]
 fn full_xpath_on_hand_made_documents_answers_as_the_reference_does() {
     let seed = seed("full XPath, hand-made documents");
-    let documents = [RECURSIVE, MIXED, NAMESPACES, COMMENTS, NUMBERS];
+    let documents = [RECURSIVE, MIXED, NAMESPACES, COMMENTS, NUMBERS, XHTML, REBOUND];
     for (i, text) in documents.iter().enumerate() {
         check(&format!("hand-made document {i}"), &[text.as_bytes().to_vec()], 400, seed);
     }
@@ -124,5 +126,69 @@ fn the_committed_cross_check_set_answers_as_the_reference_does() {
     let store = XmlStore::open(&txn, "c").expect("open");
     for query in queries.lines().filter(|q| !q.trim().is_empty()) {
         assert_eq!(store_answer(&store, query), reference_answer(&doms, query), "{query}");
+    }
+}
+
+/// Name tests with prefixes (bound by the caller, or by the one URI the data uses with
+/// them), expanded names, `namespace-uri()` and `lang()`, over documents whose default
+/// namespace changes and whose prefixes are bound differently from one to the next.
+#[test]
+fn namespaced_queries_answer_as_the_reference_does() {
+    use crate::mix::{reference_answer_with, store_answer_with};
+    use crate::xpath::names::Namespaces;
+    let texts = [XHTML, REBOUND, NAMESPACES];
+    let loaded = load_docs(&texts.map(|t| t.as_bytes().to_vec()));
+    let doms = loaded.doms();
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    let mut bound = Namespaces::new();
+    bound.bind("h", "http://www.w3.org/1999/xhtml").bind("s", "http://www.w3.org/2000/svg").bind("x", "urn:x");
+    let cases: [(&str, usize); 22] = [
+        ("//h:p", 2),
+        ("//p", 6),
+        ("//Q{}p", 1),
+        ("//Q{}*", 3),
+        ("//x:p", 2),
+        ("//x:*", 5),
+        ("//s:*", 4),
+        ("//s:a/@xlink:href", 1),
+        ("//@Q{}href", 2),
+        ("//@x:lang", 1),
+        ("//@xml:lang", 5),
+        ("//*[lang('en')]", 11),
+        ("//*[lang('de')]", 1),
+        ("//text()[lang('fr')]", 2),
+        ("//*[lang('nl')]", 5),
+        ("//*[namespace-uri() = 'urn:x']", 5),
+        ("//@*[namespace-uri() = '']", 9),
+        ("//h:body/*[not(self::h:p)]", 3),
+        ("//s:svg/descendant::*[local-name() = 'a']", 1),
+        ("//*[@xml:lang = '']", 1),
+        ("//y:name", 1),
+        ("//h:title | //s:text", 2),
+    ];
+    let mut failures = Vec::new();
+    for (query, want) in cases {
+        let expected = reference_answer_with(&doms, query, &bound);
+        let got = store_answer_with(&store, query, &bound);
+        let count = match &expected {
+            crate::mix::Answer::Nodes { count, .. } => *count,
+            crate::mix::Answer::Atom(_) => usize::MAX,
+        };
+        if expected != got || count != want {
+            failures.push(format!("{query}: want {want}, reference {expected:?}, store {got:?}"));
+        }
+    }
+    for query in ["namespace-uri(//s:circle)", "namespace-uri(//@xlink:href)", "namespace-uri(//text())", "name(//s:a/@*)"] {
+        let (expected, got) = (reference_answer_with(&doms, query, &bound), store_answer_with(&store, query, &bound));
+        if expected != got {
+            failures.push(format!("{query}: reference {expected:?}, store {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Unbound: `x` is bound to two URIs in the data, `zz` to none.
+    for (query, column, reason) in [("//x:p", 3, "2 URIs"), ("count(//a | //zz:a)", 15, "no name")] {
+        let error = store.prepare(query).err().unwrap_or_else(|| panic!("{query} must fail")).to_string();
+        assert!(error.contains(&format!("column {column}")) && error.contains(reason), "{query}: {error}");
     }
 }

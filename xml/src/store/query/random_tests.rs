@@ -53,6 +53,14 @@ pub(super) const MIXED: &str = "<doc>\n  intro <p>one <em>two</em> three<em>4<em
 /// Prefixed and default namespaces on elements and attributes.
 pub(super) const NAMESPACES: &str = r#"<root xmlns="urn:d" xmlns:x="urn:x" xmlns:y="urn:y"><x:item x:id="1" id="2" price=" 10.5 "><x:name>A</x:name><name>B</name></x:item><item id="3" y:price="-3"><y:name>C</y:name></item><y:item><x:item id="4"/></y:item></root>"#;
 
+/// XHTML with SVG inside (a default namespace changed and undeclared), an attribute
+/// in the XLink namespace, `xml:lang` inherited, overridden, emptied and in odd case.
+pub(super) const XHTML: &str = r##"<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en-GB"><head><title>T</title></head><body><p xml:lang="fr">Bonjour <em>monde</em></p><svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10"><circle r="1"/><a xlink:href="#c" href="h"><text xml:lang="DE-ch">Hallo</text></a></svg><p>plain <span xml:lang="">none</span><a href="#top">top</a></p><x:p xmlns:x="urn:x" x:lang="zz" lang="en">x</x:p><q xmlns="">no namespace</q></body></html>"##;
+
+/// The prefix `x` bound to another URI than in [`XHTML`] and [`NAMESPACES`], and an
+/// element in no namespace named as XHTML's.
+pub(super) const REBOUND: &str = r#"<r xmlns:x="urn:other" xml:lang="nl"><x:p x:lang="nl-BE">anders</x:p><p>geen</p><x:q><p xmlns="urn:x">x again</p></x:q></r>"#;
+
 /// Comments and processing instructions inside and outside the root element.
 pub(super) const COMMENTS: &str = "<?xml version=\"1.0\"?>\n<!--before--><?top first?>\n<r><!--c1--><a><?p1 v1?>x<!--c2-->y<?p2?></a><a>z</a><!-- 3 --></r>\n<!--after--><?end 7?>";
 
