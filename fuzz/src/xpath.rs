@@ -20,6 +20,7 @@ use quiredb_xml::collection::parse_document;
 use quiredb_xml::reference;
 use quiredb_xml::xpath;
 use quiredb_xml::xpath::eval::Value;
+use quiredb_xml::xpath::names::Namespaces;
 use roxmltree::Document;
 
 use crate::rng::Rng;
@@ -83,6 +84,12 @@ pub const DICTIONARY: &[&[u8]] = &[
     b"comment()",
     b"substring(",
     b"concat(",
+    b"Q{urn:x}",
+    b"Q{}",
+    b"x:",
+    b"xml:lang",
+    b"lang(",
+    b"namespace-uri(",
     b"\xC3\xA9",
     b"\xE2\x80\xA8",
     b"\xF0\x9F\xA6\x86",
@@ -122,6 +129,19 @@ fn run_full(text: &str) {
     };
     assert_eq!(again.to_string(), printed, "printing is not stable for expression {text:?}");
     DOCUMENTS.with(|documents| {
+        // Prefixes resolved (an unbound one is an error, not a query); the resolved
+        // tree prints its expanded names as `Q{uri}local`, which parse back the same.
+        let (mut expr, mut again) = (expr, again);
+        let none = Namespaces::new();
+        if reference::resolve_namespaces(&mut expr, text, &none, documents).is_err() {
+            return;
+        }
+        reference::resolve_namespaces(&mut again, &printed, &none, documents).expect("resolves as its source does");
+        let resolved = expr.to_string();
+        match xpath::parse_expr(&resolved) {
+            Ok(back) => assert_eq!(back.to_string(), resolved, "{text:?}: the resolved print is not stable"),
+            Err(error) => panic!("{text:?} resolves to {resolved:?}, which does not parse: {error}"),
+        }
         let answer = |value: &Value<reference::Item<'_, '_>>| match value {
             Value::Nodes(items) => {
                 format!("{} {:?}", items.len(), items.iter().map(|i| i.string_value()).collect::<Vec<_>>())

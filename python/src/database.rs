@@ -257,8 +257,10 @@ impl Database {
 
     /// Runs an XPath query over collection `name`. `output`: "auto" (nodes, or the
     /// number, string or boolean of an expression like `count(//a)`), "nodes",
-    /// "values" (string values), "xml" or "count".
-    #[pyo3(signature = (name, query, *, output = "auto", limit = None))]
+    /// "values" (string values), "xml" or "count". `namespaces` binds the query's
+    /// prefixes to URIs (`{"dc": "http://purl.org/dc/elements/1.1/"}`); a prefix it
+    /// lacks stands for the one URI the collection's names use with it.
+    #[pyo3(signature = (name, query, *, output = "auto", limit = None, namespaces = None))]
     fn xpath<'py>(
         &self,
         py: Python<'py>,
@@ -266,13 +268,22 @@ impl Database {
         query: String,
         output: &str,
         limit: Option<usize>,
+        namespaces: Option<std::collections::HashMap<String, String>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        xml::xpath(py, self.shared()?, name, query, xml::Output::parse(output)?, limit)
+        let namespaces = xml::namespaces(namespaces)?;
+        xml::xpath(py, self.shared()?, (name, query, namespaces), xml::Output::parse(output)?, limit)
     }
 
     /// Runs the query and gives its plan with each operator's rows and time.
-    fn explain(&self, py: Python<'_>, name: String, query: String) -> PyResult<String> {
-        xml::explain(py, self.shared()?, name, query)
+    #[pyo3(signature = (name, query, *, namespaces = None))]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        name: String,
+        query: String,
+        namespaces: Option<std::collections::HashMap<String, String>>,
+    ) -> PyResult<String> {
+        xml::explain(py, self.shared()?, (name, query, xml::namespaces(namespaces)?))
     }
 
     /// The XML collections of the database.

@@ -10,9 +10,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use quiredb::engine::PageRead;
-use quiredb::xml::store::{self, Kind, LoadOptions, LoadSummary, XmlStore};
+use quiredb::xml::store::{self, Kind, LoadOptions, LoadSummary, Prepared, XmlStore};
 use quiredb::xml::xpath::eval::Value;
 use quiredb::xml::xpath::expr::Type;
+use quiredb::xml::xpath::names::Namespaces;
 
 use crate::database::{Shared, WriterTurn};
 use crate::errors::OrRaise;
@@ -129,12 +130,24 @@ pub fn load(
     Ok(dict.unbind())
 }
 
+/// A collection, a query and the query's namespace bindings.
+pub type Request = (String, String, Namespaces);
+
+/// The `namespaces=` argument (pairs from a dict) as bindings, checked as `--ns` is.
+pub fn namespaces(pairs: Option<std::collections::HashMap<String, String>>) -> PyResult<Namespaces> {
+    let mut namespaces = Namespaces::new();
+    for (prefix, uri) in pairs.unwrap_or_default() {
+        let (prefix, uri) = Namespaces::parse_binding(&format!("{prefix}={uri}")).map_err(PyValueError::new_err)?;
+        namespaces.bind(&prefix, &uri);
+    }
+    Ok(namespaces)
+}
+
 /// `Database.xpath`.
 pub fn xpath<'py>(
     py: Python<'py>,
     shared: &Shared,
-    name: String,
-    query: String,
+    (name, query, namespaces): Request,
     output: Output,
     limit: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -144,7 +157,8 @@ pub fn xpath<'py>(
         .detach(move || -> quiredb::Result<Answer> {
             let txn = db.begin_read()?;
             let store = XmlStore::open(&txn, &name)?;
-            answer(&store, &query, output, limit)
+            let prepared = store.prepare_with(&query, &namespaces)?;
+            answer(&store, prepared, output, limit)
         })
         .or_raise()?;
     Ok(match answer {
@@ -157,8 +171,12 @@ pub fn xpath<'py>(
     })
 }
 
-fn answer<T: PageRead>(store: &XmlStore<'_, T>, query: &str, output: Output, limit: usize) -> quiredb::Result<Answer> {
-    let mut prepared = store.prepare(query)?;
+fn answer<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    mut prepared: Prepared<'_, '_, T>,
+    output: Output,
+    limit: usize,
+) -> quiredb::Result<Answer> {
     if prepared.result_type() != Type::Nodes && output == Output::Auto {
         return Ok(match prepared.value()? {
             Value::Number(number) => Answer::Number(number),
@@ -208,12 +226,12 @@ fn answer<T: PageRead>(store: &XmlStore<'_, T>, query: &str, output: Output, lim
 }
 
 /// `Database.explain`: runs the query, then gives its plan with rows and times.
-pub fn explain(py: Python<'_>, shared: &Shared, name: String, query: String) -> PyResult<String> {
+pub fn explain(py: Python<'_>, shared: &Shared, (name, query, namespaces): Request) -> PyResult<String> {
     let db = Arc::clone(&shared.db);
     py.detach(move || -> quiredb::Result<String> {
         let txn = db.begin_read()?;
         let store = XmlStore::open(&txn, &name)?;
-        let mut prepared = store.prepare(&query)?;
+        let mut prepared = store.prepare_with(&query, &namespaces)?;
         prepared.value()?;
         Ok(prepared.explain())
     })

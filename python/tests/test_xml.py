@@ -76,3 +76,28 @@ def test_errors_carry_the_message_and_change_nothing(library, tmp_path):
             db.xpath("books", "//a", output="json")
         summary = db.load_xml("more", [bad, library.parent / "xml" / "b.xml"], skip_bad=True)
         assert summary["documents"] == 1 and summary["skipped"][0][0].endswith("bad.xml")
+
+
+FEED = """<feed xmlns="http://www.w3.org/2005/Atom" xmlns:dc="http://purl.org/dc/elements/1.1/" xml:lang="en">
+  <entry><title>One</title><dc:creator>Ann</dc:creator></entry>
+  <entry xml:lang="fr"><title>Deux</title><dc:creator>Bob</dc:creator></entry>
+</feed>"""
+
+
+def test_namespaces_bound_or_taken_from_the_data(tmp_path):
+    (tmp_path / "feed.xml").write_text(FEED)
+    path = tmp_path / "feed.quire"
+    with quiredb.open(path) as db:
+        db.load_xml("feeds", tmp_path / "feed.xml")
+    atom = {"a": "http://www.w3.org/2005/Atom"}
+    with quiredb.open(path, read_only=True) as db:
+        assert db.xpath("feeds", "//a:entry/a:title", output="values", namespaces=atom) == ["One", "Deux"]
+        assert db.xpath("feeds", "//dc:creator", output="values") == ["Ann", "Bob"]
+        assert db.xpath("feeds", "//entry[lang('fr')]/title", output="values") == ["Deux"]
+        assert db.xpath("feeds", "namespace-uri(/*)") == atom["a"]
+        assert db.xpath("feeds", "count(//a:title)", namespaces={"a": "urn:other"}) == 0.0
+        assert "entry" in db.explain("feeds", "//a:entry", namespaces=atom)
+        with pytest.raises(Exception, match="prefix `a`"):
+            db.xpath("feeds", "//a:entry")
+        with pytest.raises(ValueError, match="namespace prefix"):
+            db.xpath("feeds", "//a:entry", namespaces={"a:b": "urn:x"})

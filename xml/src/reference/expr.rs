@@ -124,7 +124,8 @@ fn prefix_of<'i>(node: Node<'_, 'i>, namespace: Option<&str>) -> Option<&'i str>
 fn passes(test: &Test, node: Node<'_, '_>) -> bool {
     match test {
         Test::Name(name) => {
-            node.is_element() && NameTest::of(name).matches(node.tag_name().name(), node.tag_name().namespace().unwrap_or(""))
+            node.is_element()
+                && NameTest::of(name).matches(node.tag_name().name(), node.tag_name().namespace().unwrap_or(""))
         }
         Test::Any => node.is_element(),
         Test::Text => node.is_text(),

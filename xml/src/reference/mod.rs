@@ -183,11 +183,10 @@ fn select<'a, 'i>(test: &NodeTest, base: Item<'a, 'i>, out: &mut Vec<Item<'a, 'i
             out.extend(node.children().filter(|c| passes_child_test(test, *c)).map(wrap))
         }
         NodeTest::Attribute(name) => out.extend(
-            node.attributes().enumerate().filter(|(_, a)| NameTest::of(name).matches(a.name(), a.namespace().unwrap_or(""))).map(|(index, _)| Item::Attribute {
-                doc,
-                owner: node,
-                index,
-            }),
+            node.attributes()
+                .enumerate()
+                .filter(|(_, a)| NameTest::of(name).matches(a.name(), a.namespace().unwrap_or("")))
+                .map(|(index, _)| Item::Attribute { doc, owner: node, index }),
         ),
         NodeTest::AnyAttribute => {
             out.extend((0..node.attributes().len()).map(|index| Item::Attribute { doc, owner: node, index }))
@@ -204,7 +203,8 @@ fn is_child_test(test: &NodeTest) -> bool {
 fn passes_child_test(test: &NodeTest, node: Node<'_, '_>) -> bool {
     match test {
         NodeTest::Element(name) => {
-            node.is_element() && NameTest::of(name).matches(node.tag_name().name(), node.tag_name().namespace().unwrap_or(""))
+            node.is_element()
+                && NameTest::of(name).matches(node.tag_name().name(), node.tag_name().namespace().unwrap_or(""))
         }
         NodeTest::AnyElement => node.is_element(),
         NodeTest::Text => node.is_text(),

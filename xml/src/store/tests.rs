@@ -344,8 +344,9 @@ fn serialised_subtrees_declare_the_namespaces_they_use() {
     let mut whole = Vec::new();
     store.write_xml(0, &mut whole).expect("serialises");
     assert_eq!(outline(&String::from_utf8(whole).unwrap()), outline(doc));
-    let b =
-        (0..store.len()).find(|&p| store.node(p).unwrap().name == store.name_id("p:b\0urn:p").unwrap().unwrap()).expect("p:b");
+    let b = (0..store.len())
+        .find(|&p| store.node(p).unwrap().name == store.name_id("p:b\0urn:p").unwrap().unwrap())
+        .expect("p:b");
     let mut inner = Vec::new();
     store.write_xml(b, &mut inner).expect("serialises");
     let inner = String::from_utf8(inner).unwrap();
@@ -406,7 +407,8 @@ fn a_format_1_collection_answers_without_namespaces_and_says_why_it_cannot_with_
     let mut prepared = store.prepare("count(//b | //c | //e | //@lang)").expect("prepares");
     let value = prepared.value().expect("runs");
     assert_eq!(prepared.value_string(&value).expect("string"), "4");
-    for (query, column) in [("//d:c", 3), ("//a[lang('en')]", 5), ("count(//b) + string-length(namespace-uri(/*))", 28)] {
+    for (query, column) in [("//d:c", 3), ("//a[lang('en')]", 5), ("count(//b) + string-length(namespace-uri(/*))", 28)]
+    {
         let error = store.prepare(query).err().unwrap_or_else(|| panic!("{query} must fail")).to_string();
         assert!(error.contains(&format!("column {column}")) && error.contains("load it again"), "{query}: {error}");
     }

@@ -163,8 +163,11 @@ impl fmt::Display for LocationPath {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.test {
+            // An expanded name `{uri}local` (`names.rs`) prints as `Q{uri}local`.
+            NodeTest::Element(name) if name.starts_with('{') => write!(f, "Q{name}")?,
             NodeTest::Element(name) => f.write_str(name)?,
             NodeTest::AnyElement => f.write_str("*")?,
+            NodeTest::Attribute(name) if name.starts_with('{') => write!(f, "@Q{name}")?,
             NodeTest::Attribute(name) => write!(f, "@{name}")?,
             NodeTest::AnyAttribute => f.write_str("@*")?,
             NodeTest::Text => f.write_str("text()")?,

@@ -221,7 +221,12 @@ mod tests {
         bound.bind("a", "urn:a");
         let data = [("dc", "urn:dc"), ("a", "urn:other")];
         let printed = resolved("//a:x/dc:*/@xml:lang", &bound, &data).unwrap();
-        assert_eq!(printed, format!("/descendant-or-self::node()/child::Q{{urn:a}}x/child::Q{{urn:dc}}*/attribute::Q{{{XML_NAMESPACE}}}lang"));
+        assert_eq!(
+            printed,
+            format!(
+                "/descendant-or-self::node()/child::Q{{urn:a}}x/child::Q{{urn:dc}}*/attribute::Q{{{XML_NAMESPACE}}}lang"
+            )
+        );
         // The printed form parses back to the same tree.
         assert_eq!(resolved(&printed, &Namespaces::new(), &[]).unwrap(), printed);
     }

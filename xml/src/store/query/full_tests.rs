@@ -179,7 +179,9 @@ fn namespaced_queries_answer_as_the_reference_does() {
             failures.push(format!("{query}: want {want}, reference {expected:?}, store {got:?}"));
         }
     }
-    for query in ["namespace-uri(//s:circle)", "namespace-uri(//@xlink:href)", "namespace-uri(//text())", "name(//s:a/@*)"] {
+    for query in
+        ["namespace-uri(//s:circle)", "namespace-uri(//@xlink:href)", "namespace-uri(//text())", "name(//s:a/@*)"]
+    {
         let (expected, got) = (reference_answer_with(&doms, query, &bound), store_answer_with(&store, query, &bound));
         if expected != got {
             failures.push(format!("{query}: reference {expected:?}, store {got:?}"));

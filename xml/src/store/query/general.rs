@@ -516,7 +516,8 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
 
     fn namespace_uri(&mut self, node: Label) -> Result<String> {
         let dict = self.store.dictionary();
-        let Some(info) = dict.paths.get(node.path as usize).filter(|p| matches!(p.kind, Kind::Element | Kind::Attribute))
+        let Some(info) =
+            dict.paths.get(node.path as usize).filter(|p| matches!(p.kind, Kind::Element | Kind::Attribute))
         else {
             return Ok(String::new());
         };

@@ -447,10 +447,12 @@ fn fold(mut parts: Vec<Pred>, wrap: fn(Vec<Pred>) -> Pred, empty: bool) -> Pred 
 }
 
 fn test_text(test: &NodeTest) -> String {
+    // An expanded name `{uri}local` shows as the query may write it, `Q{uri}local`.
+    let shown = |n: &str| if n.starts_with('{') { format!("Q{n}") } else { n.to_owned() };
     match test {
-        NodeTest::Element(n) => n.clone(),
+        NodeTest::Element(n) => shown(n),
         NodeTest::AnyElement => "*".into(),
-        NodeTest::Attribute(n) => format!("@{n}"),
+        NodeTest::Attribute(n) => format!("@{}", shown(n)),
         NodeTest::AnyAttribute => "@*".into(),
         NodeTest::Text => "text()".into(),
         NodeTest::Node => "node()".into(),

@@ -7,8 +7,8 @@
 use super::{Ctx, Eval, Tree, Value};
 use crate::error::Result;
 use crate::xpath::expr::{Axis, Call, Expr, Start, Test};
-use crate::xpath::names::{XML_NAMESPACE, expanded};
 use crate::xpath::functions::{self as f, Function};
+use crate::xpath::names::{XML_NAMESPACE, expanded};
 
 impl<T: Tree> Eval<'_, T> {
     pub(super) fn call(&mut self, call: &Call, ctx: &Ctx<T::Node>) -> Result<Value<T::Node>> {
