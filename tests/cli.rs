@@ -184,6 +184,34 @@ fn xpath_prints_counts_values_xml_and_plans_and_names_what_it_cannot_answer() {
     assert!(!missing.status.success() && text(&missing).contains("\"nope\""), "{}", text(&missing));
 }
 
+#[test]
+fn xpath_and_xpath_ref_bind_namespace_prefixes_alike() {
+    // Proves: `--ns` binds a prefix for quire xpath and xpath-ref alike, an unbound
+    // prefix stands for the one URI the data uses with it, and a prefix with no URI
+    // is an error naming it and its column.
+    let dir = tempfile::tempdir().unwrap();
+    let feed = dir.path().join("feed.xml");
+    let text_of = r#"<feed xmlns="urn:atom" xmlns:dc="urn:dc" xml:lang="en"><entry><dc:creator>Ann</dc:creator></entry><entry xml:lang="fr-CA"><title>Deux</title><dc:creator>Bob</dc:creator></entry></feed>"#;
+    std::fs::write(&feed, text_of).unwrap();
+    let db = dir.path().join("ns.quire");
+    assert!(quire(&["load-xml", path_str(&db), "f", path_str(&feed), "--quiet"]).status.success());
+    for (query, want) in [
+        ("//a:entry[lang('fr')]/dc:creator", "Bob\n"),
+        ("count(//Q{urn:atom}*)", "4\n"),
+        ("namespace-uri(//dc:creator)", "urn:dc\n"),
+        ("count(//entry/*[namespace-uri() = 'urn:atom'])", "1\n"),
+    ] {
+        let store = quire(&["xpath", path_str(&db), "f", query, "--values", "--ns", "a=urn:atom"]);
+        assert_eq!(String::from_utf8_lossy(&store.stdout), want, "{query}: {}", text(&store));
+        let reference = quire(&["xpath-ref", path_str(&feed), query, "--ns", "a=urn:atom"]);
+        assert_eq!(String::from_utf8_lossy(&reference.stdout), want, "{query}: {}", text(&reference));
+    }
+    let unbound = quire(&["xpath", path_str(&db), "f", "//a:entry"]);
+    assert!(!unbound.status.success() && text(&unbound).contains("prefix `a` at column 3"), "{}", text(&unbound));
+    let bad = quire(&["xpath", path_str(&db), "f", "//a:entry", "--ns", "a"]);
+    assert!(!bad.status.success() && text(&bad).contains("PREFIX=URI"), "{}", text(&bad));
+}
+
 /// A committed sample of `datasets/tests/data/meteo`.
 fn meteo_sample(name: &str) -> String {
     format!("{}/datasets/tests/data/meteo/{name}", env!("CARGO_MANIFEST_DIR"))
