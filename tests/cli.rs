@@ -188,7 +188,7 @@ fn xpath_prints_counts_values_xml_and_plans_and_names_what_it_cannot_answer() {
 fn xpath_and_xpath_ref_bind_namespace_prefixes_alike() {
     // Proves: `--ns` binds a prefix for quire xpath and xpath-ref alike, an unbound
     // prefix stands for the one URI the data uses with it, and a prefix with no URI
-    // is an error naming it and its column.
+    // is an error naming it and its column; `--var` and `--var-number` bind `$name`.
     let dir = tempfile::tempdir().unwrap();
     let feed = dir.path().join("feed.xml");
     let text_of = r#"<feed xmlns="urn:atom" xmlns:dc="urn:dc" xml:lang="en"><entry><dc:creator>Ann</dc:creator></entry><entry xml:lang="fr-CA"><title>Deux</title><dc:creator>Bob</dc:creator></entry></feed>"#;
@@ -210,6 +210,18 @@ fn xpath_and_xpath_ref_bind_namespace_prefixes_alike() {
     assert!(!unbound.status.success() && text(&unbound).contains("prefix `a` at column 3"), "{}", text(&unbound));
     let bad = quire(&["xpath", path_str(&db), "f", "//a:entry", "--ns", "a"]);
     assert!(!bad.status.success() && text(&bad).contains("PREFIX=URI"), "{}", text(&bad));
+    // `$name` is a bound string or number, quoted by nothing.
+    let query = "count(//dc:creator[. = $who]) + $n";
+    let vars = ["--var", "who=Bob", "--var-number", "n=0.5"];
+    for command in ["xpath", "xpath-ref"] {
+        let mut args =
+            if command == "xpath" { vec![command, path_str(&db), "f"] } else { vec![command, path_str(&feed)] };
+        args.extend([query].iter().chain(&vars));
+        let run = quire(&args);
+        assert_eq!(String::from_utf8_lossy(&run.stdout), "1.5\n", "{command}: {}", text(&run));
+    }
+    let unbound = quire(&["xpath", path_str(&db), "f", query]);
+    assert!(!unbound.status.success() && text(&unbound).contains("`$who`"), "{}", text(&unbound));
 }
 
 /// A committed sample of `datasets/tests/data/meteo`.

@@ -19,8 +19,8 @@ use quiredb_datasets::queryset::{GeneratorOptions, generate_sets};
 use quiredb_xml::collection::parse_document;
 use quiredb_xml::reference;
 use quiredb_xml::xpath;
+use quiredb_xml::xpath::bindings::Bindings;
 use quiredb_xml::xpath::eval::Value;
-use quiredb_xml::xpath::names::Namespaces;
 use roxmltree::Document;
 
 use crate::rng::Rng;
@@ -132,7 +132,7 @@ fn run_full(text: &str) {
         // Prefixes resolved (an unbound one is an error, not a query); the resolved
         // tree prints its expanded names as `Q{uri}local`, which parse back the same.
         let (mut expr, mut again) = (expr, again);
-        let none = Namespaces::new();
+        let none = Bindings::new();
         if reference::resolve_namespaces(&mut expr, text, &none, documents).is_err() {
             return;
         }

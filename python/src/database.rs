@@ -6,6 +6,7 @@
 //! released, so a Python thread that holds the turn can finish), and refuses a second
 //! write transaction in the thread that already holds one (that would wait forever).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
@@ -259,8 +260,10 @@ impl Database {
     /// number, string or boolean of an expression like `count(//a)`), "nodes",
     /// "values" (string values), "xml" or "count". `namespaces` binds the query's
     /// prefixes to URIs (`{"dc": "http://purl.org/dc/elements/1.1/"}`); a prefix it
-    /// lacks stands for the one URI the collection's names use with it.
-    #[pyo3(signature = (name, query, *, output = "auto", limit = None, namespaces = None))]
+    /// lacks stands for the one URI the collection's names use with it. `variables`
+    /// gives `$name` a value (`{"who": "O'Brien"}`: a str, a number or a bool).
+    #[pyo3(signature = (name, query, *, output = "auto", limit = None, namespaces = None, variables = None))]
+    #[allow(clippy::too_many_arguments)]
     fn xpath<'py>(
         &self,
         py: Python<'py>,
@@ -268,22 +271,24 @@ impl Database {
         query: String,
         output: &str,
         limit: Option<usize>,
-        namespaces: Option<std::collections::HashMap<String, String>>,
+        namespaces: Option<HashMap<String, String>>,
+        variables: Option<HashMap<String, Bound<'py, PyAny>>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let namespaces = xml::namespaces(namespaces)?;
-        xml::xpath(py, self.shared()?, (name, query, namespaces), xml::Output::parse(output)?, limit)
+        let bindings = xml::bindings(namespaces, variables)?;
+        xml::xpath(py, self.shared()?, (name, query, bindings), xml::Output::parse(output)?, limit)
     }
 
     /// Runs the query and gives its plan with each operator's rows and time.
-    #[pyo3(signature = (name, query, *, namespaces = None))]
-    fn explain(
+    #[pyo3(signature = (name, query, *, namespaces = None, variables = None))]
+    fn explain<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         name: String,
         query: String,
-        namespaces: Option<std::collections::HashMap<String, String>>,
+        namespaces: Option<HashMap<String, String>>,
+        variables: Option<HashMap<String, Bound<'py, PyAny>>>,
     ) -> PyResult<String> {
-        xml::explain(py, self.shared()?, (name, query, xml::namespaces(namespaces)?))
+        xml::explain(py, self.shared()?, (name, query, xml::bindings(namespaces, variables)?))
     }
 
     /// The XML collections of the database.

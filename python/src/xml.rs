@@ -6,14 +6,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyList};
 use quiredb::engine::PageRead;
 use quiredb::xml::store::{self, Kind, LoadOptions, LoadSummary, Prepared, XmlStore};
+use quiredb::xml::xpath::bindings::{Atom, Bindings};
 use quiredb::xml::xpath::eval::Value;
 use quiredb::xml::xpath::expr::Type;
-use quiredb::xml::xpath::names::Namespaces;
+use std::collections::HashMap;
 
 use crate::database::{Shared, WriterTurn};
 use crate::errors::OrRaise;
@@ -130,17 +131,37 @@ pub fn load(
     Ok(dict.unbind())
 }
 
-/// A collection, a query and the query's namespace bindings.
-pub type Request = (String, String, Namespaces);
+/// A collection, a query and what its prefixes and variables are bound to.
+pub type Request = (String, String, Bindings);
 
-/// The `namespaces=` argument (pairs from a dict) as bindings, checked as `--ns` is.
-pub fn namespaces(pairs: Option<std::collections::HashMap<String, String>>) -> PyResult<Namespaces> {
-    let mut namespaces = Namespaces::new();
-    for (prefix, uri) in pairs.unwrap_or_default() {
-        let (prefix, uri) = Namespaces::parse_binding(&format!("{prefix}={uri}")).map_err(PyValueError::new_err)?;
-        namespaces.bind(&prefix, &uri);
+/// The `namespaces=` and `variables=` arguments as bindings, checked as `--ns` and
+/// `--var` are: a variable's value is a `str`, an `int` or `float`, or a `bool`.
+pub fn bindings(
+    namespaces: Option<HashMap<String, String>>,
+    variables: Option<HashMap<String, Bound<'_, PyAny>>>,
+) -> PyResult<Bindings> {
+    let mut bindings = Bindings::new();
+    for (prefix, uri) in namespaces.unwrap_or_default() {
+        let (prefix, uri) = Bindings::parse_namespace(&format!("{prefix}={uri}")).map_err(PyValueError::new_err)?;
+        bindings.namespace(&prefix, &uri);
     }
-    Ok(namespaces)
+    for (name, value) in variables.unwrap_or_default() {
+        let (name, _) = Bindings::parse_variable(&format!("{name}=")).map_err(PyValueError::new_err)?;
+        let atom = if let Ok(b) = value.cast::<PyBool>() {
+            Atom::Boolean(b.is_true())
+        } else if let Ok(s) = value.extract::<String>() {
+            Atom::String(s)
+        } else if let Ok(n) = value.extract::<f64>() {
+            Atom::Number(n)
+        } else {
+            let type_name = value.get_type().name()?;
+            return Err(PyTypeError::new_err(format!(
+                "variable {name}: a {type_name} is not a str, a number or a bool"
+            )));
+        };
+        bindings.variable(&name, atom);
+    }
+    Ok(bindings)
 }
 
 /// `Database.xpath`.

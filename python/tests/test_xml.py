@@ -101,3 +101,17 @@ def test_namespaces_bound_or_taken_from_the_data(tmp_path):
             db.xpath("feeds", "//a:entry")
         with pytest.raises(ValueError, match="namespace prefix"):
             db.xpath("feeds", "//a:entry", namespaces={"a:b": "urn:x"})
+
+
+def test_variables_are_bound_values(library):
+    with quiredb.open(library, read_only=True) as db:
+        assert db.xpath("books", "//book[@year < $y]/title", output="values", variables={"y": 1850}) == [
+            "Pride and Prejudice", "Don Quixote"]
+        assert db.xpath("books", "//book[author = $a]/@id", output="values", variables={"a": "Tolstoy"}) == ["b3"]
+        assert db.xpath("books", "count(//book[$all])", variables={"all": False}) == 0.0
+        quotes = "O'Brien \"Jr\""
+        assert db.xpath("books", "concat($q, '')", variables={"q": quotes}) == quotes
+        with pytest.raises(Exception, match="no value is bound"):
+            db.xpath("books", "//book[@id = $id]")
+        with pytest.raises(TypeError, match="variable id"):
+            db.xpath("books", "//book[@id = $id]", variables={"id": [1]})

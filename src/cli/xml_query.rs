@@ -1,5 +1,5 @@
 //! `quire xpath DB NAME 'QUERY' [--count | --values | --xml] [--explain] [--limit N]
-//! [--threads N] [--repeat N] [--ns PREFIX=URI]…`:
+//! [--threads N] [--repeat N] [--ns PREFIX=URI]… [--var NAME=VALUE]… [--var-number NAME=NUMBER]…`:
 //! XPath over a collection of the native XML store.
 //!
 //! Output, one result per line in document order: by default the node's number (its
@@ -11,15 +11,15 @@
 //! (`count(//item)`, `name(/*)`, `//a = 3`) prints that value, XPath's string form.
 //! A prefix in a name test (`//dc:creator`) is the URI `--ns` binds it to, or else the
 //! one URI the collection's names use with it; `//creator` matches the local name in
-//! any namespace.
+//! any namespace. `$name` is the string `--var` (or the number `--var-number`) binds.
 //!
 //! Read next: `xml/src/store/query/mod.rs` (the engine).
 
 use anyhow::Result;
 use quiredb_engine::PageRead;
 use quiredb_xml::store::{Prepared, XmlStore};
+use quiredb_xml::xpath::bindings::{Atom, Bindings};
 use quiredb_xml::xpath::expr::Type;
-use quiredb_xml::xpath::names::Namespaces;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,10 +46,8 @@ pub struct Args {
     /// Run the query and print its plan with each operator's rows and time.
     #[arg(long)]
     explain: bool,
-    /// Bind a namespace prefix of the query to a URI (repeatable). Unbound prefixes
-    /// stand for the one URI the collection's names use with them.
-    #[arg(long = "ns", value_name = "PREFIX=URI", value_parser = Namespaces::parse_binding)]
-    ns: Vec<(String, String)>,
+    #[command(flatten)]
+    bindings: BindingArgs,
     /// Print at most this many results.
     #[arg(long)]
     limit: Option<usize>,
@@ -94,13 +92,36 @@ fn print_value<T: PageRead>(prepared: &mut Prepared<'_, '_, T>, args: &Args, out
     Ok(ExitCode::SUCCESS)
 }
 
-/// The bindings of `--ns`, in order (a later one of a prefix wins).
-pub fn namespaces(bindings: &[(String, String)]) -> Namespaces {
-    let mut namespaces = Namespaces::new();
-    for (prefix, uri) in bindings {
-        namespaces.bind(prefix, uri);
+/// What a query's prefixes and variables are bound to (`quire xpath`, `xpath-ref`).
+#[derive(clap::Args)]
+pub struct BindingArgs {
+    /// Bind a namespace prefix of the query to a URI (repeatable). Unbound prefixes
+    /// stand for the one URI the collection's names use with them.
+    #[arg(long = "ns", value_name = "PREFIX=URI", value_parser = Bindings::parse_namespace)]
+    ns: Vec<(String, String)>,
+    /// Bind `$NAME` to a string (repeatable): no quoting, any characters.
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = Bindings::parse_variable)]
+    var: Vec<(String, String)>,
+    /// Bind `$NAME` to a number (repeatable).
+    #[arg(long = "var-number", value_name = "NAME=NUMBER", value_parser = Bindings::parse_number)]
+    var_number: Vec<(String, f64)>,
+}
+
+impl BindingArgs {
+    /// The bindings, in order (a later one of a name wins; numbers after strings).
+    pub fn bindings(&self) -> Bindings {
+        let mut bindings = Bindings::new();
+        for (prefix, uri) in &self.ns {
+            bindings.namespace(prefix, uri);
+        }
+        for (name, value) in &self.var {
+            bindings.variable(name, Atom::String(value.clone()));
+        }
+        for (name, value) in &self.var_number {
+            bindings.variable(name, Atom::Number(*value));
+        }
+        bindings
     }
-    namespaces
 }
 
 /// Runs the query and prints what was asked.
@@ -108,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let db = super::xml_store::open_read_only_cached(&args.db, args.cache_mib)?;
     let txn = db.begin_read()?;
     let store = XmlStore::open(&txn, &args.name)?;
-    let mut prepared = store.prepare_with(&args.query, &namespaces(&args.ns))?;
+    let mut prepared = store.prepare_with(&args.query, &args.bindings.bindings())?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     if prepared.result_type() != Type::Nodes {
         return print_value(&mut prepared, &args, &mut out);

@@ -1,5 +1,5 @@
-//! `quire xpath-ref PATH 'QUERY' [--count] [--ns PREFIX=URI]…`: the reference XPath
-//! evaluator on files.
+//! `quire xpath-ref PATH 'QUERY' [--count] [--ns PREFIX=URI]… [--var NAME=VALUE]…
+//! [--var-number NAME=NUMBER]…`: the reference XPath evaluator on files.
 //!
 //! PATH is one XML file or a folder whose `.xml` files, in name order, form one
 //! collection. Prints each result's string value on its own line (`\` and line breaks
@@ -27,17 +27,17 @@ pub struct Args {
     /// Print only the number of results.
     #[arg(long)]
     count: bool,
-    /// Bind a namespace prefix of the query to a URI (repeatable), as `quire xpath`.
-    #[arg(long = "ns", value_name = "PREFIX=URI", value_parser = xpath::names::Namespaces::parse_binding)]
-    ns: Vec<(String, String)>,
+    #[command(flatten)]
+    bindings: super::xml_query::BindingArgs,
 }
 
 /// Runs the reference evaluator and prints the results.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut expr = xpath::parse_expr(&args.query)?;
+    let bindings = args.bindings.bindings();
+    let mut expr = xpath::parse_expr_with(&args.query, &bindings)?;
     let sources = collection::load(&args.path)?;
     let docs = collection::parse_all(&sources)?;
-    reference::resolve_namespaces(&mut expr, &args.query, &super::xml_query::namespaces(&args.ns), &docs)?;
+    reference::resolve_namespaces(&mut expr, &args.query, &bindings, &docs)?;
     let value = reference::evaluate_expr(&expr, &docs);
     let mut out = BufWriter::new(std::io::stdout().lock());
     let written = match &value {

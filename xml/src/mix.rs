@@ -15,10 +15,10 @@
 
 use crate::reference::{self, Item};
 use crate::store::{Kind, XmlStore};
+use crate::xpath::bindings::Bindings;
 use crate::xpath::eval::Value;
 use crate::xpath::expr::Axis;
-use crate::xpath::names::Namespaces;
-use crate::xpath::parse_expr;
+use crate::xpath::parse_expr_with;
 use quiredb_engine::PageRead;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -39,13 +39,13 @@ fn fnv(hash: &mut u64, bytes: &[u8]) {
 }
 
 pub fn reference_answer(docs: &[Document<'_>], query: &str) -> Answer {
-    reference_answer_with(docs, query, &Namespaces::new())
+    reference_answer_with(docs, query, &Bindings::new())
 }
 
-/// [`reference_answer`] with prefixes bound.
-pub fn reference_answer_with(docs: &[Document<'_>], query: &str, namespaces: &Namespaces) -> Answer {
-    let mut expr = parse_expr(query).unwrap_or_else(|e| panic!("{query}: {e}"));
-    reference::resolve_namespaces(&mut expr, query, namespaces, docs).unwrap_or_else(|e| panic!("{query}: {e}"));
+/// [`reference_answer`] with prefixes and variables bound.
+pub fn reference_answer_with(docs: &[Document<'_>], query: &str, bindings: &Bindings) -> Answer {
+    let mut expr = parse_expr_with(query, bindings).unwrap_or_else(|e| panic!("{query}: {e}"));
+    reference::resolve_namespaces(&mut expr, query, bindings, docs).unwrap_or_else(|e| panic!("{query}: {e}"));
     match reference::evaluate_expr(&expr, docs) {
         Value::Nodes(items) => {
             let mut hash = 0xcbf2_9ce4_8422_2325u64;
@@ -73,12 +73,12 @@ fn item_name(item: &Item<'_, '_>) -> String {
 }
 
 pub fn store_answer<T: PageRead>(store: &XmlStore<'_, T>, query: &str) -> Answer {
-    store_answer_with(store, query, &Namespaces::new())
+    store_answer_with(store, query, &Bindings::new())
 }
 
-/// [`store_answer`] with prefixes bound.
-pub fn store_answer_with<T: PageRead>(store: &XmlStore<'_, T>, query: &str, namespaces: &Namespaces) -> Answer {
-    let mut prepared = store.prepare_with(query, namespaces).unwrap_or_else(|e| panic!("{query}: {e}"));
+/// [`store_answer`] with prefixes and variables bound.
+pub fn store_answer_with<T: PageRead>(store: &XmlStore<'_, T>, query: &str, bindings: &Bindings) -> Answer {
+    let mut prepared = store.prepare_with(query, bindings).unwrap_or_else(|e| panic!("{query}: {e}"));
     match prepared.value().unwrap_or_else(|e| panic!("{query}: {e}")) {
         Value::Nodes(labels) => {
             assert_eq!(prepared.count().expect("count"), labels.len() as u64, "{query}: count() and value() differ");

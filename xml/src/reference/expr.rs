@@ -13,9 +13,10 @@ use roxmltree::{Document, Node, NodeType};
 
 use super::Item;
 use crate::error::Result;
+use crate::xpath::bindings::Bindings;
 use crate::xpath::eval::{self, Tree, Value};
 use crate::xpath::expr::{Axis, Expr, Test};
-use crate::xpath::names::{NameTest, Namespaces, resolve};
+use crate::xpath::names::{NameTest, resolve};
 
 /// Evaluates a full XPath 1.0 expression over a collection of documents.
 pub fn evaluate_expr<'a, 'input>(expr: &Expr, docs: &'a [Document<'input>]) -> Value<Item<'a, 'input>> {
@@ -98,7 +99,7 @@ impl<'a, 'input> Tree for DomTree<'a, 'input> {
 /// Rewrites the prefixed name tests of `expr` (parsed from `src`) as expanded names:
 /// `bound` first, then the URIs the documents' names use with the prefix, as the
 /// store does (`crate::xpath::names::resolve`).
-pub fn resolve_namespaces(expr: &mut Expr, src: &str, bound: &Namespaces, docs: &[Document<'_>]) -> Result<()> {
+pub fn resolve_namespaces(expr: &mut Expr, src: &str, bound: &Bindings, docs: &[Document<'_>]) -> Result<()> {
     let mut used: Vec<(String, String)> = Vec::new();
     for node in docs.iter().flat_map(|d| d.descendants()).filter(|n| n.is_element()) {
         let names = std::iter::once(node.tag_name().namespace()).chain(node.attributes().map(|a| a.namespace()));

@@ -3,7 +3,6 @@
 //!
 //! Read next: `grammar.rs` (full XPath 1.0), `parser.rs` (the structural subset).
 
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
 use crate::error::{Error, Result};
@@ -99,14 +98,23 @@ impl<'s> Cursor<'s> {
     }
 }
 
-/// A parser of the grammar `G` (a marker type): a cursor, plus the methods the grammar's
-/// own module implements on `Parser<'_, G>`.
-pub struct Parser<'s, G>(Cursor<'s>, PhantomData<G>);
+/// A parser of the grammar `G` (a marker type, which may carry what the grammar reads
+/// besides the text): a cursor, plus the methods the grammar's own module implements
+/// on `Parser<'_, G>`.
+pub struct Parser<'s, G>(Cursor<'s>, pub G);
 
 impl<'s, G> Parser<'s, G> {
     /// Tokenizes `src`.
-    pub fn new(src: &'s str) -> Result<Self> {
-        Ok(Parser(Cursor::new(src)?, PhantomData))
+    pub fn new(src: &'s str) -> Result<Self>
+    where
+        G: Default,
+    {
+        Self::with(src, G::default())
+    }
+
+    /// Tokenizes `src`, for the grammar `grammar`.
+    pub fn with(src: &'s str, grammar: G) -> Result<Self> {
+        Ok(Parser(Cursor::new(src)?, grammar))
     }
 
     /// `value` when the whole query was read, else a syntax error expecting `expected`.

@@ -274,6 +274,18 @@ impl fmt::Display for Expr {
             }
             Expr::Union(a, b) => self.write_binary(f, a, "|", b),
             Expr::Path(path) => write!(f, "{path}"),
+            // No XPath 1.0 literal holds both quotes: such a string (from a bound
+            // variable) prints as the `concat` of its pieces around each `'`.
+            Expr::String(s) if s.contains('"') && s.contains('\'') => {
+                f.write_str("concat(")?;
+                for (i, piece) in s.split('\'').enumerate() {
+                    if i > 0 {
+                        f.write_str(", \"'\", ")?;
+                    }
+                    write!(f, "{}", Expr::String(piece.to_owned()))?;
+                }
+                f.write_str(")")
+            }
             Expr::String(s) if s.contains('"') => write!(f, "'{s}'"),
             Expr::String(s) => write!(f, "\"{s}\""),
             Expr::Number(_, text) => f.write_str(text),

@@ -18,8 +18,9 @@
 //! ```
 //! After an operand, `*` and the names `and`, `or`, `div`, `mod` are operators (§3.7);
 //! a name before `(` is a function unless it is a node type. Refused with
-//! [`Error::XPathUnsupported`] naming the construct and its column: variables, the
-//! `namespace` axis and `id()`. Prefixed name tests (`dc:title`) are read as written
+//! [`Error::XPathUnsupported`] naming the construct and its column: the `namespace`
+//! axis, `id()`, and a variable no value is bound to ([`parse_expr_with`] replaces
+//! `$name` by its bound value). Prefixed name tests (`dc:title`) are read as written
 //! and resolved by `names.rs`; `Q{uri}local` is read as an expanded name.
 //! Type errors XPath 1.0 can see statically (a predicate or a step after a number, a
 //! union of strings, `count("a")`) and wrong arities are [`Error::XPathSyntax`]. The
@@ -29,22 +30,32 @@
 
 use crate::error::{Error, Result};
 use crate::xpath::ast::{CompareOp, Span};
+use crate::xpath::bindings::{Atom, Bindings};
 use crate::xpath::cursor::Parser;
 use crate::xpath::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
-use crate::xpath::functions::{Function, REFUSED};
+use crate::xpath::functions::{Function, REFUSED, number_to_string};
 use crate::xpath::lexer::{Tok, column};
 
-/// Parses a full XPath 1.0 expression.
+/// Parses a full XPath 1.0 expression (a variable reference is an error: nothing is
+/// bound; see [`parse_expr_with`]).
 pub fn parse_expr(src: &str) -> Result<Expr> {
-    let mut parser = Parser::<Full>::new(src)?;
+    parse_expr_with(src, &Bindings::new())
+}
+
+/// Parses a full XPath 1.0 expression, each variable reference `$name` replaced by the
+/// value `bindings` gives it, as the literal of that value would be.
+pub fn parse_expr_with(src: &str, bindings: &Bindings) -> Result<Expr> {
+    let mut parser = Parser::with(src, Full { bindings })?;
     let expr = parser.or()?;
     parser.finish(expr, "an operator or the end of the query")
 }
 
-/// The grammar of this module (the marker of `cursor::Parser`).
-struct Full;
+/// The grammar of this module (the marker of `cursor::Parser`), with the variables.
+struct Full<'b> {
+    bindings: &'b Bindings,
+}
 
-impl Parser<'_, Full> {
+impl Parser<'_, Full<'_>> {
     fn type_error(&self, at: usize, expected: &str, found: &str) -> Error {
         Error::XPathSyntax { column: column(self.src, at), expected: expected.into(), found: found.into() }
     }
@@ -215,7 +226,7 @@ impl Parser<'_, Full> {
 
     fn primary(&mut self) -> Result<Expr> {
         match self.peek().clone() {
-            Tok::Dollar => Err(self.unsupported_at(self.here(), "variable reference")),
+            Tok::Dollar => self.variable(),
             Tok::LParen => {
                 self.advance();
                 let inner = self.nested(|p| p.or())?;
@@ -233,6 +244,32 @@ impl Parser<'_, Full> {
             Tok::Name(name) if self.token(1).tok == Tok::LParen => self.call(&name),
             _ => Err(self.unexpected("an expression")),
         }
+    }
+
+    /// `$name`: the bound value as an expression (`grammar.rs`'s literals, `true()`,
+    /// `false()`, and a number that has no literal spelled with `number()` or `-`).
+    fn variable(&mut self) -> Result<Expr> {
+        let start = self.advance().span.start;
+        let name = match self.peek().clone() {
+            Tok::Name(name) if self.here() == start + 1 => name,
+            _ => return Err(self.unexpected("a variable name right after `$`")),
+        };
+        let Some(value) = self.1.bindings.value(&name) else {
+            let construct = format!("variable `${name}` (no value is bound to it; `--var {name}=VALUE`)");
+            return Err(self.unsupported_at(start, construct));
+        };
+        let value = value.clone();
+        let span = Span { start, end: self.advance().span.end };
+        let call = |function, args| Expr::Call(Call { function, args, span });
+        Ok(match value {
+            Atom::String(s) => Expr::String(s),
+            Atom::Boolean(b) => call(if b { Function::True } else { Function::False }, Vec::new()),
+            Atom::Number(n) if n.is_finite() && n >= 0.0 && !(n == 0.0 && n.is_sign_negative()) => {
+                Expr::Number(n, number_literal(n))
+            }
+            Atom::Number(n) if n.is_finite() => Expr::Negate(Box::new(Expr::Number(-n, number_literal(-n)))),
+            Atom::Number(n) => call(Function::Number, vec![Expr::String(number_to_string(n))]),
+        })
     }
 
     fn call(&mut self, name: &str) -> Result<Expr> {
@@ -385,6 +422,12 @@ impl Parser<'_, Full> {
     }
 }
 
+/// A number literal for finite `n ≥ 0` that reads back as `n`: Rust prints floats in
+/// full decimal, never with an exponent, which XPath 1.0 literals lack.
+fn number_literal(n: f64) -> String {
+    format!("{n}")
+}
+
 fn is_node_type(name: &str) -> bool {
     matches!(name, "text" | "node" | "comment" | "processing-instruction")
 }
@@ -431,9 +474,41 @@ mod tests {
     }
 
     #[test]
+    fn variables_are_their_bound_values_and_print_as_literals_that_read_back() {
+        let mut b = Bindings::new();
+        b.variable("s", Atom::String("O'Brien said \"hi\"".into()));
+        b.variable("q", Atom::String("it's".into())).variable("n", Atom::Number(-2.5));
+        b.variable("tiny", Atom::Number(1e-7)).variable("nan", Atom::Number(f64::NAN));
+        b.variable("t", Atom::Boolean(true)).variable("z", Atom::Number(-0.0));
+        let cases = [
+            (
+                "//a[@k = $s]",
+                "/descendant-or-self::node()/child::a[attribute::k = concat(\"O\", \"'\", 'Brien said \"hi\"')]",
+            ),
+            ("$q", "\"it's\""),
+            ("$n * 2", "-2.5 * 2"),
+            ("$tiny", "0.0000001"),
+            ("$nan", "number(\"NaN\")"),
+            ("$t and $z = 0", "true() and -0 = 0"),
+        ];
+        for (query, printed) in cases {
+            let expr = parse_expr_with(query, &b).unwrap_or_else(|e| panic!("{query}: {e}"));
+            assert_eq!(expr.to_string(), printed, "{query}");
+            let again = parse_expr(printed).unwrap_or_else(|e| panic!("{printed}: {e}"));
+            assert_eq!(again.to_string(), printed, "{query}");
+        }
+        assert_eq!(parse_expr_with("$s", &b).unwrap(), Expr::String("O'Brien said \"hi\"".into()));
+        assert_eq!(parse_expr_with("$tiny", &b).unwrap(), Expr::Number(1e-7, "0.0000001".into()));
+        for (query, column) in [("1 + $missing", 5), ("$ s", 3), ("count($s)", 7)] {
+            let error = parse_expr_with(query, &b).err().unwrap_or_else(|| panic!("{query} must fail"));
+            assert!(error.to_string().contains(&format!("column {column}")), "{query}: {error}");
+        }
+    }
+
+    #[test]
     fn refuses_with_the_construct_and_its_column() {
         let cases = [
-            ("//a[$x]", 5, "variable reference"),
+            ("//a[$x]", 5, "variable `$x` (no value is bound to it; `--var x=VALUE`)"),
             ("/a/namespace::b", 4, "axis `namespace::`"),
             ("//a[id('x')]", 5, "function `id()` (documents are loaded without DTD attribute types)"),
             ("frobnicate(1)", 1, "unknown function `frobnicate()`"),

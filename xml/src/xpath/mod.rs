@@ -1,12 +1,13 @@
 //! XPath 1.0: tokenizer → parser → trees with spans → evaluator.
 //!
 //! Entry points: [`parse_expr`] for any XPath 1.0 expression (`grammar.rs`, `expr.rs`;
-//! refused: variables, the `namespace` axis, `lang()`, `id()`, namespace prefixes),
+//! refused: the `namespace` axis, `id()`; variables only as values bound beforehand),
 //! evaluated by `eval.rs` over any node model; [`parse`] for the structural subset
 //! the store answers with joins alone (`parser.rs`, `ast.rs`), which
 //! [`subset::lower`] recognises inside full expressions.
 
 pub mod ast;
+pub mod bindings;
 mod cursor;
 pub mod eval;
 pub mod expr;
@@ -18,5 +19,5 @@ pub mod parser;
 pub mod subset;
 
 pub use ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
-pub use grammar::parse_expr;
+pub use grammar::{parse_expr, parse_expr_with};
 pub use parser::parse;

@@ -5,7 +5,7 @@
 //! notation, accepted so that a resolved query prints and parses back). [`resolve`]
 //! turns every prefixed test into an expanded one, `{uri}local` inside [`Test::Name`]:
 //! the prefix `xml` is the XML namespace's, others come from the caller's
-//! [`Namespaces`], then from the data (a prefix its names use with one URI only).
+//! [`Bindings`], then from the data (a prefix its names use with one URI only).
 //!
 //! Matching ([`NameTest::matches`]): an expanded test wants the namespace URI and the
 //! local name (`*`: any); a test without a prefix wants the local name only, in any
@@ -16,6 +16,7 @@
 //! Read next: `grammar.rs` (reads the tests), `../store/query/paths.rs` (matches them
 //! against the dictionary).
 
+use super::bindings::Bindings;
 use super::expr::{Call, Expr, Start, Test};
 use super::functions::Function;
 use super::lexer::column;
@@ -23,48 +24,6 @@ use crate::error::{Error, Result};
 
 /// The namespace the prefix `xml` is bound to in every document.
 pub const XML_NAMESPACE: &str = "http://www.w3.org/XML/1998/namespace";
-
-/// Prefixes bound to namespace URIs by the caller (`--ns p=URI`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Namespaces {
-    bindings: Vec<(String, String)>,
-}
-
-impl Namespaces {
-    /// No bindings: prefixes come from the data.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Binds `prefix` to `uri` (a later binding of the same prefix replaces it).
-    pub fn bind(&mut self, prefix: &str, uri: &str) -> &mut Self {
-        self.bindings.retain(|(p, _)| p != prefix);
-        self.bindings.push((prefix.to_owned(), uri.to_owned()));
-        self
-    }
-
-    /// Reads `prefix=uri`, as `--ns` takes it.
-    pub fn parse_binding(text: &str) -> std::result::Result<(String, String), String> {
-        let (prefix, uri) = text.split_once('=').ok_or_else(|| format!("`{text}` is not PREFIX=URI"))?;
-        let valid = prefix.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-            && prefix.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        if !valid {
-            return Err(format!("`{prefix}` is not a namespace prefix (a name without `:`)"));
-        }
-        if prefix == "xml" && uri != XML_NAMESPACE {
-            return Err(format!("the prefix `xml` is bound to {XML_NAMESPACE} only"));
-        }
-        if uri.is_empty() {
-            return Err(format!("the prefix `{prefix}` needs a namespace URI"));
-        }
-        Ok((prefix.to_owned(), uri.to_owned()))
-    }
-
-    /// The URI the caller bound `prefix` to.
-    pub fn get(&self, prefix: &str) -> Option<&str> {
-        self.bindings.iter().find(|(p, _)| p == prefix).map(|(_, uri)| uri.as_str())
-    }
-}
 
 /// A name test, read from the string of a [`Test::Name`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,14 +74,14 @@ pub fn expanded(uri: &str, local: &str) -> String {
 pub fn resolve(
     expr: &mut Expr,
     src: &str,
-    bound: &Namespaces,
+    bound: &Bindings,
     in_data: &mut dyn FnMut(&str) -> Result<Vec<String>>,
 ) -> Result<()> {
     let mut fail = None;
     visit_tests(expr, &mut |test, at| {
         let Test::Name(name) = test else { return };
         let Some((prefix, local)) = name.split_once(':').filter(|_| !name.starts_with('{')) else { return };
-        let uri = match (prefix, bound.get(prefix)) {
+        let uri = match (prefix, bound.uri(prefix)) {
             ("xml", _) => Ok(XML_NAMESPACE.to_owned()),
             (_, Some(uri)) => Ok(uri.to_owned()),
             _ => in_data(prefix).and_then(|uris| match uris.as_slice() {
@@ -145,7 +104,7 @@ fn unbound(src: &str, at: usize, prefix: &str, why: &str) -> Error {
     Error::XPathNamespace {
         column: column(src, at),
         prefix: prefix.to_owned(),
-        reason: format!("{why}; bind it to a URI (`--ns {prefix}=URI`, or `Namespaces::bind`)"),
+        reason: format!("{why}; bind it to a URI (`--ns {prefix}=URI`, or `Bindings::namespace`)"),
     }
 }
 
@@ -207,7 +166,7 @@ mod tests {
     use super::*;
     use crate::xpath::parse_expr;
 
-    fn resolved(query: &str, bound: &Namespaces, data: &[(&str, &str)]) -> Result<String> {
+    fn resolved(query: &str, bound: &Bindings, data: &[(&str, &str)]) -> Result<String> {
         let mut expr = parse_expr(query)?;
         resolve(&mut expr, query, bound, &mut |p| {
             Ok(data.iter().filter(|(q, _)| *q == p).map(|(_, u)| u.to_string()).collect())
@@ -217,8 +176,8 @@ mod tests {
 
     #[test]
     fn prefixes_resolve_from_bindings_then_data_and_xml_is_fixed() {
-        let mut bound = Namespaces::new();
-        bound.bind("a", "urn:a");
+        let mut bound = Bindings::new();
+        bound.namespace("a", "urn:a");
         let data = [("dc", "urn:dc"), ("a", "urn:other")];
         let printed = resolved("//a:x/dc:*/@xml:lang", &bound, &data).unwrap();
         assert_eq!(
@@ -228,15 +187,15 @@ mod tests {
             )
         );
         // The printed form parses back to the same tree.
-        assert_eq!(resolved(&printed, &Namespaces::new(), &[]).unwrap(), printed);
+        assert_eq!(resolved(&printed, &Bindings::new(), &[]).unwrap(), printed);
     }
 
     #[test]
     fn an_unbound_or_ambiguous_prefix_is_an_error_with_its_column() {
-        let err = resolved("count(//p:x)", &Namespaces::new(), &[]).unwrap_err().to_string();
+        let err = resolved("count(//p:x)", &Bindings::new(), &[]).unwrap_err().to_string();
         assert!(err.contains("column 9") && err.contains("`p`") && err.contains("--ns p=URI"), "{err}");
         let data = [("p", "urn:1"), ("p", "urn:2")];
-        let err = resolved("//q[p:x]", &Namespaces::new(), &data).unwrap_err().to_string();
+        let err = resolved("//q[p:x]", &Bindings::new(), &data).unwrap_err().to_string();
         assert!(err.contains("column 5") && err.contains("2 URIs"), "{err}");
     }
 
@@ -250,14 +209,5 @@ mod tests {
         assert!(!NameTest::of("{}title").matches("dc:title", "urn:dc"));
         assert!(NameTest::of("{}title").matches("title", ""));
         assert!(!NameTest::of("dc:title").matches("dc:title", "urn:dc"));
-    }
-
-    #[test]
-    fn bindings_are_checked() {
-        assert_eq!(Namespaces::parse_binding("dc=urn:x=y"), Ok(("dc".into(), "urn:x=y".into())));
-        assert!(Namespaces::parse_binding("dc").is_err());
-        assert!(Namespaces::parse_binding("a:b=urn:x").is_err());
-        assert!(Namespaces::parse_binding("xml=urn:x").is_err());
-        assert!(Namespaces::parse_binding("p=").is_err());
     }
 }

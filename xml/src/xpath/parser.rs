@@ -31,6 +31,7 @@ pub fn parse(src: &str) -> Result<Query> {
 }
 
 /// The grammar of this module (the marker of `cursor::Parser`).
+#[derive(Default)]
 struct Subset;
 
 impl Parser<'_, Subset> {

@@ -135,14 +135,15 @@ fn the_committed_cross_check_set_answers_as_the_reference_does() {
 #[test]
 fn namespaced_queries_answer_as_the_reference_does() {
     use crate::mix::{reference_answer_with, store_answer_with};
-    use crate::xpath::names::Namespaces;
+    use crate::xpath::bindings::Bindings;
     let texts = [XHTML, REBOUND, NAMESPACES];
     let loaded = load_docs(&texts.map(|t| t.as_bytes().to_vec()));
     let doms = loaded.doms();
     let txn = loaded.db.begin_read().expect("read");
     let store = XmlStore::open(&txn, "c").expect("open");
-    let mut bound = Namespaces::new();
-    bound.bind("h", "http://www.w3.org/1999/xhtml").bind("s", "http://www.w3.org/2000/svg").bind("x", "urn:x");
+    let mut bound = Bindings::new();
+    bound.namespace("h", "http://www.w3.org/1999/xhtml").namespace("s", "http://www.w3.org/2000/svg");
+    bound.namespace("x", "urn:x");
     let cases: [(&str, usize); 22] = [
         ("//h:p", 2),
         ("//p", 6),
@@ -193,4 +194,45 @@ fn namespaced_queries_answer_as_the_reference_does() {
         let error = store.prepare(query).err().unwrap_or_else(|| panic!("{query} must fail")).to_string();
         assert!(error.contains(&format!("column {column}")) && error.contains(reason), "{query}: {error}");
     }
+}
+
+/// `$name` bound to strings, numbers and booleans: the same answers as the reference,
+/// a bound comparison planned as its literal is (a join over the value index), and a
+/// value holding both quotes, which no XPath 1.0 literal can, found as itself.
+#[test]
+fn bound_variables_answer_as_the_reference_does_and_plan_as_literals() {
+    use crate::mix::{reference_answer_with, store_answer_with};
+    use crate::xpath::bindings::{Atom, Bindings};
+    let doc = r#"<r><p k="O'Brien &quot;Jr&quot;">a</p><p k="x" n="3">b</p><p n="12">c</p><q>O'Brien "Jr"</q></r>"#;
+    let loaded = load_docs(&[doc.as_bytes().to_vec()]);
+    let doms = loaded.doms();
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    let mut bound = Bindings::new();
+    bound.variable("who", Atom::String("O'Brien \"Jr\"".into())).variable("n", Atom::Number(3.0));
+    bound.variable("yes", Atom::Boolean(true)).variable("k", Atom::String("x".into()));
+    let cases = [
+        ("//p[@k = $who]", 1),
+        ("//*[. = $who]", 1),
+        ("//p[@n > $n]", 1),
+        ("//p[@n = $n and $yes]", 1),
+        ("//p[@k = $k]/following-sibling::p", 1),
+        ("//p[$n - 2]", 1),
+        ("count(//p[not($yes)])", usize::MAX),
+    ];
+    for (query, want) in cases {
+        let (expected, got) = (reference_answer_with(&doms, query, &bound), store_answer_with(&store, query, &bound));
+        assert_eq!(expected, got, "{query}");
+        if let crate::mix::Answer::Nodes { count, .. } = expected {
+            assert_eq!(count, want, "{query}");
+        }
+    }
+    let plan = |query: &str| {
+        let mut prepared = store.prepare_with(query, &bound).expect("prepares");
+        prepared.run().expect("runs");
+        prepared.explain().lines().map(|l| l.split(';').next().unwrap_or("").to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(plan("//p[@k = $k]/@n"), plan("//p[@k = 'x']/@n"));
+    let error = store.prepare("//p[@k = $nobody]").err().expect("an unbound variable fails").to_string();
+    assert!(error.contains("column 10") && error.contains("$nobody"), "{error}");
 }

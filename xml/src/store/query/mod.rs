@@ -40,9 +40,10 @@ mod tests;
 use crate::error::{Error, Result};
 use crate::store::XmlStore;
 use crate::store::record::Label;
+use crate::xpath::bindings::Bindings;
 use crate::xpath::eval::{self, Value};
 use crate::xpath::expr::{Expr, Type};
-use crate::xpath::names::{self, Namespaces};
+use crate::xpath::names;
 use crate::xpath::{self, lexer, subset};
 pub use paths::local_name;
 
@@ -73,21 +74,23 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     /// (`dc:title`) stands for the one URI the collection's names use with it: see
     /// [`XmlStore::prepare_with`] to bind prefixes.
     pub fn prepare(&self, xpath: &str) -> Result<Prepared<'_, 't, T>> {
-        self.prepare_with(xpath, &Namespaces::new())
+        self.prepare_with(xpath, &Bindings::new())
     }
 
-    /// [`XmlStore::prepare`] with prefixes bound to namespace URIs: a prefix `namespaces`
-    /// lacks stands for the one URI the collection's names use with it (an error when
-    /// they use none or several), `xml` for the XML namespace.
-    pub fn prepare_with(&self, xpath: &str, namespaces: &Namespaces) -> Result<Prepared<'_, 't, T>> {
-        let mut expr = xpath::parse_expr(xpath)?;
+    /// [`XmlStore::prepare`] with prefixes bound to namespace URIs and variables to
+    /// values. A prefix `bindings` lacks stands for the one URI the collection's names
+    /// use with it (an error when they use none or several), `xml` for the XML
+    /// namespace; `$name` is its bound value, as a literal would be (so the prepared
+    /// query is specific to the values: prepare again for others).
+    pub fn prepare_with(&self, xpath: &str, bindings: &Bindings) -> Result<Prepared<'_, 't, T>> {
+        let mut expr = xpath::parse_expr_with(xpath, bindings)?;
         let dict = self.dictionary();
         if !dict.uris_known {
             if let Some(at) = names::first_namespaced(&expr) {
                 return Err(self.without_uris(lexer::column(xpath, at)));
             }
         } else {
-            names::resolve(&mut expr, xpath, namespaces, &mut |prefix| Ok(dict.prefix_uris(prefix)))?;
+            names::resolve(&mut expr, xpath, bindings, &mut |prefix| Ok(dict.prefix_uris(prefix)))?;
         }
         let plan = subset::lower(&expr).map(|query| Plan::compile(self, &query));
         let tree = StoreTree::new(self);
