@@ -275,7 +275,8 @@ impl Database {
         variables: Option<HashMap<String, Bound<'py, PyAny>>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let bindings = xml::bindings(namespaces, variables)?;
-        xml::xpath(py, self.shared()?, (name, query, bindings), xml::Output::parse(output)?, limit)
+        let request = xml::Request { collection: name, query, bindings };
+        xml::xpath(py, self.shared()?, request, xml::Output::parse(output)?, limit)
     }
 
     /// Runs the query and gives its plan with each operator's rows and time.
@@ -288,7 +289,8 @@ impl Database {
         namespaces: Option<HashMap<String, String>>,
         variables: Option<HashMap<String, Bound<'py, PyAny>>>,
     ) -> PyResult<String> {
-        xml::explain(py, self.shared()?, (name, query, xml::bindings(namespaces, variables)?))
+        let request = xml::Request { collection: name, query, bindings: xml::bindings(namespaces, variables)? };
+        xml::explain(py, self.shared()?, request)
     }
 
     /// The XML collections of the database.

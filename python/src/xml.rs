@@ -131,8 +131,28 @@ pub fn load(
     Ok(dict.unbind())
 }
 
-/// A collection, a query and what its prefixes and variables are bound to.
-pub type Request = (String, String, Bindings);
+/// A query over a collection, with what its prefixes and variables are bound to.
+pub struct Request {
+    pub collection: String,
+    pub query: String,
+    pub bindings: Bindings,
+}
+
+impl Request {
+    /// The query prepared over the collection in `txn`, run by `f`.
+    fn run<R>(
+        &self,
+        txn: &quiredb::engine::ReadTxn<'_>,
+        f: impl FnOnce(
+            &XmlStore<'_, quiredb::engine::ReadTxn<'_>>,
+            Prepared<'_, '_, quiredb::engine::ReadTxn<'_>>,
+        ) -> quiredb::Result<R>,
+    ) -> quiredb::Result<R> {
+        let store = XmlStore::open(txn, &self.collection)?;
+        let prepared = store.prepare_with(&self.query, &self.bindings)?;
+        f(&store, prepared)
+    }
+}
 
 /// The `namespaces=` and `variables=` arguments as bindings, checked as `--ns` and
 /// `--var` are: a variable's value is a `str`, an `int` or `float`, or a `bool`.
@@ -168,7 +188,7 @@ pub fn bindings(
 pub fn xpath<'py>(
     py: Python<'py>,
     shared: &Shared,
-    (name, query, namespaces): Request,
+    request: Request,
     output: Output,
     limit: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -176,10 +196,7 @@ pub fn xpath<'py>(
     let limit = limit.unwrap_or(usize::MAX);
     let answer = py
         .detach(move || -> quiredb::Result<Answer> {
-            let txn = db.begin_read()?;
-            let store = XmlStore::open(&txn, &name)?;
-            let prepared = store.prepare_with(&query, &namespaces)?;
-            answer(&store, prepared, output, limit)
+            request.run(&db.begin_read()?, |store, prepared| answer(store, prepared, output, limit))
         })
         .or_raise()?;
     Ok(match answer {
@@ -247,14 +264,13 @@ fn answer<T: PageRead>(
 }
 
 /// `Database.explain`: runs the query, then gives its plan with rows and times.
-pub fn explain(py: Python<'_>, shared: &Shared, (name, query, namespaces): Request) -> PyResult<String> {
+pub fn explain(py: Python<'_>, shared: &Shared, request: Request) -> PyResult<String> {
     let db = Arc::clone(&shared.db);
     py.detach(move || -> quiredb::Result<String> {
-        let txn = db.begin_read()?;
-        let store = XmlStore::open(&txn, &name)?;
-        let mut prepared = store.prepare_with(&query, &namespaces)?;
-        prepared.value()?;
-        Ok(prepared.explain())
+        request.run(&db.begin_read()?, |_, mut prepared| {
+            prepared.value()?;
+            Ok(prepared.explain())
+        })
     })
     .or_raise()
 }
