@@ -23,7 +23,8 @@
 //!   exactly the nodes with that value (`string_value`), in document order; XPath
 //!   queries over the store (structural joins) select the nodes the reference
 //!   evaluator selects (count and pres in order), for fixed queries and queries on
-//!   the collection's own names.
+//!   the collection's own names (local, and expanded with the URI they were loaded
+//!   with).
 //!
 //! The findings of this target (xml-store-1 … 4 in `fuzz/README.md`; 1–3 fixed in
 //! 848af32, 4 listed in `fuzz/known-findings.txt`) have panic sites of their own, with
@@ -349,6 +350,18 @@ fn check_queries<T: PageRead>(store: &XmlStore<'_, T>, doms: &[roxmltree::Docume
             ["//{n}", "//{n}//*", "//*[{n}]", "//{n}[@*]/text()", "//@{n}", "//*[{n} = 'x']", "/{n} | //{n}/{n}"]
         {
             queries.push(shape.replace("{n}", local));
+        }
+    }
+    // Expanded names (`Q{uri}local`) of the first namespaced names: the URI each name
+    // was loaded with decides, as in the reference's DOM.
+    let dict = store.dictionary();
+    for (name, uri) in dict.names.iter().zip(&dict.uris).skip(1).take(3) {
+        let local = name.rsplit(':').next().unwrap_or(name);
+        if uri.is_empty() || uri.contains(['{', '}']) || !local.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        for shape in ["//Q{u}{n}", "//@Q{u}{n}", "//*[Q{u}*]", "//Q{}{n}"] {
+            queries.push(shape.replace("{u}", &format!("{{{uri}}}")).replace("{n}", local));
         }
     }
     for text in &queries {
