@@ -206,6 +206,9 @@ fn xpath_and_xpath_ref_bind_namespace_prefixes_alike() {
         let reference = quire(&["xpath-ref", path_str(&feed), query, "--ns", "a=urn:atom"]);
         assert_eq!(String::from_utf8_lossy(&reference.stdout), want, "{query}: {}", text(&reference));
     }
+    let info = quire(&["xml-info", path_str(&db), "f"]);
+    let listed = ["namespaces     (default) = urn:atom", "dc = urn:dc", "xml = http://www.w3.org/XML/1998/namespace"];
+    assert!(listed.iter().all(|l| text(&info).contains(l)), "{}", text(&info));
     let unbound = quire(&["xpath", path_str(&db), "f", "//a:entry"]);
     assert!(!unbound.status.success() && text(&unbound).contains("prefix `a` at column 3"), "{}", text(&unbound));
     let bad = quire(&["xpath", path_str(&db), "f", "//a:entry", "--ns", "a"]);

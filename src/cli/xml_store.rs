@@ -151,6 +151,7 @@ pub fn info(args: InfoArgs) -> Result<ExitCode> {
         writeln!(out, "  {:<22} {}", kind.name(), c.nodes[i])?;
     }
     writeln!(out, "names, paths   {} names, {} paths", c.names, c.paths)?;
+    print_namespaces(&mut out, store.dictionary())?;
     writeln!(out, "streamed       {} values over {} bytes", c.streamed, quiredb_xml::store::format::INLINE_MAX)?;
     for index in store.index_pages()? {
         let kib = index.pages * (txn.payload_size() as u64 + quiredb_engine::HEADER_SIZE as u64) / 1024;
@@ -161,6 +162,27 @@ pub fn info(args: InfoArgs) -> Result<ExitCode> {
         print_paths(&store)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The prefixes the names are written with and their URIs: what a query's `p:name`
+/// stands for unless `--ns` binds `p` (a prefix listed twice must be bound).
+fn print_namespaces(out: &mut impl Write, dict: &quiredb_xml::store::Dictionary) -> Result<()> {
+    if !dict.uris_known {
+        return Ok(writeln!(
+            out,
+            "namespaces     not kept (loaded by an older QuireDB: load again to query by namespace)"
+        )?);
+    }
+    let pairs = dict.namespaces();
+    if pairs.is_empty() {
+        writeln!(out, "namespaces     none")?;
+    }
+    for (i, (prefix, uri)) in pairs.iter().enumerate() {
+        let label = if i == 0 { "namespaces" } else { "" };
+        let prefix = if prefix.is_empty() { "(default)" } else { prefix };
+        writeln!(out, "{label:<14} {prefix} = {uri}")?;
+    }
+    Ok(())
 }
 
 /// The path summary as an indented tree with counts.

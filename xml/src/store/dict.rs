@@ -211,13 +211,19 @@ impl Dictionary {
 
     /// The URIs the names of the collection use with `prefix`, sorted.
     pub fn prefix_uris(&self, prefix: &str) -> Vec<String> {
-        let mut uris: Vec<String> = (1..self.names.len())
-            .filter(|&id| !self.uris[id].is_empty() && self.names[id].split_once(':').is_some_and(|(p, _)| p == prefix))
-            .map(|id| self.uris[id].clone())
+        self.namespaces().into_iter().filter(|&(p, _)| p == prefix).map(|(_, uri)| uri.to_owned()).collect()
+    }
+
+    /// The (prefix, URI) pairs the names of the collection are written with, sorted;
+    /// the prefix is empty for names in a default namespace.
+    pub fn namespaces(&self) -> Vec<(&str, &str)> {
+        let mut pairs: Vec<(&str, &str)> = (1..self.names.len())
+            .filter(|&id| !self.uris[id].is_empty())
+            .map(|id| (self.names[id].split_once(':').map_or("", |(p, _)| p), self.uris[id].as_str()))
             .collect();
-        uris.sort();
-        uris.dedup();
-        uris
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
     }
 
     /// The key name `id` is stored under (see the module's table).
