@@ -118,24 +118,25 @@ class Database:
         >>> db.load_xml("auction", "xmark.xml")
         """
     @overload
-    def xpath(self, name: str, query: str, *, output: Literal["nodes"], limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None) -> list[Node]: ...
+    def xpath(self, name: str, query: str, *, output: Literal["nodes"], limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None, strict_names: bool = False, default_namespace: Optional[str] = None) -> list[Node]: ...
     @overload
-    def xpath(self, name: str, query: str, *, output: Literal["values", "xml"], limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None) -> list[str]: ...
+    def xpath(self, name: str, query: str, *, output: Literal["values", "xml"], limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None, strict_names: bool = False, default_namespace: Optional[str] = None) -> list[str]: ...
     @overload
-    def xpath(self, name: str, query: str, *, output: Literal["count"], limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None) -> int: ...
+    def xpath(self, name: str, query: str, *, output: Literal["count"], limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None, strict_names: bool = False, default_namespace: Optional[str] = None) -> int: ...
     @overload
-    def xpath(self, name: str, query: str, *, output: Literal["auto"] = "auto", limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None) -> Union[list[Node], float, str, bool]:
+    def xpath(self, name: str, query: str, *, output: Literal["auto"] = "auto", limit: Optional[int] = None, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None, strict_names: bool = False, default_namespace: Optional[str] = None) -> Union[list[Node], float, str, bool]:
         """XPath 1.0 over a collection: its nodes in document order, or with "auto" the
         number, string or boolean of an expression like `count(//item)`.
         `namespaces` binds the query's prefixes to URIs; a prefix it lacks stands for
         the one URI the collection's names use with it, and `title` matches the local
         name in any namespace. `variables` gives `$name` a value (a str, a number or a
-        bool), with no quoting.
+        bool), with no quoting. `strict_names` reads `title` as XPath 1.0 (lxml, BaseX)
+        does: in no namespace; `default_namespace` puts unprefixed element tests in a URI.
 
         >>> db.xpath("auction", "//person[profile/@income > 50000]/name", output="values")
         >>> db.xpath("feeds", "//a:entry/dc:creator", namespaces={"a": "http://www.w3.org/2005/Atom"})
         """
-    def explain(self, name: str, query: str, *, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None) -> str:
+    def explain(self, name: str, query: str, *, namespaces: Optional[dict[str, str]] = None, variables: Optional[dict[str, Union[str, float, bool]]] = None, strict_names: bool = False, default_namespace: Optional[str] = None) -> str:
         """Runs the query and gives its plan with each operator's rows and time."""
     def collections(self) -> list[str]: ...
 

@@ -225,6 +225,13 @@ fn xpath_and_xpath_ref_bind_namespace_prefixes_alike() {
     }
     let unbound = quire(&["xpath", path_str(&db), "f", query]);
     assert!(!unbound.status.success() && text(&unbound).contains("`$who`"), "{}", text(&unbound));
+    // XPath 1.0's reading of `entry` (no namespace: none here), or Atom's as default.
+    for (flags, want) in [(&["--strict-names"][..], "0\n"), (&["--default-ns", "urn:atom"][..], "2\n")] {
+        let mut args = vec!["xpath", path_str(&db), "f", "count(//entry)"];
+        args.extend(flags);
+        let run = quire(&args);
+        assert_eq!(String::from_utf8_lossy(&run.stdout), want, "{flags:?}: {}", text(&run));
+    }
 }
 
 /// A committed sample of `datasets/tests/data/meteo`.

@@ -262,7 +262,10 @@ impl Database {
     /// prefixes to URIs (`{"dc": "http://purl.org/dc/elements/1.1/"}`); a prefix it
     /// lacks stands for the one URI the collection's names use with it. `variables`
     /// gives `$name` a value (`{"who": "O'Brien"}`: a str, a number or a bool).
-    #[pyo3(signature = (name, query, *, output = "auto", limit = None, namespaces = None, variables = None))]
+    /// `strict_names` reads `title` as XPath 1.0 does (in no namespace; lxml, BaseX),
+    /// `default_namespace` (implying it) puts unprefixed element tests in that URI.
+    #[pyo3(signature = (name, query, *, output = "auto", limit = None, namespaces = None, variables = None,
+                        strict_names = false, default_namespace = None))]
     #[allow(clippy::too_many_arguments)]
     fn xpath<'py>(
         &self,
@@ -273,14 +276,19 @@ impl Database {
         limit: Option<usize>,
         namespaces: Option<HashMap<String, String>>,
         variables: Option<HashMap<String, Bound<'py, PyAny>>>,
+        strict_names: bool,
+        default_namespace: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let bindings = xml::bindings(namespaces, variables)?;
+        let names = xml::NameReading { strict: strict_names, default_namespace };
+        let bindings = xml::bindings(namespaces, variables, names)?;
         let request = xml::Request { collection: name, query, bindings };
         xml::xpath(py, self.shared()?, request, xml::Output::parse(output)?, limit)
     }
 
     /// Runs the query and gives its plan with each operator's rows and time.
-    #[pyo3(signature = (name, query, *, namespaces = None, variables = None))]
+    #[pyo3(signature = (name, query, *, namespaces = None, variables = None, strict_names = false,
+                        default_namespace = None))]
+    #[allow(clippy::too_many_arguments)]
     fn explain<'py>(
         &self,
         py: Python<'py>,
@@ -288,8 +296,11 @@ impl Database {
         query: String,
         namespaces: Option<HashMap<String, String>>,
         variables: Option<HashMap<String, Bound<'py, PyAny>>>,
+        strict_names: bool,
+        default_namespace: Option<String>,
     ) -> PyResult<String> {
-        let request = xml::Request { collection: name, query, bindings: xml::bindings(namespaces, variables)? };
+        let names = xml::NameReading { strict: strict_names, default_namespace };
+        let request = xml::Request { collection: name, query, bindings: xml::bindings(namespaces, variables, names)? };
         xml::explain(py, self.shared()?, request)
     }
 

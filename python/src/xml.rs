@@ -131,6 +131,12 @@ pub fn load(
     Ok(dict.unbind())
 }
 
+/// How name tests without a prefix read (`strict_names=`, `default_namespace=`).
+pub struct NameReading {
+    pub strict: bool,
+    pub default_namespace: Option<String>,
+}
+
 /// A query over a collection, with what its prefixes and variables are bound to.
 pub struct Request {
     pub collection: String,
@@ -159,8 +165,12 @@ impl Request {
 pub fn bindings(
     namespaces: Option<HashMap<String, String>>,
     variables: Option<HashMap<String, Bound<'_, PyAny>>>,
+    names: NameReading,
 ) -> PyResult<Bindings> {
     let mut bindings = Bindings::new();
+    if names.strict || names.default_namespace.is_some() {
+        bindings.strict_names(names.default_namespace.as_deref());
+    }
     for (prefix, uri) in namespaces.unwrap_or_default() {
         let (prefix, uri) = Bindings::parse_namespace(&format!("{prefix}={uri}")).map_err(PyValueError::new_err)?;
         bindings.namespace(&prefix, &uri);

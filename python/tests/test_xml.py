@@ -97,6 +97,8 @@ def test_namespaces_bound_or_taken_from_the_data(tmp_path):
         assert db.xpath("feeds", "namespace-uri(/*)") == atom["a"]
         assert db.xpath("feeds", "count(//a:title)", namespaces={"a": "urn:other"}) == 0.0
         assert "entry" in db.explain("feeds", "//a:entry", namespaces=atom)
+        assert db.xpath("feeds", "count(//entry)", strict_names=True) == 0.0
+        assert db.xpath("feeds", "count(//entry)", default_namespace=atom["a"]) == 2.0
         with pytest.raises(Exception, match="prefix `a`"):
             db.xpath("feeds", "//a:entry")
         with pytest.raises(ValueError, match="namespace prefix"):

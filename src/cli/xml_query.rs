@@ -105,6 +105,14 @@ pub struct BindingArgs {
     /// Bind `$NAME` to a number (repeatable).
     #[arg(long = "var-number", value_name = "NAME=NUMBER", value_parser = Bindings::parse_number)]
     var_number: Vec<(String, f64)>,
+    /// Read a name test without a prefix as XPath 1.0 does (lxml, BaseX): names in no
+    /// namespace only. Without it, `title` matches that local name in any namespace.
+    #[arg(long)]
+    strict_names: bool,
+    /// With --strict-names implied: element name tests without a prefix are in this
+    /// namespace (XPath 2.0's default element namespace); attributes stay in none.
+    #[arg(long, value_name = "URI")]
+    default_ns: Option<String>,
 }
 
 impl BindingArgs {
@@ -119,6 +127,9 @@ impl BindingArgs {
         }
         for (name, value) in &self.var_number {
             bindings.variable(name, Atom::Number(*value));
+        }
+        if self.strict_names || self.default_ns.is_some() {
+            bindings.strict_names(self.default_ns.as_deref());
         }
         bindings
     }

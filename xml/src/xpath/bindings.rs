@@ -24,6 +24,10 @@ pub enum Atom {
 pub struct Bindings {
     namespaces: Vec<(String, String)>,
     variables: Vec<(String, Atom)>,
+    /// `None`: a name test without a prefix matches the local name in any namespace
+    /// (QuireDB's reading); `Some(uri)`: XPath's, an element test in namespace `uri`
+    /// (empty: none) and an attribute test in none.
+    strict: Option<String>,
 }
 
 impl Bindings {
@@ -44,6 +48,26 @@ impl Bindings {
         self.variables.retain(|(n, _)| n != name);
         self.variables.push((name.to_owned(), value));
         self
+    }
+
+    /// Reads name tests without a prefix as XPath 1.0 does: elements and attributes in
+    /// no namespace, or with `default_element_namespace` (XPath 2.0's default element
+    /// namespace) elements in that one. `//entry` then finds nothing in an Atom feed,
+    /// as in lxml and BaseX, unless Atom's URI is that default.
+    pub fn strict_names(&mut self, default_element_namespace: Option<&str>) -> &mut Self {
+        self.strict = Some(default_element_namespace.unwrap_or_default().to_owned());
+        self
+    }
+
+    /// Whether [`Bindings::strict_names`] is on.
+    pub fn is_strict(&self) -> bool {
+        self.strict.is_some()
+    }
+
+    /// The namespace a name test without a prefix asks for (`attribute`: on the
+    /// attribute axis); `None`: any namespace.
+    pub fn unprefixed(&self, attribute: bool) -> Option<&str> {
+        self.strict.as_deref().map(|uri| if attribute { "" } else { uri })
     }
 
     /// The URI the caller bound `prefix` to.

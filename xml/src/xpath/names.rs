@@ -12,12 +12,15 @@
 //! namespace or none. That is wider than XPath 1.0, where `title` selects only names
 //! in no namespace, and it is what QuireDB has always done: `//entry` finds the
 //! entries of an Atom feed, whose names are all in Atom's default namespace.
+//! [`Bindings::strict_names`] asks for XPath 1.0's reading (as lxml and BaseX give
+//! it), optionally with a default element namespace: [`resolve`] then expands the
+//! tests without a prefix too.
 //!
 //! Read next: `grammar.rs` (reads the tests), `../store/query/paths.rs` (matches them
 //! against the dictionary).
 
 use super::bindings::Bindings;
-use super::expr::{Call, Expr, Start, Test};
+use super::expr::{Axis, Call, Expr, Start, Test};
 use super::functions::Function;
 use super::lexer::column;
 use crate::error::{Error, Result};
@@ -78,9 +81,17 @@ pub fn resolve(
     in_data: &mut dyn FnMut(&str) -> Result<Vec<String>>,
 ) -> Result<()> {
     let mut fail = None;
-    visit_tests(expr, &mut |test, at| {
+    visit_tests(expr, &mut |test, axis, at| {
         let Test::Name(name) = test else { return };
-        let Some((prefix, local)) = name.split_once(':').filter(|_| !name.starts_with('{')) else { return };
+        if name.starts_with('{') {
+            return;
+        }
+        let Some((prefix, local)) = name.split_once(':') else {
+            if let Some(uri) = bound.unprefixed(axis == Axis::Attribute) {
+                *name = expanded(uri, name);
+            }
+            return;
+        };
         let uri = match (prefix, bound.uri(prefix)) {
             ("xml", _) => Ok(XML_NAMESPACE.to_owned()),
             (_, Some(uri)) => Ok(uri.to_owned()),
@@ -115,7 +126,7 @@ pub fn first_namespaced(expr: &Expr) -> Option<usize> {
     let (mut tests, mut calls) = (Vec::new(), Vec::new());
     visit(
         &mut expr,
-        &mut |test, at| {
+        &mut |test, _, at| {
             if matches!(test, Test::Name(name) if name.contains([':', '{'])) {
                 tests.push(at);
             }
@@ -129,14 +140,14 @@ pub fn first_namespaced(expr: &Expr) -> Option<usize> {
     tests.into_iter().chain(calls).min()
 }
 
-/// Calls `f` on every node test of `expr` with its step's byte offset.
-fn visit_tests(expr: &mut Expr, f: &mut dyn FnMut(&mut Test, usize)) {
+/// Calls `f` on every node test of `expr` with its step's axis and byte offset.
+fn visit_tests(expr: &mut Expr, f: &mut dyn FnMut(&mut Test, Axis, usize)) {
     visit(expr, f, &mut |_| {});
 }
 
-/// Calls `test` on every node test of `expr` with its step's byte offset, and `call`
-/// on every function call.
-fn visit(expr: &mut Expr, test: &mut dyn FnMut(&mut Test, usize), call: &mut dyn FnMut(&Call)) {
+/// Calls `test` on every node test of `expr` with its step's axis and byte offset, and
+/// `call` on every function call.
+fn visit(expr: &mut Expr, test: &mut dyn FnMut(&mut Test, Axis, usize), call: &mut dyn FnMut(&Call)) {
     match expr {
         Expr::Or(a, b) | Expr::And(a, b) | Expr::Compare(_, a, b) | Expr::Arith(_, a, b) | Expr::Union(a, b) => {
             visit(a, test, call);
@@ -149,7 +160,7 @@ fn visit(expr: &mut Expr, test: &mut dyn FnMut(&mut Test, usize), call: &mut dyn
                 predicates.iter_mut().for_each(|p| visit(p, test, call));
             }
             for step in &mut path.steps {
-                test(&mut step.test, step.span.start);
+                test(&mut step.test, step.axis, step.span.start);
                 step.predicates.iter_mut().for_each(|p| visit(p, test, call));
             }
         }

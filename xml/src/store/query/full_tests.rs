@@ -236,3 +236,70 @@ fn bound_variables_answer_as_the_reference_does_and_plan_as_literals() {
     let error = store.prepare("//p[@k = $nobody]").err().expect("an unbound variable fails").to_string();
     assert!(error.contains("column 10") && error.contains("$nobody"), "{error}");
 }
+
+/// XPath 1.0's reading of unprefixed names (`Bindings::strict_names`): the store and the
+/// reference give the counts lxml 6.2 gives for the same queries and prefixes (summed
+/// over the three documents, each a tree of its own in lxml), and with a default
+/// element namespace the counts lxml gives for the same queries with that prefix.
+#[test]
+fn strict_names_answer_as_lxml_does() {
+    use crate::mix::{Answer, reference_answer_with, store_answer_with};
+    use crate::xpath::bindings::Bindings;
+    let texts = [XHTML, REBOUND, NAMESPACES];
+    let loaded = load_docs(&texts.map(|t| t.as_bytes().to_vec()));
+    let doms = loaded.doms();
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    let mut strict = Bindings::new();
+    for (prefix, uri) in [
+        ("h", "http://www.w3.org/1999/xhtml"),
+        ("s", "http://www.w3.org/2000/svg"),
+        ("x", "urn:x"),
+        ("xlink", "http://www.w3.org/1999/xlink"),
+        ("y", "urn:y"),
+        ("d", "urn:d"),
+    ] {
+        strict.namespace(prefix, uri);
+    }
+    let mut xhtml = strict.clone();
+    strict.strict_names(None);
+    xhtml.strict_names(Some("http://www.w3.org/1999/xhtml"));
+    // Counts from lxml 6.2 (`etree.xpath(query, namespaces=…)` on each document).
+    let lxml: [(&Bindings, &str, usize); 26] = [
+        (&strict, "//p", 1),
+        (&strict, "//h:p", 2),
+        (&strict, "//*", 28),
+        (&strict, "//q", 1),
+        (&strict, "//@href", 2),
+        (&strict, "//@lang", 1),
+        (&strict, "//@xml:lang", 5),
+        (&strict, "//x:p", 2),
+        (&strict, "//s:*", 4),
+        (&strict, "//*[lang('en')]", 11),
+        (&strict, "//*[lang('nl')]", 5),
+        (&strict, "//*[namespace-uri()='urn:x']", 5),
+        (&strict, "//r/p", 1),
+        (&strict, "//x:q/p", 0),
+        (&strict, "//root/item", 0),
+        (&strict, "//d:root/x:item", 1),
+        (&strict, "//y:name", 1),
+        (&strict, "//name", 0),
+        (&strict, "//item[@id]", 0),
+        (&strict, "//@*[namespace-uri()='']", 9),
+        (&strict, "//h:body/h:p[h:span]", 1),
+        (&strict, "//*[local-name()='p'][not(self::h:p)]", 4),
+        (&xhtml, "//p", 2),
+        (&xhtml, "//body/p[span]", 1),
+        (&xhtml, "//a/@href", 1),
+        (&xhtml, "//span[@xml:lang] | //p[@xml:lang]", 2),
+    ];
+    let mut failures = Vec::new();
+    for (bindings, query, want) in lxml {
+        let (expected, got) =
+            (reference_answer_with(&doms, query, bindings), store_answer_with(&store, query, bindings));
+        if expected != got || !matches!(expected, Answer::Nodes { count, .. } if count == want) {
+            failures.push(format!("{query}: lxml {want}, reference {expected:?}, store {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

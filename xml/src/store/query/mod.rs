@@ -86,7 +86,7 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
         let mut expr = xpath::parse_expr_with(xpath, bindings)?;
         let dict = self.dictionary();
         if !dict.uris_known {
-            if let Some(at) = names::first_namespaced(&expr) {
+            if let Some(at) = names::first_namespaced(&expr).or(bindings.is_strict().then_some(0)) {
                 return Err(self.without_uris(lexer::column(xpath, at)));
             }
         } else {
