@@ -90,6 +90,7 @@ pub const DICTIONARY: &[&[u8]] = &[
     b"xml:lang",
     b"lang(",
     b"namespace-uri(",
+    b"id(",
     b"\xC3\xA9",
     b"\xE2\x80\xA8",
     b"\xF0\x9F\xA6\x86",

@@ -298,6 +298,7 @@ impl QueryMix {
             17 => format!("number({p}) mod 3"),
             18 => format!("{p}/.."),
             20 => format!("namespace-uri({p})"),
+            21 => format!("id({lit}) | id({p})"),
             19 => format!("starts-with(string({p}), {lit})"),
             _ => p,
         }

@@ -32,6 +32,8 @@ pub struct AttributeDecl {
     pub name: Box<str>,
     /// Declared `CDATA`: its values are not collapsed.
     pub cdata: bool,
+    /// Declared `ID`: its value names the element for XPath's `id()`.
+    pub id: bool,
     /// The default value's literal as written, between its quotes (`None` for
     /// `#REQUIRED` and `#IMPLIED`).
     pub default: Option<Box<str>>,
@@ -62,10 +64,11 @@ pub(crate) fn declaration(cursor: &mut Cursor, into: &mut Vec<AttributeDecl>) ->
         }
         let name = cursor.consume_name()?;
         cursor.consume_spaces()?;
-        let cdata = attribute_type(cursor)?;
+        let kind = attribute_type(cursor)?;
+        let (cdata, id) = (kind == "CDATA", kind == "ID");
         cursor.consume_spaces()?;
         let (default, quote) = default_declaration(cursor)?;
-        declared.push(AttributeDecl { element: element.into(), name: name.into(), cdata, default, quote });
+        declared.push(AttributeDecl { element: element.into(), name: name.into(), cdata, id, default, quote });
     }
     for decl in declared {
         if !into.iter().any(|known| known.element == decl.element && known.name == decl.name) {
@@ -75,11 +78,12 @@ pub(crate) fn declaration(cursor: &mut Cursor, into: &mut Vec<AttributeDecl>) ->
     Ok(())
 }
 
-/// `CDATA`, a tokenized type, `NOTATION (…)` or an enumeration `(…)`: whether it is `CDATA`.
-fn attribute_type(cursor: &mut Cursor) -> Checked<bool> {
+/// `CDATA`, a tokenized type, `NOTATION (…)` or an enumeration `(…)`: the keyword
+/// (`""` for the last two).
+fn attribute_type(cursor: &mut Cursor) -> Checked<&'static str> {
     if let Some(keyword) = TYPES.iter().find(|t| cursor.starts_with(t)) {
         cursor.pos += keyword.len();
-        return Ok(*keyword == "CDATA");
+        return Ok(keyword);
     }
     if cursor.starts_with("NOTATION") {
         cursor.pos += "NOTATION".len();
@@ -94,7 +98,7 @@ fn attribute_type(cursor: &mut Cursor) -> Checked<bool> {
         return fault(cursor.pos + bad.0, "an enumeration holds a character that is not a name's");
     }
     cursor.pos += length + 1;
-    Ok(false)
+    Ok("")
 }
 
 fn is_space_char(c: char) -> bool {
@@ -196,7 +200,8 @@ mod tests {
     }
 
     fn decl(element: &str, name: &str, cdata: bool, default: Option<&str>, quote: u8) -> AttributeDecl {
-        AttributeDecl { element: element.into(), name: name.into(), cdata, default: default.map(Into::into), quote }
+        let id = false;
+        AttributeDecl { element: element.into(), name: name.into(), cdata, id, default: default.map(Into::into), quote }
     }
 
     #[test]
@@ -205,7 +210,8 @@ mod tests {
                     e (one|two | three) #FIXED 'two' f NOTATION (n) 'n' g ENTITY #IMPLIED xmlns:q CDATA 'u'>";
         let declared = read(text).unwrap();
         assert_eq!(declared[0], decl("p:e", "a", true, Some("x>y"), b'\''));
-        assert_eq!(declared[1], decl("p:e", "b", false, None, b'"'));
+        assert_eq!(declared[1], AttributeDecl { id: true, ..decl("p:e", "b", false, None, b'"') });
+        assert!(declared.iter().filter(|d| d.id).count() == 1, "only `ID` is an ID, not `IDREFS`");
         assert_eq!(declared[3], decl("p:e", "d", false, Some(" 1  2 "), b'"'));
         assert_eq!(declared[4], decl("p:e", "e", false, Some("two"), b'\''));
         assert_eq!(

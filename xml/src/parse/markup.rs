@@ -98,7 +98,8 @@ impl<S: Sink> Builder<'_, S> {
                 // Checked by `resolve_attributes`.
                 prefix => lookup(&self.namespaces, Some(prefix), own).unwrap_or_default(),
             };
-            self.sink.event(Event::Attribute { name, uri, value })?;
+            let id = name == "xml:id" || declared.iter().any(|decl| decl.id && *decl.name == *name);
+            self.sink.event(Event::Attribute { name, uri, value, id })?;
         }
         self.phase = Phase::Content;
         if empty {

@@ -61,10 +61,13 @@ pub enum Event<'a> {
     /// Namespace declarations (`xmlns`, `xmlns:p`) are not attributes, as in roxmltree.
     /// `uri` is the namespace URI of a prefixed name (`xml:` is the XML namespace's);
     /// an unprefixed attribute has none (empty), whatever the default namespace.
+    /// `id`: the attribute is an ID (`xml:id`, or declared `ID` by the internal
+    /// subset for this element), which XPath's `id()` finds elements by.
     Attribute {
         name: &'a str,
         uri: &'a str,
         value: &'a str,
+        id: bool,
     },
     /// One text node: adjacent character data, CDATA sections, character and entity
     /// references merged, CR/CRLF → LF. Whitespace-only text is kept. Empty only for

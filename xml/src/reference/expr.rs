@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::xpath::bindings::Bindings;
 use crate::xpath::eval::{self, Tree, Value};
 use crate::xpath::expr::{Axis, Expr, Test};
-use crate::xpath::names::{NameTest, resolve};
+use crate::xpath::names::{NameTest, XML_NAMESPACE, resolve};
 
 /// Evaluates a full XPath 1.0 expression over a collection of documents.
 pub fn evaluate_expr<'a, 'input>(expr: &Expr, docs: &'a [Document<'input>]) -> Value<Item<'a, 'input>> {
@@ -84,6 +84,20 @@ impl<'a, 'input> Tree for DomTree<'a, 'input> {
             Some(p) if !local && !p.is_empty() => format!("{p}:{name}"),
             _ => name.to_string(),
         })
+    }
+
+    /// `xml:id` only: the reference loader blanks the internal subset's declarations
+    /// before roxmltree reads the text (`collection/defaults.rs`), so attributes it
+    /// declares `ID` are the store's alone (checked against lxml there).
+    fn elements_with_id(&mut self, root: Self::Node, tokens: &[&str], out: &mut Vec<Self::Node>) -> Result<()> {
+        let doc = root.document();
+        let xml_id = |a: &roxmltree::Attribute<'_, '_>| a.namespace() == Some(XML_NAMESPACE) && a.name() == "id";
+        for node in root.node().descendants().filter(|n| n.is_element()) {
+            if node.attributes().any(|a| xml_id(&a) && tokens.binary_search(&a.value()).is_ok()) {
+                out.push(Item::Node { doc, node });
+            }
+        }
+        Ok(())
     }
 
     fn namespace_uri(&mut self, item: Self::Node) -> Result<String> {

@@ -10,6 +10,7 @@
 //! | `c` + kind (u8) + name id (u32 BE) | varint count of nodes of that kind and name |
 //! | `v` + kind (u8) + name id (u32 BE) | varint count of those nodes in the value index |
 //! | `x` + element pre (u64 BE) + prefix (UTF-8, empty for the default namespace) | the namespace URI the element declares for that prefix |
+//! | `t` + element name id (u32 BE) + attribute name id (u32 BE) | empty: such attributes of such elements are IDs (`xml:id`, or declared `ID`), for XPath's `id()` |
 //!
 //! A name key is the qualified name as written (UTF-8), followed by a zero byte and
 //! the namespace URI when the name has one: `dc:title` in two namespaces is two names.
@@ -88,6 +89,8 @@ pub struct Dictionary {
     pub counts: HashMap<(Kind, u32), u64>,
     /// Value-index entries by kind and name.
     pub indexed: HashMap<(Kind, u32), u64>,
+    /// (element name, attribute name) pairs whose attributes were IDs in some document.
+    pub id_attributes: std::collections::BTreeSet<(u32, u32)>,
 }
 
 impl Dictionary {
@@ -136,6 +139,12 @@ impl Dictionary {
                 };
                 dict.push_path(info, depth);
             }
+        }
+        for entry in tree.range(Bound::Included(b"t".as_slice()), Bound::Excluded(b"u".as_slice())) {
+            let (key, _) = entry?;
+            let pair = <[u8; 9]>::try_from(key.as_slice()).map_err(|_| bad("an ID pair key is not 9 bytes".into()))?;
+            let element = u32::from_be_bytes(pair[1..5].try_into().expect("4 bytes"));
+            dict.id_attributes.insert((element, u32::from_be_bytes(pair[5..9].try_into().expect("4 bytes"))));
         }
         dict.counts = read_counts(tree, b'c', collection)?;
         dict.indexed = read_counts(tree, b'v', collection)?;
@@ -340,6 +349,13 @@ impl Dictionary {
             key.push(b'p');
             key.extend_from_slice(&((block * PATHS_PER_BLOCK) as u32).to_be_bytes());
             tree.insert(&key, &value)?;
+        }
+        for &(element, attribute) in &self.id_attributes {
+            key.clear();
+            key.push(b't');
+            key.extend_from_slice(&element.to_be_bytes());
+            key.extend_from_slice(&attribute.to_be_bytes());
+            tree.insert(&key, &[])?;
         }
         for (tag, counts) in [(b'c', &self.counts), (b'v', &self.indexed)] {
             for (&(kind, name), &count) in counts {

@@ -367,8 +367,12 @@ impl Sink for Shredder<'_, '_, '_> {
                 let id = self.out.dict.intern(name, uri);
                 self.add(Kind::Element, id, None)
             }
-            Event::Attribute { name, uri, value } => {
+            Event::Attribute { name, uri, value, id: is_id } => {
                 let id = self.out.dict.intern(name, uri);
+                if is_id {
+                    let owner = self.stack.last().expect("an attribute follows its element").name;
+                    self.out.dict.id_attributes.insert((owner, id));
+                }
                 let pre = self.out.counters.next_pre;
                 self.out.values.add(id, Kind::Attribute, value, pre);
                 self.add(Kind::Attribute, id, Some(value))

@@ -30,8 +30,8 @@ pub const SEGMENT_OPS: usize = 1 << 15;
 enum Op {
     /// The name's and the namespace URI's ranges.
     Open((u32, u32), (u32, u32)),
-    /// The name's, the URI's and the value's ranges.
-    Attribute((u32, u32), (u32, u32), (u32, u32)),
+    /// The name's, the URI's and the value's ranges, and whether it is an ID.
+    Attribute((u32, u32), (u32, u32), (u32, u32), bool),
     Text(u32, u32),
     Comment(u32, u32),
     Pi(u32, u32, Option<(u32, u32)>),
@@ -72,8 +72,8 @@ impl Tape {
         for op in &self.ops {
             let event = match *op {
                 Op::Open(name, uri) => Event::Open { name: self.get(name), uri: self.get(uri) },
-                Op::Attribute(name, uri, value) => {
-                    Event::Attribute { name: self.get(name), uri: self.get(uri), value: self.get(value) }
+                Op::Attribute(name, uri, value, id) => {
+                    Event::Attribute { name: self.get(name), uri: self.get(uri), value: self.get(value), id }
                 }
                 Op::Text(a, b) => Event::Text(self.get((a, b))),
                 Op::Comment(a, b) => Event::Comment(self.get((a, b))),
@@ -93,9 +93,9 @@ impl Sink for Tape {
     fn event(&mut self, event: Event<'_>) -> Result<()> {
         let op = match event {
             Event::Open { name, uri } => Op::Open(self.put(name), self.put_uri(uri)),
-            Event::Attribute { name, uri, value } => {
+            Event::Attribute { name, uri, value, id } => {
                 let name = self.put(name);
-                Op::Attribute(name, self.put_uri(uri), self.put(value))
+                Op::Attribute(name, self.put_uri(uri), self.put(value), id)
             }
             Event::Text(text) => {
                 let (a, b) = self.put(text);

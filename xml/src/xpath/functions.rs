@@ -1,8 +1,8 @@
 //! XPath 1.0's core function library (§4) and value conversions, on plain strings and
 //! numbers: what does not depend on where the nodes live.
 //!
-//! [`Function`] names each function the parser accepts, with its arity and result type;
-//! `id()` is refused by the parser with a clear error. The helpers below are the string and number halves of the library;
+//! [`Function`] names each function the parser accepts (all of XPath 1.0's), with its
+//! arity and result type. The helpers below are the string and number halves of the library;
 //! `eval.rs` supplies the node halves (string values, names) through its `Tree`.
 //!
 //! Read next: `eval.rs`.
@@ -39,10 +39,11 @@ pub enum Function {
     Round,
     NamespaceUri,
     Lang,
+    Id,
 }
 
 /// Name, fewest and most arguments (`usize::MAX`: any number), result type.
-const TABLE: [(Function, &str, usize, usize, Type); 26] = [
+const TABLE: [(Function, &str, usize, usize, Type); 27] = [
     (Function::Last, "last", 0, 0, Type::Number),
     (Function::Position, "position", 0, 0, Type::Number),
     (Function::Count, "count", 1, 1, Type::Number),
@@ -69,10 +70,8 @@ const TABLE: [(Function, &str, usize, usize, Type); 26] = [
     (Function::Round, "round", 1, 1, Type::Number),
     (Function::NamespaceUri, "namespace-uri", 0, 1, Type::String),
     (Function::Lang, "lang", 1, 1, Type::Boolean),
+    (Function::Id, "id", 1, 1, Type::Nodes),
 ];
-
-/// Functions of XPath 1.0 that QuireDB refuses, with the reason given to the user.
-pub const REFUSED: [(&str, &str); 1] = [("id", "`id()` (documents are loaded without DTD attribute types)")];
 
 impl Function {
     fn row(self) -> &'static (Function, &'static str, usize, usize, Type) {
@@ -139,6 +138,11 @@ pub fn lang_matches(declared: &str, wanted: &str) -> bool {
     declared.len() >= wanted.len()
         && declared[..wanted.len()].eq_ignore_ascii_case(wanted)
         && (declared.len() == wanted.len() || declared[wanted.len()] == b'-')
+}
+
+/// The IDs `id()` looks for in a string: its whitespace-separated tokens (§4.1).
+pub fn id_tokens(s: &str) -> impl Iterator<Item = &str> {
+    s.split([' ', '\t', '\n', '\r']).filter(|t| !t.is_empty())
 }
 
 /// XPath 1.0 `boolean(number)`.

@@ -19,7 +19,7 @@
 //! After an operand, `*` and the names `and`, `or`, `div`, `mod` are operators (§3.7);
 //! a name before `(` is a function unless it is a node type. Refused with
 //! [`Error::XPathUnsupported`] naming the construct and its column: the `namespace`
-//! axis, `id()`, and a variable no value is bound to ([`parse_expr_with`] replaces
+//! axis and a variable no value is bound to ([`parse_expr_with`] replaces
 //! `$name` by its bound value). Prefixed name tests (`dc:title`) are read as written
 //! and resolved by `names.rs`; `Q{uri}local` is read as an expanded name.
 //! Type errors XPath 1.0 can see statically (a predicate or a step after a number, a
@@ -33,7 +33,7 @@ use crate::xpath::ast::{CompareOp, Span};
 use crate::xpath::bindings::{Atom, Bindings};
 use crate::xpath::cursor::Parser;
 use crate::xpath::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
-use crate::xpath::functions::{Function, REFUSED, number_to_string};
+use crate::xpath::functions::{Function, number_to_string};
 use crate::xpath::lexer::{Tok, column};
 
 /// Parses a full XPath 1.0 expression (a variable reference is an error: nothing is
@@ -274,9 +274,6 @@ impl Parser<'_, Full<'_>> {
 
     fn call(&mut self, name: &str) -> Result<Expr> {
         let start = self.here();
-        if let Some((_, why)) = REFUSED.iter().find(|(refused, _)| *refused == name) {
-            return Err(self.unsupported_at(start, format!("function {why}")));
-        }
         let Some(function) = Function::from_name(name) else {
             return Err(self.unsupported_at(start, format!("unknown function `{name}()`")));
         };
@@ -510,7 +507,6 @@ mod tests {
         let cases = [
             ("//a[$x]", 5, "variable `$x` (no value is bound to it; `--var x=VALUE`)"),
             ("/a/namespace::b", 4, "axis `namespace::`"),
-            ("//a[id('x')]", 5, "function `id()` (documents are loaded without DTD attribute types)"),
             ("frobnicate(1)", 1, "unknown function `frobnicate()`"),
         ];
         for (q, want_column, want) in cases {

@@ -119,9 +119,10 @@ fn unbound(src: &str, at: usize, prefix: &str, why: &str) -> Error {
     }
 }
 
-/// The byte offset of the first part of `expr` that depends on namespace URIs: a
-/// prefixed or expanded name test, `lang()` or `namespace-uri()`.
-pub fn first_namespaced(expr: &Expr) -> Option<usize> {
+/// The byte offset of the first part of `expr` that depends on namespace URIs or on
+/// which attributes are IDs: a prefixed or expanded name test, `lang()`,
+/// `namespace-uri()` or `id()` (what collections of format 1 did not keep).
+pub fn first_needing_format_2(expr: &Expr) -> Option<usize> {
     let mut expr = expr.clone();
     let (mut tests, mut calls) = (Vec::new(), Vec::new());
     visit(
@@ -132,7 +133,7 @@ pub fn first_namespaced(expr: &Expr) -> Option<usize> {
             }
         },
         &mut |call| {
-            if matches!(call.function, Function::Lang | Function::NamespaceUri) {
+            if matches!(call.function, Function::Lang | Function::NamespaceUri | Function::Id) {
                 calls.push(call.span.start);
             }
         },

@@ -514,6 +514,46 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         Ok(if local { local_name(name) } else { name }.to_string())
     }
 
+    /// The ID attributes come from the dictionary's (element, attribute) pairs; their
+    /// values from the value index when it holds every value of the name, else from
+    /// the name's partition over the document.
+    fn elements_with_id(&mut self, root: Label, tokens: &[&str], out: &mut Vec<Label>) -> Result<()> {
+        let pairs: Vec<(u32, u32)> = self.store.dictionary().id_attributes.iter().copied().collect();
+        let mut attributes: Vec<u32> = pairs.iter().map(|&(_, attribute)| attribute).collect();
+        attributes.sort_unstable();
+        attributes.dedup();
+        let mut found = Vec::new();
+        for attribute in attributes {
+            found.clear();
+            if self.store.value_index_complete(Kind::Attribute, attribute) {
+                for token in tokens {
+                    found.extend(self.store.lookup_string(attribute, Kind::Attribute, token)?);
+                }
+                found.retain(|&pre| root.pre < pre && pre <= root.pre + root.size);
+            } else {
+                let mut cursor = self.store.partition(Kind::Attribute, attribute, root.pre)?;
+                let mut value = Vec::new();
+                while let Some(label) = cursor.next_label()?.filter(|l| l.pre <= root.pre + root.size) {
+                    value.clear();
+                    self.values.string_value(self.store, label.pre, &mut value)?;
+                    let text = std::str::from_utf8(&value).unwrap_or_default();
+                    if tokens.binary_search(&text).is_ok() {
+                        found.push(label.pre);
+                    }
+                }
+            }
+            for &pre in &found {
+                let label = self.label(pre)?;
+                let Some(owner) = self.parent(&label)? else { continue };
+                let name = self.store.dictionary().paths.get(owner.path as usize).map(|p| p.name);
+                if name.is_some_and(|name| pairs.binary_search(&(name, attribute)).is_ok()) {
+                    out.push(owner);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn namespace_uri(&mut self, node: Label) -> Result<String> {
         let dict = self.store.dictionary();
         let Some(info) =

@@ -86,7 +86,7 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
         let mut expr = xpath::parse_expr_with(xpath, bindings)?;
         let dict = self.dictionary();
         if !dict.uris_known {
-            if let Some(at) = names::first_namespaced(&expr).or(bindings.is_strict().then_some(0)) {
+            if let Some(at) = names::first_needing_format_2(&expr).or(bindings.is_strict().then_some(0)) {
                 return Err(self.without_uris(lexer::column(xpath, at)));
             }
         } else {
@@ -98,12 +98,13 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
     }
 
     /// The error for a query about namespaces (a namespaced name test, `lang()`,
-    /// `namespace-uri()`) over a collection of format 1, which kept no URIs.
+    /// `namespace-uri()`) or IDs (`id()`) over a collection of format 1, which kept
+    /// neither.
     pub(crate) fn without_uris(&self, column: usize) -> Error {
         Error::XPathUnsupported {
             column,
             construct: format!(
-                "namespaces in collection {:?}: an older QuireDB loaded it without namespace URIs; load it again",
+                "namespaces or IDs in collection {:?}: an older QuireDB loaded it without namespace URIs and ID attributes; load it again",
                 self.name()
             ),
         }

@@ -54,8 +54,9 @@ pub(super) const MIXED: &str = "<doc>\n  intro <p>one <em>two</em> three<em>4<em
 pub(super) const NAMESPACES: &str = r#"<root xmlns="urn:d" xmlns:x="urn:x" xmlns:y="urn:y"><x:item x:id="1" id="2" price=" 10.5 "><x:name>A</x:name><name>B</name></x:item><item id="3" y:price="-3"><y:name>C</y:name></item><y:item><x:item id="4"/></y:item></root>"#;
 
 /// XHTML with SVG inside (a default namespace changed and undeclared), an attribute
-/// in the XLink namespace, `xml:lang` inherited, overridden, emptied and in odd case.
-pub(super) const XHTML: &str = r##"<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en-GB"><head><title>T</title></head><body><p xml:lang="fr">Bonjour <em>monde</em></p><svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10"><circle r="1"/><a xlink:href="#c" href="h"><text xml:lang="DE-ch">Hallo</text></a></svg><p>plain <span xml:lang="">none</span><a href="#top">top</a></p><x:p xmlns:x="urn:x" x:lang="zz" lang="en">x</x:p><q xmlns="">no namespace</q></body></html>"##;
+/// in the XLink namespace, `xml:lang` inherited, overridden, emptied and in odd case,
+/// and `xml:id`s.
+pub(super) const XHTML: &str = r##"<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en-GB"><head><title>T</title></head><body xml:id="b"><p xml:lang="fr">Bonjour <em>monde</em></p><svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10"><circle r="1" xml:id="c1"/><a xlink:href="#c" href="h" xml:id="link"><text xml:lang="DE-ch">Hallo</text></a></svg><p>plain <span xml:lang="">none</span><a href="#top">top</a></p><x:p xmlns:x="urn:x" x:lang="zz" lang="en">x</x:p><q xmlns="">no namespace</q></body></html>"##;
 
 /// The prefix `x` bound to another URI than in [`XHTML`] and [`NAMESPACES`], and an
 /// element in no namespace named as XHTML's.

@@ -28,6 +28,7 @@ impl<T: Tree> Eval<'_, T> {
                     (Some(&n), function) => self.tree.name(n, function == Function::LocalName)?,
                 })
             }
+            Function::Id => Value::Nodes(self.id(&args[0], ctx)?),
             Function::Lang => {
                 let wanted = self.string_of(&args[0], ctx)?;
                 Value::Boolean(self.lang(ctx)?.is_some_and(|declared| f::lang_matches(&declared, &wanted)))
@@ -106,6 +107,31 @@ impl<T: Tree> Eval<'_, T> {
             return Ok(n as f64);
         }
         Ok(self.nodes_of(arg, ctx)?.len() as f64)
+    }
+
+    /// `id(arg)` (§4.1): the elements, in the context node's document (every document
+    /// at the top), whose ID is one of the tokens of `arg`'s string, or of each of its
+    /// nodes' string values.
+    fn id(&mut self, arg: &Expr, ctx: &Ctx<T::Node>) -> Result<Vec<T::Node>> {
+        let strings = match self.expr(arg, ctx)? {
+            Value::Nodes(nodes) => nodes.into_iter().map(|n| self.node_string(n)).collect::<Result<Vec<_>>>()?,
+            other => vec![self.string(&other)?],
+        };
+        let mut tokens: Vec<&str> = strings.iter().flat_map(|s| f::id_tokens(s)).collect();
+        tokens.sort_unstable();
+        tokens.dedup();
+        let roots = match ctx.node {
+            Some(node) => vec![self.tree.root_of(node)?],
+            None => self.tree.roots()?,
+        };
+        let mut out = Vec::new();
+        if !tokens.is_empty() {
+            for root in roots {
+                self.tree.elements_with_id(root, &tokens, &mut out)?;
+            }
+        }
+        self.sort_unique(&mut out);
+        Ok(out)
     }
 
     /// The `xml:lang` of the context node or of its nearest ancestor that has one.

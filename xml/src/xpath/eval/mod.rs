@@ -100,6 +100,10 @@ pub trait Tree {
     /// The namespace URI of an element's or attribute's name; empty for other nodes
     /// and for names in no namespace.
     fn namespace_uri(&mut self, node: Self::Node) -> Result<String>;
+    /// Appends the elements of `root`'s document whose ID (an `xml:id`, or an
+    /// attribute its internal subset declares `ID`) is one of `tokens` (sorted), in
+    /// any order.
+    fn elements_with_id(&mut self, root: Self::Node, tokens: &[&str], out: &mut Vec<Self::Node>) -> Result<()>;
     /// The nodes of an absolute path from every document node, when the tree can find
     /// some leading steps faster than the evaluator: the nodes after them and how many
     /// steps that was.
