@@ -1,7 +1,7 @@
 //! XPath 1.0: tokenizer → parser → trees with spans → evaluator.
 //!
 //! Entry points: [`parse_expr`] for any XPath 1.0 expression (`grammar.rs`, `expr.rs`;
-//! refused: the `namespace` axis, `id()`; variables only as values bound beforehand),
+//! refused: the `namespace` axis; variables only as values bound beforehand),
 //! evaluated by `eval.rs` over any node model; [`parse`] for the structural subset
 //! the store answers with joins alone (`parser.rs`, `ast.rs`), which
 //! [`subset::lower`] recognises inside full expressions.

@@ -68,11 +68,11 @@ pub struct Prepared<'s, 't, T: PageRead> {
 pub type XPathValue = Value<Label>;
 
 impl<'t, T: PageRead> XmlStore<'t, T> {
-    /// Parses and compiles `xpath` (any XPath 1.0 expression but variables, the
-    /// namespace axis and `id()`) for this collection. Errors name the construct and
-    /// its column when the query is malformed or refused. A prefix in a name test
-    /// (`dc:title`) stands for the one URI the collection's names use with it: see
-    /// [`XmlStore::prepare_with`] to bind prefixes.
+    /// Parses and compiles `xpath` (any XPath 1.0 expression but the namespace axis;
+    /// variables need [`XmlStore::prepare_with`]) for this collection. Errors name the
+    /// construct and its column when the query is malformed or refused. A prefix in a
+    /// name test (`dc:title`) stands for the one URI the collection's names use with
+    /// it: see [`XmlStore::prepare_with`] to bind prefixes.
     pub fn prepare(&self, xpath: &str) -> Result<Prepared<'_, 't, T>> {
         self.prepare_with(xpath, &Bindings::new())
     }
