@@ -129,6 +129,19 @@ fn the_committed_cross_check_set_answers_as_the_reference_does() {
     }
 }
 
+/// [`XHTML`], [`REBOUND`] and [`NAMESPACES`] as one collection: `check` gets their DOMs
+/// and the store.
+fn with_namespaced_collection(
+    check: impl FnOnce(&[roxmltree::Document<'_>], &XmlStore<'_, quiredb_engine::ReadTxn<'_>>),
+) {
+    let texts = [XHTML, REBOUND, NAMESPACES];
+    let loaded = load_docs(&texts.map(|t| t.as_bytes().to_vec()));
+    let doms = loaded.doms();
+    let txn = loaded.db.begin_read().expect("read");
+    let store = XmlStore::open(&txn, "c").expect("open");
+    check(&doms, &store);
+}
+
 /// Name tests with prefixes (bound by the caller, or by the one URI the data uses with
 /// them), expanded names, `namespace-uri()` and `lang()`, over documents whose default
 /// namespace changes and whose prefixes are bound differently from one to the next.
@@ -136,68 +149,65 @@ fn the_committed_cross_check_set_answers_as_the_reference_does() {
 fn namespaced_queries_answer_as_the_reference_does() {
     use crate::mix::{reference_answer_with, store_answer_with};
     use crate::xpath::bindings::Bindings;
-    let texts = [XHTML, REBOUND, NAMESPACES];
-    let loaded = load_docs(&texts.map(|t| t.as_bytes().to_vec()));
-    let doms = loaded.doms();
-    let txn = loaded.db.begin_read().expect("read");
-    let store = XmlStore::open(&txn, "c").expect("open");
-    let mut bound = Bindings::new();
-    bound.namespace("h", "http://www.w3.org/1999/xhtml").namespace("s", "http://www.w3.org/2000/svg");
-    bound.namespace("x", "urn:x");
-    let cases: [(&str, usize); 26] = [
-        ("id('b link')", 2),
-        ("id('c1 nothing c1')/@r", 1),
-        ("//s:svg[id('link')]", 1),
-        ("count(id(//@xml:id)) = count(//@xml:id)", usize::MAX),
-        ("//h:p", 2),
-        ("//p", 6),
-        ("//Q{}p", 1),
-        ("//Q{}*", 3),
-        ("//x:p", 2),
-        ("//x:*", 5),
-        ("//s:*", 4),
-        ("//s:a/@xlink:href", 1),
-        ("//@Q{}href", 2),
-        ("//@x:lang", 1),
-        ("//@xml:lang", 5),
-        ("//*[lang('en')]", 11),
-        ("//*[lang('de')]", 1),
-        ("//text()[lang('fr')]", 2),
-        ("//*[lang('nl')]", 5),
-        ("//*[namespace-uri() = 'urn:x']", 5),
-        ("//@*[namespace-uri() = '']", 9),
-        ("//h:body/*[not(self::h:p)]", 3),
-        ("//s:svg/descendant::*[local-name() = 'a']", 1),
-        ("//*[@xml:lang = '']", 1),
-        ("//y:name", 1),
-        ("//h:title | //s:text", 2),
-    ];
-    let mut failures = Vec::new();
-    for (query, want) in cases {
-        let expected = reference_answer_with(&doms, query, &bound);
-        let got = store_answer_with(&store, query, &bound);
-        let count = match &expected {
-            crate::mix::Answer::Nodes { count, .. } => *count,
-            crate::mix::Answer::Atom(_) => usize::MAX,
-        };
-        if expected != got || count != want {
-            failures.push(format!("{query}: want {want}, reference {expected:?}, store {got:?}"));
+    with_namespaced_collection(|doms, store| {
+        let mut bound = Bindings::new();
+        bound.namespace("h", "http://www.w3.org/1999/xhtml").namespace("s", "http://www.w3.org/2000/svg");
+        bound.namespace("x", "urn:x");
+        let cases: [(&str, usize); 26] = [
+            ("id('b link')", 2),
+            ("id('c1 nothing c1')/@r", 1),
+            ("//s:svg[id('link')]", 1),
+            ("count(id(//@xml:id)) = count(//@xml:id)", usize::MAX),
+            ("//h:p", 2),
+            ("//p", 6),
+            ("//Q{}p", 1),
+            ("//Q{}*", 3),
+            ("//x:p", 2),
+            ("//x:*", 5),
+            ("//s:*", 4),
+            ("//s:a/@xlink:href", 1),
+            ("//@Q{}href", 2),
+            ("//@x:lang", 1),
+            ("//@xml:lang", 5),
+            ("//*[lang('en')]", 11),
+            ("//*[lang('de')]", 1),
+            ("//text()[lang('fr')]", 2),
+            ("//*[lang('nl')]", 5),
+            ("//*[namespace-uri() = 'urn:x']", 5),
+            ("//@*[namespace-uri() = '']", 9),
+            ("//h:body/*[not(self::h:p)]", 3),
+            ("//s:svg/descendant::*[local-name() = 'a']", 1),
+            ("//*[@xml:lang = '']", 1),
+            ("//y:name", 1),
+            ("//h:title | //s:text", 2),
+        ];
+        let mut failures = Vec::new();
+        for (query, want) in cases {
+            let expected = reference_answer_with(doms, query, &bound);
+            let got = store_answer_with(store, query, &bound);
+            let count = match &expected {
+                crate::mix::Answer::Nodes { count, .. } => *count,
+                crate::mix::Answer::Atom(_) => usize::MAX,
+            };
+            if expected != got || count != want {
+                failures.push(format!("{query}: want {want}, reference {expected:?}, store {got:?}"));
+            }
         }
-    }
-    for query in
-        ["namespace-uri(//s:circle)", "namespace-uri(//@xlink:href)", "namespace-uri(//text())", "name(//s:a/@*)"]
-    {
-        let (expected, got) = (reference_answer_with(&doms, query, &bound), store_answer_with(&store, query, &bound));
-        if expected != got {
-            failures.push(format!("{query}: reference {expected:?}, store {got:?}"));
+        for query in
+            ["namespace-uri(//s:circle)", "namespace-uri(//@xlink:href)", "namespace-uri(//text())", "name(//s:a/@*)"]
+        {
+            let (expected, got) = (reference_answer_with(doms, query, &bound), store_answer_with(store, query, &bound));
+            if expected != got {
+                failures.push(format!("{query}: reference {expected:?}, store {got:?}"));
+            }
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Unbound: `x` is bound to two URIs in the data, `zz` to none.
-    for (query, column, reason) in [("//x:p", 3, "2 URIs"), ("count(//a | //zz:a)", 15, "no name")] {
-        let error = store.prepare(query).err().unwrap_or_else(|| panic!("{query} must fail")).to_string();
-        assert!(error.contains(&format!("column {column}")) && error.contains(reason), "{query}: {error}");
-    }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // Unbound: `x` is bound to two URIs in the data, `zz` to none.
+        for (query, column, reason) in [("//x:p", 3, "2 URIs"), ("count(//a | //zz:a)", 15, "no name")] {
+            let error = store.prepare(query).err().unwrap_or_else(|| panic!("{query} must fail")).to_string();
+            assert!(error.contains(&format!("column {column}")) && error.contains(reason), "{query}: {error}");
+        }
+    });
 }
 
 /// `$name` bound to strings, numbers and booleans: the same answers as the reference,
@@ -249,63 +259,60 @@ fn bound_variables_answer_as_the_reference_does_and_plan_as_literals() {
 fn strict_names_answer_as_lxml_does() {
     use crate::mix::{Answer, reference_answer_with, store_answer_with};
     use crate::xpath::bindings::Bindings;
-    let texts = [XHTML, REBOUND, NAMESPACES];
-    let loaded = load_docs(&texts.map(|t| t.as_bytes().to_vec()));
-    let doms = loaded.doms();
-    let txn = loaded.db.begin_read().expect("read");
-    let store = XmlStore::open(&txn, "c").expect("open");
-    let mut strict = Bindings::new();
-    for (prefix, uri) in [
-        ("h", "http://www.w3.org/1999/xhtml"),
-        ("s", "http://www.w3.org/2000/svg"),
-        ("x", "urn:x"),
-        ("xlink", "http://www.w3.org/1999/xlink"),
-        ("y", "urn:y"),
-        ("d", "urn:d"),
-    ] {
-        strict.namespace(prefix, uri);
-    }
-    let mut xhtml = strict.clone();
-    strict.strict_names(None);
-    xhtml.strict_names(Some("http://www.w3.org/1999/xhtml"));
-    // Counts from lxml 6.2 (`etree.xpath(query, namespaces=…)` on each document).
-    let lxml: [(&Bindings, &str, usize); 26] = [
-        (&strict, "//p", 1),
-        (&strict, "//h:p", 2),
-        (&strict, "//*", 28),
-        (&strict, "//q", 1),
-        (&strict, "//@href", 2),
-        (&strict, "//@lang", 1),
-        (&strict, "//@xml:lang", 5),
-        (&strict, "//x:p", 2),
-        (&strict, "//s:*", 4),
-        (&strict, "//*[lang('en')]", 11),
-        (&strict, "//*[lang('nl')]", 5),
-        (&strict, "//*[namespace-uri()='urn:x']", 5),
-        (&strict, "//r/p", 1),
-        (&strict, "//x:q/p", 0),
-        (&strict, "//root/item", 0),
-        (&strict, "//d:root/x:item", 1),
-        (&strict, "//y:name", 1),
-        (&strict, "//name", 0),
-        (&strict, "//item[@id]", 0),
-        (&strict, "//@*[namespace-uri()='']", 9),
-        (&strict, "//h:body/h:p[h:span]", 1),
-        (&strict, "//*[local-name()='p'][not(self::h:p)]", 4),
-        (&xhtml, "//p", 2),
-        (&xhtml, "//body/p[span]", 1),
-        (&xhtml, "//a/@href", 1),
-        (&xhtml, "//span[@xml:lang] | //p[@xml:lang]", 2),
-    ];
-    let mut failures = Vec::new();
-    for (bindings, query, want) in lxml {
-        let (expected, got) =
-            (reference_answer_with(&doms, query, bindings), store_answer_with(&store, query, bindings));
-        if expected != got || !matches!(expected, Answer::Nodes { count, .. } if count == want) {
-            failures.push(format!("{query}: lxml {want}, reference {expected:?}, store {got:?}"));
+    with_namespaced_collection(|doms, store| {
+        let mut strict = Bindings::new();
+        for (prefix, uri) in [
+            ("h", "http://www.w3.org/1999/xhtml"),
+            ("s", "http://www.w3.org/2000/svg"),
+            ("x", "urn:x"),
+            ("xlink", "http://www.w3.org/1999/xlink"),
+            ("y", "urn:y"),
+            ("d", "urn:d"),
+        ] {
+            strict.namespace(prefix, uri);
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        let mut xhtml = strict.clone();
+        strict.strict_names(None);
+        xhtml.strict_names(Some("http://www.w3.org/1999/xhtml"));
+        // Counts from lxml 6.2 (`etree.xpath(query, namespaces=…)` on each document).
+        let lxml: [(&Bindings, &str, usize); 26] = [
+            (&strict, "//p", 1),
+            (&strict, "//h:p", 2),
+            (&strict, "//*", 28),
+            (&strict, "//q", 1),
+            (&strict, "//@href", 2),
+            (&strict, "//@lang", 1),
+            (&strict, "//@xml:lang", 5),
+            (&strict, "//x:p", 2),
+            (&strict, "//s:*", 4),
+            (&strict, "//*[lang('en')]", 11),
+            (&strict, "//*[lang('nl')]", 5),
+            (&strict, "//*[namespace-uri()='urn:x']", 5),
+            (&strict, "//r/p", 1),
+            (&strict, "//x:q/p", 0),
+            (&strict, "//root/item", 0),
+            (&strict, "//d:root/x:item", 1),
+            (&strict, "//y:name", 1),
+            (&strict, "//name", 0),
+            (&strict, "//item[@id]", 0),
+            (&strict, "//@*[namespace-uri()='']", 9),
+            (&strict, "//h:body/h:p[h:span]", 1),
+            (&strict, "//*[local-name()='p'][not(self::h:p)]", 4),
+            (&xhtml, "//p", 2),
+            (&xhtml, "//body/p[span]", 1),
+            (&xhtml, "//a/@href", 1),
+            (&xhtml, "//span[@xml:lang] | //p[@xml:lang]", 2),
+        ];
+        let mut failures = Vec::new();
+        for (bindings, query, want) in lxml {
+            let (expected, got) =
+                (reference_answer_with(doms, query, bindings), store_answer_with(store, query, bindings));
+            if expected != got || !matches!(expected, Answer::Nodes { count, .. } if count == want) {
+                failures.push(format!("{query}: lxml {want}, reference {expected:?}, store {got:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }
 
 /// `id()` finds elements by `xml:id` and by attributes the internal subset declares

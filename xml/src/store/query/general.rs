@@ -95,6 +95,30 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         Ok(Some(self.label(record.parent)?))
     }
 
+    /// Pres of the attributes named `attribute` under `root` whose value is one of
+    /// `tokens` (sorted): from the value index when it holds every value of the name,
+    /// else from the name's partition over `root`'s subtree.
+    fn attributes_valued(&mut self, attribute: u32, tokens: &[&str], root: &Label, found: &mut Vec<u64>) -> Result<()> {
+        let last = root.pre + root.size;
+        if self.store.value_index_complete(Kind::Attribute, attribute) {
+            for token in tokens {
+                found.extend(self.store.lookup_string(attribute, Kind::Attribute, token)?);
+            }
+            found.retain(|&pre| root.pre < pre && pre <= last);
+            return Ok(());
+        }
+        let mut cursor = self.store.partition(Kind::Attribute, attribute, root.pre)?;
+        let mut value = Vec::new();
+        while let Some(label) = cursor.next_label()?.filter(|l| l.pre <= last) {
+            value.clear();
+            self.values.string_value(self.store, label.pre, &mut value)?;
+            if tokens.binary_search(&std::str::from_utf8(&value).unwrap_or_default()).is_ok() {
+                found.push(label.pre);
+            }
+        }
+        Ok(())
+    }
+
     /// The labels of the nodes on `paths` up to pre `last`, in document order, when
     /// reading their partitions costs less than `budget` labels.
     fn path_labels(&mut self, paths: &[u32], last: u64, budget: u64) -> Result<Option<Vec<Label>>> {
@@ -514,9 +538,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         Ok(if local { local_name(name) } else { name }.to_string())
     }
 
-    /// The ID attributes come from the dictionary's (element, attribute) pairs; their
-    /// values from the value index when it holds every value of the name, else from
-    /// the name's partition over the document.
+    /// The ID attributes come from the dictionary's (element, attribute) pairs.
     fn elements_with_id(&mut self, root: Label, tokens: &[&str], out: &mut Vec<Label>) -> Result<()> {
         let pairs: Vec<(u32, u32)> = self.store.dictionary().id_attributes.iter().copied().collect();
         let mut attributes: Vec<u32> = pairs.iter().map(|&(_, attribute)| attribute).collect();
@@ -525,23 +547,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         let mut found = Vec::new();
         for attribute in attributes {
             found.clear();
-            if self.store.value_index_complete(Kind::Attribute, attribute) {
-                for token in tokens {
-                    found.extend(self.store.lookup_string(attribute, Kind::Attribute, token)?);
-                }
-                found.retain(|&pre| root.pre < pre && pre <= root.pre + root.size);
-            } else {
-                let mut cursor = self.store.partition(Kind::Attribute, attribute, root.pre)?;
-                let mut value = Vec::new();
-                while let Some(label) = cursor.next_label()?.filter(|l| l.pre <= root.pre + root.size) {
-                    value.clear();
-                    self.values.string_value(self.store, label.pre, &mut value)?;
-                    let text = std::str::from_utf8(&value).unwrap_or_default();
-                    if tokens.binary_search(&text).is_ok() {
-                        found.push(label.pre);
-                    }
-                }
-            }
+            self.attributes_valued(attribute, tokens, &root, &mut found)?;
             for &pre in &found {
                 let label = self.label(pre)?;
                 let Some(owner) = self.parent(&label)? else { continue };
