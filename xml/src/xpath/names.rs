@@ -41,8 +41,9 @@ pub enum NameTest<'a> {
 
 impl<'a> NameTest<'a> {
     pub fn of(name: &'a str) -> Self {
+        // A local name holds no `}`; a URI may (a bound or a declared one).
         if let Some(rest) = name.strip_prefix('{')
-            && let Some((uri, local)) = rest.split_once('}')
+            && let Some((uri, local)) = rest.rsplit_once('}')
         {
             return NameTest::Expanded { uri, local: (local != "*").then_some(local) };
         }
@@ -221,5 +222,6 @@ mod tests {
         assert!(!NameTest::of("{}title").matches("dc:title", "urn:dc"));
         assert!(NameTest::of("{}title").matches("title", ""));
         assert!(!NameTest::of("dc:title").matches("dc:title", "urn:dc"));
+        assert!(NameTest::of("{urn:a}b}c").matches("p:c", "urn:a}b"));
     }
 }
