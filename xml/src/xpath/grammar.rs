@@ -254,6 +254,9 @@ impl Parser<'_, Full<'_>> {
             Tok::Name(name) if self.here() == start + 1 => name,
             _ => return Err(self.unexpected("a variable name right after `$`")),
         };
+        if name.contains(':') || name.starts_with('{') {
+            return Err(self.unsupported_at(start, format!("variable `${name}` (a variable's name has no prefix)")));
+        }
         let Some(value) = self.1.bindings.value(&name) else {
             let construct = format!("variable `${name}` (no value is bound to it; `--var {name}=VALUE`)");
             return Err(self.unsupported_at(start, construct));
@@ -496,7 +499,7 @@ mod tests {
         }
         assert_eq!(parse_expr_with("$s", &b).unwrap(), Expr::String("O'Brien said \"hi\"".into()));
         assert_eq!(parse_expr_with("$tiny", &b).unwrap(), Expr::Number(1e-7, "0.0000001".into()));
-        for (query, column) in [("1 + $missing", 5), ("$ s", 3), ("count($s)", 7)] {
+        for (query, column) in [("1 + $missing", 5), ("$ s", 3), ("count($s)", 7), ("//a[$p:s]", 5)] {
             let error = parse_expr_with(query, &b).err().unwrap_or_else(|| panic!("{query} must fail"));
             assert!(error.to_string().contains(&format!("column {column}")), "{query}: {error}");
         }
