@@ -172,11 +172,11 @@ pub fn bindings(
         bindings.strict_names(names.default_namespace.as_deref());
     }
     for (prefix, uri) in namespaces.unwrap_or_default() {
-        let (prefix, uri) = Bindings::parse_namespace(&format!("{prefix}={uri}")).map_err(PyValueError::new_err)?;
+        Bindings::check_namespace(&prefix, &uri).map_err(PyValueError::new_err)?;
         bindings.namespace(&prefix, &uri);
     }
     for (name, value) in variables.unwrap_or_default() {
-        let (name, _) = Bindings::parse_variable(&format!("{name}=")).map_err(PyValueError::new_err)?;
+        Bindings::check_variable(&name).map_err(PyValueError::new_err)?;
         let atom = if let Ok(b) = value.cast::<PyBool>() {
             Atom::Boolean(b.is_true())
         } else if let Ok(s) = value.extract::<String>() {

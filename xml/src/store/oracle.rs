@@ -12,6 +12,7 @@
 use super::XmlStore;
 use super::format::Kind;
 use crate::error::Result;
+use crate::xpath::names::local_part as local;
 use quiredb_engine::PageRead;
 use roxmltree::{Document, NodeType};
 
@@ -57,11 +58,6 @@ fn flatten(docs: &[Document<'_>]) -> Vec<Expected> {
         }
     }
     out
-}
-
-/// The local part of a name as written (`dc:title` → `title`).
-fn local(name: &str) -> &str {
-    name.rsplit_once(':').map_or(name, |(_, l)| l)
 }
 
 /// Compares collection `store` with `docs`; returns the differences found.

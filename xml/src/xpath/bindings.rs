@@ -83,6 +83,13 @@ impl Bindings {
     /// Reads `prefix=uri`, as `--ns` takes it.
     pub fn parse_namespace(text: &str) -> Result<(String, String), String> {
         let (prefix, uri) = text.split_once('=').ok_or_else(|| format!("`{text}` is not PREFIX=URI"))?;
+        Self::check_namespace(prefix, uri)?;
+        Ok((prefix.to_owned(), uri.to_owned()))
+    }
+
+    /// Whether `prefix` may be bound to `uri`: a name without `:`, a URI that is not
+    /// empty, and `xml` only to the XML namespace.
+    pub fn check_namespace(prefix: &str, uri: &str) -> Result<(), String> {
         if !is_ncname(prefix) {
             return Err(format!("`{prefix}` is not a namespace prefix (a name without `:`)"));
         }
@@ -92,16 +99,19 @@ impl Bindings {
         if uri.is_empty() {
             return Err(format!("the prefix `{prefix}` needs a namespace URI"));
         }
-        Ok((prefix.to_owned(), uri.to_owned()))
+        Ok(())
     }
 
     /// Reads `name=value`, as `--var` takes it (the value a string).
     pub fn parse_variable(text: &str) -> Result<(String, String), String> {
         let (name, value) = text.split_once('=').ok_or_else(|| format!("`{text}` is not NAME=VALUE"))?;
-        if !is_ncname(name) {
-            return Err(format!("`{name}` is not a variable name"));
-        }
+        Self::check_variable(name)?;
         Ok((name.to_owned(), value.to_owned()))
+    }
+
+    /// Whether `name` may name a variable (`$name`): a name without `:`.
+    pub fn check_variable(name: &str) -> Result<(), String> {
+        if is_ncname(name) { Ok(()) } else { Err(format!("`{name}` is not a variable name")) }
     }
 
     /// Reads `name=number`, as `--var-number` takes it.

@@ -267,9 +267,7 @@ impl Parser<'_, Full<'_>> {
         Ok(match value {
             Atom::String(s) => Expr::String(s),
             Atom::Boolean(b) => call(if b { Function::True } else { Function::False }, Vec::new()),
-            Atom::Number(n) if n.is_finite() && n >= 0.0 && !(n == 0.0 && n.is_sign_negative()) => {
-                Expr::Number(n, number_literal(n))
-            }
+            Atom::Number(n) if n.is_finite() && n.is_sign_positive() => Expr::Number(n, number_literal(n)),
             Atom::Number(n) if n.is_finite() => Expr::Negate(Box::new(Expr::Number(-n, number_literal(-n)))),
             Atom::Number(n) => call(Function::Number, vec![Expr::String(number_to_string(n))]),
         })

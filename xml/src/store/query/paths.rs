@@ -84,10 +84,8 @@ impl PathSet {
     }
 }
 
-/// The local part of a name (after the last `:`).
-pub fn local_name(name: &str) -> &str {
-    name.rsplit(':').next().unwrap_or(name)
-}
+/// The local part of a name (after the last `:`), as name tests match it.
+pub use crate::xpath::names::local_part as local_name;
 
 /// Whether nodes of `kind` pass `test`'s kind requirement on the child or attribute
 /// axis (names aside).
