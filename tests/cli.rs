@@ -377,6 +377,57 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
 }
 
 #[test]
+fn inspect_reads_archives_as_their_makers_write_them() {
+    // Proves: the command line --inspect prints loads each archive's layout right: its
+    // rows (a footer of notes is no row), its station, and each row's time, checked by
+    // finding one row at its time. TMY3 with its source and uncertainty columns (and
+    // 24:00), an EnergyPlus weather file (keyword lines, hours 1-24, minute 60), NSRDB's
+    // PSM3 (a metadata names line and a values line above the header, minutes), a pandas
+    // frame's row-number column, PVGIS (a preamble, YYYYMMDD:HHMM, a legend after the
+    // rows), SURFRAD (no header; year, day of year, month, day, hour, minute; in January
+    // too), USCRN (no header, WBAN, a date and an HHMM column, crossing midnight), CAMS
+    // (`#` comments, the header in the last one, `;`, ISO periods), SolarAnywhere (a
+    // padded title line, local and UTC time columns).
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [
+        ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
+        ("energyplus_ams.epw", 48, "SCHIPHOL", "1996-01-02T00:00", "1996,1,1,24,60,"),
+        ("nsrdb_psm3_145804.csv", 24, "145804", "2019-01-01T05:30", "2019,1,1,5,30,0,-11.5,-5.0,821,2.0"),
+        ("pandas_index_psm.csv", 8, "pandas_index_psm", "2020-06-01T03:30", "7,2020,6,1,3,30,18.5,700"),
+        ("pvgis_tmy_45_8.csv", 20, "pvgis_tmy_45_8", "2018-01-01T19:00", "20180101:1900,1.05,95.70,"),
+        ("surfrad_bon19032.dat", 30, "Bondville", "2019-02-01T00:29", "0.483"),
+        ("surfrad_bon19005.dat", 30, "Bondville", "2019-01-05T03:07", "3.117"),
+        ("uscrn_subhourly_53131.txt", 24, "53131", "2019-01-02T00:30", "4.8"),
+        ("cams_radiation_hourly.csv", 12, "cams_radiation_hourly", "2020-06-01T05:00", "2020-06-01T05:00:00.0/"),
+        ("solaranywhere_sa.csv", 12, "0", "2021-01-01T10:00", "01/01/2021 05:00,0,-3.5,AN"),
+    ];
+    for (name, rows, station, time, found) in samples {
+        let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);
+        assert!(output.status.success(), "{name}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let command = stdout.lines().last().expect("a command line").trim().to_owned();
+        let script = format!("{} {} --quiet", env!("CARGO_BIN_EXE_quire"), &command["quire ".len()..]);
+        let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
+        assert!(run.status.success(), "{name}: {script}: {}", text(&run));
+        assert!(text(&run).contains(&format!("rows loaded:   {rows}\n")), "{name}: {stdout}\n{}", text(&run));
+        let notes =
+            text(&run).lines().any(|line| line.starts_with("notes:         5 short line(s) after a blank line"));
+        assert_eq!(
+            notes && text(&run).contains("(from line 30): no rows"),
+            name.starts_with("pvgis"),
+            "{name}: {}",
+            text(&run)
+        );
+        let stem = name.split('.').next().unwrap();
+        let db = dir.path().join(format!("{stem}.quire"));
+        let range = quire(&["range", path_str(&db), "--station", station, "--from", time, "--to", time]);
+        let answer = text(&range);
+        assert_eq!(answer.lines().filter(|line| !line.ends_with(" ms")).count(), 1, "{name} at {time}: {answer}");
+        assert!(answer.contains(found), "{name} at {time}: {found:?} not in {answer}\n{stdout}");
+    }
+}
+
+#[test]
 fn a_bad_dly_line_is_an_error_naming_its_line_and_column_once() {
     // Proves: a GHCN-Daily `.dly` line whose value is not a number stops the load with
     // its line and column (said once, not repeated by the error's cause), and no

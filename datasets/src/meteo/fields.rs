@@ -225,16 +225,30 @@ pub fn parse_timestamp_cached(bytes: &[u8], cache: &Cell<DateCache>) -> Result<i
     };
     let seconds = cursor.time_of_day()?;
     let offset = cursor.offset()?;
-    if cursor.at != text.len() {
+    if cursor.at != text.len() && !interval_end(&text[cursor.at..]) {
         return Err("unexpected text after the date and time");
     }
     Ok(date * 86_400 + seconds - offset)
+}
+
+/// Whether `rest` is the end of an ISO 8601 interval whose start was read (`/` and a
+/// date and time, CAMS's `2020-01-01T00:00:00.0/2020-01-01T00:01:00.0`): the interval
+/// is dated by its start.
+#[cold]
+fn interval_end(rest: &[u8]) -> bool {
+    rest.strip_prefix(b"/").is_some_and(|end| end.contains(&b'-') && parse_timestamp(end).is_ok())
 }
 
 /// True when a timestamp text names its zone: `Z`, a `±HH:MM` offset after the date,
 /// or integer seconds since the epoch (UTC by definition).
 pub fn has_zone(bytes: &[u8]) -> bool {
     let text = trim(bytes);
+    // An interval's start (`start/end`) names the zone, if any.
+    let text = text
+        .split(|&byte| byte == b'/')
+        .next()
+        .filter(|start| start.len() < text.len() && start.contains(&b'-'))
+        .unwrap_or(text);
     let unsigned = text.strip_prefix(b"-").unwrap_or(text);
     let epoch = !unsigned.is_empty() && unsigned.iter().all(u8::is_ascii_digit);
     let offset = text.get(10..).is_some_and(|time| time.iter().any(|&byte| byte == b'+' || byte == b'-'));
@@ -520,6 +534,10 @@ mod tests {
         assert_eq!(parse_timestamp(b"1362096000"), Ok(1_362_096_000));
         assert_eq!(parse_timestamp(b"2013-03-01"), Ok(1_362_096_000));
         assert_eq!(parse_timestamp(b"2013/03/01 01:00"), Ok(1_362_099_600));
+        let interval = b"2013-03-01T01:00:00.0/2013-03-01T01:01:00.0";
+        assert_eq!((parse_timestamp(interval), has_zone(interval)), (Ok(1_362_099_600), false), "CAMS's periods");
+        assert!(has_zone(b"2013-03-01T01:00Z/2013-03-01T02:00Z"));
+        assert!(parse_timestamp(b"2013-03-01T01:00/x").is_err() && parse_timestamp(b"2013-03-01T01:00/").is_err());
         assert_eq!(parse_timestamp(b"2013-01-01T06:00:00Z"), Ok(1_357_020_000));
         assert_eq!(parse_timestamp(b"2013-01-01T07:00:00+01:00"), Ok(1_357_020_000));
         assert_eq!(parse_timestamp(b"2016-02-29T23:59:59.5"), Ok(1_456_790_399));

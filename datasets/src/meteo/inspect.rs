@@ -21,7 +21,21 @@ use super::sniff::{Sniffed, sniff};
 use super::timefmt::TimeFormat;
 
 /// Formats tried on date columns, then on time-of-day columns.
-const DATE_FORMATS: [&str; 5] = ["%d.%m.%Y", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y %H:%M"];
+/// A format that names the hour holds the time of day too.
+const DATE_FORMATS: [&str; 12] = [
+    "%d.%m.%Y",
+    "%m/%d/%Y",
+    "%d/%m/%Y",
+    "%Y/%m/%d",
+    "%d.%m.%Y %H:%M",
+    "%m/%d/%Y %H:%M",
+    "%d/%m/%Y %H:%M",
+    "%Y/%m/%d %H:%M",
+    "%m/%d/%Y %H:%M:%S",
+    "%d/%m/%Y %H:%M:%S",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y%m%d:%H%M",
+];
 const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
 /// Numbers that mean "missing" in weather files without being made of 9s (ISD's -9900).
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
@@ -29,7 +43,7 @@ const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 const ELEMENT_CODES: [&str; 10] = ["PRCP", "SNOW", "SNWD", "TMAX", "TMIN", "TAVG", "TOBS", "AWND", "EVAP", "WESD"];
 /// Identifier columns that are neither a station nor a measure (ECA&D's source id).
 const ID_NAMES: [&str; 2] = ["souid", "staid"];
-const STATION_NAMES: [&str; 12] = [
+const STATION_NAMES: [&str; 14] = [
     "station",
     "stn",
     "id",
@@ -42,6 +56,8 @@ const STATION_NAMES: [&str; 12] = [
     "staid",
     "station name",
     "station_name",
+    "location",
+    "location id",
 ];
 /// A station's place, written on each row of some archives (Environment Canada's
 /// `Longitude (x)`): no measure.
@@ -115,7 +131,9 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
         .enumerate()
         .map(|(index, name)| {
             let values: Vec<&str> = body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
-            let reference = if sniffed.header { name.clone() } else { index.to_string() };
+            // A blank or repeated name names no column: its number does.
+            let named = sniffed.header && !name.is_empty() && names.iter().filter(|other| *other == name).count() == 1;
+            let reference = if named { name.clone() } else { index.to_string() };
             Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
         })
         .collect();
@@ -171,6 +189,9 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
     }
     flagged(&present, &number).unwrap_or(ColumnKind::Text)
 }
+
+/// Most numeric columns of a variable-column table besides its value column.
+const MOST_NUMBERS_BESIDE_VALUE: usize = 3;
 
 /// Most characters of a word standing in a column of numbers (`VRB`, `---`).
 const LONGEST_WORD: usize = 4;
@@ -299,7 +320,10 @@ impl Guess<'_> {
         let value = self
             .find(&VALUE_NAMES, numeric)
             .or_else(|| (element + 1..self.columns.len()).find(|&i| numeric(&self.columns[i].kind)))?;
-        Some((element, value))
+        // A table of one value per row has few other numbers (GHCN's observation
+        // time); a wide table with a column of codes (TMY3's `Dry-bulb source`) has many.
+        let others = (0..self.columns.len()).filter(|&i| i != value && is_measure_kind(&self.columns[i].kind));
+        (others.count() <= MOST_NUMBERS_BESIDE_VALUE).then_some((element, value))
     }
 
     /// True when two rows agree on every column before `element` (station, date) and
@@ -318,7 +342,9 @@ impl Guess<'_> {
             .find(&STATION_NAMES, |_| true)
             .or_else(|| (0..self.columns.len()).find(|&i| names_a_station(&self.columns[i].name)))
             .or_else(|| self.columns.first().is_some_and(|first| text(&first.kind)).then_some(0));
-        let station = station.filter(|&i| !wide || PeriodPattern::detect(&[self.columns[i].name.clone()]).is_none());
+        let station = station
+            .filter(|&i| !wide || PeriodPattern::detect(&[self.columns[i].name.clone()]).is_none())
+            .or_else(|| self.constant_code());
         if let Some(index) = station {
             let reference = self.take(index);
             self.flag("--station", Some(reference));
@@ -327,6 +353,17 @@ impl Guess<'_> {
         } else {
             self.flag("--station-from-file", None);
         }
+    }
+
+    /// Without a header, a first column of one integer in every sampled row, too large
+    /// for a year (USCRN's WBAN number `53131`): the station.
+    fn constant_code(&self) -> Option<usize> {
+        let first = self.columns.first().filter(|column| column.kind == ColumnKind::Integer)?;
+        let mut values = self.body.iter().filter_map(|row| row.first());
+        let code = values.next()?;
+        let constant = self.body.len() >= 2 && values.all(|value| value == code);
+        let large = code.parse::<i64>().is_ok_and(|value| value > 9999);
+        (!self.sniffed.header && first.reference == "0" && constant && large).then_some(0)
     }
 
     /// `ROW,COL` of a station in the preamble: under a station-like label of a label
@@ -343,6 +380,12 @@ impl Guess<'_> {
         {
             let column = fields.iter().position(is_label).filter(|&c| !values[c].is_empty())?;
             return Some(format!("{},{}", first + 2, column + 1));
+        }
+        // A comment (`# Coding: utf-8`, CAMS's first line) names no station, nor does a
+        // place (PVGIS's `Latitude (decimal degrees): 45.000`).
+        let label = super::source::without_unit(fields[0].split(':').next().unwrap_or("")).to_ascii_lowercase();
+        if fields[0].starts_with('#') || (fields[0].contains(':') && PLACE_NAMES.contains(&label.as_str())) {
+            return None;
         }
         let labelled = fields.len() > 1
             && (is_label(&fields[0]) || fields[0].ends_with(':') || super::sniff::is_logger_line(fields));
@@ -364,9 +407,14 @@ impl Guess<'_> {
             &["hour", "hr", "stunde"],
         ];
         let found: Vec<Option<usize>> = parts.iter().map(|names| self.find(names, int)).collect();
-        if let [Some(_), Some(_), Some(_), _] = found[..] {
-            let references: Vec<String> = found.iter().flatten().map(|&i| self.take(i)).collect();
-            return self.flag("--time", Some(references.join(",")));
+        if let [Some(_), Some(_), Some(_), hour] = found[..] {
+            let minute = hour.and_then(|_| self.find(&["minute", "min", "mi"], int)).filter(|&i| self.within(i, 0, 59));
+            let references: Vec<String> = found.iter().chain([&minute]).flatten().map(|&i| self.take(i)).collect();
+            self.flag("--time", Some(references.join(",")));
+            if minute.is_some() {
+                self.flag("--time-format", Some("%Y %m %d %H %M".into()));
+            }
+            return;
         }
         // A monthly series: year and month columns, each value dated its month's first day.
         if let [Some(year), Some(month), None, None] = found[..]
@@ -391,12 +439,33 @@ impl Guess<'_> {
             let reference = self.take(seconds);
             return self.flag("--time", Some(reference));
         }
-        if !self.sniffed.header && self.columns.len() >= 5 && (0..4).all(|i| int(&self.columns[i].kind)) {
-            self.used.extend(0..4);
-            return self.flag("--time", Some("0,1,2,3".into()));
+        if let Some((columns, format)) = self.leading_time_columns() {
+            self.used.extend(&columns);
+            // An EnergyPlus weather file's minute field after its hour: 60, the hour's end.
+            let after = columns.last().map_or(0, |last| last + 1);
+            if format.is_none()
+                && self.columns.get(after).is_some_and(|c| c.kind == ColumnKind::Integer)
+                && self.within(after, 60, 60)
+            {
+                self.used.push(after);
+            }
+            let references: Vec<String> = columns.iter().map(usize::to_string).collect();
+            self.flag("--time", Some(references.join(",")));
+            if let Some(format) = format {
+                self.flag("--time-format", Some(format.to_owned()));
+            }
+            return;
         }
+        // The first free column of a kind, one named for UTC first (SolarAnywhere's
+        // `ObservationTime(GMT)` beside its `ObservationTime(LST)`).
         let free = |guess: &Self, test: &dyn Fn(&ColumnKind) -> bool| {
-            (0..guess.columns.len()).find(|&i| !guess.used.contains(&i) && test(&guess.columns[i].kind))
+            let candidates =
+                (0..guess.columns.len()).filter(|&i| !guess.used.contains(&i) && test(&guess.columns[i].kind));
+            let candidates: Vec<usize> = candidates.collect();
+            let utc = |&i: &usize| {
+                ["utc", "gmt"].iter().any(|zone| guess.columns[i].name.to_ascii_lowercase().contains(zone))
+            };
+            candidates.iter().copied().find(utc).or(candidates.first().copied())
         };
         if let Some(index) = free(self, &|kind| *kind == ColumnKind::Timestamp) {
             let reference = self.take(index);
@@ -405,6 +474,15 @@ impl Guess<'_> {
         let Some(date) = free(self, &|kind| matches!(kind, ColumnKind::Date(_))) else { return };
         let ColumnKind::Date(date_format) = self.columns[date].kind else { return };
         let date_reference = self.take(date);
+        if date_format.contains("%H") {
+            self.flag("--time", Some(date_reference));
+            return self.flag("--time-format", Some(date_format.to_owned()));
+        }
+        if let Some(clock) = self.clock_after(date) {
+            let clock_reference = self.take(clock);
+            self.flag("--time", Some(format!("{date_reference},{clock_reference}")));
+            return self.flag("--time-format", Some(format!("{date_format} %H%M")));
+        }
         match free(self, &|kind| matches!(kind, ColumnKind::TimeOfDay(_))) {
             Some(time) => {
                 let ColumnKind::TimeOfDay(time_format) = self.columns[time].kind else { return };
@@ -437,6 +515,53 @@ impl Guess<'_> {
         self.body.iter().all(plausible).then_some(index)
     }
 
+    /// Whether every sampled value of column `index` is an integer in `low..=high`.
+    fn within(&self, index: usize, low: i64, high: i64) -> bool {
+        let inside = |row: &Vec<String>| {
+            row.get(index).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| (low..=high).contains(&v))
+        };
+        self.body.iter().all(inside)
+    }
+
+    /// The time columns that start a file without header, known by their values: a
+    /// year, perhaps a day of the year (SURFRAD's `2019 56 2 25 0 0`), a month, a
+    /// day, an hour (0–24: an EnergyPlus weather file's hours run 1–24) and perhaps
+    /// minutes; with the `--time-format` they need (none for year, month, day, hour).
+    fn leading_time_columns(&self) -> Option<(Vec<usize>, Option<&'static str>)> {
+        let int = |i: usize| self.columns.get(i).is_some_and(|column| column.kind == ColumnKind::Integer);
+        let fits = |i: usize, low: i64, high: i64| int(i) && self.within(i, low, high);
+        if self.sniffed.header || self.columns.len() < 5 || !fits(0, 1800, 2200) {
+            return None;
+        }
+        let civil = |month: usize| fits(month, 1, 12) && fits(month + 1, 1, 31) && fits(month + 2, 0, 24);
+        let month = match civil(2) && self.body.iter().all(|row| day_of_year_agrees(row)) {
+            true => 2,
+            false => civil(1).then_some(1)?,
+        };
+        let minute = month + 3;
+        if self.columns.len() > minute + 1 && fits(minute, 0, 59) {
+            return Some((vec![0, month, month + 1, month + 2, minute], Some("%Y %m %d %H %M")));
+        }
+        Some((vec![0, month, month + 1, month + 2], None))
+    }
+
+    /// A column of times of day as four digits (`0910`, USCRN's `UTC_TIME`) right
+    /// after a date column: integers written with four digits, hours 00–24 and minutes
+    /// 00–59; named like a time when the file has a header (a pressure of `1013` hPa
+    /// is no time).
+    fn clock_after(&self, date: usize) -> Option<usize> {
+        let next = date + 1;
+        let column = self.columns.get(next).filter(|column| column.kind == ColumnKind::Integer)?;
+        let lower = column.name.to_ascii_lowercase();
+        let named = !self.sniffed.header || ["time", "hhmm", "clock"].iter().any(|word| lower.contains(word));
+        let clock = |value: &str| {
+            let digits = value.len() == 4 && value.bytes().all(|b| b.is_ascii_digit());
+            digits && value[..2] <= *"24" && value[2..] <= *"59"
+        };
+        let values = || self.body.iter().filter_map(|row| row.get(next).map(String::as_str));
+        (named && values().all(clock) && !self.used.contains(&next)).then_some(next)
+    }
+
     /// An hour column beside a date column without time of day: named like an hour,
     /// or (without header) the next column when it holds integers 0–24.
     fn hour_after(&self, date: usize) -> Option<usize> {
@@ -460,10 +585,15 @@ impl Guess<'_> {
             let counter = ["no", "eor", "record", "source"].contains(&lower.as_str());
             let clock = lower.contains("sunrise") || lower.contains("sunset");
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
-            is_quality_name(&lower) || counter || clock || identifier || PLACE_NAMES.contains(&bare.as_str())
+            // A row number written by pandas: a blank name, or `Unnamed: 0`.
+            let index = bare.is_empty() || bare.starts_with("unnamed:");
+            is_quality_name(&lower) || counter || clock || identifier || index || PLACE_NAMES.contains(&bare.as_str())
         };
+        // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) is no measure.
+        let dates = (0..self.columns.len()).filter(|&i| matches!(self.columns[i].kind, ColumnKind::Date(_)));
+        let clocks: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
         let measures: Vec<usize> = (0..self.columns.len())
-            .filter(|&i| !self.used.contains(&i) && is_measure_kind(&self.columns[i].kind))
+            .filter(|&i| !self.used.contains(&i) && !clocks.contains(&i) && is_measure_kind(&self.columns[i].kind))
             .filter(|&i| !not_a_measure(&self.columns[i].name))
             .collect();
         self.measured.extend(&measures);
@@ -678,6 +808,19 @@ impl Guess<'_> {
     }
 }
 
+/// Whether a row's second field is the day of the year of the date in its first, third
+/// and fourth (year, month, day).
+fn day_of_year_agrees(row: &[String]) -> bool {
+    let number = |i: usize| row.get(i).and_then(|v| v.parse::<i64>().ok());
+    let (Some(year), Some(ordinal), Some(month), Some(day)) = (number(0), number(1), number(2), number(3)) else {
+        return false;
+    };
+    let first = super::fields::days_from_civil(year, 1, 1);
+    (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && super::fields::days_from_civil(year, month, day) - first + 1 == ordinal
+}
+
 /// Whether a column name says it names the station in words (the Bureau of
 /// Meteorology's `Bureau of Meteorology station number`): the word `station` followed
 /// by `number`, `no`, `id`, `name` or `code`.
@@ -688,12 +831,18 @@ fn names_a_station(name: &str) -> bool {
 }
 
 /// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
-/// `Max Temp Flag`, `QN_9`).
+/// `Max Temp Flag`, `QN_9`) or another companion's of a value (`GHI source`).
 fn is_quality_name(lower: &str) -> bool {
+    let last_word = super::source::without_unit(lower).rsplit([' ', '_']).next().unwrap_or("");
     ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
         || lower.starts_with("q_")
         || lower.ends_with("_q")
+        || COMPANION_WORDS.contains(&last_word)
 }
+
+/// Last words of the columns that describe another column's value (TMY3's `GHI
+/// source`, `GHI uncert (%)`): no measures, no element codes.
+const COMPANION_WORDS: [&str; 4] = ["source", "uncert", "uncertainty", "unc"];
 
 /// Appends to `set` the characters of `more` it lacks.
 fn add_new(set: &mut String, more: &str) {
@@ -718,6 +867,10 @@ fn sentinel_like(value: f64) -> bool {
     let digits: Vec<u8> = value.abs().to_string().bytes().filter(|&b| b != b'.').collect();
     (digits.len() >= 3 && digits.iter().all(|&b| b == b'9')) || OTHER_SENTINELS.contains(&value)
 }
+
+#[cfg(test)]
+#[path = "inspect_archive_tests.rs"]
+mod archive_tests;
 
 #[cfg(test)]
 mod tests {

@@ -113,6 +113,8 @@ pub struct LoadSummary {
     pub batches: u64,
     /// The first skipped rows.
     pub skipped: Vec<SkippedRow>,
+    /// Notes after the rows of an input (a legend, a copyright), not read as rows.
+    pub footers: Vec<super::reader::Footer>,
 }
 
 /// Running state of one load.
@@ -207,6 +209,7 @@ fn run<R: Read>(
         }
     }
     tally.summary.bytes = reader.position_bytes();
+    tally.summary.footers = reader.footers().to_vec();
     sink.finish()
 }
 
@@ -247,6 +250,14 @@ impl fmt::Display for LoadSummary {
         }
         for skipped in &self.skipped {
             writeln!(f, "skipped: {}", skipped.error)?;
+        }
+        for footer in &self.footers {
+            let file = footer.file.as_deref().map(|file| format!(" of {file}")).unwrap_or_default();
+            let (line, rows) = (footer.line, footer.rows);
+            writeln!(
+                f,
+                "notes:         {rows} short line(s) after a blank line at the end{file} (from line {line}): no rows"
+            )?;
         }
         Ok(())
     }

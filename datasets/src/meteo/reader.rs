@@ -70,6 +70,18 @@ pub struct ObservationReader<R: Read> {
     index_measures: Option<IndexMeasures>,
     packer: FieldPacker,
     bytes_before: u64,
+    footers: Vec<Footer>,
+}
+
+/// Notes after an input's rows, read as no rows (see `Source::next`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Footer {
+    /// The input's name, when it has one.
+    pub file: Option<String>,
+    /// The first note's line.
+    pub line: u64,
+    /// How many notes (rows of the `csv` crate: blank lines not counted).
+    pub rows: usize,
 }
 
 impl<R: Read> ObservationReader<R> {
@@ -125,6 +137,7 @@ impl<R: Read> ObservationReader<R> {
             raw: Vec::new(),
             index_measures: None,
             bytes_before: 0,
+            footers: Vec::new(),
         })
     }
 
@@ -206,6 +219,11 @@ impl<R: Read> ObservationReader<R> {
         layout
     }
 
+    /// The notes found after the rows of the inputs read so far.
+    pub fn footers(&self) -> &[Footer] {
+        &self.footers
+    }
+
     /// Byte offset of the current row's start in the inputs (for progress display).
     pub fn position_bytes(&self) -> u64 {
         self.bytes_before + self.source.position_bytes(&self.record)
@@ -271,6 +289,9 @@ impl<R: Read> ObservationReader<R> {
         loop {
             if self.source.next(&mut self.record).map_err(|error| self.in_file(error))? {
                 return Ok(true);
+            }
+            if let Some((line, rows)) = self.source.footer.take() {
+                self.footers.push(Footer { file: self.source.name.clone(), line, rows });
             }
             if let Some(pivot) = self.pivot.as_mut() {
                 pivot.flush(&mut self.made);

@@ -78,13 +78,16 @@ pub struct Sniffed {
 /// true when `start` holds the whole input (else its last, partial line is ignored).
 pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
     let end = line_end(start);
-    let lines = sample_lines(start, complete, end);
+    let mut lines = sample_lines(start, complete, end);
+    if complete {
+        lines.truncate(without_notes(&lines));
+    }
     let delimiter = match schema.delimiter {
         Delimiter::Auto => detect_delimiter(&lines),
         given => given,
     };
     let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, delimiter)).collect();
-    let body_fields = body_width(&split);
+    let body_fields = body_width(&uncommented(&lines, &split));
     let preamble_lines = match schema.preamble {
         Preamble::Lines(count) => count.min(lines.len()),
         Preamble::Auto => detect_preamble(&lines, &split, body_fields),
@@ -147,6 +150,31 @@ fn sample_lines(start: &[u8], complete: bool, end: u8) -> Vec<&[u8]> {
     lines.into_iter().map(|line| line.strip_suffix(b"\r").unwrap_or(line)).collect()
 }
 
+/// How many of `lines` (a whole input) come before the notes at its end: the lines
+/// after the first blank line below which every line has fewer fields than each of the
+/// [`LEAST_ROWS_ABOVE_NOTES`] lines above it, split by whichever delimiter splits the
+/// last of those most (PVGIS's legend of its columns, then its copyright, under the
+/// rows). All of them when there is no such blank line.
+fn without_notes(lines: &[&[u8]]) -> usize {
+    let blank = |line: &&[u8]| line.trim_ascii().is_empty();
+    let fields = |line: &[u8], delimiter: u8| split_line(line, Delimiter::Byte(delimiter)).len();
+    let notes_after = |at: usize| {
+        let rows = lines[..at].iter().rev().take(LEAST_ROWS_ABOVE_NOTES).collect::<Vec<_>>();
+        if rows.len() < LEAST_ROWS_ABOVE_NOTES || rows.iter().any(|row| blank(row)) {
+            return false;
+        }
+        let delimiter = [b',', b';', b'\t', b'|'].into_iter().max_by_key(|&d| fields(rows[0], d)).unwrap_or(b',');
+        let width = fields(rows[0], delimiter);
+        let rows_alike = rows.iter().all(|row| fields(row, delimiter) == width);
+        let narrower = lines[at + 1..].iter().all(|line| blank(line) || fields(line, delimiter) < width);
+        width > 2 && rows_alike && narrower
+    };
+    (0..lines.len()).find(|&at| blank(&lines[at]) && notes_after(at)).unwrap_or(lines.len())
+}
+
+/// Lines of one width right above a blank line, for what follows it to be notes.
+const LEAST_ROWS_ABOVE_NOTES: usize = 3;
+
 /// The fields of one line, trimmed (lossy UTF-8). Quotes are honoured as the `csv`
 /// crate does for one line (a quoted field may hold the delimiter; `""` is a quote);
 /// a `csv` reader per sampled line would cost more than the load of a small file.
@@ -193,11 +221,21 @@ fn body_width(split: &[Vec<String>]) -> usize {
     counts.into_iter().max_by_key(|&(width, lines)| (lines, width)).map_or(0, |(width, _)| width)
 }
 
+/// The rows of `split` whose lines do not start with `#`, when two or more do: a long
+/// commented preamble (CAMS's forty lines of `# …`) above a few rows does not decide
+/// the body's width.
+fn uncommented(lines: &[&[u8]], split: &[Vec<String>]) -> Vec<Vec<String>> {
+    let rows: Vec<Vec<String>> =
+        lines.iter().zip(split).filter(|(line, _)| !line.starts_with(b"#")).map(|(_, row)| row.clone()).collect();
+    if rows.len() >= 2 { rows } else { split.to_vec() }
+}
+
 fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
     let mut best: Option<(usize, Delimiter)> = None;
     for byte in [b';', b'\t', b',', b'|'] {
         let delimiter = Delimiter::Byte(byte);
         let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, delimiter)).collect();
+        let split = uncommented(lines, &split);
         let width = body_width(&split);
         let agreeing = split.iter().filter(|fields| fields.len() == width).count();
         if width > 1 && best.is_none_or(|(lines, _)| agreeing > lines) {
@@ -208,7 +246,7 @@ fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
         return delimiter;
     }
     let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, Delimiter::Whitespace)).collect();
-    if body_width(&split) > 1 { Delimiter::Whitespace } else { Delimiter::Byte(b',') }
+    if body_width(&uncommented(lines, &split)) > 1 { Delimiter::Whitespace } else { Delimiter::Byte(b',') }
 }
 
 /// The leading lines that start with `#` or have fewer fields than the body; when a
@@ -217,11 +255,13 @@ fn detect_delimiter(lines: &[&[u8]]) -> Delimiter {
 /// everything up to it too (a metadata block wider than the body, or a spreadsheet's
 /// title rows).
 fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -> usize {
+    let numbered = first_column_numeric(split, body_fields);
     let is_preamble = |index: usize| {
         lines[index].starts_with(b"#")
             || split[index].len() < body_fields
             || (index == 0 && is_logger_line(&split[0]))
             || is_title_row(&split[index], body_fields)
+            || (numbered && is_keyword_line(&split[index], body_fields))
     };
     // Above the blank line, rows of another width, or of one filled field (a title row
     // of a spreadsheet, padded to the sheet's width).
@@ -233,8 +273,60 @@ fn detect_preamble(lines: &[&[u8]], split: &[Vec<String>], body_fields: usize) -
         .filter(|&index| split[..index].iter().all(metadata))
         .map_or(0, |index| index + 1);
     let leading = blank + (blank..lines.len()).take_while(|&index| is_preamble(index)).count();
-    let leading = leading.max(header_below_notes(split, body_fields));
+    let leading = leading.max(header_below_notes(split, body_fields)).max(header_above_data(split, body_fields));
     if leading == lines.len() { 0 } else { leading }
+}
+
+/// Whether the body's rows (those of its width in the sample's second half) all start
+/// with a number, as rows that start with their date do.
+fn first_column_numeric(split: &[Vec<String>], body_fields: usize) -> bool {
+    let mut body = split[split.len() / 2..].iter().filter(|fields| fields.len() == body_fields).peekable();
+    body.peek().is_some() && body.all(|fields| fields.first().is_some_and(|first| looks_numeric(first)))
+}
+
+/// Whether `fields` is a keyword line of a header block wider than the body (an
+/// EnergyPlus weather file's `DESIGN CONDITIONS,1,…` or `GROUND TEMPERATURES,3,…`
+/// above rows that start with their year): a first field of words, then numbers among
+/// more fields than a row has (a header wider than its rows has no numbers). Asked
+/// only when the body's rows start with numbers.
+fn is_keyword_line(fields: &[String], body_fields: usize) -> bool {
+    fields.len() > body_fields
+        && fields.first().is_some_and(|first| first.chars().any(char::is_alphabetic))
+        && fields.iter().skip(1).any(|field| is_number(field))
+}
+
+/// The lines above a header that sits right above the first data row, under lines of
+/// the body's width that are no data (NSRDB's PSM3 files: a line of metadata names and
+/// one of their values, then the header; a line of a title and the station's place
+/// padded to the body's width; a line of column groups above the names). The data
+/// rows are those with a number, or nothing, in each column where every row of the
+/// sample's second half has one; the header is the fullest of the (at most
+/// [`MOST_UNITS_ROWS`] + 1) lines of text right above the first of them, and the lines
+/// under it are units rows. 0 when the first data row is the first line, or no line of
+/// text lies above it.
+fn header_above_data(split: &[Vec<String>], body_fields: usize) -> usize {
+    let body: Vec<&Vec<String>> =
+        split[split.len() / 2..].iter().filter(|fields| fields.len() == body_fields).collect();
+    let numeric: Vec<usize> = (0..body_fields)
+        .filter(|&column| {
+            let mut values = body.iter().map(|fields| fields[column].as_str()).filter(|value| !value.is_empty());
+            let mut values = values.by_ref().peekable();
+            values.peek().is_some() && values.all(looks_numeric)
+        })
+        .collect();
+    let is_data = |fields: &Vec<String>| {
+        let cells = || numeric.iter().map(|&column| fields[column].as_str());
+        fields.len() == body_fields
+            && cells().all(|cell| cell.is_empty() || looks_numeric(cell))
+            && cells().any(looks_numeric)
+    };
+    let Some(first_data) = split.iter().position(is_data) else { return 0 };
+    let filled = |fields: &Vec<String>| fields.iter().filter(|field| !field.is_empty()).count();
+    let text = |fields: &&Vec<String>| filled(fields) > 1 && !fields.iter().any(|field| looks_numeric(field));
+    let above = split[..first_data].iter().rev().take(MOST_UNITS_ROWS + 1).take_while(text).count();
+    let block = first_data - above..first_data;
+    let fullest = block.clone().map(|index| filled(&split[index])).max().unwrap_or(0);
+    block.into_iter().find(|&index| filled(&split[index]) == fullest).unwrap_or(0)
 }
 
 /// The lines above a header that sits under notes of other widths (the Met Office's

@@ -6,6 +6,7 @@
 //! line in the file; every column index of the [`Plan`] is below `expected_fields`.
 //! Read next: `reader.rs`, which pulls rows from a sequence of sources.
 
+use std::collections::VecDeque;
 use std::io::{Chain, Cursor, Read};
 
 use csv::ByteRecord;
@@ -87,6 +88,14 @@ pub(crate) enum TimePlan {
     None,
 }
 
+/// Whether a row's first field starts like a number (`2020-01-01`, `-3`).
+fn starts_like_a_number(row: &ByteRecord) -> bool {
+    row.get(0).is_some_and(|field| super::sniff::looks_numeric(&String::from_utf8_lossy(field)))
+}
+
+/// Most short rows after a blank line at the end read as notes rather than rows.
+const FOOTER_ROWS: usize = 100;
+
 /// One opened input.
 pub(crate) struct Source<R: Read> {
     pub(crate) name: Option<String>,
@@ -96,8 +105,13 @@ pub(crate) struct Source<R: Read> {
     pub(crate) decimal_comma: bool,
     pub(crate) header: Option<Vec<String>>,
     pub(crate) expected_fields: usize,
-    /// The first row, when it is data.
-    pub(crate) pending: Option<ByteRecord>,
+    /// Rows read and not yet handed out: the first row when it is data, and rows read
+    /// ahead to tell notes at the end from rows (see [`Source::next`]).
+    pub(crate) pending: VecDeque<ByteRecord>,
+    /// Whether blank lines came before the last row read from the input.
+    blank_before: bool,
+    /// Notes after the rows, not read as rows: (first line, lines).
+    pub(crate) footer: Option<(u64, usize)>,
     pub(crate) offset_bytes: u64,
     pub(crate) line_offset: u64,
     pub(crate) sniffed: Sniffed,
@@ -184,7 +198,9 @@ impl<R: Read> Source<R> {
             plan: Plan::empty(schema),
             delimiter,
             decimal_comma: delimiter != b',',
-            pending: (!sniffed.header || sniffed.header_in_preamble).then_some(first.clone()),
+            pending: (!sniffed.header || sniffed.header_in_preamble).then(|| first.clone()).into_iter().collect(),
+            blank_before: false,
+            footer: None,
             expected_fields: first.len(),
             header,
             offset_bytes: skip as u64,
@@ -195,13 +211,61 @@ impl<R: Read> Source<R> {
         Ok(source)
     }
 
-    /// Reads the next row into `record`; false at the end.
+    /// Reads the next row into `record`; false at the end. Short rows after a blank
+    /// line that run to the end of the input, at most [`FOOTER_ROWS`] of them and none
+    /// starting like a number, are notes (PVGIS's legend of its columns and its
+    /// copyright), not rows: they end the input and are counted in [`Source::footer`].
+    /// A row cut short at the end starts with its time or station, not words.
     pub(crate) fn next(&mut self, record: &mut ByteRecord) -> Result<bool> {
-        if let Some(first) = self.pending.take() {
-            *record = first;
+        if let Some(held) = self.pending.pop_front() {
+            *record = held;
             return Ok(true);
         }
-        self.csv.read_byte_record(record).map_err(|error| csv_error(error, self.line_offset))
+        if !self.read(record)? {
+            return Ok(false);
+        }
+        let expected = self.expected_fields;
+        let note = move |row: &ByteRecord| row.len() < expected && !starts_like_a_number(row);
+        if !note(record) || !self.blank_before {
+            return Ok(true);
+        }
+        let mut ahead = Vec::new();
+        let mut next = ByteRecord::new();
+        while ahead.len() < FOOTER_ROWS && self.read(&mut next)? {
+            let more = note(&next);
+            ahead.push(std::mem::take(&mut next));
+            if !more {
+                break;
+            }
+        }
+        let notes = ahead.iter().all(note) && !self.read(&mut next)?;
+        if notes {
+            self.footer = Some((self.line(record), ahead.len() + 1));
+            return Ok(false);
+        }
+        // Rows follow (or too many short ones): the short row is a row, reported as such.
+        self.pending.extend(ahead);
+        self.pending.extend((!next.is_empty()).then_some(next));
+        Ok(true)
+    }
+
+    /// Reads a row from the input. The `csv` crate skips blank lines and dates a row
+    /// at the end of the row before, so a row after blank lines gets its own line
+    /// here: the lines read, less the row's own (its line breaks in quotes and its
+    /// terminator), were blank.
+    fn read(&mut self, record: &mut ByteRecord) -> Result<bool> {
+        let before = self.csv.position().line();
+        if !self.csv.read_byte_record(record).map_err(|error| csv_error(error, self.line_offset))? {
+            return Ok(false);
+        }
+        let quoted_breaks = record.as_slice().iter().filter(|&&byte| byte == b'\n').count() as u64;
+        let blank = (self.csv.position().line() - before).saturating_sub(1 + quoted_breaks);
+        self.blank_before = blank > 0;
+        if let Some(mut position) = record.position().cloned().filter(|_| blank > 0) {
+            position.set_line(position.line() + blank);
+            record.set_position(Some(position));
+        }
+        Ok(true)
     }
 
     /// 1-based line in the file of `record`.
@@ -224,7 +288,9 @@ impl<R: Read> Source<R> {
         let width = record.len();
         if width < self.expected_fields {
             let reason = format!("short row: {width} fields, expected {}", self.expected_fields);
-            return Err(Error::csv(self.line(record), self.label(width), reason, record.as_slice()));
+            let fields: Vec<&[u8]> = record.iter().collect();
+            let row = fields.join(&[self.delimiter][..]);
+            return Err(Error::csv(self.line(record), self.label(width), reason, &row));
         }
         if width > self.expected_fields && !self.ends_in_remark(record) {
             let reason = format!("long row: {width} fields, expected {}", self.expected_fields);

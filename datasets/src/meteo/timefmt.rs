@@ -60,8 +60,14 @@ impl TimeFormat {
                     return end_of_day(at, 5).ok_or(reason);
                 }
                 // Hour 24 fails to parse wherever it stands, so the one "24" whose
-                // midnight parses is the hour.
-                let hours = text.match_indices("24").map(|(at, _)| at).filter(|_| self.hour_only);
+                // midnight parses is the hour: alone (`%H`), or before zero minutes
+                // (`2400`, `24 0`: a `%H%M` format, or an hour and a minute column).
+                let minutes_zero = |at: usize| {
+                    let minutes = text[at + 2..].trim_start_matches([' ', ':']);
+                    let zeros = minutes.bytes().take_while(|&b| b == b'0').count();
+                    zeros > 0 && !minutes[zeros..].starts_with(|c: char| c.is_ascii_digit())
+                };
+                let hours = text.match_indices("24").map(|(at, _)| at).filter(|&at| self.hour_only || minutes_zero(at));
                 hours.into_iter().find_map(|at| end_of_day(at, 2)).ok_or(reason)
             }
         }
@@ -152,6 +158,11 @@ mod tests {
         assert_eq!(seconds("%Y%m%d %H", "20130228 24"), Ok(1_362_096_000), "hours 1–24 (KNMI)");
         assert_eq!(seconds("%Y%m%d %H", "20240224 24"), seconds("%Y%m%d %H", "20240225 00"), "24 in the date too");
         assert!(seconds("%Y%m%d %H:%M", "20130228 24:30").is_err());
+        assert_eq!(seconds("%Y%m%d %H%M", "20130228 2400"), Ok(1_362_096_000), "USCRN's four-digit times");
+        assert_eq!(seconds("%Y%m%d %H%M", "20240224 2400"), seconds("%Y%m%d %H%M", "20240225 0000"));
+        assert!(seconds("%Y%m%d %H%M", "20130228 2430").is_err());
+        assert_eq!(seconds("%Y %m %d %H %M", "2013 2 28 24 0"), Ok(1_362_096_000), "EnergyPlus's hour 24, minute 0");
+        assert!(seconds("%Y %m %d %H %M", "2013 2 28 24 05").is_err());
         assert!(seconds("%Y%m%d %H", "20130228 25").is_err());
         assert_eq!(seconds("%Y %j", "2013 060"), Ok(1_362_096_000));
         assert_eq!(seconds("%s", "1362096000"), Ok(1_362_096_000));

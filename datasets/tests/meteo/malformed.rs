@@ -177,3 +177,26 @@ fn named_default() -> Schema {
         ..Schema::default()
     }
 }
+
+/// Short lines after a blank line at the end (a legend, a copyright: PVGIS writes them)
+/// are notes: the rows before them load, and the summary names where they start. A
+/// short line followed by rows, or one starting like a number (a row cut short), is a
+/// short row, at its own line: blank lines count in the line numbers.
+#[test]
+fn notes_after_the_rows_are_no_rows_and_blank_lines_count() {
+    let legend = "\nT: air temperature (degree Celsius)\nP: pressure (hPa)\n\nMade by a model (c) 2025\n";
+    let input = format!("{GOOD}B,2013-03-01T01:00,1.5,1020,-3,0,2.1\n{legend}");
+    let summary = load_bytes(input.as_bytes(), &Schema::default(), false).expect("notes are no rows");
+    assert_eq!(summary.rows, 2);
+    assert_eq!(summary.footers.iter().map(|footer| (footer.line, footer.rows)).collect::<Vec<_>>(), [(5, 3)]);
+    assert!(summary.to_string().contains("notes:         3 short line(s) after a blank line at the end (from line 5)"));
+    let rows_after = format!("{GOOD}\n\nB,2013-03-01T01:00,1.5\nC,2013-03-01T02:00,1,2,3,4,5\n");
+    let (line, _, reason, text) = csv_error(&rows_after);
+    assert_eq!((line, reason.as_str()), (5, "short row: 3 fields, expected 7"), "line 5, after two blank lines");
+    assert_eq!(text, "B,2013-03-01T01:00,1.5", "the row's fields, with their delimiters");
+    let cut_short = format!("{GOOD}\n2013-03-01T01:00,1.5\n");
+    assert_eq!(csv_error(&cut_short).0, 4, "a row cut short at the end is no note");
+    let rows =
+        "B,2013-03-01T01:00,1.5,1020,-3,0,2.1\nC,2013-03-01T01:00,1.5,10x20,-3,0,2.1\nD,2013-03-01T01:00,1,2,3,4,5\n";
+    assert_eq!(csv_error(&format!("{GOOD}\n\n\n{rows}")).0, 7, "three blank lines above");
+}

@@ -1,0 +1,156 @@
+//! `--inspect` on the layouts of solar and climate archives (TMY3 with its source
+//! columns, EnergyPlus, NSRDB, PVGIS, SURFRAD, USCRN, CAMS, SolarAnywhere, pandas
+//! frames): the rules each needs, and what each rule must leave alone. The CLI test
+//! `inspect_reads_archives_as_their_makers_write_them` loads a sample of each.
+
+use super::*;
+
+fn flags(text: &str) -> Vec<(String, Option<String>)> {
+    inspect(text.as_bytes(), true, &Schema::default()).flags
+}
+
+fn value<'a>(flags: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
+    flags.iter().find(|(flag, _)| flag == name).and_then(|(_, value)| value.as_deref())
+}
+
+/// A wide table with a column of codes beside each measure (TMY3's `Dry-bulb source`)
+/// is long, and its source and uncertainty columns are no measures; a narrow table of
+/// codes and values stays a variable-column one.
+#[test]
+fn source_and_uncertainty_columns_describe_their_measures() {
+    let mut tmy3 = String::from("724666,\"DENVER\",CO,-7.0,39.742,-105.179,1793\n");
+    tmy3.push_str("Date (MM/DD/YYYY),Time (HH:MM),GHI (W/m^2),GHI source,GHI uncert (%),Dry-bulb (C),Dry-bulb source,");
+    tmy3.push_str("Dry-bulb uncert (code),Wspd (m/s),Wspd source,Wspd uncert (code)\n");
+    for hour in 1..=12 {
+        let source = if hour % 3 == 0 { "E" } else { "A" };
+        tmy3.push_str(&format!("01/01/1991,{hour:02}:00,{},2,8,{hour}.5,{source},7,2.{hour},{source},7\n", hour * 10));
+    }
+    let found = inspect(tmy3.as_bytes(), true, &Schema::default());
+    assert_eq!(found.layout, "long", "{:?}", found.flags);
+    assert_eq!(value(&found.flags, "--measures"), Some("GHI (W/m^2),Dry-bulb (C),Wspd (m/s)"));
+    let narrow =
+        "station,date,element,value\nA,2020-01-01,TX,1\nA,2020-01-01,TN,2\nA,2020-01-02,TX,3\nA,2020-01-02,TN,4\n";
+    assert_eq!(value(&flags(narrow), "--variable-column"), Some("element"));
+}
+
+/// Keyword lines wider than the rows above rows that start with numbers (EnergyPlus's
+/// `DESIGN CONDITIONS,…`) are preamble; the station is the `LOCATION` line's city;
+/// the time is year, month, day and hour (1–24), and the minute field of 60 is no
+/// measure. A header wider than its rows is still a header.
+#[test]
+fn energyplus_keyword_lines_and_minute_sixty() {
+    let mut epw = String::from("LOCATION,SCHIPHOL,-,NLD,IWEC Data,062400,52.30,4.77,1.0,-2.0\n");
+    epw.push_str("DESIGN CONDITIONS,1,Heating,1,-7.3,-4.9,-11.1,1.4,-6.2,-8.4,1.8,-3.7,17.6,9.5\n");
+    epw.push_str("COMMENTS 1,\"IWEC data\"\nDATA PERIODS,1,1,Data,Sunday, 1/ 1,12/31\n");
+    for hour in 1..=24 {
+        epw.push_str(&format!("1996,1,1,{hour},60,C9C9*0?9,{}.5,-1.0,88\n", hour % 7));
+    }
+    let found = flags(&epw);
+    assert_eq!(value(&found, "--skip-lines"), Some("4"));
+    assert_eq!(value(&found, "--station-from-preamble"), Some("1,2"));
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("0,1,2,3"), None));
+    assert_eq!(value(&found, "--measures"), Some("6,7,8"));
+    let wide_header = "Year,Month,Day,T,RH,extra\n2020,1,1,1.5,80\n2020,1,2,1.7,81\n2020,1,3,1.2,82\n";
+    assert_eq!(value(&flags(wide_header), "--skip-lines"), Some("0"));
+}
+
+/// The header is the fullest line of text right above the first data row: under
+/// NSRDB's metadata names and values (the station is under `Location ID`), under a
+/// line of column groups; not under a header's units row, which stays a units row.
+#[test]
+fn the_header_sits_right_above_the_data() {
+    let psm3 = "Source,Location ID,City,Time Zone,Elevation,Units\nNSRDB,145804,-,-7,1829,c\n\
+                Year,Month,Day,Hour,Minute,Temperature\n2019,1,1,0,0,-4.0\n2019,1,1,0,30,-4.2\n2019,1,1,1,0,-4.4\n";
+    let found = flags(psm3);
+    assert_eq!(value(&found, "--skip-lines"), Some("2"));
+    assert_eq!(value(&found, "--station-from-preamble"), Some("2,2"));
+    assert_eq!(
+        (value(&found, "--time"), value(&found, "--time-format")),
+        (Some("Year,Month,Day,Hour,Minute"), Some("%Y %m %d %H %M"))
+    );
+    let groups = ",Model,,Results,\n,DOY,HR,GH,Dif Hz\n,1,1,0,0\n,1,2,0,0\n,1,3,10.5,2\n";
+    assert_eq!(value(&flags(groups), "--skip-lines"), Some("1"));
+    let units =
+        sniff("date,temp,rh\n,C,%\n2020-01-01,1.5,80\n2020-01-02,1.7,81\n".as_bytes(), true, &Schema::default());
+    assert_eq!((units.preamble_lines, units.units_rows), (0, 1));
+}
+
+/// Notes after a blank line at the end of a small file (PVGIS's legend) do not decide
+/// the layout; `YYYYMMDD:HHMM` is a time; a place in the preamble is no station.
+#[test]
+fn pvgis_preamble_times_and_legend() {
+    let mut pvgis = String::from("Latitude (decimal degrees): 45.000\nLongitude (decimal degrees): 8.000\n");
+    pvgis.push_str("time(UTC),T2m,RH,SP\n");
+    for hour in 0..6 {
+        pvgis.push_str(&format!("20180101:{hour:02}00,{}.5,90.0,99800.0\n", hour));
+    }
+    pvgis.push_str("\nT2m: 2-m air temperature (degree Celsius)\nRH: relative humidity (%)\nSP: pressure (Pa)\n");
+    pvgis.push_str("G(h): Global irradiance on the horizontal plane (W/m2)\n\nPVGIS (c) European Union, 2001-2025\n");
+    let found = flags(&pvgis);
+    assert_eq!(value(&found, "--skip-lines"), Some("2"));
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("time(UTC)"), Some("%Y%m%d:%H%M")));
+    assert_eq!(value(&found, "--measures"), Some("T2m,RH,SP"));
+    assert!(found.iter().any(|(flag, _)| flag == "--station-from-file"), "{found:?}");
+}
+
+/// Without a header, the first columns are the time when their values say so: a year,
+/// a day of the year only when it agrees with the month and day (SURFRAD; in January
+/// both readings fit), a month, a day, an hour, minutes when 0–59. ISD-Lite's year,
+/// month, day, hour stay as they were.
+#[test]
+fn leading_time_columns_without_header() {
+    let surfrad = |doy: u32, month: u32, day: u32| {
+        let rows: Vec<String> =
+            (0..5).map(|m| format!(" 2019 {doy} {month} {day}  0 {m}  0.0 110.8 -1.9 0\n")).collect();
+        flags(&format!(" Bondville\n   40.05  88.37  213 m version 1\n{}", rows.concat()))
+    };
+    for (doy, month, day) in [(32, 2, 1), (5, 1, 5)] {
+        let found = surfrad(doy, month, day);
+        assert_eq!(value(&found, "--time"), Some("0,2,3,4,5"), "{doy}: {found:?}");
+        assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H %M"));
+    }
+    let isd = flags("1901 01 01 06   -78 -9999\n1901 01 01 13   -72 -9999\n1901 01 01 20   -94 -9999\n");
+    assert_eq!((value(&isd, "--time"), value(&isd, "--time-format")), (Some("0,1,2,3"), None));
+}
+
+/// A four-digit time column right after a date column (USCRN's `UTC_TIME`) joins the
+/// date, and the second date's (local) time is no measure; with a header it must be
+/// named like a time: a pressure of `1013` after a date is a measure.
+#[test]
+fn four_digit_times_after_a_date() {
+    let crn = "53131 20190101 2350 20190101 1650 3 -111.17 32.24 3.0\n53131 20190101 2355 20190101 1655 3 -111.17 32.24 3.1\n\
+               53131 20190102 0000 20190101 1700 3 -111.17 32.24 3.2\n";
+    let found = flags(crn);
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("1,2"), Some("%Y%m%d %H%M")));
+    assert_eq!(value(&found, "--station"), Some("0"), "a WBAN number in every row");
+    assert_eq!(value(&found, "--measures"), Some("5,6,7,8"));
+    let named = flags("date,UTC_TIME,t\n20190101,2350,1\n20190101,2355,2\n");
+    assert_eq!(value(&named, "--time"), Some("date,UTC_TIME"));
+    let pressure = flags("date,pres,t\n20190101,1013,1\n20190102,1012,2\n");
+    assert_eq!((value(&pressure, "--time"), value(&pressure, "--measures")), (Some("date"), Some("pres,t")));
+}
+
+/// A commented preamble of CAMS's length above a few `;` rows: the delimiter and the
+/// header come from the rows, the ISO periods are the time, a comment is no station.
+/// A UTC time column is chosen over a local one; a blank-named row-number column
+/// (pandas) is no measure, and blank or repeated names are referred to by number.
+#[test]
+fn comments_periods_utc_and_unnamed_columns() {
+    let mut cams = String::from("# Coding: utf-8\n# Title: CAMS Radiation Service, a long title, with commas, in it\n");
+    for column in 1..30 {
+        cams.push_str(&format!("# {column}. A column, described at length\n"));
+    }
+    cams.push_str("# Observation period;TOA;GHI\n");
+    for hour in 0..3 {
+        cams.push_str(&format!("2020-06-01T{hour:02}:00:00.0/2020-06-01T{:02}:00:00.0;{hour}.5;{hour}.25\n", hour + 1));
+    }
+    let found = inspect(cams.as_bytes(), true, &Schema::default());
+    assert_eq!(found.sniffed.delimiter, Delimiter::Byte(b';'));
+    assert_eq!(value(&found.flags, "--time"), Some("Observation period"));
+    assert_eq!(value(&found.flags, "--measures"), Some("TOA,GHI"));
+    assert!(found.flags.iter().any(|(flag, _)| flag == "--station-from-file"), "{:?}", found.flags);
+    let times = flags("Local,UTC Time,t\n01/01/2021 01:00,01/01/2021 06:00,1\n01/01/2021 02:00,01/01/2021 07:00,2\n");
+    assert_eq!((value(&times, "--time"), value(&times, "--time-format")), (Some("UTC Time"), Some("%m/%d/%Y %H:%M")));
+    let pandas = flags(",time,t,t\n0,2020-01-01,1,2\n1,2020-01-02,3,4\n");
+    assert_eq!(value(&pandas, "--measures"), Some("2,3"), "repeated names by number, the row number left out");
+}
