@@ -258,8 +258,11 @@ impl<R: Read> Source<R> {
         if !self.csv.read_byte_record(record).map_err(|error| csv_error(error, self.line_offset))? {
             return Ok(false);
         }
-        let quoted_breaks = record.as_slice().iter().filter(|&&byte| byte == b'\n').count() as u64;
-        let blank = (self.csv.position().line() - before).saturating_sub(1 + quoted_breaks);
+        let lines = self.csv.position().line() - before;
+        let blank = match lines {
+            0 | 1 => 0,
+            _ => lines - 1 - (record.as_slice().iter().filter(|&&byte| byte == b'\n').count() as u64).min(lines - 1),
+        };
         self.blank_before = blank > 0;
         if let Some(mut position) = record.position().cloned().filter(|_| blank > 0) {
             position.set_line(position.line() + blank);
