@@ -539,10 +539,24 @@ impl Guess<'_> {
             false => civil(1).then_some(1)?,
         };
         let minute = month + 3;
-        if self.columns.len() > minute + 1 && fits(minute, 0, 59) {
+        if self.columns.len() > minute + 1 && fits(minute, 0, 59) && self.minutes_after(minute) {
             return Some((vec![0, month, month + 1, month + 2, minute], Some("%Y %m %d %H %M")));
         }
         Some((vec![0, month, month + 1, month + 2], None))
+    }
+
+    /// Whether the integers of column `minute` (0–59), right after the columns that
+    /// date a row to its hour, are its minutes: all 0, or rising within each hour that
+    /// has several rows, and some hour has several (SURFRAD's rows a minute). An hourly
+    /// file's next column (ISD-Lite's temperature in tenths) is a measure.
+    fn minutes_after(&self, minute: usize) -> bool {
+        let value = |row: &Vec<String>| row.get(minute).and_then(|v| v.parse::<i64>().ok());
+        if self.body.iter().all(|row| value(row) == Some(0)) {
+            return true;
+        }
+        let same_hour = |pair: &[Vec<String>]| pair[0].get(..minute) == pair[1].get(..minute);
+        let pairs: Vec<&[Vec<String>]> = self.body.windows(2).filter(|pair| same_hour(pair)).collect();
+        !pairs.is_empty() && pairs.iter().all(|pair| value(&pair[0]) < value(&pair[1]))
     }
 
     /// A column of times of day as four digits (`0910`, USCRN's `UTC_TIME`) right

@@ -111,6 +111,8 @@ fn leading_time_columns_without_header() {
     }
     let isd = flags("1901 01 01 06   -78 -9999\n1901 01 01 13   -72 -9999\n1901 01 01 20   -94 -9999\n");
     assert_eq!((value(&isd, "--time"), value(&isd, "--time-format")), (Some("0,1,2,3"), None));
+    let warm = flags("2020 01 01 00    33 -9999\n2020 01 01 01    40 -9999\n2020 01 01 02    38 -9999\n");
+    assert_eq!(value(&warm, "--time"), Some("0,1,2,3"), "tenths of a degree after an hourly time are no minutes");
 }
 
 /// A four-digit time column right after a date column (USCRN's `UTC_TIME`) joins the
