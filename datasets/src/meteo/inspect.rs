@@ -381,10 +381,12 @@ impl Guess<'_> {
             let column = fields.iter().position(is_label).filter(|&c| !values[c].is_empty())?;
             return Some(format!("{},{}", first + 2, column + 1));
         }
-        // A comment (`# Coding: utf-8`, CAMS's first line) names no station, nor does a
-        // place (PVGIS's `Latitude (decimal degrees): 45.000`).
+        // A comment or a banner (`# Coding: utf-8`, CAMS's first line; NASA POWER's
+        // `-BEGIN HEADER-`) names no station, nor does a place (PVGIS's `Latitude
+        // (decimal degrees): 45.000`).
         let label = super::source::without_unit(fields[0].split(':').next().unwrap_or("")).to_ascii_lowercase();
-        if fields[0].starts_with('#') || (fields[0].contains(':') && PLACE_NAMES.contains(&label.as_str())) {
+        let banner = fields[0].starts_with(|c: char| !c.is_alphanumeric());
+        if banner || (fields[0].contains(':') && PLACE_NAMES.contains(&label.as_str())) {
             return None;
         }
         let labelled = fields.len() > 1
@@ -545,6 +547,19 @@ impl Guess<'_> {
         Some((vec![0, month, month + 1, month + 2], None))
     }
 
+    /// Whether integer column `index` holds codes written with leading zeros, all of
+    /// one width of three digits or more (GSOD's `FRSHTT` indicators, `010000`): a
+    /// measure's numbers are not padded with zeros.
+    fn is_code(&self, index: usize) -> bool {
+        let values: Vec<&str> =
+            self.body.iter().filter_map(|row| row.get(index).map(|v| v.trim())).filter(|v| !v.is_empty()).collect();
+        let width = values.first().map_or(0, |first| first.len());
+        self.columns[index].kind == ColumnKind::Integer
+            && width >= 3
+            && values.iter().all(|v| v.len() == width && v.bytes().all(|b| b.is_ascii_digit()))
+            && values.iter().any(|v| v.starts_with('0'))
+    }
+
     /// Whether the integers of column `minute` (0–59), right after the columns that
     /// date a row to its hour, are its minutes: all 0, or rising within each hour that
     /// has several rows, and some hour has several (SURFRAD's rows a minute). An hourly
@@ -605,7 +620,8 @@ impl Guess<'_> {
         };
         // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) is no measure.
         let dates = (0..self.columns.len()).filter(|&i| matches!(self.columns[i].kind, ColumnKind::Date(_)));
-        let clocks: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
+        let mut clocks: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
+        clocks.extend((0..self.columns.len()).filter(|&i| self.is_code(i)));
         let measures: Vec<usize> = (0..self.columns.len())
             .filter(|&i| !self.used.contains(&i) && !clocks.contains(&i) && is_measure_kind(&self.columns[i].kind))
             .filter(|&i| !not_a_measure(&self.columns[i].name))
@@ -855,8 +871,8 @@ fn is_quality_name(lower: &str) -> bool {
 }
 
 /// Last words of the columns that describe another column's value (TMY3's `GHI
-/// source`, `GHI uncert (%)`): no measures, no element codes.
-const COMPANION_WORDS: [&str; 4] = ["source", "uncert", "uncertainty", "unc"];
+/// source`, `GHI uncert (%)`, GSOD's `TEMP_ATTRIBUTES`): no measures, no element codes.
+const COMPANION_WORDS: [&str; 5] = ["source", "uncert", "uncertainty", "unc", "attributes"];
 
 /// Appends to `set` the characters of `more` it lacks.
 fn add_new(set: &mut String, more: &str) {

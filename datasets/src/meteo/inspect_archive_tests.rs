@@ -156,3 +156,26 @@ fn comments_periods_utc_and_unnamed_columns() {
     let pandas = flags(",time,t,t\n0,2020-01-01,1,2\n1,2020-01-02,3,4\n");
     assert_eq!(value(&pandas, "--measures"), Some("2,3"), "repeated names by number, the row number left out");
 }
+
+/// NOAA's GSOD: each `X_ATTRIBUTES` column (the count of observations) and the
+/// `FRSHTT` indicators (`010000`) are no measures. NASA POWER: the header block
+/// between banners is preamble, and a banner names no station.
+#[test]
+fn gsod_attributes_and_nasa_power_banners() {
+    let mut gsod = String::from(
+        "\"STATION\",\"DATE\",\"NAME\",\"TEMP\",\"TEMP_ATTRIBUTES\",\"MAX\",\"MAX_ATTRIBUTES\",\"FRSHTT\"\n",
+    );
+    for (day, flags) in [(1, "000000"), (2, "010000"), (3, "010010")] {
+        gsod.push_str(&format!(
+            "\"72505394728\",\"2020-01-0{day}\",\"NY CITY\",\"   3{day}.4\",\"24\",\"   46.0\",\"*\",\"{flags}\"\n"
+        ));
+    }
+    let found = flags(&gsod);
+    assert_eq!(value(&found, "--measures"), Some("TEMP,MAX"));
+    let power = "-BEGIN HEADER-\nNASA/POWER Hourly Data\nLocation: Latitude  45.0   Longitude 8.0\nT2M     Temperature at 2 Meters (C)\n\
+                 -END HEADER-\nYEAR,MO,DY,HR,T2M,RH2M\n2020,1,1,0,1.5,90.2\n2020,1,1,1,1.2,-999\n2020,1,1,2,0.9,91.5\n";
+    let found = flags(power);
+    assert_eq!(value(&found, "--skip-lines"), Some("5"));
+    assert_eq!(value(&found, "--time"), Some("YEAR,MO,DY,HR"));
+    assert!(found.iter().any(|(flag, _)| flag == "--station-from-file"), "{found:?}");
+}
