@@ -425,6 +425,14 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         assert_eq!(answer.lines().filter(|line| !line.ends_with(" ms")).count(), 1, "{name} at {time}: {answer}");
         assert!(answer.contains(found), "{name} at {time}: {found:?} not in {answer}\n{stdout}");
     }
+    // A table with no time column: said so, and the printed command asks for one
+    // rather than reading the second column as Unix seconds.
+    let timeless = dir.path().join("timeless.txt");
+    std::fs::write(&timeless, "1\t2\t0\t12\n1\t3\t0\t12\n1\t4\t5\t12\n").unwrap();
+    let output = quire(&["load-csv", path_str(&timeless), "--inspect"]);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.contains("not found:     a time column: --time COLUMN"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("--time TIME"), "{stdout}");
 }
 
 #[test]

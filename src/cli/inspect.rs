@@ -36,8 +36,32 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
     };
     print_layout(&found, &encoding)?;
     let command = command_line(path, &found, mapping);
-    outln!("\nload it with:\n  {command}")?;
+    let missing = missing_parts(&found);
+    if missing.is_empty() {
+        outln!("\nload it with:\n  {command}")?;
+    } else {
+        outln!()?;
+        for part in &missing {
+            outln!("not found:     {part}")?;
+        }
+        outln!("\nload it with (the words in capitals are yours to fill in):\n  {command}")?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the guess could not find, said as the flag the user must give: no time
+/// column (a long or variable-column file's default would read the second column as
+/// Unix seconds), or no measure.
+fn missing_parts(found: &Inspection) -> Vec<&'static str> {
+    let given = |flag: &str| found.flags.iter().any(|(name, value)| name == flag && value.as_deref() != Some(""));
+    let mut missing = Vec::new();
+    if !found.layout.starts_with("wide") && !given("--time") {
+        missing.push("a time column: --time COLUMN[,COLUMN…] (with --time-format when it is no ISO 8601 time)");
+    }
+    if !found.layout.starts_with("wide") && !given("--measures") {
+        missing.push("a measure column: --measures COLUMN,…");
+    }
+    missing
 }
 
 fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
@@ -96,7 +120,10 @@ fn command_line(path: &Path, found: &Inspection, mapping: &MappingArgs) -> Strin
         vec!["quire".to_owned(), "load-csv".into(), quote(&path.display().to_string()), "--db".into(), quote(&db)];
     for (flag, value) in &found.flags {
         words.push(flag.clone());
-        words.extend(value.as_deref().map(quote));
+        words.extend(value.as_deref().map(|value| if value.is_empty() { "MEASURES".to_owned() } else { quote(value) }));
+    }
+    if !found.layout.starts_with("wide") && !found.flags.iter().any(|(flag, _)| flag == "--time") {
+        words.extend(["--time".to_owned(), "TIME".to_owned()]);
     }
     if let Some(offset) = &mapping.utc_offset {
         words.extend(["--utc-offset".to_owned(), quote(offset)]);
