@@ -509,7 +509,8 @@ fn load_csv_bad_value_names_file_line_column_and_value_and_changes_nothing() {
 fn agg_and_output_formats_over_a_loaded_table() {
     // Proves: agg streams per-station buckets of one measure (mean, min, max, count,
     // sum; a missing cell counts nowhere) in table, csv and jsonl, honours --station,
-    // --from/--to and --limit; range and knn print csv and jsonl with measures.
+    // --from/--to and --limit; range and knn print csv and jsonl with measures (range's
+    // jsonl with each record's station and UTC time too).
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("wide.quire");
     let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
@@ -553,7 +554,7 @@ fn agg_and_output_formats_over_a_loaded_table() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&range.stdout),
-        "{\"measures\":{\"temp\":9.1},\"record\":\"Valentia;2020-01-01T00:00;9,1\"}\n",
+        "{\"measures\":{\"temp\":9.1},\"record\":\"Valentia;2020-01-01T00:00;9,1\",\"station\":\"Valentia\",\"time\":\"2020-01-01T00:00\"}\n",
         "{}",
         text(&range)
     );

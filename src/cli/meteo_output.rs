@@ -3,8 +3,9 @@
 //!
 //! Records: `table` prints each stored line as loaded (kNN: distance, tab, line);
 //! `csv` re-writes its fields as standard CSV (`,`, quoted where needed; kNN: distance
-//! first); `jsonl` one object a line: `{"distance"?, "record", "measures"}`, the
-//! measures read with the load's record layout when the database has one.
+//! first); `jsonl` one object a line: `{"distance"?, "station"?, "time"?, "record",
+//! "measures"}` (a range query's station and UTC time; the measures read with the
+//! load's record layout when the database has one).
 
 use std::io::Write;
 
@@ -66,6 +67,12 @@ pub fn write_records(out: &mut impl Write, found: &[Found], output: OutputArgs, 
                 let mut object = serde_json::Map::new();
                 if let Some(distance) = answer.distance {
                     object.insert("distance".into(), distance.into());
+                }
+                if let Some((station, time)) = &answer.key {
+                    let mut text = Vec::new();
+                    quiredb_datasets::meteo::fields::format_timestamp(*time, &mut text);
+                    object.insert("station".into(), station.clone().into());
+                    object.insert("time".into(), String::from_utf8_lossy(&text).into_owned().into());
                 }
                 object.insert("record".into(), String::from_utf8_lossy(&answer.raw).into_owned().into());
                 if let Some(layout) = &meaning.layout {

@@ -30,6 +30,9 @@ pub struct Found {
     pub raw: Vec<u8>,
     /// Euclidean distance to the query point (kNN only).
     pub distance: Option<f64>,
+    /// Its station and time (seconds since 1970, UTC), when the query read its key
+    /// (range queries; the R*-tree's answers carry no key).
+    pub key: Option<(String, i64)>,
 }
 
 /// A record as [`MeteoView::scan`] hands it over.
@@ -96,10 +99,12 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         let btree = BTree::open(self.txn, BTREE_NAME)?;
         let mut found = Vec::new();
         for entry in btree.range(Bound::Included(&low), Bound::Included(&high)).take(limit) {
-            let (_, value) = entry?;
+            let (key, value) = entry?;
             let id =
                 decode_record_id(&value).ok_or_else(|| Error::Schema("a B+tree value is not a record id".into()))?;
-            found.push(self.resolve(id, None)?);
+            let mut answer = self.resolve(id, None)?;
+            answer.key = Some(super::aggregate::decode_key(&key)?);
+            found.push(answer);
         }
         Ok(found)
     }
@@ -269,7 +274,7 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
         }
         let mut raw = Vec::with_capacity(stored.len() * 2);
         self.encoding.decode(&stored, &mut raw)?;
-        Ok(Found { id, raw, distance })
+        Ok(Found { id, raw, distance, key: None })
     }
 }
 
