@@ -159,7 +159,7 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
     }
     let all = |test: &dyn Fn(&str) -> bool| present.iter().all(|value| test(value));
     let number = |v: &str| super::fields::parse_measure(v.as_bytes(), decimal_comma, missing).is_ok();
-    for (length, format) in [(8, "%Y%m%d"), (10, "%Y%m%d%H"), (12, "%Y%m%d%H%M")] {
+    for (length, format) in [(8, "%Y%m%d"), (10, "%Y%m%d%H"), (12, "%Y%m%d%H%M"), (14, "%Y%m%d%H%M%S")] {
         let digits = |v: &str| v.len() == length && v.bytes().all(|b| b.is_ascii_digit());
         if all(&digits) && all(&|v| matches_format(format, v)) {
             return ColumnKind::Date(format);
@@ -853,11 +853,16 @@ fn day_of_year_agrees(row: &[String]) -> bool {
 
 /// Whether a column name says it names the station in words (the Bureau of
 /// Meteorology's `Bureau of Meteorology station number`): the word `station` followed
-/// by `number`, `no`, `id`, `name` or `code`.
+/// by `number`, `no`, `id`, `name` or `code`; or `sta` or `stn` among other words
+/// (Météo-France's `numer_sta`).
 fn names_a_station(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    words.windows(2).any(|pair| pair[0] == "station" && ["number", "no", "id", "name", "code"].contains(&pair[1]))
+    let numbered = words.len() > 1 && words.iter().any(|word| ["sta", "stn"].contains(word));
+    numbered
+        || words
+            .windows(2)
+            .any(|pair| pair[0] == "station" && ["number", "no", "id", "name", "code"].contains(&pair[1]))
 }
 
 /// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,

@@ -179,3 +179,20 @@ fn gsod_attributes_and_nasa_power_banners() {
     assert_eq!(value(&found, "--time"), Some("YEAR,MO,DY,HR"));
     assert!(found.iter().any(|(flag, _)| flag == "--station-from-file"), "{found:?}");
 }
+
+/// Météo-France's SYNOP files: `numer_sta` names the station, a fourteen-digit
+/// `YYYYMMDDHHMMSS` is the time, `mq` (manquant) is missing, and the `;` that ends each
+/// line makes no measure.
+#[test]
+fn meteo_france_synop() {
+    let mut synop = String::from("numer_sta;date;pmer;t;u;cm;\n");
+    for (hour, humidity) in [(0, "94"), (3, "mq"), (6, "91")] {
+        synop.push_str(&format!("07005;20200101{hour:02}0000;102830;275.350000;{humidity};mq;\n"));
+    }
+    let found = flags(&synop);
+    assert_eq!(value(&found, "--station"), Some("numer_sta"));
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("date"), Some("%Y%m%d%H%M%S")));
+    assert_eq!(value(&found, "--measures"), Some("pmer,t,u"));
+    assert_eq!(value(&found, "--na"), Some("mq"));
+    assert!(!names_a_station("status") && !names_a_station("sta") && names_a_station("id_sta"));
+}
