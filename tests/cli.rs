@@ -367,6 +367,7 @@ fn inspect_prints_the_layout_and_a_command_line_that_loads_the_file() {
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let command = stdout.lines().last().expect("a command line").trim().to_owned();
         assert!(command.starts_with("quire load-csv "), "{name}: {stdout}");
+        assert!(!stdout.contains("not found:"), "{name}: every sample's time and measures are found: {stdout}");
         let script = format!("{} {} --quiet", env!("CARGO_BIN_EXE_quire"), &command["quire ".len()..]);
         let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
         assert!(run.status.success(), "{name}: {script}: {}", text(&run));

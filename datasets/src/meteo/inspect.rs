@@ -174,7 +174,9 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
     if all(&number) {
         return ColumnKind::Number;
     }
-    if all(&|v| (v.contains('-') || v.contains('/')) && parse_timestamp(v.as_bytes()).is_ok()) {
+    // ISO 8601 times, some perhaps as Unix seconds (the load reads both).
+    let dated = |v: &str| v.contains('-') || v.contains('/');
+    if all(&|v| parse_timestamp(v.as_bytes()).is_ok()) && present.iter().any(|v| dated(v)) {
         return ColumnKind::Timestamp;
     }
     for format in DATE_FORMATS {
