@@ -828,3 +828,47 @@ fn a_reader_that_goes_away_ends_each_command_quietly() {
     let (status, stderr) = quire_into_closed_pipe(&["xpath", xml, "c", "//p", "--values"], 1);
     assert!(status.success() && stderr.is_empty(), "xpath after one line: {status}: {stderr}");
 }
+
+#[test]
+fn zip_archives_load_their_data_members() {
+    // Proves: a zip archive loads its data files (stored or deflated, folders and other
+    // files left out) as one load, or the members `--member` names (DWD's `produkt_*`
+    // beside its metadata files), through the command --inspect prints; a damaged member
+    // stops the load with an error naming it and leaves no database; a pattern that
+    // names nothing is an error.
+    let dir = tempfile::tempdir().unwrap();
+    let two = dir.path().join("two.quire");
+    let flags = ["--station", "station", "--time", "time", "--measures", "t"];
+    let out = load_csv(&two, &[&meteo_sample("two_series.zip")], &flags, 20);
+    assert!(out.contains("stations:      2"), "{out}");
+    let dwd = meteo_sample("stundenwerte_TU_00003_hist.zip");
+    let output = quire(&["load-csv", &dwd, "--member", "produkt_*", "--inspect"]);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.contains("archive:       1 member(s) to load"), "{stdout}");
+    let command = stdout.lines().last().expect("a command line").trim().to_owned();
+    assert!(command.ends_with("--member 'produkt_*'"), "{command}");
+    let script = format!("{} {} --quiet", env!("CARGO_BIN_EXE_quire"), &command["quire ".len()..]);
+    let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
+    assert!(text(&run).contains("rows loaded:   24\n"), "{script}: {}", text(&run));
+    let db = dir.path().join("stundenwerte_TU_00003_hist.quire");
+    let range =
+        quire(&["range", path_str(&db), "--station", "3", "--from", "1950-04-01T05:00", "--to", "1950-04-01T05:00"]);
+    assert!(text(&range).contains("1950040105;    5;   5.2;  83.0;eor"), "{}", text(&range));
+    let none = quire(&["load-csv", &dwd, "--member", "*.csv", "--dry-run"]);
+    assert!(text(&none).contains("holds no member named like *.csv"), "{}", text(&none));
+    // A byte changed in the stored member's data (a digit: its CRC-32 tells) and in
+    // the deflated one's (its stream breaks).
+    for (member, offset, expected) in [("station_1.csv", 40, "is damaged"), ("station_2.csv", 20, "deflate")] {
+        let mut bytes = std::fs::read(meteo_sample("two_series.zip")).unwrap();
+        let at = bytes.windows(13).position(|window| window == member.as_bytes()).expect("the member's local name");
+        bytes[at + 13 + offset] ^= if member.ends_with("1.csv") { 0x01 } else { 0x55 };
+        let damaged = dir.path().join("damaged.zip");
+        std::fs::write(&damaged, bytes).unwrap();
+        let bad_db = dir.path().join(format!("damaged-{member}.quire"));
+        let output = quire(&[&["load-csv", path_str(&damaged), "--db", path_str(&bad_db)][..], &flags].concat());
+        assert!(!output.status.success(), "{}", text(&output));
+        assert!(text(&output).contains(member) && text(&output).contains(expected), "{member}: {}", text(&output));
+        let stats = text(&quire(&["stats", path_str(&bad_db)]));
+        assert!(!bad_db.exists() || stats.contains("no meteorological data"), "nothing loaded: {stats}");
+    }
+}

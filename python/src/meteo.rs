@@ -4,12 +4,11 @@
 //! `quiredb_datasets::meteo::arrow` and handed to `pyarrow` through the Arrow C data
 //! interface (no copy). Every load and query runs with the GIL released.
 
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -22,13 +21,13 @@ use quiredb::datasets::meteo::aggregate::{AggregateQuery, Every, aggregate};
 use quiredb::datasets::meteo::fields::parse_timestamp;
 use quiredb::datasets::meteo::parallel::DEFAULT_RTREE_BUDGET;
 use quiredb::datasets::meteo::{
-    LoadOptions, LoadSummary, MeteoView, ObservationReader, ParallelConfig, Schema, files, load_parallel,
+    LoadOptions, LoadSummary, MeteoView, ObservationReader, ParallelConfig, Schema, load_parallel,
 };
 use quiredb_datasets::meteo::arrow as batches;
 
 use crate::database::{Shared, WriterTurn};
 use crate::errors::OrRaise;
-use quiredb::load_io::{CountingReader, LazyFile, releasing_page_cache};
+use quiredb::load_io::{Inputs, LazyFile, open_inputs, releasing_page_cache};
 
 /// Seconds between two calls of a progress callback.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -106,7 +105,8 @@ fn run_load(
     report: &mut dyn FnMut(u64, u64, u64, bool),
 ) -> anyhow::Result<LoadSummary> {
     let label = request.paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
-    let (inputs, read_bytes, total) = open_inputs(&request.paths, request.schema.sheet.as_deref())?;
+    let Inputs { files: inputs, read_bytes, total_bytes: total } =
+        open_inputs(&request.paths, request.schema.sheet.as_deref(), None)?;
     let mut reader =
         ObservationReader::from_files(inputs, &request.schema).with_context(|| format!("cannot read {label}"))?;
     if let Some(names) = &request.index_measures {
@@ -137,22 +137,6 @@ fn run_load(
     let (summary, _) = loaded.with_context(|| format!("load of {label} stopped; {unchanged}"))?;
     report(summary.rows, read_bytes.load(Ordering::Relaxed), total, true);
     Ok(summary)
-}
-
-/// The inputs (folders expanded, compressed files decompressed, spreadsheets and Parquet
-/// files read as the CSV of their rows), the bytes read so far and the total size.
-type Inputs = (Vec<(String, Box<dyn Read>)>, Arc<AtomicU64>, u64);
-
-fn open_inputs(paths: &[PathBuf], sheet: Option<&str>) -> anyhow::Result<Inputs> {
-    let read = Arc::new(AtomicU64::new(0));
-    let (mut inputs, mut total) = (Vec::new(), 0);
-    for path in files::expand(paths)? {
-        let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-        total += file.metadata()?.len();
-        let counting = CountingReader::new(file, Arc::clone(&read));
-        inputs.push((path.display().to_string(), files::open_input(&path, counting, sheet)?));
-    }
-    Ok((inputs, read, total))
 }
 
 fn summary_dict(py: Python<'_>, summary: &LoadSummary) -> PyResult<Py<PyDict>> {

@@ -34,6 +34,12 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
             (found, format!("{name}{}", if bom { ", with a BOM" } else { "" }))
         }
     };
+    if quiredb_datasets::meteo::zip_input::is_zip(path) {
+        let members = quiredb_datasets::meteo::zip_input::members(path, mapping.member.as_deref())?;
+        let names: Vec<&str> = members.iter().map(|member| member.name.as_str()).collect();
+        outln!("archive:       {} member(s) to load, the first inspected: {}", names.len(), names.join(", "))?;
+        outln!("               (--member PATTERN chooses which, e.g. 'produkt_*')")?;
+    }
     print_layout(&found, &encoding)?;
     let command = command_line(path, &found, mapping);
     let missing = missing_parts(&found);
@@ -130,6 +136,9 @@ fn command_line(path: &Path, found: &Inspection, mapping: &MappingArgs) -> Strin
     }
     if let Some(zone) = &mapping.time_zone {
         words.extend(["--time-zone".to_owned(), quote(zone)]);
+    }
+    if let Some(member) = &mapping.member {
+        words.extend(["--member".to_owned(), quote(member)]);
     }
     words.join(" ")
 }

@@ -21,11 +21,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
 use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME};
 use quiredb_datasets::meteo::{
-    LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig, files, load, load_parallel,
+    LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig, load, load_parallel,
 };
 use quiredb_engine::{Database, Durability};
 
-use super::load_io::{CountingReader, LazyFile};
+use super::load_io::{Inputs, LazyFile, open_inputs};
 use super::load_schema::MappingArgs;
 use super::load_speed::{Baseline, csv_parse_only};
 
@@ -34,7 +34,8 @@ use super::load_speed::{Baseline, csv_parse_only};
 pub struct LoadArgs {
     /// CSV files or folders to load as one (`.gz` and `.zst` are decompressed on the
     /// fly; a folder gives its .csv/.txt/.dat/.tsv/.asc/.dly files, spreadsheets, and
-    /// .gz/.zst files with no other extension as ISD-Lite's, in name order); Excel and
+    /// .gz/.zst files with no other extension as ISD-Lite's, in name order; a `.zip`
+    /// archive its data files, or the members --member names, in name order); Excel and
     /// OpenDocument spreadsheets (.xlsx/.xlsm/.xlsb/.xls/.ods: the first worksheet) and,
     /// with the `parquet` feature, `.parquet` files are read as the CSV of their rows;
     /// GHCN's fixed-width files (GHCN-Daily `.dly`, GHCN-Monthly v4, known by their
@@ -125,7 +126,8 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         false => None,
     };
     let watch = super::load_speed::Stopwatch::start();
-    let Inputs { files: inputs, read_bytes, total_bytes } = open_inputs(&args.files, schema.sheet.as_deref())?;
+    let Inputs { files: inputs, read_bytes, total_bytes } =
+        open_inputs(&args.files, schema.sheet.as_deref(), args.mapping.member.as_deref())?;
     let mut reader = ObservationReader::from_files(inputs, &schema)
         .with_context(|| format!("cannot read {}", files_label(&args)))?;
     if let Some(list) = &args.index_measures {
@@ -327,34 +329,9 @@ fn baseline_delimiter(args: &LoadArgs) -> Result<u8> {
     }
 }
 
-/// The opened inputs of a load.
-struct Inputs {
-    /// Each file's name and its (decompressed) stream.
-    files: Vec<(String, Box<dyn Read>)>,
-    /// Bytes read from the files so far (for the progress bar).
-    read_bytes: Arc<AtomicU64>,
-    /// The files' total size.
-    total_bytes: u64,
-}
-
-/// Opens the files of `paths` (folders expanded).
-fn open_inputs(paths: &[PathBuf], sheet: Option<&str>) -> Result<Inputs> {
-    let read_bytes = Arc::new(AtomicU64::new(0));
-    let mut total_bytes = 0;
-    let mut files = Vec::new();
-    for path in files::expand(paths)? {
-        let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-        total_bytes += file.metadata()?.len();
-        // Spreadsheets and Parquet files are read from their path: no byte progress.
-        let counting = CountingReader::new(file, Arc::clone(&read_bytes));
-        files.push((path.display().to_string(), files::open_input(&path, counting, sheet)?));
-    }
-    Ok(Inputs { files, read_bytes, total_bytes })
-}
-
 /// The first input alone (for the baseline parses and --inspect).
 fn open_first(args: &LoadArgs) -> Result<Box<dyn Read>> {
-    Ok(open_inputs(&args.files, args.mapping.sheet.as_deref())?.files.swap_remove(0).1)
+    Ok(open_inputs(&args.files, args.mapping.sheet.as_deref(), args.mapping.member.as_deref())?.files.swap_remove(0).1)
 }
 
 /// The inputs as named in messages.

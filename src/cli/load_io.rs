@@ -33,6 +33,50 @@ impl<R: Read> Read for CountingReader<R> {
     }
 }
 
+/// The inputs of a load: each with the name its messages give it, the bytes read so far
+/// (of the files as stored: compressed, or the archive's) and their total size.
+pub struct Inputs {
+    /// (name, text) of each input, in load order.
+    pub files: Vec<(String, Box<dyn Read>)>,
+    /// Bytes of the stored files read so far (for progress).
+    pub read_bytes: Arc<AtomicU64>,
+    /// The stored files' total size.
+    pub total_bytes: u64,
+}
+
+/// Opens the inputs of `paths`: folders expanded to their data files, zip archives to
+/// their data files or the members named like `member` (`archive.zip/member` in
+/// messages; each opened when the load reaches it), compressed files decompressed,
+/// spreadsheets (worksheet `sheet`) and Parquet files read as the CSV of their rows.
+pub fn open_inputs(paths: &[PathBuf], sheet: Option<&str>, member: Option<&str>) -> anyhow::Result<Inputs> {
+    use anyhow::Context;
+    use quiredb_datasets::meteo::{files, zip_input};
+    let read_bytes = Arc::new(AtomicU64::new(0));
+    let (mut inputs, mut total_bytes) = (Vec::new(), 0);
+    for path in files::expand(paths)? {
+        if zip_input::is_zip(&path) {
+            for part in zip_input::members(&path, member)? {
+                total_bytes += part.compressed_size();
+                let name = format!("{}/{}", path.display(), part.name);
+                let (count, sheet) = (Arc::clone(&read_bytes), sheet.map(str::to_owned));
+                let open = move || {
+                    let file = File::open(&part.archive)?;
+                    let bytes = part.reader(file, |file| Box::new(CountingReader::new(file, count)))?;
+                    files::open_input(Path::new(&part.name), bytes, sheet.as_deref()).map_err(std::io::Error::other)
+                };
+                inputs.push((name, Box::new(zip_input::Lazy::new(open)) as Box<dyn Read>));
+            }
+            continue;
+        }
+        let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        total_bytes += file.metadata()?.len();
+        // Spreadsheets and Parquet files are read from their path: no byte progress.
+        let counting = CountingReader::new(file, Arc::clone(&read_bytes));
+        inputs.push((path.display().to_string(), files::open_input(&path, counting, sheet)?));
+    }
+    Ok(Inputs { files: inputs, read_bytes, total_bytes })
+}
+
 /// A file created on the first write (so a clean load leaves no empty skip report).
 pub struct LazyFile {
     path: PathBuf,

@@ -96,6 +96,10 @@ pub struct MappingArgs {
     /// 1; default: the first.
     #[arg(long)]
     pub sheet: Option<String>,
+    /// Members of zip archives to load: a pattern of their names (`*`, `?`, `[…]`),
+    /// e.g. 'produkt_*'; default: the archive's data files.
+    #[arg(long, value_name = "PATTERN")]
+    pub member: Option<String>,
     /// A wide table: columns named by period (YYYY_MM, YYYY-MM, YYYYMM, YYYYMMDD,
     /// YYYY-MM-DD, months, days) melted into one observation per cell; with months,
     /// --time names the year column; with days (1…31, D01…), the year and month columns.

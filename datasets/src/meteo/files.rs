@@ -41,7 +41,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// A data file: a name ending in one of [`DATA_EXTENSIONS`], perhaps compressed; or a
 /// compressed file whose name has no other extension (ISD-Lite's `010010-99999-2019.gz`).
-fn is_data_file(path: &Path) -> bool {
+pub(crate) fn is_data_file(path: &Path) -> bool {
     let name = path.file_name().map(|name| name.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let stem = name.strip_suffix(".gz").or_else(|| name.strip_suffix(".zst"));
     if stem.is_some_and(|stem| !stem.is_empty() && !stem.contains('.')) {

@@ -71,6 +71,7 @@ pub mod store;
 pub mod timefmt;
 mod transform;
 mod wide;
+pub mod zip_input;
 
 pub use generator::{GeneratorConfig, ObservationGenerator};
 pub use load_times::{CpuClock, LoadTimes};
