@@ -107,7 +107,7 @@ impl<S: Sink> Builder<'_, S> {
             self.close_phase();
             return self.sink.event(Event::Close);
         }
-        self.open.push(OpenElement { name_start: self.names.len(), namespaces: own });
+        self.open.push(OpenElement { name_start: self.names.len(), namespaces: own, at });
         self.names.push_str(name);
         Ok(())
     }

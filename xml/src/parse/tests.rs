@@ -206,9 +206,9 @@ fn deep_nesting_needs_no_recursion() {
 fn malformed_documents_are_rejected_where_roxmltree_rejects_them() {
     for (bad, same_place) in [
         ("<a>\n<b></a>", true),
-        ("<a><b>", true),
-        ("", true),
-        ("<!--only-->", true),
+        ("<a><b>", false), // roxmltree says line 1, column 1; we say where the input ends
+        ("", false),
+        ("<!--only-->", false),
         ("x<a/>", true),
         ("<a/>x", true),
         ("<a/><b/>", false),
@@ -238,6 +238,24 @@ fn malformed_documents_are_rejected_where_roxmltree_rejects_them() {
     ] {
         rejected(bad, same_place);
     }
+}
+
+#[test]
+fn a_truncated_document_is_reported_where_it_ends_naming_the_open_element() {
+    // Proves the error points at the end of the input (as expat does), not at line 1,
+    // and names the innermost element left open with the place of its start tag.
+    let err = ours(b"<?xml version='1.0'?>\n<r>\n  <list>\n    <item>x</item>\n    <item>y");
+    let err = err.expect_err("truncated");
+    assert!(matches!(err, Error::Xml { line: 5, column: 12, .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("`<item>` (opened at line 5, column 5) and 2 enclosing elements are"), "{text}");
+    let one = ours(b"<r>\n <a/>\n").expect_err("truncated").to_string();
+    assert!(one.contains("line 3, column 1") && one.contains("`<r>` (opened at line 1, column 1) is closed"), "{one}");
+    let inside_text = ours("<r>\n<é>tail é".as_bytes()).expect_err("truncated");
+    assert!(matches!(inside_text, Error::Xml { line: 2, column: 10, .. }), "{inside_text}");
+    let prolog = ours(b"<?xml version='1.0'?>\n<!--c-->\n").expect_err("no root");
+    assert!(matches!(prolog, Error::Xml { line: 3, column: 1, .. }), "{prolog}");
+    assert!(prolog.to_string().contains("no root element"), "{prolog}");
 }
 
 #[test]
