@@ -259,6 +259,21 @@ fn a_truncated_document_is_reported_where_it_ends_naming_the_open_element() {
 }
 
 #[test]
+fn a_start_tag_missing_its_close_is_reported_at_the_next_tag_by_name() {
+    // Proves a `<` where an attribute should start names the unclosed tag (roxmltree
+    // and expat reject it at the same place, with "invalid name" / "invalid token").
+    for (doc, element) in
+        [("<r>\n  <a\n  <b>1</b></r>", "a"), ("<r>\n  <a x='1'\t<b/></r>", "a"), ("<r><p:a<b/></r>", "p:a")]
+    {
+        let err = ours(doc.as_bytes()).expect_err("malformed");
+        assert!(err.to_string().contains(&format!("start tag of `<{element}>`: is its `>` missing?")), "{err}");
+        rejected(doc, !doc.contains("p:"));
+    }
+    let err = ours(b"<r>\n  <a\n  <b>1</b></r>").expect_err("malformed");
+    assert!(matches!(err, Error::Xml { line: 3, column: 3, .. }), "{err}");
+}
+
+#[test]
 fn a_sink_error_is_returned_unchanged() {
     struct Refuse;
     impl Sink for Refuse {
