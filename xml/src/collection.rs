@@ -11,7 +11,8 @@
 //! is an [`Error::Xml`] naming the file, line and column. Both rules live in
 //! [`crate::parse`], so the streaming parser and this loader cannot drift apart. The
 //! internal subset's attribute defaults, which roxmltree does not read, are written
-//! into the text it parses (`collection/defaults.rs`).
+//! into the text it parses, and the subset's comments and PIs, which roxmltree makes
+//! nodes, are blanked (`collection/defaults.rs`).
 //!
 //! Read next: `reference.rs`, which evaluates queries over the parsed documents.
 
@@ -59,9 +60,10 @@ fn read_source(path: &Path) -> Result<Source> {
 
 impl Source {
     /// A document's text as loaded (entities of an external DTD expanded, see above;
-    /// the internal subset's attribute defaults supplied, `collection/defaults.rs`).
+    /// the internal subset's attribute defaults supplied and its comments and PIs
+    /// blanked, `collection/defaults.rs`).
     pub fn new(path: PathBuf, text: String) -> Self {
-        Source { path, text: defaults::supply(expand_external_entities(text)) }
+        Source { path, text: defaults::supply(defaults::blank_subset_markup(expand_external_entities(text))) }
     }
 }
 

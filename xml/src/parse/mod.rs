@@ -36,7 +36,10 @@ pub(crate) mod tests;
 use std::io::Read;
 use std::path::Path;
 
-pub use attlist::{AttributeDecl, DeclaredAttributes, collapse, declared_attributes, starts_with_attribute_list};
+pub use attlist::{
+    AttributeDecl, DeclaredAttributes, collapse, declared_attributes, internal_subset_markup,
+    starts_with_attribute_list,
+};
 pub use dtd::{expand_latin1, external_dtd};
 pub use encoding::{Encoding, decode, detect};
 

@@ -24,7 +24,7 @@ use std::rc::Rc;
 use quick_xml::events::Event as XmlEvent;
 
 use super::attlist::AttributeDecl;
-use super::dtd::{self, Entity, Misc, check_comment, split_pi};
+use super::dtd::{self, Entity, check_comment, split_pi};
 use super::input::{Input, Position};
 use super::syntax::{Cursor, Fault, is_space};
 use super::text::LoopDetector;
@@ -340,14 +340,6 @@ impl<'s, S: Sink> Builder<'s, S> {
             declared.entry(decl.element.clone()).or_default().push(decl);
         }
         self.declared = declared.into_iter().map(|(element, decls)| (element, decls.into())).collect();
-        for misc in doctype.misc {
-            match misc {
-                Misc::Comment(text) => self.sink.event(Event::Comment(&text))?,
-                Misc::Pi { target, value } => {
-                    self.sink.event(Event::Pi { target: &target, value: value.as_deref() })?
-                }
-            }
-        }
         Ok(())
     }
 
