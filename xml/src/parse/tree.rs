@@ -356,18 +356,14 @@ impl<'s, S: Sink> Builder<'s, S> {
         };
         let name = &self.names[innermost.name_start..];
         let Position { line, column } = innermost.at;
-        let enclosing = match self.open.len() - 1 {
-            0 => String::new(),
-            1 => " and 1 enclosing element are".into(),
+        let still_open = match self.open.len() - 1 {
+            0 => " is".to_owned(),
+            1 => " and 1 enclosing element are".to_owned(),
             n => format!(" and {n} enclosing elements are"),
         };
-        let is = if enclosing.is_empty() { " is" } else { "" };
-        Err(self.fail(
-            end,
-            format!(
-                "the document ends before `<{name}>` (opened at line {line}, column {column}){enclosing}{is} closed"
-            ),
-        ))
+        let reason =
+            format!("the document ends before `<{name}>` (opened at line {line}, column {column}){still_open} closed");
+        Err(self.fail(end, reason))
     }
 }
 

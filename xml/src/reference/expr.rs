@@ -152,7 +152,7 @@ fn written_prefix<'i>(node: Node<'_, 'i>, qname: &'i str, namespace: Option<&str
     match qname.split_once(':') {
         Some((prefix, _)) if node.lookup_namespace_uri(Some(prefix)) == Some(uri) => Some(prefix),
         None if node.lookup_namespace_uri(None) == Some(uri) => None,
-        _ => node.lookup_prefix(uri),
+        _ => node.lookup_prefix(uri).filter(|p| !p.is_empty()),
     }
 }
 
