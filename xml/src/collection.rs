@@ -79,9 +79,24 @@ fn expand_external_entities(text: String) -> String {
 pub fn parse_document<'input>(text: &'input str, label: &Path) -> Result<Document<'input>> {
     let options = ParsingOptions { allow_dtd: true, ..ParsingOptions::default() };
     Document::parse_with_options(text, options).map_err(|e| {
-        let pos = e.pos();
-        Error::Xml { file: label.to_path_buf(), line: pos.row, column: pos.col, reason: e.to_string() }
+        let (line, column) = match e {
+            // roxmltree says line 1, column 1 for these; the streaming parser (and
+            // expat) point at the end of the input.
+            roxmltree::Error::NoRootNode
+            | roxmltree::Error::UnclosedRootNode
+            | roxmltree::Error::UnexpectedEndOfStream => end_of(text),
+            _ => (e.pos().row, e.pos().col),
+        };
+        Error::Xml { file: label.to_path_buf(), line, column, reason: e.to_string() }
     })
+}
+
+/// The 1-based line and column (in characters) just past the end of `text`.
+fn end_of(text: &str) -> (u32, u32) {
+    let lines = text.bytes().filter(|&b| b == b'\n').count();
+    let last = text.rsplit('\n').next().unwrap_or_default();
+    let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    (to_u32(lines + 1), to_u32(last.chars().count() + 1))
 }
 
 /// Parses every source of a collection.
@@ -98,6 +113,17 @@ mod tests {
         let err = parse_document("<a>\n<b></a>", Path::new("x.xml")).unwrap_err();
         assert!(matches!(err, Error::Xml { line: 2, .. }), "{err}");
         assert!(err.to_string().contains("x.xml"), "{err}");
+    }
+
+    #[test]
+    fn a_truncated_document_is_reported_at_its_end() {
+        for (text, line, column) in [("<a>\n <b>tä", 2, 7), ("", 1, 1), ("<!--c-->\n", 2, 1), ("<a>", 1, 4)] {
+            let err = parse_document(text, Path::new("x.xml")).unwrap_err();
+            assert!(
+                matches!(err, Error::Xml { line: l, column: c, .. } if (l, c) == (line, column)),
+                "{text:?}: {err}"
+            );
+        }
     }
 
     #[test]
