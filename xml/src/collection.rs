@@ -11,7 +11,8 @@
 //! is an [`Error::Xml`] naming the file, line and column. Both rules live in
 //! [`crate::parse`], so the streaming parser and this loader cannot drift apart. The
 //! internal subset's attribute defaults, which roxmltree does not read, are written
-//! into the text it parses (`collection/defaults.rs`).
+//! into the text it parses, and the subset's comments and PIs, which roxmltree makes
+//! nodes, are blanked (`collection/defaults.rs`).
 //!
 //! Read next: `reference.rs`, which evaluates queries over the parsed documents.
 
@@ -59,9 +60,10 @@ fn read_source(path: &Path) -> Result<Source> {
 
 impl Source {
     /// A document's text as loaded (entities of an external DTD expanded, see above;
-    /// the internal subset's attribute defaults supplied, `collection/defaults.rs`).
+    /// the internal subset's attribute defaults supplied and its comments and PIs
+    /// blanked, `collection/defaults.rs`).
     pub fn new(path: PathBuf, text: String) -> Self {
-        Source { path, text: defaults::supply(expand_external_entities(text)) }
+        Source { path, text: defaults::supply(defaults::blank_subset_markup(expand_external_entities(text))) }
     }
 }
 
@@ -77,9 +79,24 @@ fn expand_external_entities(text: String) -> String {
 pub fn parse_document<'input>(text: &'input str, label: &Path) -> Result<Document<'input>> {
     let options = ParsingOptions { allow_dtd: true, ..ParsingOptions::default() };
     Document::parse_with_options(text, options).map_err(|e| {
-        let pos = e.pos();
-        Error::Xml { file: label.to_path_buf(), line: pos.row, column: pos.col, reason: e.to_string() }
+        let (line, column) = match e {
+            // roxmltree says line 1, column 1 for these; the streaming parser (and
+            // expat) point at the end of the input.
+            roxmltree::Error::NoRootNode
+            | roxmltree::Error::UnclosedRootNode
+            | roxmltree::Error::UnexpectedEndOfStream => end_of(text),
+            _ => (e.pos().row, e.pos().col),
+        };
+        Error::Xml { file: label.to_path_buf(), line, column, reason: e.to_string() }
     })
+}
+
+/// The 1-based line and column (in characters) just past the end of `text`.
+fn end_of(text: &str) -> (u32, u32) {
+    let lines = text.bytes().filter(|&b| b == b'\n').count();
+    let last = text.rsplit('\n').next().unwrap_or_default();
+    let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    (to_u32(lines + 1), to_u32(last.chars().count() + 1))
 }
 
 /// Parses every source of a collection.
@@ -96,6 +113,17 @@ mod tests {
         let err = parse_document("<a>\n<b></a>", Path::new("x.xml")).unwrap_err();
         assert!(matches!(err, Error::Xml { line: 2, .. }), "{err}");
         assert!(err.to_string().contains("x.xml"), "{err}");
+    }
+
+    #[test]
+    fn a_truncated_document_is_reported_at_its_end() {
+        for (text, line, column) in [("<a>\n <b>tä", 2, 7), ("", 1, 1), ("<!--c-->\n", 2, 1), ("<a>", 1, 4)] {
+            let err = parse_document(text, Path::new("x.xml")).unwrap_err();
+            assert!(
+                matches!(err, Error::Xml { line: l, column: c, .. } if (l, c) == (line, column)),
+                "{text:?}: {err}"
+            );
+        }
     }
 
     #[test]

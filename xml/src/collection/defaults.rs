@@ -63,6 +63,21 @@ pub(super) fn supply(text: String) -> String {
     apply(&text, edits, &mut [])
 }
 
+/// `text` with the comments and PIs of its internal subset blanked (spaces; line ends
+/// kept): they are no nodes of the document, but roxmltree makes them children of
+/// the root (`parse/dtd.rs`).
+pub(super) fn blank_subset_markup(text: String) -> String {
+    if !text.contains("<!DOCTYPE") {
+        return text;
+    }
+    let markup = parse::internal_subset_markup(&text);
+    if markup.is_empty() {
+        return text;
+    }
+    let edits = markup.into_iter().map(|r| (r.clone(), blank(&text[r]))).collect();
+    apply(&text, edits, &mut [])
+}
+
 /// `declaration` as spaces, its line ends kept.
 fn blank(declaration: &str) -> String {
     declaration.bytes().map(|b| if matches!(b, b'\n' | b'\r') { b as char } else { ' ' }).collect()

@@ -162,6 +162,25 @@ pub struct DeclaredAttributes {
 /// The attribute-list declarations of `text`'s DOCTYPE; `None` when it has none or
 /// its DOCTYPE does not parse.
 pub fn declared_attributes(text: &str) -> Option<DeclaredAttributes> {
+    let (doctype, body_start, doctype_end) = read_doctype(text)?;
+    let shift = |r: &Range<usize>| body_start + r.start..body_start + r.end;
+    let declarations = doctype.attribute_lists.iter().map(shift).collect();
+    let entity_values = doctype.entity_values.iter().map(shift).collect();
+    let attributes = doctype.attributes;
+    let declared = DeclaredAttributes { attributes, declarations, entity_values, doctype_end };
+    (!declared.attributes.is_empty()).then_some(declared)
+}
+
+/// Byte ranges in `text` of the comments and PIs of its internal subset, which are no
+/// nodes of the document (`dtd.rs`); empty when its DOCTYPE has none or does not parse.
+pub fn internal_subset_markup(text: &str) -> Vec<Range<usize>> {
+    let Some((doctype, body_start, _)) = read_doctype(text) else { return Vec::new() };
+    doctype.markup.iter().map(|r| body_start + r.start..body_start + r.end).collect()
+}
+
+/// `text`'s DOCTYPE read, with where its text (after `<!DOCTYPE` and the spaces) starts
+/// and where it ends (past its `>`); `None` when it has none or it does not parse.
+fn read_doctype(text: &str) -> Option<(super::dtd::Doctype, usize, usize)> {
     let mut reader = quick_xml::Reader::from_str(text);
     // quick-xml's positions do not count a leading byte order mark.
     let mark = if text.starts_with('\u{FEFF}') { '\u{FEFF}'.len_utf8() } else { 0 };
@@ -176,13 +195,7 @@ pub fn declared_attributes(text: &str) -> Option<DeclaredAttributes> {
                 if !text.get(body_start..)?.starts_with(&*body) {
                     return None;
                 }
-                let doctype = super::dtd::parse_doctype(&body).ok()?;
-                let shift = |r: &Range<usize>| body_start + r.start..body_start + r.end;
-                let declarations = doctype.attribute_lists.iter().map(shift).collect();
-                let entity_values = doctype.entity_values.iter().map(shift).collect();
-                let attributes = doctype.attributes;
-                let declared = DeclaredAttributes { attributes, declarations, entity_values, doctype_end };
-                return (!declared.attributes.is_empty()).then_some(declared);
+                return Some((super::dtd::parse_doctype(&body).ok()?, body_start, doctype_end));
             }
             Ok(XmlEvent::Start(_) | XmlEvent::Empty(_) | XmlEvent::Eof) | Err(_) => return None,
             Ok(_) => {}

@@ -1,7 +1,10 @@
 //! The DOCTYPE: its internal subset read as roxmltree reads it (entity declarations
-//! kept, comments and PIs reported, `<!ELEMENT`/`<!NOTATION` skipped), with one
+//! kept, comments and PIs checked, `<!ELEMENT`/`<!NOTATION` skipped), with one
 //! addition: attribute-list declarations are read (`attlist.rs`; one that does not
-//! parse is skipped as roxmltree skips them all); and
+//! parse is skipped as roxmltree skips them all). The subset's comments and PIs are no
+//! nodes of the document (XPath 1.0 and the Infoset have none for the DTD; lxml and
+//! BaseX agree): roxmltree makes them children of the root, so the reference loader
+//! blanks them first ([`Doctype::markup`]); and
 //! the one rule for documents that name an external DTD, which we never fetch: they get
 //! the ISO Latin-1 character entities (`&eacute;` …) such DTDs declare, expanded before
 //! parsing anywhere in the text ([`expand_latin1`]), as the reference loader does.
@@ -84,17 +87,13 @@ pub(crate) struct Entity {
     pub value: Rc<str>,
 }
 
-/// A comment or PI of the internal subset, which roxmltree makes a child of the root.
-pub(crate) enum Misc {
-    Comment(String),
-    Pi { target: String, value: Option<String> },
-}
-
 /// What a DOCTYPE declares.
 #[derive(Default)]
 pub(crate) struct Doctype {
     pub entities: Vec<Entity>,
-    pub misc: Vec<Misc>,
+    /// Byte ranges of the comments and PIs of the internal subset, in the DOCTYPE's
+    /// text (no nodes; see the module docs).
+    pub markup: Vec<Range<usize>>,
     /// The attributes its `<!ATTLIST …>` declare (the first declaration of each).
     pub attributes: Vec<AttributeDecl>,
     /// Byte ranges of the `<!ATTLIST …>` declarations read, in the DOCTYPE's text.
@@ -120,14 +119,15 @@ pub(crate) fn parse_doctype(text: &str) -> Checked<Doctype> {
         if cursor.starts_with("<!ENTITY") {
             entity_declaration(&mut cursor, &mut doctype)?;
         } else if cursor.starts_with("<!--") {
+            let start = cursor.pos;
             let body = delimited(&mut cursor, "<!--", "-->")?;
             check_comment(body).map_err(|f| super::syntax::Fault { at: cursor.pos, ..f })?;
-            doctype.misc.push(Misc::Comment(body.to_string()));
+            doctype.markup.push(start..cursor.pos);
         } else if cursor.starts_with("<?") {
             let start = cursor.pos;
             let body = delimited(&mut cursor, "<?", "?>")?;
-            let (target, value) = split_pi(body).map_err(|f| super::syntax::Fault { at: start + 2 + f.at, ..f })?;
-            doctype.misc.push(Misc::Pi { target: target.into(), value: value.map(str::to_string) });
+            split_pi(body).map_err(|f| super::syntax::Fault { at: start + 2 + f.at, ..f })?;
+            doctype.markup.push(start..cursor.pos);
         } else if cursor.starts_with("]") {
             cursor.pos += 1;
             cursor.skip_spaces();

@@ -107,7 +107,7 @@ impl<S: Sink> Builder<'_, S> {
             self.close_phase();
             return self.sink.event(Event::Close);
         }
-        self.open.push(OpenElement { name_start: self.names.len(), namespaces: own });
+        self.open.push(OpenElement { name_start: self.names.len(), namespaces: own, at });
         self.names.push_str(name);
         Ok(())
     }
@@ -123,13 +123,17 @@ impl<S: Sink> Builder<'_, S> {
         declared: &[AttributeDecl],
         tag: &mut Tag,
     ) -> Result<()> {
-        let raw = cursor.text;
+        let (raw, element) = (cursor.text, &cursor.text[..cursor.pos]);
         let fault = |builder: &Self, f: Fault| builder.fault(inside, raw, f);
         loop {
             let has_space = cursor.starts_with_space();
             cursor.skip_spaces();
             if cursor.at_end() {
                 return Ok(());
+            }
+            if cursor.peek() == Some(b'<') {
+                let reason = format!("`<` inside the start tag of `<{element}>`: is its `>` missing?");
+                return Err(self.fail(inside.within(raw, cursor.pos), reason));
             }
             if !has_space {
                 return Err(fault(self, cursor.unexpected::<()>("a whitespace").unwrap_err()));

@@ -8,14 +8,15 @@
 //! token (a text node, a start tag, the DOCTYPE) plus the stack of open element names,
 //! never by the document: a 1.2 GB document streams through.
 //!
-//! Deliberate differences from the brief's wording, each because roxmltree does so:
-//! an empty CDATA section (`<![CDATA[]]>`) alone is an empty `Text`; comments and PIs
-//! inside the DOCTYPE's internal subset are emitted at top level before the root.
+//! A deliberate difference from the brief's wording, because roxmltree does so: an
+//! empty CDATA section (`<![CDATA[]]>`) alone is an empty `Text`.
 //!
-//! One addition to roxmltree's model, which XML 1.0 requires (§5.1) and BaseX's parser
-//! makes: the internal subset's attribute defaults are supplied and the values of
-//! attributes declared with a type other than `CDATA` collapsed (`attlist.rs`); the
-//! reference loader supplies them to roxmltree's input (`collection/defaults.rs`).
+//! Two changes to roxmltree's model, each made to its input by the reference loader
+//! too (`collection/defaults.rs`): the internal subset's attribute defaults are
+//! supplied and the values of attributes declared with a type other than `CDATA`
+//! collapsed, as XML 1.0 requires (§5.1) and BaseX's parser does (`attlist.rs`); and
+//! the internal subset's comments and PIs are no nodes (roxmltree makes them children
+//! of the root; XPath 1.0's data model, lxml and BaseX have none for the DTD).
 //!
 //! Read next: `tree.rs` (the state machine), then `markup.rs`, `text.rs`, `dtd.rs`, `attlist.rs`,
 //! `encoding.rs`, `input.rs`, `syntax.rs`.
@@ -36,7 +37,10 @@ pub(crate) mod tests;
 use std::io::Read;
 use std::path::Path;
 
-pub use attlist::{AttributeDecl, DeclaredAttributes, collapse, declared_attributes, starts_with_attribute_list};
+pub use attlist::{
+    AttributeDecl, DeclaredAttributes, collapse, declared_attributes, internal_subset_markup,
+    starts_with_attribute_list,
+};
 pub use dtd::{expand_latin1, external_dtd};
 pub use encoding::{Encoding, decode, detect};
 

@@ -93,7 +93,12 @@ fn attribute_values_are_normalised() {
 fn comments_and_pis_outside_the_root_are_top_level_nodes() {
     let lines = same("<?xml version='1.0'?>\n<?style a b ?><!--c-->\n<a/><!--d--><?e?>\n");
     assert_eq!(lines.len(), 5, "{lines:?}");
-    same("<!DOCTYPE a [<!--in the DTD--><?p v?><!ELEMENT a ANY>]><a/>");
+    // The internal subset's comments and PIs are no nodes (XPath 1.0, the Infoset, lxml);
+    // they are still checked.
+    let lines = same("<!--c--><!DOCTYPE a [<!--in the DTD--><?p v?><!ELEMENT a ANY>]><?q?><a/>");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    rejected("<!DOCTYPE a [<!-- a -- b -->]><a/>", false);
+    rejected("<!DOCTYPE a [<?xml v?>]><a/>", false);
     same("<?xml\tversion='1.0'?><a/>");
 }
 
@@ -206,9 +211,9 @@ fn deep_nesting_needs_no_recursion() {
 fn malformed_documents_are_rejected_where_roxmltree_rejects_them() {
     for (bad, same_place) in [
         ("<a>\n<b></a>", true),
-        ("<a><b>", true),
+        ("<a><b>", true), // at the end of the input (roxmltree's line 1, column 1 moved there)
         ("", true),
-        ("<!--only-->", true),
+        ("<!--only-->\n", true),
         ("x<a/>", true),
         ("<a/>x", true),
         ("<a/><b/>", false),
@@ -238,6 +243,39 @@ fn malformed_documents_are_rejected_where_roxmltree_rejects_them() {
     ] {
         rejected(bad, same_place);
     }
+}
+
+#[test]
+fn a_truncated_document_is_reported_where_it_ends_naming_the_open_element() {
+    // Proves the error points at the end of the input (as expat does), not at line 1,
+    // and names the innermost element left open with the place of its start tag.
+    let err = ours(b"<?xml version='1.0'?>\n<r>\n  <list>\n    <item>x</item>\n    <item>y");
+    let err = err.expect_err("truncated");
+    assert!(matches!(err, Error::Xml { line: 5, column: 12, .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("`<item>` (opened at line 5, column 5) and 2 enclosing elements are"), "{text}");
+    let one = ours(b"<r>\n <a/>\n").expect_err("truncated").to_string();
+    assert!(one.contains("line 3, column 1") && one.contains("`<r>` (opened at line 1, column 1) is closed"), "{one}");
+    let inside_text = ours("<r>\n<é>tail é".as_bytes()).expect_err("truncated");
+    assert!(matches!(inside_text, Error::Xml { line: 2, column: 10, .. }), "{inside_text}");
+    let prolog = ours(b"<?xml version='1.0'?>\n<!--c-->\n").expect_err("no root");
+    assert!(matches!(prolog, Error::Xml { line: 3, column: 1, .. }), "{prolog}");
+    assert!(prolog.to_string().contains("no root element"), "{prolog}");
+}
+
+#[test]
+fn a_start_tag_missing_its_close_is_reported_at_the_next_tag_by_name() {
+    // Proves a `<` where an attribute should start names the unclosed tag (roxmltree
+    // and expat reject it at the same place, with "invalid name" / "invalid token").
+    for (doc, element) in
+        [("<r>\n  <a\n  <b>1</b></r>", "a"), ("<r>\n  <a x='1'\t<b/></r>", "a"), ("<r><p:a<b/></r>", "p:a")]
+    {
+        let err = ours(doc.as_bytes()).expect_err("malformed");
+        assert!(err.to_string().contains(&format!("start tag of `<{element}>`: is its `>` missing?")), "{err}");
+        rejected(doc, !doc.contains("p:"));
+    }
+    let err = ours(b"<r>\n  <a\n  <b>1</b></r>").expect_err("malformed");
+    assert!(matches!(err, Error::Xml { line: 3, column: 3, .. }), "{err}");
 }
 
 #[test]

@@ -24,7 +24,7 @@ use std::rc::Rc;
 use quick_xml::events::Event as XmlEvent;
 
 use super::attlist::AttributeDecl;
-use super::dtd::{self, Entity, Misc, check_comment, split_pi};
+use super::dtd::{self, Entity, check_comment, split_pi};
 use super::input::{Input, Position};
 use super::syntax::{Cursor, Fault, is_space};
 use super::text::LoopDetector;
@@ -39,11 +39,12 @@ pub(super) enum Phase {
     Epilog,
 }
 
-/// An open element: where its name starts in `Builder::names`, and how many namespace
-/// declarations were in scope before it.
+/// An open element: where its name starts in `Builder::names`, how many namespace
+/// declarations were in scope before it, and where its start tag is.
 pub(super) struct OpenElement {
     pub name_start: usize,
     pub namespaces: usize,
+    pub at: Position,
 }
 
 /// A namespace declaration in scope: prefix (`None` for the default) and URI.
@@ -193,7 +194,7 @@ impl<'s, S: Sink> Builder<'s, S> {
         let (mut buf, mut raw_text, mut text_at) = (Vec::new(), String::new(), None);
         let saved_tag_seen = self.tag_seen;
         self.tag_seen &= !in_entity;
-        let mut depth = 0u32;
+        let (mut depth, mut end) = (0u32, Position::START);
         loop {
             let at = reader.get_ref().position();
             let head = reader.get_mut().peek10().map_err(|e| self.io_error(e))?;
@@ -249,7 +250,10 @@ impl<'s, S: Sink> Builder<'s, S> {
                 XmlEvent::PI(body) => self.pi(&body, at)?,
                 XmlEvent::Decl(body) => self.declaration(&body, at, first)?,
                 XmlEvent::DocType(body) => self.doctype(&body, &head, at, in_entity)?,
-                XmlEvent::Eof => break,
+                XmlEvent::Eof => {
+                    end = at;
+                    break;
+                }
                 XmlEvent::Text(_) | XmlEvent::GeneralRef(_) => unreachable!("text tokens are gathered above"),
             }
         }
@@ -257,7 +261,7 @@ impl<'s, S: Sink> Builder<'s, S> {
             self.tag_seen = saved_tag_seen;
             return Ok(());
         }
-        self.finish()
+        self.finish(end)
     }
 
     fn io_error(&self, e: io::Error) -> Error {
@@ -336,25 +340,30 @@ impl<'s, S: Sink> Builder<'s, S> {
             declared.entry(decl.element.clone()).or_default().push(decl);
         }
         self.declared = declared.into_iter().map(|(element, decls)| (element, decls.into())).collect();
-        for misc in doctype.misc {
-            match misc {
-                Misc::Comment(text) => self.sink.event(Event::Comment(&text))?,
-                Misc::Pi { target, value } => {
-                    self.sink.event(Event::Pi { target: &target, value: value.as_deref() })?
-                }
-            }
-        }
         Ok(())
     }
 
-    /// The end of the document: the root element must have come and be closed.
-    fn finish(&mut self) -> Result<()> {
+    /// The end of the document, at `end`: the root element must have come and be closed.
+    /// An error points at `end` (as expat does) and names the innermost open element.
+    fn finish(&mut self, end: Position) -> Result<()> {
         self.flush_text()?;
-        match self.phase {
-            Phase::Prolog => Err(self.fail(Position::START, "the document has no root element")),
-            Phase::Epilog if self.open.is_empty() => Ok(()),
-            Phase::Content | Phase::Epilog => Err(self.fail(Position::START, "the root element is not closed")),
-        }
+        let Some(innermost) = self.open.last() else {
+            return match self.phase {
+                Phase::Prolog => Err(self.fail(end, "the document ends with no root element")),
+                Phase::Content => Err(self.fail(end, "the document ends before its root element is closed")),
+                Phase::Epilog => Ok(()),
+            };
+        };
+        let name = &self.names[innermost.name_start..];
+        let Position { line, column } = innermost.at;
+        let still_open = match self.open.len() - 1 {
+            0 => " is".to_owned(),
+            1 => " and 1 enclosing element are".to_owned(),
+            n => format!(" and {n} enclosing elements are"),
+        };
+        let reason =
+            format!("the document ends before `<{name}>` (opened at line {line}, column {column}){still_open} closed");
+        Err(self.fail(end, reason))
     }
 }
 

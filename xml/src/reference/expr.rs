@@ -71,12 +71,12 @@ impl<'a, 'input> Tree for DomTree<'a, 'input> {
     fn name(&mut self, item: Self::Node, local: bool) -> Result<String> {
         let (prefix, name) = match item {
             Item::Node { node, .. } => match node.node_type() {
-                NodeType::Element => (prefix_of(node, node.tag_name().namespace()), node.tag_name().name()),
+                NodeType::Element => (element_prefix(node), node.tag_name().name()),
                 NodeType::PI => (None, node.pi().map(|pi| pi.target).unwrap_or("")),
                 _ => (None, ""),
             },
             Item::Attribute { owner, index, .. } => match owner.attributes().nth(index) {
-                Some(a) => (prefix_of(owner, a.namespace()), a.name()),
+                Some(a) => (attribute_prefix(owner, &a), a.name()),
                 None => (None, ""),
             },
         };
@@ -116,11 +116,10 @@ impl<'a, 'input> Tree for DomTree<'a, 'input> {
 pub fn resolve_namespaces(expr: &mut Expr, src: &str, bound: &Bindings, docs: &[Document<'_>]) -> Result<()> {
     let mut used: Vec<(String, String)> = Vec::new();
     for node in docs.iter().flat_map(|d| d.descendants()).filter(|n| n.is_element()) {
-        let names = std::iter::once(node.tag_name().namespace()).chain(node.attributes().map(|a| a.namespace()));
-        for uri in names.flatten() {
-            if let Some(prefix) = node.lookup_prefix(uri).filter(|p| !p.is_empty()) {
-                used.push((prefix.to_owned(), uri.to_owned()));
-            }
+        let element = element_prefix(node).zip(node.tag_name().namespace());
+        let attributes = node.attributes().filter_map(|a| attribute_prefix(node, &a).zip(a.namespace()));
+        for (prefix, uri) in std::iter::once(element).flatten().chain(attributes) {
+            used.push((prefix.to_owned(), uri.to_owned()));
         }
     }
     used.sort();
@@ -130,9 +129,31 @@ pub fn resolve_namespaces(expr: &mut Expr, src: &str, bound: &Bindings, docs: &[
     })
 }
 
-/// The prefix bound to `namespace` where `node` is (none for no or the default namespace).
-fn prefix_of<'i>(node: Node<'_, 'i>, namespace: Option<&str>) -> Option<&'i str> {
-    namespace.and_then(|uri| node.lookup_prefix(uri))
+/// The prefix an element's name is written with (none for no or the default namespace),
+/// as the store keeps it: a URI bound to two prefixes (or to a prefix and the default)
+/// must not give the first one declared.
+fn element_prefix<'i>(node: Node<'_, 'i>) -> Option<&'i str> {
+    let text = node.document().input_text();
+    let tag = text.get(node.range().start + 1..).unwrap_or_default();
+    let qname = tag.split(|c: char| c.is_ascii_whitespace() || c == '/' || c == '>').next().unwrap_or_default();
+    written_prefix(node, qname, node.tag_name().namespace())
+}
+
+/// The prefix an attribute's name is written with (see [`element_prefix`]).
+fn attribute_prefix<'i>(owner: Node<'_, 'i>, attribute: &roxmltree::Attribute<'_, 'i>) -> Option<&'i str> {
+    let qname = owner.document().input_text().get(attribute.range_qname()).unwrap_or_default();
+    written_prefix(owner, qname, attribute.namespace())
+}
+
+/// The prefix of `qname` (read from the text at `node`) if it names `namespace` there;
+/// else the first prefix bound to `namespace` (a name an entity's text brought in).
+fn written_prefix<'i>(node: Node<'_, 'i>, qname: &'i str, namespace: Option<&str>) -> Option<&'i str> {
+    let uri = namespace?;
+    match qname.split_once(':') {
+        Some((prefix, _)) if node.lookup_namespace_uri(Some(prefix)) == Some(uri) => Some(prefix),
+        None if node.lookup_namespace_uri(None) == Some(uri) => None,
+        _ => node.lookup_prefix(uri).filter(|p| !p.is_empty()),
+    }
 }
 
 /// Whether a node passes `test` on an axis whose principal node type is element.
