@@ -69,7 +69,8 @@ class Database:
         skip_report: Optional[StrPath] = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """Loads CSV files or folders (`.gz`/`.zst` decompressed) into the queue, the
+        """Loads CSV files, folders or zip archives (`.gz`/`.zst` decompressed; a zip's
+        data files, or the members `member="produkt_*"` names) into the queue, the
         (station, time) B+tree and the R*-tree, in one transaction (one per `batch`
         rows), like `quire load-csv --db`. `index_measures` names the R*-tree's 1 to 8
         dimensions (default: the first eight measures at most), or is "none" for no

@@ -169,7 +169,7 @@ impl Database {
         }
     }
 
-    /// Loads meteorological CSV files (or folders; `.gz`/`.zst` decompressed; spreadsheets
+    /// Loads meteorological CSV files (or folders, or zip archives' members; `.gz`/`.zst` decompressed; spreadsheets
     /// and, with `parquet`, Parquet files read as the CSV of their rows) in one
     /// transaction, with the options of `quire load-csv` as keywords.
     #[pyo3(signature = (paths, *, progress = None, skip_bad = false, batch = None, index_measures = None, skip_report = None, **options))]

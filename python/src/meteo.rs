@@ -106,7 +106,7 @@ fn run_load(
 ) -> anyhow::Result<LoadSummary> {
     let label = request.paths.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ");
     let Inputs { files: inputs, read_bytes, total_bytes: total } =
-        open_inputs(&request.paths, request.schema.sheet.as_deref(), None)?;
+        open_inputs(&request.paths, request.schema.sheet.as_deref(), request.schema.member.as_deref())?;
     let mut reader =
         ObservationReader::from_files(inputs, &request.schema).with_context(|| format!("cannot read {label}"))?;
     if let Some(names) = &request.index_measures {

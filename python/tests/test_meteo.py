@@ -148,6 +148,17 @@ def test_a_spreadsheet_loads_as_its_csv(tmp_path):
         assert daily["rows"] == 2 and db.range("daily").column("Tmax").to_pylist() == [18.5, 20.25]
 
 
+def test_a_zip_archive_loads_the_members_named(tmp_path):
+    dwd = Path(__file__).resolve().parents[2] / "datasets/tests/data/meteo/stundenwerte_TU_00003_hist.zip"
+    with quiredb.open(tmp_path / "z.quire") as db:
+        summary = db.load_csv(
+            dwd, member="produkt_*", station="STATIONS_ID", time="MESS_DATUM", time_format="%Y%m%d%H",
+            measures="TT_TU,RF_TU",
+        )
+        assert summary["rows"] == 24
+        assert db.range("3").column("TT_TU").to_pylist()[:3] == [5.7, 5.6, 5.5]
+
+
 def test_a_ghcn_daily_dly_file_loads_as_its_by_year_rows(tmp_path):
     dly = Path(__file__).resolve().parents[2] / "datasets/tests/data/meteo/ghcn_USW00094728.dly"
     with quiredb.open(tmp_path / "g.quire") as db:

@@ -127,7 +127,7 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     };
     let watch = super::load_speed::Stopwatch::start();
     let Inputs { files: inputs, read_bytes, total_bytes } =
-        open_inputs(&args.files, schema.sheet.as_deref(), args.mapping.member.as_deref())?;
+        open_inputs(&args.files, schema.sheet.as_deref(), schema.member.as_deref())?;
     let mut reader = ObservationReader::from_files(inputs, &schema)
         .with_context(|| format!("cannot read {}", files_label(&args)))?;
     if let Some(list) = &args.index_measures {

@@ -164,6 +164,7 @@ impl MappingArgs {
             schema.encoding = TextEncoding::from_label(label)?;
         }
         schema.sheet.clone_from(&self.sheet);
+        schema.member.clone_from(&self.member);
         Ok(())
     }
 

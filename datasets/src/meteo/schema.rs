@@ -244,6 +244,9 @@ pub struct Schema {
     /// The worksheet of spreadsheet inputs, by name or number from 1 (`None`: the
     /// first; see `sheet_input.rs`).
     pub sheet: Option<String>,
+    /// The members of zip archive inputs to read: a pattern of their names (`None`:
+    /// their data files; see `zip_input.rs`).
+    pub member: Option<String>,
 }
 
 impl Default for Schema {
@@ -267,6 +270,7 @@ impl Default for Schema {
             flags: Vec::new(),
             drop_flags: Vec::new(),
             sheet: None,
+            member: None,
         }
     }
 }
