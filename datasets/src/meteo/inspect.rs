@@ -913,11 +913,13 @@ mod archive_tests;
 mod tests {
     use super::*;
 
-    fn flags(text: &str) -> Vec<(String, Option<String>)> {
+    /// The flags `--inspect` suggests for `text`.
+    pub(super) fn flags(text: &str) -> Vec<(String, Option<String>)> {
         inspect(text.as_bytes(), true, &Schema::default()).flags
     }
 
-    fn value<'a>(flags: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
+    /// The value of flag `name` among `flags`.
+    pub(super) fn value<'a>(flags: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
         flags.iter().find(|(flag, _)| flag == name).and_then(|(_, value)| value.as_deref())
     }
 

@@ -3,15 +3,8 @@
 //! frames): the rules each needs, and what each rule must leave alone. The CLI test
 //! `inspect_reads_archives_as_their_makers_write_them` loads a sample of each.
 
+use super::tests::{flags, value};
 use super::*;
-
-fn flags(text: &str) -> Vec<(String, Option<String>)> {
-    inspect(text.as_bytes(), true, &Schema::default()).flags
-}
-
-fn value<'a>(flags: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
-    flags.iter().find(|(flag, _)| flag == name).and_then(|(_, value)| value.as_deref())
-}
 
 /// A wide table with a column of codes beside each measure (TMY3's `Dry-bulb source`)
 /// is long, and its source and uncertainty columns are no measures; a narrow table of
