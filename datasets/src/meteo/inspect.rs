@@ -65,6 +65,8 @@ const PLACE_NAMES: [&str; 8] = ["lon", "long", "longitude", "lat", "latitude", "
 const ELEMENT_NAMES: [&str; 5] = ["element", "variable", "parameter", "param", "elem"];
 const VALUE_NAMES: [&str; 4] = ["value", "data_value", "val", "wert"];
 const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday", "jday", "julian_day"];
+/// Names of a column of `HHMM` times of day: a clock, or the time zone it is read in.
+const CLOCK_NAMES: [&str; 11] = ["hhmm", "hhmi", "clock", "utc", "gmt", "lst", "mst", "pst", "cst", "est", "hm"];
 const UNIX_SECONDS_NAMES: [&str; 7] = ["epoch", "unix", "unixtime", "unix_time", "timestamp", "time", "ts"];
 
 /// What a column's sampled values look like.
@@ -433,10 +435,15 @@ impl Guess<'_> {
         }
         if let ([Some(year), None, ..], Some(day)) = (&found[..], self.find(&DAY_OF_YEAR_NAMES, int)) {
             let (year, hour) = (*year, found[3]);
+            let clock = hour.is_none().then(|| self.clock_column()).flatten();
             let references: Vec<String> =
-                [Some(year), Some(day), hour].into_iter().flatten().map(|i| self.take(i)).collect();
+                [Some(year), Some(day), hour, clock].into_iter().flatten().map(|i| self.take(i)).collect();
             self.flag("--time", Some(references.join(",")));
-            let format = if hour.is_some() { "%Y %j %H" } else { "%Y %j" };
+            let format = match (hour, clock) {
+                (Some(_), _) => "%Y %j %H",
+                (None, Some(_)) => "%Y %j %H%M",
+                (None, None) => "%Y %j",
+            };
             return self.flag("--time-format", Some(format.into()));
         }
         if let Some(seconds) = self.unix_seconds() {
@@ -591,6 +598,25 @@ impl Guess<'_> {
         };
         let values = || self.body.iter().filter_map(|row| row.get(next).map(String::as_str));
         (named && values().all(clock) && !self.used.contains(&next)).then_some(next)
+    }
+
+    /// A column of times of day as integers `HHMM`, perhaps without leading zeros
+    /// (NREL MIDC's `MST`: `0`, `1`, …, `2359`), named like a clock or a time zone.
+    fn clock_column(&self) -> Option<usize> {
+        let named = |name: &str| {
+            let lower = super::source::without_unit(name).to_ascii_lowercase();
+            CLOCK_NAMES.contains(&lower.as_str())
+        };
+        let clock = |row: &Vec<String>, index: usize| {
+            let value = row.get(index).and_then(|v| v.parse::<i64>().ok());
+            value.is_some_and(|v| (0..=2400).contains(&v) && v % 100 < 60)
+        };
+        (0..self.columns.len()).find(|&i| {
+            !self.used.contains(&i)
+                && self.columns[i].kind == ColumnKind::Integer
+                && named(&self.columns[i].name)
+                && self.body.iter().all(|row| clock(row, i))
+        })
     }
 
     /// An hour column beside a date column without time of day: named like an hour,

@@ -189,3 +189,16 @@ fn meteo_france_synop() {
     assert_eq!(value(&found, "--na"), Some("mq"));
     assert!(!names_a_station("status") && !names_a_station("sta") && names_a_station("id_sta"));
 }
+
+/// NREL MIDC's raw files: year, day of the year and an `HHMM` column named for its
+/// time zone, written without leading zeros (`1` for 00:01), make the time; an
+/// integer column not named like a clock does not.
+#[test]
+fn day_of_year_with_an_unpadded_clock() {
+    let midc =
+        "Year,DOY,MST,Air Temperature [deg C]\n2018,291,0,1.5\n2018,291,1,1.4\n2018,291,59,1.2\n2018,291,100,1.1\n";
+    let found = flags(midc);
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("Year,DOY,MST"), Some("%Y %j %H%M")));
+    let other = flags("Year,DOY,Batt,t\n2018,291,0,1.5\n2018,291,1,1.4\n");
+    assert_eq!(value(&other, "--time"), Some("Year,DOY"));
+}

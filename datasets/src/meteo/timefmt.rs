@@ -23,6 +23,9 @@ pub struct TimeFormat {
     /// True when the format has an hour but no minutes (`%Y%m%d %H`): hour 24 is then
     /// the end of the day (KNMI's hours run 1–24).
     hour_only: bool,
+    /// True when the format ends in ` %H%M`: a last field of fewer than four digits is
+    /// an `HHMM` written without leading zeros (`1` for 00:01, NREL MIDC's files).
+    clock_last: bool,
 }
 
 /// A parsed time: seconds since the epoch and whether the text named its zone.
@@ -41,12 +44,15 @@ impl TimeFormat {
             .parse_to_owned()
             .map_err(|error| Error::Argument(format!("bad --time-format {format:?}: {error}")))?;
         let hour_only = format.contains("%H") && !["%M", "%R", "%T"].iter().any(|minutes| format.contains(minutes));
-        Ok(TimeFormat { items, hour_only })
+        Ok(TimeFormat { items, hour_only, clock_last: format.ends_with(" %H%M") })
     }
 
     /// Parses `text` (spaces around it are ignored).
     pub fn parse(&self, text: &str) -> Result<ParsedTime, Reason> {
         let text = text.trim();
+        if let Some(padded) = self.padded_clock(text) {
+            return self.parse(&padded);
+        }
         match self.parse_exact(text) {
             Ok(parsed) => Ok(parsed),
             Err(reason) => {
@@ -71,6 +77,14 @@ impl TimeFormat {
                 hours.into_iter().find_map(|at| end_of_day(at, 2)).ok_or(reason)
             }
         }
+    }
+
+    /// `text` with its last field padded to four digits, when the format ends in
+    /// ` %H%M` and that field has one to three digits.
+    fn padded_clock(&self, text: &str) -> Option<String> {
+        let (head, last) = text.rsplit_once(' ').filter(|_| self.clock_last)?;
+        let short = (1..4).contains(&last.len()) && last.bytes().all(|b| b.is_ascii_digit());
+        short.then(|| format!("{head} {last:0>4}"))
     }
 
     fn parse_exact(&self, text: &str) -> Result<ParsedTime, Reason> {
@@ -163,6 +177,9 @@ mod tests {
         assert!(seconds("%Y%m%d %H%M", "20130228 2430").is_err());
         assert_eq!(seconds("%Y %m %d %H %M", "2013 2 28 24 0"), Ok(1_362_096_000), "EnergyPlus's hour 24, minute 0");
         assert!(seconds("%Y %m %d %H %M", "2013 2 28 24 05").is_err());
+        assert_eq!(seconds("%Y %j %H%M", "2013 59 1"), Ok(1_362_009_660), "MIDC's 00:01 written 1");
+        assert_eq!(seconds("%Y %j %H%M", "2013 59 130"), seconds("%Y %j %H%M", "2013 59 0130"));
+        assert!(seconds("%Y %j %H%M", "2013 59 75").is_err(), "minute 75");
         assert!(seconds("%Y%m%d %H", "20130228 25").is_err());
         assert_eq!(seconds("%Y %j", "2013 060"), Ok(1_362_096_000));
         assert_eq!(seconds("%s", "1362096000"), Ok(1_362_096_000));
