@@ -646,12 +646,14 @@ impl Guess<'_> {
             let index = bare.is_empty() || bare.starts_with("unnamed:");
             is_quality_name(&lower) || counter || clock || identifier || index || PLACE_NAMES.contains(&bare.as_str())
         };
-        // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) is no measure.
+        // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) and a
+        // column of codes are no measures.
         let dates = (0..self.columns.len()).filter(|&i| matches!(self.columns[i].kind, ColumnKind::Date(_)));
-        let mut clocks: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
-        clocks.extend((0..self.columns.len()).filter(|&i| self.is_code(i)));
+        let mut numbers_no_measure: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
+        numbers_no_measure.extend((0..self.columns.len()).filter(|&i| self.is_code(i)));
         let measures: Vec<usize> = (0..self.columns.len())
-            .filter(|&i| !self.used.contains(&i) && !clocks.contains(&i) && is_measure_kind(&self.columns[i].kind))
+            .filter(|&i| !self.used.contains(&i) && !numbers_no_measure.contains(&i))
+            .filter(|&i| is_measure_kind(&self.columns[i].kind))
             .filter(|&i| !not_a_measure(&self.columns[i].name))
             .collect();
         self.measured.extend(&measures);

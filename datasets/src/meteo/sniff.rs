@@ -309,8 +309,8 @@ fn header_above_data(split: &[Vec<String>], body_fields: usize) -> usize {
         split[split.len() / 2..].iter().filter(|fields| fields.len() == body_fields).collect();
     let numeric: Vec<usize> = (0..body_fields)
         .filter(|&column| {
-            let mut values = body.iter().map(|fields| fields[column].as_str()).filter(|value| !value.is_empty());
-            let mut values = values.by_ref().peekable();
+            let mut values =
+                body.iter().map(|fields| fields[column].as_str()).filter(|value| !value.is_empty()).peekable();
             values.peek().is_some() && values.all(looks_numeric)
         })
         .collect();

@@ -113,14 +113,13 @@ impl Read for Checked {
         let read = self.inner.read(buffer)?;
         self.hasher.update(&buffer[..read]);
         self.seen += read as u64;
-        if read == 0 && !buffer.is_empty() {
-            let crc = std::mem::take(&mut self.hasher).finalize();
-            if crc != self.member.crc || self.seen != self.member.size {
-                let (archive, name) = (self.member.archive.display(), &self.member.name);
-                let message = format!("{archive}: member {name} is damaged (its CRC-32 or size does not match)");
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
-            }
-            self.hasher = crc32fast::Hasher::new_with_initial_len(crc, self.seen);
+        if read == 0
+            && !buffer.is_empty()
+            && (self.hasher.clone().finalize() != self.member.crc || self.seen != self.member.size)
+        {
+            let (archive, name) = (self.member.archive.display(), &self.member.name);
+            let message = format!("{archive}: member {name} is damaged (its CRC-32 or size does not match)");
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
         }
         Ok(read)
     }
