@@ -4,14 +4,15 @@
 //!
 //! [`QueryMix`] draws from the collection's own element names, attribute names and
 //! short values: every axis, every node test, positional predicates (`[k]`, `[last()]`,
-//! `position()`), filter expressions, arithmetic, comparisons between node-sets, and
-//! every function of the core library; at most one document-wide axis (following,
-//! preceding, descendant) per query, so that a query stays near linear in the document
-//! on a DOM walk. [`reference_answer`] and [`store_answer`] give an [`Answer`]: for
-//! node-sets the count and a hash of each node's local name and string value in
-//! document order, otherwise XPath's string form of the value.
+//! `position()`), filter expressions, arithmetic, comparisons between node-sets, value
+//! joins with absolute paths in predicates, and every function of the core library; at
+//! most one document-wide axis (following, preceding, descendant) per query, so that a
+//! query stays near linear in the document on a DOM walk (quadratic with a value join).
+//! [`reference_answer`] and [`store_answer`] give an [`Answer`]: for node-sets the count
+//! and a hash of each node's local name and string value in document order, otherwise
+//! XPath's string form of the value.
 //!
-//! Read next: `store/query/full_tests.rs` (where it is used), `xpath/eval.rs`.
+//! Read next: `store/query/full_tests.rs` (where it is used), `xpath/eval/invariant.rs`.
 
 use crate::reference::{self, Item};
 use crate::store::{Kind, XmlStore};
@@ -115,6 +116,9 @@ pub struct QueryMix {
     /// for the query being drawn: one, so that a query stays near linear in the
     /// document on both evaluators.
     wide_axes: u32,
+    /// Value joins left for the query being drawn: one, so that the reference, which
+    /// evaluates the joined path for every context node, stays quadratic at most.
+    joins: u32,
     elements: Vec<String>,
     attributes: Vec<String>,
     literals: Vec<String>,
@@ -155,7 +159,16 @@ impl QueryMix {
         literals.extend(["x", "1", "2", ""].map(String::from));
         attributes.push("id".into());
         let (uris, languages) = names.finish(&mut elements, &mut attributes);
-        QueryMix { rng: StdRng::seed_from_u64(seed), wide_axes: 1, elements, attributes, literals, uris, languages }
+        QueryMix {
+            rng: StdRng::seed_from_u64(seed),
+            wide_axes: 1,
+            joins: 1,
+            elements,
+            attributes,
+            literals,
+            uris,
+            languages,
+        }
     }
 
     fn pick<'a>(&mut self, list: &'a [String]) -> &'a str {
@@ -239,7 +252,7 @@ impl QueryMix {
 
     fn predicate(&mut self, depth: u32) -> String {
         let k = self.rng.random_range(1..=3);
-        match self.rng.random_range(0..22) {
+        match self.rng.random_range(0..29) {
             0 | 1 => k.to_string(),
             2 => "last()".into(),
             3 => format!("position() < {k}"),
@@ -267,13 +280,35 @@ impl QueryMix {
                 let list = self.uris.clone();
                 format!("namespace-uri() = '{}'", self.pick(&list))
             }
+            22..=27 if self.joins > 0 => {
+                self.joins -= 1;
+                self.invariant_predicate(depth, k)
+            }
             _ => format!("local-name() = '{}'", self.element()),
+        }
+    }
+
+    /// A predicate with a part that is the same for every context node: an absolute
+    /// path compared with the context (a value join), tested, counted, or a function
+    /// of literals.
+    fn invariant_predicate(&mut self, depth: u32, k: i32) -> String {
+        let op = *["=", "=", "!=", "<", "<=", ">", ">="].choose(&mut self.rng).unwrap_or(&"=");
+        let absolute = self.path(depth);
+        match self.rng.random_range(0..7) {
+            0 => format!("{} {op} {absolute}", self.relative(depth)),
+            1 => format!("{absolute} {op} {}", self.relative(depth)),
+            2 => format!(". {op} {absolute}"),
+            3 => format!("not({} {op} {absolute})", self.relative(depth)),
+            4 => absolute,
+            5 => format!("count({absolute}) > {} or string({absolute}) {op} .", k * 2),
+            _ => format!("concat({}, {}) {op} .", self.literal(), self.literal()),
         }
     }
 
     /// The next query.
     pub fn query(&mut self) -> String {
         self.wide_axes = 1;
+        self.joins = 1;
         let p = self.path(2);
         let q = self.path(1);
         let lit = self.literal();

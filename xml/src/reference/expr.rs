@@ -22,7 +22,7 @@ use crate::xpath::names::{NameTest, XML_NAMESPACE, resolve};
 pub fn evaluate_expr<'a, 'input>(expr: &Expr, docs: &'a [Document<'input>]) -> Value<Item<'a, 'input>> {
     let mut tree = DomTree { docs };
     // The DOM tree never fails: every method below returns Ok.
-    eval::evaluate(&mut tree, expr).unwrap_or(Value::Nodes(Vec::new()))
+    eval::evaluate_as_written(&mut tree, expr).unwrap_or(Value::Nodes(Vec::new()))
 }
 
 /// The string form of a value (a node-set: the first node's string value).

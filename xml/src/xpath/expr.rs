@@ -182,6 +182,17 @@ pub enum Type {
     Boolean,
 }
 
+/// What an expression's value depends on, from least to most ([`Expr::dependence`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Dependence {
+    /// Literals and functions of them: one value for the whole evaluation.
+    Constant,
+    /// One value for each document of the collection.
+    Document,
+    /// A value for each context (node, position, size).
+    Context,
+}
+
 impl Expr {
     /// The type every evaluation of this expression returns (XPath 1.0 is statically
     /// typed but for variables, which are refused).
@@ -211,6 +222,44 @@ impl Expr {
             Expr::Call(call) => {
                 matches!(call.function, Function::Position | Function::Last)
                     || call.args.iter().any(Expr::uses_position)
+            }
+        }
+    }
+
+    /// What the value depends on besides the variables' bindings: nothing, the
+    /// context node's document (an absolute path, `id()`), or the context itself (a
+    /// relative path, `position()`, a function of the context node). Predicates have
+    /// contexts of their own, so a path's predicates never make it depend on more.
+    pub fn dependence(&self) -> Dependence {
+        match self {
+            Expr::Or(a, b) | Expr::And(a, b) | Expr::Compare(_, a, b) | Expr::Arith(_, a, b) | Expr::Union(a, b) => {
+                a.dependence().max(b.dependence())
+            }
+            Expr::Negate(a) => a.dependence(),
+            Expr::Path(path) => match &path.start {
+                Start::Root => Dependence::Document,
+                Start::Context => Dependence::Context,
+                Start::Filter(primary, _) => primary.dependence(),
+            },
+            Expr::String(_) | Expr::Number(..) => Dependence::Constant,
+            Expr::Call(call) => {
+                let own = match call.function {
+                    Function::Position | Function::Last | Function::Lang => Dependence::Context,
+                    Function::Name
+                    | Function::LocalName
+                    | Function::NamespaceUri
+                    | Function::String
+                    | Function::StringLength
+                    | Function::NormalizeSpace
+                    | Function::Number
+                        if call.args.is_empty() =>
+                    {
+                        Dependence::Context
+                    }
+                    Function::Id => Dependence::Document,
+                    _ => Dependence::Constant,
+                };
+                call.args.iter().map(Expr::dependence).fold(own, Dependence::max)
             }
         }
     }

@@ -437,11 +437,12 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
 
     fn axis_first(&mut self, axis: Axis, test: &Test, node: Label, n: usize, out: &mut Vec<Label>) -> Result<()> {
         let start = out.len();
-        // Ranges stop after `n` candidates: every candidate they keep is a result.
-        self.limit = if matches!(axis, Axis::Following | Axis::FollowingSibling | Axis::Child | Axis::Descendant) {
-            n
-        } else {
-            usize::MAX
+        // Ranges stop after `n` candidates: every candidate they keep is a result, but
+        // on the preceding axis, whose range holds the ancestors too (one per level).
+        self.limit = match axis {
+            Axis::Following | Axis::FollowingSibling | Axis::Child | Axis::Descendant => n,
+            Axis::Preceding => n.saturating_add(node.level as usize),
+            _ => usize::MAX,
         };
         let result = self.axis(axis, test, node, out);
         self.limit = usize::MAX;

@@ -19,13 +19,19 @@
 //! positions; and `[n]` with a number literal picks the n-th node without evaluating
 //! anything per node.
 //!
-//! Read next: `call.rs` (the function calls), `../functions.rs`, then the two trees.
+//! What a predicate computes the same way for every context node — an absolute path,
+//! a function of literals — is computed once per evaluation or per document, and a
+//! comparison with such a node-set probes a hash of its values (`invariant.rs`).
+//!
+//! Read next: `call.rs` (the function calls), `invariant.rs`, `../functions.rs`, then
+//! the two trees.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
 mod call;
+mod invariant;
 
 use crate::error::Result;
 use crate::xpath::ast::CompareOp;
@@ -126,14 +132,22 @@ pub enum Value<N> {
     Boolean(bool),
 }
 
-/// Evaluates `expr` with the whole collection as its context.
+/// Evaluates `expr` with the whole collection as its context; what does not depend
+/// on the context is computed once (`invariant.rs`).
 pub fn evaluate<T: Tree>(tree: &mut T, expr: &Expr) -> Result<Value<T::Node>> {
-    Eval { tree }.expr(expr, &Ctx { node: None, position: 1, size: 1 })
+    Eval::new(tree, true).expr(expr, &Ctx { node: None, position: 1, size: 1 })
+}
+
+/// [`evaluate`] with every subexpression evaluated in every context it meets, as the
+/// recommendation reads: the reference evaluator's way, and the model the invariants
+/// are tested against.
+pub fn evaluate_as_written<T: Tree>(tree: &mut T, expr: &Expr) -> Result<Value<T::Node>> {
+    Eval::new(tree, false).expr(expr, &Ctx { node: None, position: 1, size: 1 })
 }
 
 /// The string form of a value (a node-set: its first node's string value).
 pub fn value_to_string<T: Tree>(tree: &mut T, value: &Value<T::Node>) -> Result<String> {
-    Eval { tree }.string(value)
+    Eval::new(tree, false).string(value)
 }
 
 struct Ctx<N> {
@@ -145,17 +159,20 @@ struct Ctx<N> {
 
 struct Eval<'a, T: Tree> {
     tree: &'a mut T,
+    invariants: invariant::Invariants<T::Node, T::Key>,
 }
 
-impl<T: Tree> Eval<'_, T> {
-    fn expr(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<Value<T::Node>> {
+impl<'a, T: Tree> Eval<'a, T> {
+    fn new(tree: &'a mut T, invariants: bool) -> Self {
+        Self { tree, invariants: invariant::Invariants::new(invariants) }
+    }
+
+    /// The value of `expr`, computed without looking for it among the invariants.
+    fn evaluate_expr(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<Value<T::Node>> {
         Ok(match expr {
             Expr::Or(a, b) => Value::Boolean(self.boolean_of(a, ctx)? || self.boolean_of(b, ctx)?),
             Expr::And(a, b) => Value::Boolean(self.boolean_of(a, ctx)? && self.boolean_of(b, ctx)?),
-            Expr::Compare(op, a, b) => {
-                let (a, b) = (self.expr(a, ctx)?, self.expr(b, ctx)?);
-                Value::Boolean(self.compare(*op, &a, &b)?)
-            }
+            Expr::Compare(op, a, b) => Value::Boolean(self.compare_exprs(*op, a, b, ctx)?),
             Expr::Arith(op, a, b) => {
                 let (a, b) = (self.number_of(a, ctx)?, self.number_of(b, ctx)?);
                 Value::Number(arith(*op, a, b))
@@ -182,7 +199,7 @@ impl<T: Tree> Eval<'_, T> {
         }
     }
 
-    fn boolean_of(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<bool> {
+    fn evaluate_boolean(&mut self, expr: &Expr, ctx: &Ctx<T::Node>) -> Result<bool> {
         if let Expr::Path(path) = expr {
             return self.exists(path, ctx);
         }
@@ -433,11 +450,14 @@ impl<T: Tree> Eval<'_, T> {
                 after
             }
             _ => {
-                if rest.is_empty()
-                    && step.predicates.is_empty()
-                    && let Some(known) = self.tree.axis_nonempty(step.axis, &step.test, node)?
-                {
-                    return Ok(known);
+                if rest.is_empty() && step.predicates.is_empty() {
+                    // The last step: one node answers (`[following::x]` need not list
+                    // the rest of the document).
+                    if let Some(known) = self.tree.axis_nonempty(step.axis, &step.test, node)? {
+                        return Ok(known);
+                    }
+                    self.tree.axis_first(step.axis, &step.test, node, 1, &mut found)?;
+                    return Ok(!found.is_empty());
                 }
                 self.tree.axis(step.axis, &step.test, node, &mut found)?;
                 self.apply_predicates(&mut found, step)?;
@@ -454,16 +474,7 @@ impl<T: Tree> Eval<'_, T> {
 
     fn compare(&mut self, op: CompareOp, a: &Value<T::Node>, b: &Value<T::Node>) -> Result<bool> {
         match (a, b) {
-            (Value::Nodes(x), Value::Nodes(y)) => {
-                let ys = y.iter().map(|&n| self.node_string(n)).collect::<Result<Vec<_>>>()?;
-                for &n in x {
-                    let s = self.node_string(n)?;
-                    if ys.iter().any(|t| compare_strings(op, &s, t)) {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
-            }
+            (Value::Nodes(x), Value::Nodes(y)) => self.compare_node_sets(op, x, y),
             (Value::Nodes(x), other) => self.compare_nodes(op, x, other),
             (other, Value::Nodes(y)) => self.compare_nodes(op.flipped(), y, other),
             _ => self.compare_atoms(op, a, b),
