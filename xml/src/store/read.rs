@@ -232,6 +232,42 @@ impl<'t, T: PageRead> XmlStore<'t, T> {
         Ok(found)
     }
 
+    /// The labels of partition (`kind`, `name`) with pre ≤ `last`, nearest first,
+    /// handed to `visit` until it returns false: the nearest nodes of a reverse axis
+    /// without reading the partition from its start. `labels` is scratch.
+    pub fn partition_backward(
+        &self,
+        (kind, name): (Kind, u32),
+        last: u64,
+        labels: &mut Vec<Label>,
+        visit: &mut dyn FnMut(Label) -> bool,
+    ) -> Result<()> {
+        let mut cursor = self.part.cursor();
+        cursor.seek_floor(&part_key(kind, name, last))?;
+        let mut block = Vec::new();
+        while let Some(key) = cursor.key() {
+            let Some((k, n, first)) = split_part_key(key) else {
+                return Err(corrupted(&self.name, 0, "partition key is not 13 bytes"));
+            };
+            if (k, n) != (kind, name) {
+                return Ok(());
+            }
+            cursor.value(&mut block)?;
+            labels.clear();
+            decode_part_block(kind, first, &block, self.dictionary.paths(), labels)
+                .map_err(|reason| corrupted(&self.name, first, format!("partition block {first}: {reason}")))?;
+            for &label in labels.iter().rev().filter(|l| l.pre <= last) {
+                if !visit(label) {
+                    return Ok(());
+                }
+            }
+            if !cursor.move_prev()? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
     /// The labels of partition (`kind`, `name`) with pre ≥ `from`, in document order.
     pub fn partition(&self, kind: Kind, name: u32, from: u64) -> Result<PartitionCursor<'_, 't, T>> {
         let mut cursor = PartitionCursor { store: self, kind, name, blocks: None, labels: Vec::new(), at: 0, from };

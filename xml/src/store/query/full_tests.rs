@@ -119,18 +119,49 @@ pub(super) const XMARK_QUERIES: [&str; 24] = [
 fn value_joins_on_the_xmark_sample_answer_as_the_reference_does() {
     // The reference evaluates the joined path again for every context node; the store
     // evaluates it once and probes its values.
+    check_on_xmark_sample(&XMARK_JOINS);
+}
+
+#[test]
+fn nearest_nodes_of_reverse_axes_on_the_xmark_sample_answer_as_the_reference_does() {
+    // The reference lists the whole axis; the store reads its partition backwards
+    // from the context node.
+    check_on_xmark_sample(&XMARK_REVERSE);
+}
+
+/// Each query on the XMark sample: the store's answer is the reference's, which
+/// selects something.
+fn check_on_xmark_sample(queries: &[&str]) {
     let Some(documents) = crate::parse::tests::samples::documents("xmark_f0.1.xml.zst") else { return };
     let bytes: Vec<Vec<u8>> = documents.into_iter().map(|(_, b)| b).collect();
     let loaded = load_docs(&bytes);
     let doms = loaded.doms();
     let txn = loaded.db.begin_read().expect("read");
     let store = XmlStore::open(&txn, "c").expect("open");
-    for query in XMARK_JOINS {
+    for query in queries {
         let expected = reference_answer(&doms, query);
         assert!(!matches!(expected, Answer::Nodes { count: 0, .. }), "{query} selects nothing");
         assert_eq!(store_answer(&store, query), expected, "{query}");
     }
 }
+
+/// The nearest nodes of preceding and preceding-sibling steps (`[1]`, `[2]`,
+/// `[position() <= 3]`, `[last()]`, tested for existence), from a few dozen contexts.
+const XMARK_REVERSE: [&str; 12] = [
+    "/site/people/person[position() <= 100][preceding-sibling::person[1]/@id = 'person50']/@id",
+    "/site/people/person[position() <= 100]/preceding-sibling::person[2]/@id",
+    "/site/people/person[position() <= 100][not(preceding-sibling::person)]/@id",
+    "/site/people/person[position() > 50 and position() <= 60]/preceding-sibling::person[last()]/@id",
+    "(//item)[position() <= 60]/preceding::item[1]/@id",
+    "//item[@id = 'item30']/preceding::item[position() <= 3]/@id",
+    "//keyword[position() <= 2]/preceding::keyword[1]",
+    "//item[@id = 'item5']/preceding::text()[1]",
+    "//person[@id = 'person10']/preceding::person[last()]/@id",
+    "count(//open_auction[position() <= 50]/bidder[preceding-sibling::bidder[2]])",
+    "//open_auction[position() <= 50]/bidder[last()]/preceding::bidder[1]/increase",
+    // Nested list items: an ancestor of the same name is no preceding node.
+    "(//listitem/parlist/listitem)[position() <= 40]/preceding::listitem[1]/text",
+];
 
 #[test]
 fn a_join_in_a_collection_uses_each_documents_own_nodes() {

@@ -43,6 +43,19 @@ use quiredb_engine::PageRead;
 /// read through the document index instead.
 const PARTITION_DILUTION: u64 = 16;
 
+/// The pre range a reverse axis reads from a node ([`StoreTree::axis_span`]).
+enum AxisRange {
+    /// `first..=last`, at `level` when the axis fixes it (siblings).
+    Range {
+        first: u64,
+        last: u64,
+        level: Option<u32>,
+    },
+    Empty,
+    /// An axis read otherwise (parent, ancestors).
+    NoRange,
+}
+
 /// The store seen by the evaluator, with what it caches across the evaluation.
 pub struct StoreTree<'s, 't, T: PageRead> {
     store: &'s XmlStore<'t, T>,
@@ -59,6 +72,8 @@ pub struct StoreTree<'s, 't, T: PageRead> {
     /// Most nodes a read of one range needs (see [`Tree::axis_first`]).
     limit: usize,
     bytes: Vec<u8>,
+    /// Partition blocks decoded by [`Tree::axis_last`].
+    scratch: Vec<Label>,
 }
 
 impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
@@ -73,6 +88,7 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
             cursors: HashMap::new(),
             limit: usize::MAX,
             bytes: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -310,6 +326,27 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         Ok(())
     }
 
+    /// The pre range of the elements, texts, comments or PIs on a reverse axis that
+    /// reads a range (preceding, preceding-sibling) from `node`.
+    fn axis_span(&mut self, axis: Axis, node: &Label) -> Result<AxisRange> {
+        Ok(match axis {
+            Axis::PrecedingSibling if self.kind(node) == Kind::Attribute => AxisRange::Empty,
+            Axis::PrecedingSibling => match self.parent(node)? {
+                None => AxisRange::Empty,
+                Some(parent) => AxisRange::Range {
+                    first: parent.pre + 1,
+                    last: node.pre.saturating_sub(1),
+                    level: Some(node.level),
+                },
+            },
+            Axis::Preceding => {
+                let document = self.document_of(node)?;
+                AxisRange::Range { first: document.pre + 1, last: node.pre.saturating_sub(1), level: None }
+            }
+            _ => AxisRange::NoRange,
+        })
+    }
+
     fn ancestors(&mut self, test: &Test, node: &Label, with_self: bool, out: &mut Vec<Label>) -> Result<()> {
         let start = out.len();
         if with_self && self.passes(test, node, self.kind(node) == Kind::Attribute) {
@@ -440,7 +477,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         // Ranges stop after `n` candidates: every candidate they keep is a result, but
         // on the preceding axis, whose range holds the ancestors too (one per level).
         self.limit = match axis {
-            Axis::Following | Axis::FollowingSibling | Axis::Child | Axis::Descendant => n,
+            Axis::Following | Axis::FollowingSibling | Axis::PrecedingSibling | Axis::Child | Axis::Descendant => n,
             Axis::Preceding => n.saturating_add(node.level as usize),
             _ => usize::MAX,
         };
@@ -448,6 +485,48 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         self.limit = usize::MAX;
         result?;
         out.truncate(start.saturating_add(n));
+        Ok(())
+    }
+
+    fn axis_last(&mut self, axis: Axis, test: &Test, node: Label, n: usize, out: &mut Vec<Label>) -> Result<()> {
+        let part = match self.partitions(test, false) {
+            Some(parts) if parts.len() == 1 => Some(parts[0]),
+            _ => None,
+        };
+        let span = if part.is_some() { self.axis_span(axis, &node)? } else { AxisRange::NoRange };
+        let (part, first, last, level) = match (part, span) {
+            (Some(part), AxisRange::Range { first, last, level }) if n > 0 && first <= last => {
+                (part, first, last, level)
+            }
+            (Some(_), AxisRange::Range { .. } | AxisRange::Empty) => return Ok(()),
+            _ => {
+                let start = out.len();
+                self.axis(axis, test, node, out)?;
+                let found = out.len() - start;
+                out.drain(start..start + found.saturating_sub(n));
+                return Ok(());
+            }
+        };
+        // Backwards through the partition from the node: the nearest `n` at its level
+        // (siblings) or that end before it (on the preceding axis: not its ancestors).
+        let start = out.len();
+        let mut labels = std::mem::take(&mut self.scratch);
+        let store = self.store;
+        store.partition_backward(part, last, &mut labels, &mut |label| {
+            if label.pre < first {
+                return false;
+            }
+            let wanted = match axis {
+                Axis::Preceding => label.pre + label.size < node.pre,
+                _ => level.is_none_or(|l| l == label.level),
+            };
+            if wanted && self.passes(test, &label, false) {
+                out.push(label);
+            }
+            out.len() - start < n
+        })?;
+        self.scratch = labels;
+        out[start..].reverse();
         Ok(())
     }
 

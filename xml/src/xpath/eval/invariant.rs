@@ -182,7 +182,7 @@ impl<T: Tree> Eval<'_, T> {
     /// Whether `other op y` holds for some node `y` of the invariant at `slot`,
     /// whose index is built.
     fn compare_indexed(&mut self, op: CompareOp, other: &Value<T::Node>, slot: Slot<T::Key>) -> Result<bool> {
-        let Eval { tree, invariants } = self;
+        let Eval { tree, invariants, .. } = self;
         let index = invariants.entries[&slot].index.as_ref().expect("indexed before the comparison");
         Ok(match other {
             Value::Nodes(nodes) => {

@@ -66,6 +66,22 @@ pub trait Tree {
         out.truncate(start.saturating_add(n));
         Ok(())
     }
+    /// [`Tree::axis`] when only the `n` nodes nearest to `node` on a reverse axis are
+    /// wanted (appended in document order): a tree may read backwards from `node`.
+    fn axis_last(
+        &mut self,
+        axis: Axis,
+        test: &Test,
+        node: Self::Node,
+        n: usize,
+        out: &mut Vec<Self::Node>,
+    ) -> Result<()> {
+        let start = out.len();
+        self.axis(axis, test, node, out)?;
+        let found = out.len() - start;
+        out.drain(start..start + found.saturating_sub(n));
+        Ok(())
+    }
     /// Appends `descendant-or-self::node()/axis::test` from `node` (`axis` is child or
     /// attribute), in any order.
     fn fused_descendants(
@@ -135,14 +151,15 @@ pub enum Value<N> {
 /// Evaluates `expr` with the whole collection as its context; what does not depend
 /// on the context is computed once (`invariant.rs`).
 pub fn evaluate<T: Tree>(tree: &mut T, expr: &Expr) -> Result<Value<T::Node>> {
-    Eval::new(tree, true).expr(expr, &Ctx { node: None, position: 1, size: 1 })
+    Eval::new(tree, false).expr(expr, &Ctx { node: None, position: 1, size: 1 })
 }
 
-/// [`evaluate`] with every subexpression evaluated in every context it meets, as the
-/// recommendation reads: the reference evaluator's way, and the model the invariants
+/// [`evaluate`] with every subexpression evaluated in every context it meets and
+/// reverse axes and tested paths listed whole, as the recommendation reads: the
+/// reference evaluator's way, and the model the invariants and the backward reads
 /// are tested against.
 pub fn evaluate_as_written<T: Tree>(tree: &mut T, expr: &Expr) -> Result<Value<T::Node>> {
-    Eval::new(tree, false).expr(expr, &Ctx { node: None, position: 1, size: 1 })
+    Eval::new(tree, true).expr(expr, &Ctx { node: None, position: 1, size: 1 })
 }
 
 /// The string form of a value (a node-set: its first node's string value).
@@ -160,11 +177,14 @@ struct Ctx<N> {
 struct Eval<'a, T: Tree> {
     tree: &'a mut T,
     invariants: invariant::Invariants<T::Node, T::Key>,
+    /// Every node of every axis listed, every subexpression evaluated where it stands:
+    /// no invariants, reverse axes and tested paths read whole.
+    as_written: bool,
 }
 
 impl<'a, T: Tree> Eval<'a, T> {
-    fn new(tree: &'a mut T, invariants: bool) -> Self {
-        Self { tree, invariants: invariant::Invariants::new(invariants) }
+    fn new(tree: &'a mut T, as_written: bool) -> Self {
+        Self { tree, invariants: invariant::Invariants::new(!as_written), as_written }
     }
 
     /// The value of `expr`, computed without looking for it among the invariants.
@@ -313,17 +333,10 @@ impl<'a, T: Tree> Eval<'a, T> {
     fn step(&mut self, contexts: &[T::Node], step: &AxisStep) -> Result<Vec<T::Node>> {
         let mut out = Vec::new();
         let mut found = Vec::new();
-        // `[1]`, `[position() < 4]` first on a forward axis: only that many are needed.
-        let limit = match step.predicates.first() {
-            Some(first) if !step.axis.is_reverse() => positions(first, None).map(|(_, last)| last),
-            _ => None,
-        };
+        let limit = self.take(step);
         for &context in contexts {
             found.clear();
-            match limit {
-                Some(n) => self.tree.axis_first(step.axis, &step.test, context, n, &mut found)?,
-                None => self.tree.axis(step.axis, &step.test, context, &mut found)?,
-            }
+            self.axis_limited(step.axis, &step.test, context, limit, &mut found)?;
             self.apply_predicates(&mut found, step)?;
             out.extend_from_slice(&found);
         }
@@ -331,6 +344,34 @@ impl<'a, T: Tree> Eval<'a, T> {
             self.sort_unique(&mut out);
         }
         Ok(out)
+    }
+
+    /// The nodes a step needs from each context node: with `[1]`, `[position() < 4]`
+    /// first, that many, the first ones in document order on a forward axis, the
+    /// nearest ones on a reverse axis; with `[last()]` first on a reverse axis, the
+    /// first node in document order. (Written out, reverse axes are read whole.)
+    fn take(&self, step: &AxisStep) -> Option<Take> {
+        match step.predicates.first()? {
+            _ if self.as_written && step.axis.is_reverse() => None,
+            Expr::Call(call) if call.function == Function::Last && step.axis.is_reverse() => Some(Take::First(1)),
+            first => positions(first, None).map(|(_, last)| Take::Nearest(last)),
+        }
+    }
+
+    /// The nodes on `axis` from `node`, or only those `limit` asks for.
+    fn axis_limited(
+        &mut self,
+        axis: Axis,
+        test: &Test,
+        node: T::Node,
+        limit: Option<Take>,
+        out: &mut Vec<T::Node>,
+    ) -> Result<()> {
+        match limit {
+            Some(Take::Nearest(n)) if axis.is_reverse() => self.tree.axis_last(axis, test, node, n, out),
+            Some(Take::Nearest(n) | Take::First(n)) => self.tree.axis_first(axis, test, node, n, out),
+            None => self.tree.axis(axis, test, node, out),
+        }
     }
 
     /// Predicates of `step` over the nodes one context node reached (document order).
@@ -456,10 +497,11 @@ impl<'a, T: Tree> Eval<'a, T> {
                     if let Some(known) = self.tree.axis_nonempty(step.axis, &step.test, node)? {
                         return Ok(known);
                     }
-                    self.tree.axis_first(step.axis, &step.test, node, 1, &mut found)?;
+                    let one = Some(Take::Nearest(1)).filter(|_| !self.as_written);
+                    self.axis_limited(step.axis, &step.test, node, one, &mut found)?;
                     return Ok(!found.is_empty());
                 }
-                self.tree.axis(step.axis, &step.test, node, &mut found)?;
+                self.axis_limited(step.axis, &step.test, node, self.take(step), &mut found)?;
                 self.apply_predicates(&mut found, step)?;
                 rest
             }
@@ -507,6 +549,16 @@ impl<'a, T: Tree> Eval<'a, T> {
         let (x, y) = (self.string(a)?, self.string(b)?);
         Ok(compare_strings(op, &x, &y))
     }
+}
+
+/// Which nodes of an axis a step needs when its first predicate picks positions.
+#[derive(Clone, Copy)]
+enum Take {
+    /// The `n` nearest the context node: the first in document order on a forward
+    /// axis, the last on a reverse one.
+    Nearest(usize),
+    /// The first `n` in document order.
+    First(usize),
 }
 
 /// The positions `first..=last` (from 1) a predicate keeps when it depends on the
