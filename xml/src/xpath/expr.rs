@@ -291,9 +291,23 @@ impl Expr {
     /// `a op b`, left-associative: the right operand needs parentheses at equal strength.
     fn write_binary(&self, f: &mut fmt::Formatter<'_>, a: &Expr, symbol: &str, b: &Expr) -> fmt::Result {
         let own = self.precedence();
-        write_operand(f, a, a.precedence() < own)?;
+        // A bare `/` before `or`, `and`, `div`, `mod` or `*` would take it as a name test.
+        let wordy = symbol == "*" || symbol.starts_with(|c: char| c.is_ascii_alphabetic());
+        write_operand(f, a, a.precedence() < own || (wordy && ends_with_root(a)))?;
         write!(f, " {symbol} ")?;
         write_operand(f, b, b.precedence() <= own)
+    }
+}
+
+/// Whether `e` prints ending with a bare `/` (the root alone).
+fn ends_with_root(e: &Expr) -> bool {
+    match e {
+        Expr::Path(path) => path.start == Start::Root && path.steps.is_empty(),
+        Expr::Or(_, b) | Expr::And(_, b) | Expr::Compare(_, _, b) | Expr::Arith(_, _, b) | Expr::Union(_, b) => {
+            ends_with_root(b)
+        }
+        Expr::Negate(a) => ends_with_root(a),
+        _ => false,
     }
 }
 
