@@ -5,9 +5,11 @@
 //! children, parents, siblings, node ids in document order — without any index, so
 //! that it is obviously right. Attributes are [`Item::Attribute`]s: their parent is the
 //! owner element, they are nobody's child, and the following and preceding axes never
-//! hold them.
+//! hold them. The evaluator runs as written ([`eval::evaluate_as_written`]): nothing
+//! computed once for many contexts, reverse axes listed whole, so the store's
+//! shortcuts are checked against the plain nested loop.
 //!
-//! Read next: `../xpath/eval.rs` (the semantics shared with the store).
+//! Read next: `../xpath/eval/mod.rs` (the semantics shared with the store).
 
 use roxmltree::{Document, Node, NodeType};
 
