@@ -502,8 +502,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
             _ => {
                 let start = out.len();
                 self.axis(axis, test, node, out)?;
-                let found = out.len() - start;
-                out.drain(start..start + found.saturating_sub(n));
+                crate::xpath::eval::keep_last(out, start, n);
                 return Ok(());
             }
         };

@@ -78,8 +78,7 @@ pub trait Tree {
     ) -> Result<()> {
         let start = out.len();
         self.axis(axis, test, node, out)?;
-        let found = out.len() - start;
-        out.drain(start..start + found.saturating_sub(n));
+        keep_last(out, start, n);
         Ok(())
     }
     /// Appends `descendant-or-self::node()/axis::test` from `node` (`axis` is child or
@@ -621,6 +620,12 @@ fn is_context_node(expr: &Expr) -> bool {
 fn is_self_path(path: &Path) -> bool {
     path.start == Start::Context
         && matches!(path.steps.as_slice(), [step] if step.axis == Axis::SelfAxis && step.test == Test::Node && step.predicates.is_empty())
+}
+
+/// Keeps `out[..start]` and the last `n` nodes after it.
+pub(crate) fn keep_last<N>(out: &mut Vec<N>, start: usize, n: usize) {
+    let found = out.len() - start;
+    out.drain(start..start + found.saturating_sub(n));
 }
 
 /// XPath 1.0 `boolean()` of a value.
