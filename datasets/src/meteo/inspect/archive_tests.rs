@@ -3,6 +3,7 @@
 //! frames): the rules each needs, and what each rule must leave alone. The CLI test
 //! `inspect_reads_archives_as_their_makers_write_them` loads a sample of each.
 
+use super::station::names_a_station;
 use super::tests::{flags, value};
 use super::*;
 

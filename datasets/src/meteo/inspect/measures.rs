@@ -1,0 +1,253 @@
+//! The measures (numeric columns that are no codes, places, counters or quality
+//! flags), their flags and words, the R*-tree's dimensions, and sentinels that stand out.
+
+use super::{ColumnKind, Guess, MissingValues, add_new};
+
+/// Identifier columns that are neither a station nor a measure (ECA&D's source id).
+const ID_NAMES: [&str; 2] = ["souid", "staid"];
+
+/// A station's place, written on each row of some archives (Environment Canada's
+/// `Longitude (x)`): no measure.
+pub(super) const PLACE_NAMES: [&str; 8] =
+    ["lon", "long", "longitude", "lat", "latitude", "elevation", "altitude", "alt"];
+
+/// Numbers that mean "missing" in weather files without being made of 9s (ISD's -9900).
+const OTHER_SENTINELS: [f64; 1] = [-9900.0];
+
+/// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
+/// `Max Temp Flag`, `QN_9`) or another companion's of a value (`GHI source`).
+pub(super) fn is_quality_name(lower: &str) -> bool {
+    let last_word = crate::meteo::source::without_unit(lower).rsplit([' ', '_']).next().unwrap_or("");
+    ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
+        || lower.starts_with("q_")
+        || lower.ends_with("_q")
+        || COMPANION_WORDS.contains(&last_word)
+}
+
+/// Last words of the columns that describe another column's value (TMY3's `GHI
+/// source`, `GHI uncert (%)`, GSOD's `TEMP_ATTRIBUTES`): no measures, no element codes.
+const COMPANION_WORDS: [&str; 5] = ["source", "uncert", "uncertainty", "unc", "attributes"];
+
+/// Whether a column of this kind holds measures.
+pub(super) fn is_measure_kind(kind: &ColumnKind) -> bool {
+    matches!(kind, ColumnKind::Integer | ColumnKind::Number | ColumnKind::Flagged { .. })
+}
+
+/// NOAA's flag of a suspect value after the number (LCD's `27s`): suggested as dropped.
+const SUSPECT_FLAG: char = 's';
+
+/// A usual "missing" number: three or more 9s with any sign and decimal point (`999`,
+/// `-9999`, `999999`, `999.9`, `-99.9`), or one of [`OTHER_SENTINELS`].
+pub(super) fn sentinel_like(value: f64) -> bool {
+    let digits: Vec<u8> = value.abs().to_string().bytes().filter(|&b| b != b'.').collect();
+    (digits.len() >= 3 && digits.iter().all(|&b| b == b'9')) || OTHER_SENTINELS.contains(&value)
+}
+
+impl Guess<'_> {
+    pub(super) fn measures(&mut self) {
+        let not_a_measure = |name: &str| {
+            let lower = name.to_ascii_lowercase();
+            let bare = crate::meteo::source::without_unit(name).to_ascii_lowercase();
+            let counter = ["no", "eor", "record", "source"].contains(&lower.as_str());
+            let clock = lower.contains("sunrise") || lower.contains("sunset");
+            let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
+            // A row number written by pandas: a blank name, or `Unnamed: 0`.
+            let index = bare.is_empty() || bare.starts_with("unnamed:");
+            is_quality_name(&lower) || counter || clock || identifier || index || PLACE_NAMES.contains(&bare.as_str())
+        };
+        // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) and a
+        // column of codes are no measures.
+        let dates = (0..self.columns.len()).filter(|&i| matches!(self.columns[i].kind, ColumnKind::Date(_)));
+        let mut numbers_no_measure: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
+        numbers_no_measure.extend((0..self.columns.len()).filter(|&i| self.is_code(i)));
+        let measures: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| !self.used.contains(&i) && !numbers_no_measure.contains(&i))
+            .filter(|&i| is_measure_kind(&self.columns[i].kind))
+            .filter(|&i| !not_a_measure(&self.columns[i].name))
+            .collect();
+        self.measured.extend(&measures);
+        self.value_words(&measures);
+        self.index_measures(&measures);
+        let flags: Vec<(usize, usize)> =
+            measures.iter().filter_map(|&m| self.quality_column(m).map(|flag| (m, flag))).collect();
+        let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
+        self.flag("--measures", Some(references.join(",")));
+        self.quality_flags(&flags);
+    }
+
+    /// Whether integer column `index` holds codes written with leading zeros, all of
+    /// one width of three digits or more (GSOD's `FRSHTT` indicators, `010000`): a
+    /// measure's numbers are not padded with zeros.
+    fn is_code(&self, index: usize) -> bool {
+        let values: Vec<&str> =
+            self.body.iter().filter_map(|row| row.get(index).map(|v| v.trim())).filter(|v| !v.is_empty()).collect();
+        let width = values.first().map_or(0, |first| first.len());
+        self.columns[index].kind == ColumnKind::Integer
+            && width >= 3
+            && values.iter().all(|v| v.len() == width && v.bytes().all(|b| b.is_ascii_digit()))
+            && values.iter().any(|v| v.starts_with('0'))
+    }
+
+    /// `--index-measures` when the R*-tree's default dimensions (the first eight
+    /// measures) are all present in fewer than half of the sample's rows (NOAA LCD's
+    /// daily columns, filled once a day): the measures most often present, in their
+    /// order, as many as keep half of the rows complete.
+    fn index_measures(&mut self, measures: &[usize]) {
+        let markers = MissingValues::default().tokens;
+        let present = |row: &Vec<String>, index: usize| {
+            row.get(index).is_some_and(|value| {
+                let value = value.trim();
+                !value.is_empty()
+                    && !markers.iter().any(|token| token.eq_ignore_ascii_case(value))
+                    && !self.missing_words.iter().any(|word| word == value)
+            })
+        };
+        let complete =
+            |chosen: &[usize]| self.body.iter().filter(|row| chosen.iter().all(|&i| present(row, i))).count();
+        let half = self.body.len().div_ceil(2);
+        let default = &measures[..measures.len().min(crate::meteo::MAX_DIMENSIONS)];
+        if default.is_empty() || complete(default) >= half {
+            return;
+        }
+        let mut by_presence = measures.to_vec();
+        by_presence.sort_by_key(|&index| std::cmp::Reverse(complete(&[index])));
+        let mut chosen: Vec<usize> = Vec::new();
+        for index in by_presence {
+            let with = [&chosen[..], &[index]].concat();
+            if chosen.len() < crate::meteo::MAX_DIMENSIONS && complete(&with) >= half {
+                chosen = with;
+            }
+        }
+        chosen.sort_unstable();
+        if !chosen.is_empty() {
+            let names: Vec<String> = chosen.iter().map(|&i| self.columns[i].reference.clone()).collect();
+            self.flag("--index-measures", Some(names.join(",")));
+        }
+    }
+
+    /// `--suffix-flags` for the flags seen after the measures' numbers (NOAA's `s`,
+    /// suspect, also `--drop-flags`), `--word-value T=0` for NOAA's trace in a
+    /// precipitation or snow column, and the other words as missing markers (`--na`,
+    /// written by [`Guess::sentinels`]).
+    fn value_words(&mut self, measures: &[usize]) {
+        let mut flags = String::new();
+        let mut trace = false;
+        for &index in measures {
+            let ColumnKind::Flagged { suffixes, words } = &self.columns[index].kind else { continue };
+            add_new(&mut flags, suffixes);
+            let name = self.columns[index].name.to_ascii_lowercase();
+            let fallen = ["prec", "prcp", "rain", "snow"].iter().any(|word| name.contains(word));
+            for word in words {
+                if word == "T" && fallen {
+                    trace = true;
+                } else if !self.missing_words.contains(word) {
+                    self.missing_words.push(word.clone());
+                }
+            }
+        }
+        if !flags.is_empty() {
+            self.flag("--suffix-flags", Some(flags.clone()));
+        }
+        if flags.contains(SUSPECT_FLAG) {
+            self.flag("--drop-flags", Some(SUSPECT_FLAG.to_string()));
+        }
+        if trace {
+            self.flag("--word-value", Some("T=0".into()));
+        }
+    }
+
+    /// The column holding measure `measure`'s quality code, named after it as archives
+    /// name them (`Q_TG` for `TG` in ECA&D, `TMAX_FLAG`, `QC_T`, …).
+    fn quality_column(&self, measure: usize) -> Option<usize> {
+        let name = crate::meteo::source::without_unit(&self.columns[measure].name).to_ascii_lowercase();
+        let names = [format!("q_{name}"), format!("{name}_q"), format!("qc_{name}"), format!("{name}_qc")];
+        let names = names.into_iter().chain([format!("{name}_flag"), format!("flag_{name}"), format!("{name} flag")]);
+        let names: Vec<String> = names.collect();
+        let lower = |i: usize| crate::meteo::source::without_unit(&self.columns[i].name).to_ascii_lowercase();
+        (0..self.columns.len()).find(|&i| i != measure && !self.used.contains(&i) && names.contains(&lower(i)))
+    }
+
+    /// `--flag-column` for each (measure, quality column) of `pairs`. Flags set to
+    /// anything drop a value by default; where the sample's most common code is not
+    /// blank, the other codes seen are `--drop-flags` (ECA&D's `1,9` whichever it
+    /// shows), and a quality column with one code in the whole sample is left alone
+    /// (nothing to tell); Environment Canada's flags (`… Flag`) drop on `M` only.
+    fn quality_flags(&mut self, pairs: &[(usize, usize)]) {
+        let mut dropped: Vec<String> = Vec::new();
+        let mut suggested = Vec::new();
+        for &(measure, flag) in pairs {
+            let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+            for row in self.body {
+                *counts.entry(row.get(flag).map_or("", |code| code.trim())).or_default() += 1;
+            }
+            let Some((&common, _)) = counts.iter().max_by_key(|&(_, count)| *count) else { continue };
+            // ECA&D's codes (0 valid, 1 suspect, 9 missing), whichever the sample shows.
+            if common == "0" && counts.keys().all(|code| ["0", "1", "9"].contains(code)) {
+                dropped.extend(["1".to_string(), "9".to_string()]);
+            } else if self.columns[flag].name.to_ascii_lowercase().ends_with(" flag") {
+                // Environment Canada's legend (`Max Temp Flag`): M missing; E estimated,
+                // T trace and the others describe a value that stands.
+                dropped.push("M".to_string());
+            } else if counts.len() < 2 && !common.is_empty() {
+                continue;
+            } else if !common.is_empty() {
+                dropped
+                    .extend(counts.keys().filter(|code| **code != common && !code.is_empty()).map(|c| c.to_string()));
+            }
+            suggested.push((measure, flag));
+        }
+        let pairs: Vec<String> = suggested
+            .into_iter()
+            .map(|(measure, flag)| format!("{}={}", self.columns[measure].reference, self.take(flag)))
+            .collect();
+        if !pairs.is_empty() {
+            self.flag("--flag-column", Some(pairs.join(",")));
+        }
+        dropped.sort();
+        dropped.dedup();
+        if !dropped.is_empty() {
+            self.flag("--drop-flags", Some(dropped.join(",")));
+        }
+    }
+
+    /// `--na` for the usual sentinels (see [`sentinel_like`]) that stand out in a
+    /// measure column: every other value of the column is less than half their
+    /// magnitude (a PM2.5 of 999 among values up to 900 is data, a temperature of 999.9
+    /// among values up to 30 is not). A sentinel that is data in another column is
+    /// given per column (`--na temp=999`).
+    pub(super) fn sentinels(&mut self, decimal_comma: bool, missing: &MissingValues) {
+        // Parsed without the sentinels, so the default ones (-999, -9999) are seen too.
+        let tokens = MissingValues { sentinels: Vec::new(), ..missing.clone() };
+        let mut standing_out: Vec<(f64, Vec<usize>)> = Vec::new();
+        let mut data: Vec<f64> = Vec::new();
+        for &index in &self.measured {
+            let parse =
+                |f: &String| crate::meteo::fields::parse_measure(f.as_bytes(), decimal_comma, &tokens).ok().flatten();
+            let values: Vec<f64> = self.body.iter().filter_map(|row| row.get(index).and_then(parse)).collect();
+            let mut candidates: Vec<f64> = values.iter().copied().filter(|&v| sentinel_like(v)).collect();
+            candidates.sort_by(f64::total_cmp);
+            candidates.dedup();
+            for candidate in candidates {
+                let usual = values.iter().filter(|&&v| !sentinel_like(v));
+                let others = usual.fold(0.0f64, |most, v| most.max(v.abs()));
+                if others >= candidate.abs() / 2.0 {
+                    data.push(candidate);
+                } else if let Some((_, columns)) = standing_out.iter_mut().find(|(value, _)| *value == candidate) {
+                    columns.push(index);
+                } else {
+                    standing_out.push((candidate, vec![index]));
+                }
+            }
+        }
+        let mut list: Vec<String> = self.missing_words.clone();
+        for (candidate, columns) in standing_out {
+            match data.contains(&candidate) {
+                true => list.extend(columns.iter().map(|&i| format!("{}={candidate}", self.columns[i].reference))),
+                false => list.push(candidate.to_string()),
+            }
+        }
+        if !list.is_empty() {
+            self.flag("--na", Some(list.join(",")));
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! `quire load-csv --inspect`: the layout of a file's start (`sniff.rs`), a guess of
+//! each column's kind, and the `load-csv` flags that load it.
+//!
+//! Guesses, in order: the layout (wide when three header names are periods, variable
+//! when a text column of element codes sits beside a value column and the codes repeat,
+//! the (station, date) key repeats, or they are GHCN codes; else long); the station (a
+//! column named like a station, a first column of text, a preamble field, else the file
+//! name); the time (year/month/day[/hour] columns, year and day-of-year columns, Unix
+//! seconds, an ISO or formatted timestamp, a date column plus a time column); the
+//! measures (the other numeric columns, flag columns left out; a column of numbers
+//! with flags after some (`27s`, `8.6*`) or a few words among them (`T`, `VRB`, `---`)
+//! is one: `--suffix-flags`, `--word-value`, `--na`); the R*-tree's dimensions when the
+//! first eight measures are seldom all present; sentinels that stand out among a
+//! measure's values (9s such as `-9999` or `999.9`, global or per column). It never
+//! reads past the sample and never writes.
+
+use super::fields::parse_timestamp;
+use super::period::PeriodPattern;
+use super::schema::{Delimiter, MissingValues, Schema};
+use super::sniff::{Sniffed, sniff};
+use super::timefmt::TimeFormat;
+
+/// Formats tried on date columns, then on time-of-day columns.
+/// A format that names the hour holds the time of day too.
+const DATE_FORMATS: [&str; 12] = [
+    "%d.%m.%Y",
+    "%m/%d/%Y",
+    "%d/%m/%Y",
+    "%Y/%m/%d",
+    "%d.%m.%Y %H:%M",
+    "%m/%d/%Y %H:%M",
+    "%d/%m/%Y %H:%M",
+    "%Y/%m/%d %H:%M",
+    "%m/%d/%Y %H:%M:%S",
+    "%d/%m/%Y %H:%M:%S",
+    "%Y/%m/%d %H:%M:%S",
+    "%Y%m%d:%H%M",
+];
+const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
+
+/// What a column's sampled values look like.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnKind {
+    /// Nothing but missing markers.
+    Empty,
+    /// Integers.
+    Integer,
+    /// Numbers.
+    Number,
+    /// ISO 8601 timestamps or dates.
+    Timestamp,
+    /// Dates (or date-times) in this strftime format.
+    Date(&'static str),
+    /// Times of day in this format.
+    TimeOfDay(&'static str),
+    /// Numbers, some with a flag after them (`27s`, `8.6*`) or words among them (`T`,
+    /// `VRB`, `---`): the flag characters and the words seen.
+    Flagged {
+        /// The characters seen after numbers.
+        suffixes: String,
+        /// The words seen instead of numbers.
+        words: Vec<String>,
+    },
+    /// Anything else.
+    Text,
+}
+
+/// One column: name (or `column N`) and kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Header name, or `column N` (1-based) without a header.
+    pub name: String,
+    /// The flag value that names it: the header name, or the 0-based number.
+    pub reference: String,
+    /// What its values look like.
+    pub kind: ColumnKind,
+}
+
+/// The result of an inspection.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    /// What the sniffer found.
+    pub sniffed: Sniffed,
+    /// The columns of the body.
+    pub columns: Vec<Column>,
+    /// "long", "wide (PATTERN)" or "variable-column".
+    pub layout: String,
+    /// The suggested `load-csv` flags, each with its value.
+    pub flags: Vec<(String, Option<String>)>,
+}
+
+/// Inspects the start of an input (BOM removed; `complete` when it is all of it).
+pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
+    let sniffed = sniff(start, complete, schema);
+    let (names, body) = match sniffed.header {
+        true => (sniffed.rows.first().cloned().unwrap_or_default(), sniffed.rows.get(1..).unwrap_or_default()),
+        false => ((0..sniffed.body_fields).map(|i| format!("column {}", i + 1)).collect(), &sniffed.rows[..]),
+    };
+    let decimal_comma = sniffed.delimiter != Delimiter::Byte(b',');
+    let columns: Vec<Column> = names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| {
+            let values: Vec<&str> = body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
+            // A blank or repeated name names no column: its number does.
+            let named = sniffed.header && !name.is_empty() && names.iter().filter(|other| *other == name).count() == 1;
+            let reference = if named { name.clone() } else { index.to_string() };
+            Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
+        })
+        .collect();
+    let mut guess = Guess {
+        sniffed: &sniffed,
+        columns: &columns,
+        body,
+        used: Vec::new(),
+        measured: Vec::new(),
+        missing_words: Vec::new(),
+        flags: Vec::new(),
+    };
+    let layout = guess.all(decimal_comma, &schema.missing);
+    let flags = guess.flags;
+    Inspection { sniffed, columns, layout, flags }
+}
+
+fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> ColumnKind {
+    let present: Vec<&str> =
+        values.iter().copied().filter(|v| !missing.tokens.iter().any(|t| t.eq_ignore_ascii_case(v))).collect();
+    if present.is_empty() {
+        return ColumnKind::Empty;
+    }
+    let all = |test: &dyn Fn(&str) -> bool| present.iter().all(|value| test(value));
+    let number = |v: &str| super::fields::parse_measure(v.as_bytes(), decimal_comma, missing).is_ok();
+    for (length, format) in [(8, "%Y%m%d"), (10, "%Y%m%d%H"), (12, "%Y%m%d%H%M"), (14, "%Y%m%d%H%M%S")] {
+        let digits = |v: &str| v.len() == length && v.bytes().all(|b| b.is_ascii_digit());
+        if all(&digits) && all(&|v| matches_format(format, v)) {
+            return ColumnKind::Date(format);
+        }
+    }
+    if all(&|v| v.len() == 10 && matches_format("%Y-%m-%d", v)) {
+        return ColumnKind::Date("%Y-%m-%d");
+    }
+    if all(&|v| v.parse::<i64>().is_ok()) {
+        return ColumnKind::Integer;
+    }
+    if all(&number) {
+        return ColumnKind::Number;
+    }
+    // ISO 8601 times, some perhaps as Unix seconds (the load reads both).
+    let dated = |v: &str| v.contains('-') || v.contains('/');
+    if all(&|v| parse_timestamp(v.as_bytes()).is_ok()) && present.iter().any(|v| dated(v)) {
+        return ColumnKind::Timestamp;
+    }
+    for format in DATE_FORMATS {
+        if all(&|v| matches_format(format, v)) {
+            return ColumnKind::Date(format);
+        }
+    }
+    for format in TIME_FORMATS {
+        if all(&|v| matches_format(&format!("%Y-%m-%d {format}"), &format!("2000-01-01 {v}"))) {
+            return ColumnKind::TimeOfDay(format);
+        }
+    }
+    flagged(&present, &number).unwrap_or(ColumnKind::Text)
+}
+
+/// Most characters of a word standing in a column of numbers (`VRB`, `---`).
+const LONGEST_WORD: usize = 4;
+
+/// [`ColumnKind::Flagged`] when at least half of `present` are numbers, some with flag
+/// characters after them, and the others short words without digits.
+fn flagged(present: &[&str], number: &dyn Fn(&str) -> bool) -> Option<ColumnKind> {
+    let (mut suffixes, mut words, mut numbers) = (String::new(), Vec::<String>::new(), 0);
+    for value in present {
+        if number(value) {
+            numbers += 1;
+            continue;
+        }
+        let flag_at = value.rfind(|c: char| c.is_ascii_digit()).map_or(0, |last| last + 1);
+        let flag = &value[flag_at..];
+        let flag_like = |c: char| c.is_ascii_graphic() && !".,+-".contains(c);
+        if flag_at > 0 && flag.len() <= 3 && flag.chars().all(flag_like) && number(&value[..flag_at]) {
+            numbers += 1;
+            add_new(&mut suffixes, flag);
+        } else if value.len() <= LONGEST_WORD && value.chars().all(|c| c.is_ascii_graphic() && !c.is_ascii_digit()) {
+            if !words.iter().any(|word| word == value) {
+                words.push((*value).to_owned());
+            }
+        } else {
+            return None;
+        }
+    }
+    (numbers > 0 && numbers * 2 >= present.len()).then_some(ColumnKind::Flagged { suffixes, words })
+}
+
+fn matches_format(format: &str, value: &str) -> bool {
+    TimeFormat::new(format).is_ok_and(|compiled| compiled.parse(value).is_ok())
+}
+
+/// The guessing state: columns taken so far and the flags chosen.
+struct Guess<'a> {
+    sniffed: &'a Sniffed,
+    columns: &'a [Column],
+    body: &'a [Vec<String>],
+    used: Vec<usize>,
+    /// Columns whose values are measures (sentinels are looked for in these).
+    measured: Vec<usize>,
+    /// Words in measure columns that mean missing (`VRB`, `---`).
+    missing_words: Vec<String>,
+    flags: Vec<(String, Option<String>)>,
+}
+
+impl Guess<'_> {
+    fn flag(&mut self, name: &str, value: Option<String>) {
+        self.flags.push((name.to_owned(), value));
+    }
+
+    fn all(&mut self, decimal_comma: bool, missing: &MissingValues) -> String {
+        self.format_flags();
+        let header: Vec<String> = self.columns.iter().map(|c| c.name.clone()).collect();
+        let wide = self.sniffed.header.then(|| PeriodPattern::detect(&header)).flatten();
+        let variable = self.variable_columns();
+        self.station(wide.is_some());
+        let layout = match (wide, variable) {
+            (Some(pattern), _) => {
+                self.wide(pattern);
+                format!("wide ({})", pattern.name())
+            }
+            (None, Some((element, value))) => {
+                self.time();
+                self.variable(element, value);
+                "variable-column".to_owned()
+            }
+            (None, None) => {
+                self.time();
+                self.measures();
+                "long".to_owned()
+            }
+        };
+        self.sentinels(decimal_comma, missing);
+        layout
+    }
+
+    fn format_flags(&mut self) {
+        let delimiter = match self.sniffed.delimiter {
+            Delimiter::Byte(b'\t') => "tab".to_owned(),
+            Delimiter::Byte(byte) => char::from(byte).to_string(),
+            _ => "whitespace".to_owned(),
+        };
+        self.flag("--delimiter", Some(delimiter));
+        self.flag("--skip-lines", Some(self.sniffed.preamble_lines.to_string()));
+        self.flag(if self.sniffed.header { "--header" } else { "--no-header" }, None);
+        if !self.sniffed.utf8 {
+            self.flag("--encoding", Some("windows-1252".into()));
+        }
+    }
+
+    fn find(&self, names: &[&str], kind: impl Fn(&ColumnKind) -> bool) -> Option<usize> {
+        let named = |column: &Column| {
+            let name = super::source::without_unit(&column.name).to_ascii_lowercase();
+            names.iter().any(|candidate| name == *candidate)
+        };
+        (0..self.columns.len())
+            .find(|&i| !self.used.contains(&i) && named(&self.columns[i]) && kind(&self.columns[i].kind))
+    }
+
+    fn take(&mut self, index: usize) -> String {
+        self.used.push(index);
+        self.columns[index].reference.clone()
+    }
+}
+
+/// Appends to `set` the characters of `more` it lacks.
+fn add_new(set: &mut String, more: &str) {
+    for c in more.chars() {
+        if !set.contains(c) {
+            set.push(c);
+        }
+    }
+}
+
+mod layout;
+mod measures;
+mod station;
+mod time;
+
+#[cfg(test)]
+mod archive_tests;
+#[cfg(test)]
+mod tests;

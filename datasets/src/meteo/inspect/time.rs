@@ -1,0 +1,279 @@
+//! The time: year/month/day[/hour] columns, a year and a day of the year, Unix
+//! seconds, the leading integers of a file without header, a timestamp, or a date
+//! column with a time-of-day, clock or hour column.
+
+use super::{ColumnKind, Guess};
+
+/// Names of a year's, a month's, a day's and an hour's column.
+const CIVIL_PARTS: [&[&str]; 4] = [
+    &["year", "yr", "jahr", "yyyy"],
+    &["month", "mo", "monat", "mm"],
+    &["day", "dy", "tag", "dd"],
+    &["hour", "hr", "stunde"],
+];
+
+const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday", "jday", "julian_day"];
+
+/// Names of a column of `HHMM` times of day: a clock, or the time zone it is read in.
+const CLOCK_NAMES: [&str; 11] = ["hhmm", "hhmi", "clock", "utc", "gmt", "lst", "mst", "pst", "cst", "est", "hm"];
+
+const UNIX_SECONDS_NAMES: [&str; 7] = ["epoch", "unix", "unixtime", "unix_time", "timestamp", "time", "ts"];
+
+/// Whether a row's second field is the day of the year of the date in its first, third
+/// and fourth (year, month, day).
+fn day_of_year_agrees(row: &[String]) -> bool {
+    let number = |i: usize| row.get(i).and_then(|v| v.parse::<i64>().ok());
+    let (Some(year), Some(ordinal), Some(month), Some(day)) = (number(0), number(1), number(2), number(3)) else {
+        return false;
+    };
+    let first = crate::meteo::fields::days_from_civil(year, 1, 1);
+    (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && crate::meteo::fields::days_from_civil(year, month, day) - first + 1 == ordinal
+}
+
+impl Guess<'_> {
+    /// Flags the columns that date a row: the first of these rules that finds them.
+    pub(super) fn time(&mut self) {
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        let found = CIVIL_PARTS.map(|names| self.find(names, int));
+        let flagged = self.civil_time(found)
+            || self.monthly_time(found)
+            || self.ordinal_time(found)
+            || self.unix_time()
+            || self.leading_time();
+        if !flagged {
+            self.column_time();
+        }
+    }
+
+    /// Year, month and day columns, perhaps an hour column and then a minute column.
+    fn civil_time(&mut self, found: [Option<usize>; 4]) -> bool {
+        let [Some(_), Some(_), Some(_), hour] = found else { return false };
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        let minute = hour.and_then(|_| self.find(&["minute", "min", "mi"], int)).filter(|&i| self.within(i, 0, 59));
+        let references: Vec<String> = found.iter().chain([&minute]).flatten().map(|&i| self.take(i)).collect();
+        self.flag("--time", Some(references.join(",")));
+        if minute.is_some() {
+            self.flag("--time-format", Some("%Y %m %d %H %M".into()));
+        }
+        true
+    }
+
+    /// A monthly series: year and month columns, each value dated its month's first day.
+    fn monthly_time(&mut self, found: [Option<usize>; 4]) -> bool {
+        let [Some(year), Some(month), None, None] = found else { return false };
+        let a_month = |row: &Vec<String>| {
+            row.get(month).and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| (1..=12).contains(&m))
+        };
+        if !self.body.iter().all(a_month) {
+            return false;
+        }
+        let references = [self.take(year), self.take(month)];
+        self.flag("--time", Some(references.join(",")));
+        self.flag("--time-format", Some("%Y %m".into()));
+        true
+    }
+
+    /// A year column and a day-of-year column, perhaps with an hour or an `HHMM` clock.
+    fn ordinal_time(&mut self, found: [Option<usize>; 4]) -> bool {
+        let ([Some(year), None, _, hour], Some(day)) =
+            (found, self.find(&DAY_OF_YEAR_NAMES, |kind| *kind == ColumnKind::Integer))
+        else {
+            return false;
+        };
+        let clock = hour.is_none().then(|| self.clock_column()).flatten();
+        let references: Vec<String> =
+            [Some(year), Some(day), hour, clock].into_iter().flatten().map(|i| self.take(i)).collect();
+        self.flag("--time", Some(references.join(",")));
+        let format = match (hour, clock) {
+            (Some(_), _) => "%Y %j %H",
+            (None, Some(_)) => "%Y %j %H%M",
+            (None, None) => "%Y %j",
+        };
+        self.flag("--time-format", Some(format.into()));
+        true
+    }
+
+    /// A column of Unix seconds ([`Guess::unix_seconds`]).
+    fn unix_time(&mut self) -> bool {
+        let Some(seconds) = self.unix_seconds() else { return false };
+        let reference = self.take(seconds);
+        self.flag("--time", Some(reference));
+        true
+    }
+
+    /// The integer columns that start a file without header ([`Guess::leading_time_columns`]).
+    fn leading_time(&mut self) -> bool {
+        let Some((columns, format)) = self.leading_time_columns() else { return false };
+        self.used.extend(&columns);
+        // An EnergyPlus weather file's minute field after its hour: 60, the hour's end.
+        let after = columns.last().map_or(0, |last| last + 1);
+        if format.is_none()
+            && self.columns.get(after).is_some_and(|c| c.kind == ColumnKind::Integer)
+            && self.within(after, 60, 60)
+        {
+            self.used.push(after);
+        }
+        let references: Vec<String> = columns.iter().map(usize::to_string).collect();
+        self.flag("--time", Some(references.join(",")));
+        if let Some(format) = format {
+            self.flag("--time-format", Some(format.to_owned()));
+        }
+        true
+    }
+
+    /// A free timestamp column; else a date column, with the column that gives its time
+    /// of day when the date's format has no hour.
+    fn column_time(&mut self) {
+        if let Some(index) = self.free_column(&|kind| *kind == ColumnKind::Timestamp) {
+            let reference = self.take(index);
+            return self.flag("--time", Some(reference));
+        }
+        let Some(date) = self.free_column(&|kind| matches!(kind, ColumnKind::Date(_))) else { return };
+        let ColumnKind::Date(date_format) = self.columns[date].kind else { return };
+        let date_reference = self.take(date);
+        let time_of_day = if date_format.contains("%H") { None } else { self.time_of_day(date) };
+        match time_of_day {
+            Some((reference, format)) => {
+                self.flag("--time", Some(format!("{date_reference},{reference}")));
+                self.flag("--time-format", Some(format!("{date_format} {format}")));
+            }
+            None => {
+                self.flag("--time", Some(date_reference));
+                self.flag("--time-format", Some(date_format.to_owned()));
+            }
+        }
+    }
+
+    /// The column that gives date column `date` its time of day, taken, and its format:
+    /// an `HHMM` clock right after it, a free time-of-day column, or an hour column.
+    fn time_of_day(&mut self, date: usize) -> Option<(String, String)> {
+        if let Some(clock) = self.clock_after(date) {
+            return Some((self.take(clock), "%H%M".to_owned()));
+        }
+        if let Some(time) = self.free_column(&|kind| matches!(kind, ColumnKind::TimeOfDay(_))) {
+            let ColumnKind::TimeOfDay(format) = self.columns[time].kind else { return None };
+            return Some((self.take(time), format.to_owned()));
+        }
+        let hour = self.hour_after(date)?;
+        Some((self.take(hour), "%H".to_owned()))
+    }
+
+    /// The first free column of a kind, one named for UTC first (SolarAnywhere's
+    /// `ObservationTime(GMT)` beside its `ObservationTime(LST)`).
+    fn free_column(&self, test: &dyn Fn(&ColumnKind) -> bool) -> Option<usize> {
+        let candidates: Vec<usize> =
+            (0..self.columns.len()).filter(|&i| !self.used.contains(&i) && test(&self.columns[i].kind)).collect();
+        let utc =
+            |&i: &usize| ["utc", "gmt"].iter().any(|zone| self.columns[i].name.to_ascii_lowercase().contains(zone));
+        candidates.iter().copied().find(utc).or(candidates.first().copied())
+    }
+
+    /// An integer column named like Unix seconds whose values are times of 1973–2286.
+    fn unix_seconds(&self) -> Option<usize> {
+        let index = self.find(&UNIX_SECONDS_NAMES, |kind| *kind == ColumnKind::Integer)?;
+        let plausible = |row: &Vec<String>| {
+            row.get(index)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|s| (100_000_000..10_000_000_000).contains(&s))
+        };
+        self.body.iter().all(plausible).then_some(index)
+    }
+
+    /// Whether every sampled value of column `index` is an integer in `low..=high`.
+    fn within(&self, index: usize, low: i64, high: i64) -> bool {
+        let inside = |row: &Vec<String>| {
+            row.get(index).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| (low..=high).contains(&v))
+        };
+        self.body.iter().all(inside)
+    }
+
+    /// The time columns that start a file without header, known by their values: a
+    /// year, perhaps a day of the year (SURFRAD's `2019 56 2 25 0 0`), a month, a
+    /// day, an hour (0–24: an EnergyPlus weather file's hours run 1–24) and perhaps
+    /// minutes; with the `--time-format` they need (none for year, month, day, hour).
+    fn leading_time_columns(&self) -> Option<(Vec<usize>, Option<&'static str>)> {
+        let int = |i: usize| self.columns.get(i).is_some_and(|column| column.kind == ColumnKind::Integer);
+        let fits = |i: usize, low: i64, high: i64| int(i) && self.within(i, low, high);
+        if self.sniffed.header || self.columns.len() < 5 || !fits(0, 1800, 2200) {
+            return None;
+        }
+        let civil = |month: usize| fits(month, 1, 12) && fits(month + 1, 1, 31) && fits(month + 2, 0, 24);
+        let month = match civil(2) && self.body.iter().all(|row| day_of_year_agrees(row)) {
+            true => 2,
+            false => civil(1).then_some(1)?,
+        };
+        let minute = month + 3;
+        if self.columns.len() > minute + 1 && fits(minute, 0, 59) && self.minutes_after(minute) {
+            return Some((vec![0, month, month + 1, month + 2, minute], Some("%Y %m %d %H %M")));
+        }
+        Some((vec![0, month, month + 1, month + 2], None))
+    }
+
+    /// Whether the integers of column `minute` (0–59), right after the columns that
+    /// date a row to its hour, are its minutes: all 0, or rising within each hour that
+    /// has several rows, and some hour has several (SURFRAD's rows a minute). An hourly
+    /// file's next column (ISD-Lite's temperature in tenths) is a measure.
+    fn minutes_after(&self, minute: usize) -> bool {
+        let value = |row: &Vec<String>| row.get(minute).and_then(|v| v.parse::<i64>().ok());
+        if self.body.iter().all(|row| value(row) == Some(0)) {
+            return true;
+        }
+        let same_hour = |pair: &[Vec<String>]| pair[0].get(..minute) == pair[1].get(..minute);
+        let pairs: Vec<&[Vec<String>]> = self.body.windows(2).filter(|pair| same_hour(pair)).collect();
+        !pairs.is_empty() && pairs.iter().all(|pair| value(&pair[0]) < value(&pair[1]))
+    }
+
+    /// A column of times of day as four digits (`0910`, USCRN's `UTC_TIME`) right
+    /// after a date column: integers written with four digits, hours 00–24 and minutes
+    /// 00–59; named like a time when the file has a header (a pressure of `1013` hPa
+    /// is no time).
+    pub(super) fn clock_after(&self, date: usize) -> Option<usize> {
+        let next = date + 1;
+        let column = self.columns.get(next).filter(|column| column.kind == ColumnKind::Integer)?;
+        let lower = column.name.to_ascii_lowercase();
+        let named = !self.sniffed.header || ["time", "hhmm", "clock"].iter().any(|word| lower.contains(word));
+        let clock = |value: &str| {
+            let digits = value.len() == 4 && value.bytes().all(|b| b.is_ascii_digit());
+            digits && value[..2] <= *"24" && value[2..] <= *"59"
+        };
+        let values = || self.body.iter().filter_map(|row| row.get(next).map(String::as_str));
+        (named && values().all(clock) && !self.used.contains(&next)).then_some(next)
+    }
+
+    /// A column of times of day as integers `HHMM`, perhaps without leading zeros
+    /// (NREL MIDC's `MST`: `0`, `1`, …, `2359`), named like a clock or a time zone.
+    fn clock_column(&self) -> Option<usize> {
+        let named = |name: &str| {
+            let lower = crate::meteo::source::without_unit(name).to_ascii_lowercase();
+            CLOCK_NAMES.contains(&lower.as_str())
+        };
+        let clock = |row: &Vec<String>, index: usize| {
+            let value = row.get(index).and_then(|v| v.parse::<i64>().ok());
+            value.is_some_and(|v| (0..=2400).contains(&v) && v % 100 < 60)
+        };
+        (0..self.columns.len()).find(|&i| {
+            !self.used.contains(&i)
+                && self.columns[i].kind == ColumnKind::Integer
+                && named(&self.columns[i].name)
+                && self.body.iter().all(|row| clock(row, i))
+        })
+    }
+
+    /// An hour column beside a date column without time of day: named like an hour,
+    /// or (without header) the next column when it holds integers 0–24.
+    fn hour_after(&self, date: usize) -> Option<usize> {
+        let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
+        if let Some(hour) = self.find(&["hour", "hr", "stunde", "hh"], int) {
+            return Some(hour);
+        }
+        let next = date + 1;
+        let hours = |row: &Vec<String>| {
+            row.get(next).and_then(|v| v.parse::<i64>().ok()).is_some_and(|h| (0..=24).contains(&h))
+        };
+        let fits =
+            !self.sniffed.header && self.columns.get(next).is_some_and(|c| int(&c.kind)) && self.body.iter().all(hours);
+        fits.then_some(next)
+    }
+}
