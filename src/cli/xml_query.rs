@@ -146,6 +146,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return print_value(&mut prepared, &args, &mut out);
     }
     if args.count && !args.explain {
+        for _ in 1..args.repeat {
+            prepared.count()?;
+        }
         writeln!(out, "{}", prepared.count()?)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
