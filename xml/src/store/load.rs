@@ -71,7 +71,6 @@ pub fn load(
 ) -> Result<LoadSummary> {
     let files = expand(inputs)?;
     let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
-    let total_bytes = sizes.iter().sum();
     if txn.catalog_entry(collection)?.is_none() {
         create(txn, collection)?;
     }
@@ -81,12 +80,19 @@ pub fn load(
     let mut text = tree("text")?;
     let (mut counters, uris_known) = read_counters(txn, collection)?;
     let mut dict = Dictionary::read(&dict_tree, collection, uris_known)?;
-    let first_name = dict.names.len();
-    let before = counters;
+    let (first_name, before) = (dict.names.len(), counters);
     let mut values = ValueWriter::default();
     let mut chunks = ChunkWriter::new(counters.streamed, txn.payload_size() - 32)?;
-    let mut summary = LoadSummary::default();
     let read = AtomicU64::new(0);
+    let mut feed = Feed {
+        files: &files,
+        sizes: &sizes,
+        total_bytes: sizes.iter().sum(),
+        read: &read,
+        skip_bad: options.skip_bad,
+        summary: LoadSummary::default(),
+        progress,
+    };
     {
         let targets = Targets {
             doc: &mut doc,
@@ -100,57 +106,7 @@ pub fn load(
             counters: &mut counters,
         };
         let mut shredder = Shredder::new(targets, txn.payload_size());
-        let runs = tape::runs(&sizes);
-        std::thread::scope(|scope| -> Result<()> {
-            let parse_run = |run: &(std::ops::Range<usize>, bool)| {
-                let (range, small) = run.clone();
-                let files = &files[range];
-                scope.spawn(move || if small { tape::record_all(files) } else { Vec::new() })
-            };
-            let mut next = runs.first().map(parse_run);
-            for (i, run) in runs.iter().enumerate() {
-                let tapes = next.take().expect("each run is parsed ahead").join().expect("a parser thread panicked");
-                next = runs.get(i + 1).map(parse_run);
-                if !run.1 {
-                    let file = &files[run.0.start];
-                    if options.skip_bad
-                        && let Err(e) = parse::parse(open_input(file, &read)?, file, &mut Validate)
-                    {
-                        summary.skipped.push((file.clone(), e.to_string()));
-                        continue;
-                    }
-                    shredder.start_document()?;
-                    let input = open_input(file, &read)?;
-                    tape::pipeline(scope, input, file, &mut shredder)?;
-                    shredder.end_document(&file.to_string_lossy())?;
-                    summary.documents += 1;
-                    progress(Progress {
-                        bytes: read.load(Ordering::Relaxed),
-                        total_bytes,
-                        documents: summary.documents,
-                    });
-                    continue;
-                }
-                for (index, tape) in run.0.clone().zip(tapes) {
-                    let file = &files[index];
-                    read.fetch_add(sizes[index], Ordering::Relaxed);
-                    let tape = match tape {
-                        Ok(tape) => tape,
-                        Err(e) if options.skip_bad => {
-                            summary.skipped.push((file.clone(), e.to_string()));
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    };
-                    shredder.start_document()?;
-                    tape.replay(&mut shredder)?;
-                    shredder.end_document(&file.to_string_lossy())?;
-                    summary.documents += 1;
-                }
-                progress(Progress { bytes: read.load(Ordering::Relaxed), total_bytes, documents: summary.documents });
-            }
-            Ok(())
-        })?;
+        feed.all(&mut shredder)?;
         shredder.finish()?;
     }
     counters.streamed = chunks.values();
@@ -163,6 +119,7 @@ pub fn load(
     counters.names = dict.names.len() as u32 - 1;
     counters.paths = dict.paths.len() as u32;
     store_counters(txn, collection, &counters)?;
+    let mut summary = feed.summary;
     summary.bytes = read.load(Ordering::Relaxed);
     summary.names = dict.names.len() as u32 - 1;
     summary.paths = dict.paths.len() as u32;
@@ -170,6 +127,101 @@ pub fn load(
         *n = counters.nodes[i] - before.nodes[i];
     }
     Ok(summary)
+}
+
+/// The documents of a load on their way to the shredder, with what is reported.
+struct Feed<'a, 'p> {
+    files: &'a [PathBuf],
+    sizes: &'a [u64],
+    total_bytes: u64,
+    /// Input bytes read so far (by the streaming readers too).
+    read: &'a AtomicU64,
+    skip_bad: bool,
+    summary: LoadSummary,
+    progress: &'p mut dyn FnMut(Progress),
+}
+
+impl<'a> Feed<'a, '_> {
+    /// Shreds every document in load order. Files come in runs (`tape::runs`): a run of
+    /// small files is parsed to tapes on a thread while the run before it is shredded;
+    /// a large file is a run of its own and streams.
+    fn all(&mut self, shredder: &mut Shredder<'_, '_, '_>) -> Result<()> {
+        let (files, runs) = (self.files, tape::runs(self.sizes));
+        std::thread::scope(|scope| -> Result<()> {
+            let parse_run = |run: &(std::ops::Range<usize>, bool)| {
+                let (range, small) = run.clone();
+                let files = &files[range];
+                scope.spawn(move || if small { tape::record_all(files) } else { Vec::new() })
+            };
+            let mut next = runs.first().map(parse_run);
+            for (i, (range, small)) in runs.iter().enumerate() {
+                let tapes = next.take().expect("each run is parsed ahead").join().expect("a parser thread panicked");
+                next = runs.get(i + 1).map(parse_run);
+                match small {
+                    true => self.replay(range.clone(), tapes, shredder)?,
+                    false => self.stream(scope, &files[range.start], shredder)?,
+                }
+                self.report();
+            }
+            Ok(())
+        })
+    }
+
+    /// Shreds a large file as the parser reads it (with `skip_bad`, after a parse that
+    /// writes nothing has found it well formed).
+    fn stream<'s>(
+        &mut self,
+        scope: &'s std::thread::Scope<'s, '_>,
+        file: &'a Path,
+        shredder: &mut Shredder<'_, '_, '_>,
+    ) -> Result<()>
+    where
+        'a: 's,
+    {
+        if self.skip_bad
+            && let Err(e) = parse::parse(open_input(file, self.read)?, file, &mut Validate)
+        {
+            self.summary.skipped.push((file.to_path_buf(), e.to_string()));
+            return Ok(());
+        }
+        shredder.start_document()?;
+        tape::pipeline(scope, open_input(file, self.read)?, file, shredder)?;
+        shredder.end_document(&file.to_string_lossy())?;
+        self.summary.documents += 1;
+        Ok(())
+    }
+
+    /// Shreds the tapes of the small files `range` (a malformed one is skipped with
+    /// `skip_bad`, else fails the load).
+    fn replay(
+        &mut self,
+        range: std::ops::Range<usize>,
+        tapes: Vec<Result<tape::Tape>>,
+        shredder: &mut Shredder<'_, '_, '_>,
+    ) -> Result<()> {
+        for (index, tape) in range.zip(tapes) {
+            let file = &self.files[index];
+            self.read.fetch_add(self.sizes[index], Ordering::Relaxed);
+            let tape = match tape {
+                Ok(tape) => tape,
+                Err(e) if self.skip_bad => {
+                    self.summary.skipped.push((file.clone(), e.to_string()));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            shredder.start_document()?;
+            tape.replay(shredder)?;
+            shredder.end_document(&file.to_string_lossy())?;
+            self.summary.documents += 1;
+        }
+        Ok(())
+    }
+
+    fn report(&mut self) {
+        let (bytes, documents) = (self.read.load(Ordering::Relaxed), self.summary.documents);
+        (self.progress)(Progress { bytes, total_bytes: self.total_bytes, documents });
+    }
 }
 
 /// Files and folders to the documents they hold, in load order.
