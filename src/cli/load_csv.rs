@@ -19,7 +19,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use quiredb_datasets::meteo::generator::{self, GeneratorConfig};
-use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME};
+use quiredb_datasets::meteo::store::{BTREE_NAME, IndexSink, QUEUE_NAME, RTREE_NAME, SinkStats};
 use quiredb_datasets::meteo::{
     LoadOptions, LoadSummary, NullSink, ObservationReader, ParallelConfig, load, load_parallel,
 };
@@ -138,59 +138,10 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     let report_path = skip_report_path(&args);
     let started = Instant::now();
     let progress = Progress { bar: progress_bar(total_bytes, args.quiet), read_bytes, started };
-    let durability = args.durability.into();
-    let (summary, stats) = match &database {
-        Some(db) if args.single_thread => {
-            let mut sink = IndexSink::new(db, durability, reader.measure_names())?
-                .with_bulk_limit(args.bulk_points)
-                .with_record_layout(reader.record_layout());
-            let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
-                load(reader, &mut sink, options, update)
-            })?;
-            (summary, Some(sink.stats()))
-        }
-        Some(db) => {
-            let config = ParallelConfig {
-                durability,
-                measure_names: reader.measure_names(),
-                tmp_dir: tmp_dir(&args),
-                rtree_budget: args.rtree_budget_mib << 20,
-                cpu_clock: super::load_clock::proc_clock(),
-                record_layout: Some(reader.record_layout()),
-            };
-            let mut stats = None;
-            let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
-                let (summary, written) = super::load_io::releasing_page_cache(args.db.as_deref(), || {
-                    load_parallel(db, &config, reader, options, update)
-                })?;
-                stats = Some(written);
-                Ok(summary)
-            })?;
-            (summary, stats)
-        }
-        None => {
-            let summary = run_load(&args, &mut reader, &progress, &report_path, |reader, options, update| {
-                load(reader, &mut NullSink::default(), options, update)
-            })?;
-            (summary, None)
-        }
-    };
+    let (summary, stats) = load_into(&args, database.as_ref(), &mut reader, &progress, &report_path)?;
     print_summary(&args, &summary, started.elapsed().as_secs_f64(), &report_path)?;
     if let Some(stats) = stats {
-        outln!(
-            "database:      {} records in {QUEUE_NAME}, {} keys in {BTREE_NAME} ({} replaced), \
-             {} points in {RTREE_NAME}, {} commit(s); after the last row: R-tree bulk build {:.2} s, commit {:.2} s",
-            stats.records,
-            stats.records - stats.replaced_keys,
-            stats.replaced_keys,
-            stats.points,
-            stats.commits,
-            stats.finish_time.as_secs_f64(),
-            stats.commit_time.as_secs_f64()
-        )?;
-        if stats.times != Default::default() {
-            outln!("threads:       {}", super::load_clock::describe(&stats.times))?;
-        }
+        print_sink_stats(&stats)?;
     }
     if let Some(db) = database {
         let engine = db.stats();
@@ -208,6 +159,73 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
         super::load_speed::print_comparison(summary.rows, parse, watch.span())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Loads `reader` into `database` (one thread with `--single-thread`, else the parallel
+/// pipeline), or with no database checks the rows only; with the sink's statistics.
+fn load_into(
+    args: &LoadArgs,
+    database: Option<&Database>,
+    reader: &mut ObservationReader<Box<dyn Read>>,
+    progress: &Progress,
+    report_path: &Path,
+) -> Result<(LoadSummary, Option<SinkStats>)> {
+    let durability = args.durability.into();
+    Ok(match database {
+        Some(db) if args.single_thread => {
+            let mut sink = IndexSink::new(db, durability, reader.measure_names())?
+                .with_bulk_limit(args.bulk_points)
+                .with_record_layout(reader.record_layout());
+            let summary = run_load(args, reader, progress, report_path, |reader, options, update| {
+                load(reader, &mut sink, options, update)
+            })?;
+            (summary, Some(sink.stats()))
+        }
+        Some(db) => {
+            let config = ParallelConfig {
+                durability,
+                measure_names: reader.measure_names(),
+                tmp_dir: tmp_dir(args),
+                rtree_budget: args.rtree_budget_mib << 20,
+                cpu_clock: super::load_clock::proc_clock(),
+                record_layout: Some(reader.record_layout()),
+            };
+            let mut stats = None;
+            let summary = run_load(args, reader, progress, report_path, |reader, options, update| {
+                let (summary, written) = super::load_io::releasing_page_cache(args.db.as_deref(), || {
+                    load_parallel(db, &config, reader, options, update)
+                })?;
+                stats = Some(written);
+                Ok(summary)
+            })?;
+            (summary, stats)
+        }
+        None => {
+            let summary = run_load(args, reader, progress, report_path, |reader, options, update| {
+                load(reader, &mut NullSink::default(), options, update)
+            })?;
+            (summary, None)
+        }
+    })
+}
+
+/// What the load wrote into the database's structures, and where its threads' time went.
+fn print_sink_stats(stats: &SinkStats) -> Result<()> {
+    outln!(
+        "database:      {} records in {QUEUE_NAME}, {} keys in {BTREE_NAME} ({} replaced), \
+         {} points in {RTREE_NAME}, {} commit(s); after the last row: R-tree bulk build {:.2} s, commit {:.2} s",
+        stats.records,
+        stats.records - stats.replaced_keys,
+        stats.replaced_keys,
+        stats.points,
+        stats.commits,
+        stats.finish_time.as_secs_f64(),
+        stats.commit_time.as_secs_f64()
+    )?;
+    if stats.times != Default::default() {
+        outln!("threads:       {}", super::load_clock::describe(&stats.times))?;
+    }
+    Ok(())
 }
 
 /// The progress display of a load.
