@@ -13,7 +13,7 @@
 use super::XmlStore;
 use super::dict::{Declaration, Dictionary};
 use super::format::{Kind, f64_from_key, split_part_key};
-use super::record::{Label, Paths, decode_part_block};
+use super::record::{Label, NodeRecord, Paths, decode_part_block};
 use super::values::{indexable, value_key};
 use crate::error::Result;
 use crate::reference::xpath_number;
@@ -110,7 +110,7 @@ struct Open {
 
 fn walk_documents<T: PageRead>(store: &XmlStore<'_, T>, dict: &Dictionary, problems: &mut Vec<String>) -> Result<Walk> {
     let mut walk = Walk::default();
-    let (mut kinds, mut names, mut paths) = ([0u64; 6], HashMap::new(), vec![0u64; dict.paths.len()]);
+    let mut counts = Counts { kinds: [0; 6], names: HashMap::new(), paths: vec![0; dict.paths.len()] };
     let mut stack: Vec<Open> = Vec::new();
     let mut cursor = store.nodes(0, u64::MAX)?;
     let mut expected = 0;
@@ -124,55 +124,13 @@ fn walk_documents<T: PageRead>(store: &XmlStore<'_, T>, dict: &Dictionary, probl
         while stack.last().is_some_and(|o| o.end < node.pre) {
             close(stack.pop().expect("checked"), &mut walk);
         }
-        let (parent, level, parent_path) = match stack.last() {
-            Some(top) => (top.pre, top.level + 1, top.path),
-            None => (node.pre, 0, 0),
-        };
-        let sound = if node.kind == Kind::Document { stack.is_empty() } else { !stack.is_empty() };
-        if !sound || node.parent != parent || node.level != level {
-            problems.push(format!(
-                "node {} has parent {} level {}, expected {parent} level {level}",
-                node.pre, node.parent, node.level
-            ));
-        }
-        if let Some(top) = stack.last()
-            && node.pre + node.size > top.end
-        {
-            problems.push(format!("node {} (size {}) overruns its parent {}", node.pre, node.size, top.pre));
-        }
-        let path_ok = match dict.paths.get(node.path as usize) {
-            Some(p) if node.kind == Kind::Document => node.path == 0 && p.kind == Kind::Document,
-            Some(p) => p.parent == parent_path && p.kind == node.kind && p.name == node.name,
-            None => false,
-        };
-        if !path_ok {
-            problems.push(format!("node {} has path id {}, which is not its path", node.pre, node.path));
-        }
-        kinds[node.kind as usize] += 1;
-        *names.entry((node.kind, node.name)).or_insert(0u64) += 1;
-        if let Some(count) = paths.get_mut(node.path as usize) {
-            *count += 1;
-        }
+        check_place(&node, stack.last(), dict, problems);
+        counts.add(&node);
         let label = Label { pre: node.pre, size: node.size, level: node.level, path: node.path };
         walk.partitions.entry((node.kind, node.name)).or_default().add(&label);
         value.clear();
         cursor.value(&node, &mut value)?;
-        if std::str::from_utf8(&value).is_err() {
-            problems.push(format!("the value of node {} is not UTF-8", node.pre));
-        }
-        match node.kind {
-            Kind::Attribute if indexable(&String::from_utf8_lossy(&value)) => {
-                *walk.eligible.entry((Kind::Attribute, node.name)).or_insert(0) += 1;
-                value_key(&mut walk.key, node.name, Kind::Attribute, &String::from_utf8_lossy(&value));
-                walk.values.add(&walk.key, node.pre);
-            }
-            Kind::Text => {
-                if let Some(Some(v)) = stack.last_mut().map(|o| &mut o.value) {
-                    v.extend_from_slice(&value);
-                }
-            }
-            _ => {}
-        }
+        note_value(&node, &value, &mut stack, &mut walk, problems);
         if node.kind.has_size() {
             if node.kind == Kind::Element
                 && let Some(top) = stack.last_mut()
@@ -192,16 +150,89 @@ fn walk_documents<T: PageRead>(store: &XmlStore<'_, T>, dict: &Dictionary, probl
     if expected != store.counters.next_pre {
         problems.push(format!("{expected} nodes in the document index, the head says {}", store.counters.next_pre));
     }
-    if kinds != store.counters.nodes {
-        problems.push(format!("node counts by kind {kinds:?}, the head says {:?}", store.counters.nodes));
-    }
-    if names != dict.counts {
-        problems.push("per-name counts differ from the document index".to_owned());
-    }
-    if paths.iter().zip(&dict.paths).any(|(n, p)| *n != p.count) {
-        problems.push("path-summary counts differ from the document index".to_owned());
-    }
+    counts.compare(store, dict, problems);
     Ok(walk)
+}
+
+/// Checks that a node sits where its record says: its parent and level are those of
+/// the innermost open node (`top`; none for a document node), it ends inside that
+/// node, and its path id is the path of its parent's path, kind and name.
+fn check_place(node: &NodeRecord, top: Option<&Open>, dict: &Dictionary, problems: &mut Vec<String>) {
+    let (parent, level, parent_path) = match top {
+        Some(top) => (top.pre, top.level + 1, top.path),
+        None => (node.pre, 0, 0),
+    };
+    let sound = (node.kind == Kind::Document) == top.is_none();
+    if !sound || node.parent != parent || node.level != level {
+        problems.push(format!(
+            "node {} has parent {} level {}, expected {parent} level {level}",
+            node.pre, node.parent, node.level
+        ));
+    }
+    if let Some(top) = top
+        && node.pre + node.size > top.end
+    {
+        problems.push(format!("node {} (size {}) overruns its parent {}", node.pre, node.size, top.pre));
+    }
+    let path_ok = match dict.paths.get(node.path as usize) {
+        Some(p) if node.kind == Kind::Document => node.path == 0 && p.kind == Kind::Document,
+        Some(p) => p.parent == parent_path && p.kind == node.kind && p.name == node.name,
+        None => false,
+    };
+    if !path_ok {
+        problems.push(format!("node {} has path id {}, which is not its path", node.pre, node.path));
+    }
+}
+
+/// Checks that a node's value is UTF-8, adds an indexable attribute value to the pairs
+/// the value index must hold, and a text to its element's string value.
+fn note_value(node: &NodeRecord, value: &[u8], stack: &mut [Open], walk: &mut Walk, problems: &mut Vec<String>) {
+    if std::str::from_utf8(value).is_err() {
+        problems.push(format!("the value of node {} is not UTF-8", node.pre));
+    }
+    match node.kind {
+        Kind::Attribute if indexable(&String::from_utf8_lossy(value)) => {
+            *walk.eligible.entry((Kind::Attribute, node.name)).or_insert(0) += 1;
+            value_key(&mut walk.key, node.name, Kind::Attribute, &String::from_utf8_lossy(value));
+            walk.values.add(&walk.key, node.pre);
+        }
+        Kind::Text => {
+            if let Some(Some(v)) = stack.last_mut().map(|o| &mut o.value) {
+                v.extend_from_slice(value);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Nodes counted by kind, by (kind, name) and by path during the walk.
+struct Counts {
+    kinds: [u64; 6],
+    names: HashMap<(Kind, u32), u64>,
+    paths: Vec<u64>,
+}
+
+impl Counts {
+    fn add(&mut self, node: &NodeRecord) {
+        self.kinds[node.kind as usize] += 1;
+        *self.names.entry((node.kind, node.name)).or_insert(0) += 1;
+        if let Some(count) = self.paths.get_mut(node.path as usize) {
+            *count += 1;
+        }
+    }
+
+    /// Checks them against the head's counts by kind and the dictionary's by name and path.
+    fn compare<T: PageRead>(&self, store: &XmlStore<'_, T>, dict: &Dictionary, problems: &mut Vec<String>) {
+        if self.kinds != store.counters.nodes {
+            problems.push(format!("node counts by kind {:?}, the head says {:?}", self.kinds, store.counters.nodes));
+        }
+        if self.names != dict.counts {
+            problems.push("per-name counts differ from the document index".to_owned());
+        }
+        if self.paths.iter().zip(&dict.paths).any(|(n, p)| *n != p.count) {
+            problems.push("path-summary counts differ from the document index".to_owned());
+        }
+    }
 }
 
 /// Accounts for a closed element's string value.

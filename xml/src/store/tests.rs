@@ -389,6 +389,45 @@ fn check_finds_a_value_index_that_disagrees_with_the_document_index() {
     assert!(!problems.is_empty(), "a changed posting must be found");
 }
 
+/// Loads `<r><a/><b/></r>` as collection `c`, rewrites its one document block with
+/// `tamper` applied to its records, and returns what `check` says.
+fn check_after_tampering_with_records(tamper: impl Fn(&mut [super::record::NodeRecord])) -> Vec<String> {
+    use super::record::{PendingNode, encode_doc_block};
+    let f = fixture();
+    f.load("c", &f.files(&[b"<r><a/><b/></r>"])).expect("loads");
+    let txn = f.db.begin_write().expect("write");
+    let mut records = Vec::new();
+    {
+        let store = XmlStore::open(&txn, "c").expect("opens");
+        let mut cursor = store.nodes(0, u64::MAX).expect("a cursor");
+        while let Some(node) = cursor.next_node().expect("reads") {
+            records.push(node);
+        }
+    }
+    assert_eq!(records.len(), 4, "document, r, a, b");
+    assert!(check(&txn, "c").expect("checks").is_empty(), "sound before");
+    tamper(&mut records);
+    let pending: Vec<PendingNode> =
+        records.iter().map(|&record| PendingNode { record, inline: (0, 0), open: false }).collect();
+    let (mut block, mut patches) = (Vec::new(), Vec::new());
+    encode_doc_block(&pending, &[], &mut block, &mut patches);
+    {
+        let mut tree = quiredb_structures::btree::BTree::open(&txn, "xml:c:doc").expect("the document index");
+        tree.insert(&super::format::doc_key(0), &block).expect("tampers");
+    }
+    check(&txn, "c").expect("checks")
+}
+
+#[test]
+fn check_finds_a_node_under_the_wrong_parent_or_overrunning_it() {
+    // Proves the walk's placement checks: `b` recorded as a child of its sibling `a`,
+    // and `a` recorded larger than `r` holds.
+    let problems = check_after_tampering_with_records(|records| records[3].parent = records[2].pre);
+    assert!(problems.iter().any(|p| p.contains("node 3 has parent 2 level 2, expected 1 level 2")), "{problems:#?}");
+    let problems = check_after_tampering_with_records(|records| records[2].size = 5);
+    assert!(problems.iter().any(|p| p.contains("node 2 (size 5) overruns its parent 1")), "{problems:#?}");
+}
+
 #[test]
 fn a_format_1_collection_answers_without_namespaces_and_says_why_it_cannot_with_them() {
     let f = fixture();
