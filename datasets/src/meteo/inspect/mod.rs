@@ -13,12 +13,25 @@
 //! first eight measures are seldom all present; sentinels that stand out among a
 //! measure's values (9s such as `-9999` or `999.9`, global or per column). It never
 //! reads past the sample and never writes.
+//!
+//! Here: the column kinds and the guessing state; each guess in its own file
+//! (`layout.rs`, `station.rs`, `time.rs`, `measures.rs`), in the order above.
 
 use super::fields::parse_timestamp;
 use super::period::PeriodPattern;
 use super::schema::{Delimiter, MissingValues, Schema};
 use super::sniff::{Sniffed, sniff};
 use super::timefmt::TimeFormat;
+
+mod layout;
+mod measures;
+mod station;
+mod time;
+
+#[cfg(test)]
+mod archive_tests;
+#[cfg(test)]
+mod tests;
 
 /// Formats tried on date columns, then on time-of-day columns.
 /// A format that names the hour holds the time of day too.
@@ -277,13 +290,3 @@ fn add_new(set: &mut String, more: &str) {
         }
     }
 }
-
-mod layout;
-mod measures;
-mod station;
-mod time;
-
-#[cfg(test)]
-mod archive_tests;
-#[cfg(test)]
-mod tests;
