@@ -135,8 +135,42 @@ impl<T: Tree> Eval<'_, T> {
     }
 
     /// The `xml:lang` of the context node or of its nearest ancestor that has one.
+    /// Except as written, each node's answer is kept for the rest of the evaluation and
+    /// a walk up stops at the first node already answered, so a predicate testing
+    /// `lang()` on every node of a deep document walks each parent link once.
     fn lang(&mut self, ctx: &Ctx<T::Node>) -> Result<Option<String>> {
         let Some(node) = ctx.node else { return Ok(None) };
+        if self.as_written {
+            return self.lang_walk(node);
+        }
+        let xml_lang = Test::Name(expanded(XML_NAMESPACE, "lang"));
+        let (mut walked, mut near, mut current) = (Vec::new(), Vec::new(), node);
+        let found = loop {
+            let key = self.tree.key(current);
+            if let Some(known) = self.langs.get(&key) {
+                break known.clone();
+            }
+            walked.push(key);
+            near.clear();
+            self.tree.axis(Axis::Attribute, &xml_lang, current, &mut near)?;
+            if let Some(&attribute) = near.first() {
+                break Some(self.node_string(attribute)?);
+            }
+            near.clear();
+            self.tree.axis(Axis::Parent, &Test::Any, current, &mut near)?;
+            match near.first() {
+                Some(&parent) => current = parent,
+                None => break None,
+            }
+        };
+        for key in walked {
+            self.langs.insert(key, found.clone());
+        }
+        Ok(found)
+    }
+
+    /// [`Self::lang`] as written: the ancestors read whole, nearest first.
+    fn lang_walk(&mut self, node: T::Node) -> Result<Option<String>> {
         let (mut elements, mut attribute) = (Vec::new(), Vec::new());
         self.tree.axis(Axis::AncestorOrSelf, &Test::Any, node, &mut elements)?;
         let xml_lang = Test::Name(expanded(XML_NAMESPACE, "lang"));

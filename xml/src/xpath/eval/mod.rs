@@ -179,11 +179,13 @@ struct Eval<'a, T: Tree> {
     /// Every node of every axis listed, every subexpression evaluated where it stands:
     /// no invariants, reverse axes and tested paths read whole.
     as_written: bool,
+    /// The `xml:lang` found for each node `lang()` was asked of (`call.rs`).
+    langs: HashMap<T::Key, Option<String>>,
 }
 
 impl<'a, T: Tree> Eval<'a, T> {
     fn new(tree: &'a mut T, as_written: bool) -> Self {
-        Self { tree, invariants: invariant::Invariants::new(!as_written), as_written }
+        Self { tree, invariants: invariant::Invariants::new(!as_written), as_written, langs: HashMap::new() }
     }
 
     /// The value of `expr`, computed without looking for it among the invariants.
