@@ -137,23 +137,8 @@ pub fn run(input: &[u8]) {
     let quirk = docs.iter().any(|doc| xml::allowed(doc, loaded.as_ref().err()));
 
     if let Some(bad) = rejected {
-        if let Ok(summary) = &loaded
-            && !quirk
-        {
-            panic!(
-                "the store loaded {} documents but roxmltree rejects document {bad} ({}) of {shown:?}",
-                summary.documents,
-                texts[bad].as_ref().err().map_or("", String::as_str)
-            );
-        }
-        drop(txn);
-        let read = db.begin_read().expect("a read transaction begins");
-        let left = read.catalog_list().expect("the catalog lists");
-        if loaded.is_err() && !left.is_empty() {
-            let names: Vec<&str> = left.iter().map(|entry| entry.name.as_str()).collect();
-            panic!("an aborted load left {names:?} in the catalog, for {shown:?}");
-        }
-        return;
+        let error = texts[bad].as_ref().err().map_or("", String::as_str);
+        return check_refused(&db, txn, loaded.as_ref().map(|summary| summary.documents), quirk, (bad, error), &shown);
     }
     let summary = match loaded {
         Ok(summary) => summary,
@@ -199,7 +184,47 @@ pub fn run(input: &[u8]) {
         return;
     }
     check_queries(&store, &doms, &shown);
-    for (document, dom) in documents.iter().zip(&doms) {
+    check_written(&store, &documents, &doms, &shown);
+    // Last, so that the checks above still run on these inputs.
+    if !oracle_quirk.is_empty() {
+        panic!("xml-store: compare_with_dom reports equal sides as a difference: {oracle_quirk:?}, for {shown:?}");
+    }
+}
+
+/// With document `bad` rejected by roxmltree (with `error`): the store's load must have
+/// failed too (unless a known quirk allows it), and an aborted load leaves nothing in
+/// the catalog.
+fn check_refused(
+    db: &Database,
+    txn: quiredb_engine::WriteTxn<'_>,
+    loaded: Result<u64, &quiredb_xml::Error>,
+    quirk: bool,
+    (bad, error): (usize, &str),
+    shown: &str,
+) {
+    if let Ok(documents) = loaded
+        && !quirk
+    {
+        panic!("the store loaded {documents} documents but roxmltree rejects document {bad} ({error}) of {shown:?}");
+    }
+    drop(txn);
+    let read = db.begin_read().expect("a read transaction begins");
+    let left = read.catalog_list().expect("the catalog lists");
+    if loaded.is_err() && !left.is_empty() {
+        let names: Vec<&str> = left.iter().map(|entry| entry.name.as_str()).collect();
+        panic!("an aborted load left {names:?} in the catalog, for {shown:?}");
+    }
+}
+
+/// Checks that each document written back as XML (`write_xml`) parses again to the tree
+/// roxmltree read from the input.
+fn check_written<T: PageRead>(
+    store: &XmlStore<'_, T>,
+    documents: &[store::Document],
+    doms: &[roxmltree::Document<'_>],
+    shown: &str,
+) {
+    for (document, dom) in documents.iter().zip(doms) {
         let mut xml = Vec::new();
         store.write_xml(document.pre, &mut xml).expect("write_xml runs");
         let text = String::from_utf8(xml).expect("write_xml writes UTF-8");
@@ -227,10 +252,6 @@ pub fn run(input: &[u8]) {
                 document.number
             );
         }
-    }
-    // Last, so that the checks above still run on these inputs.
-    if !oracle_quirk.is_empty() {
-        panic!("xml-store: compare_with_dom reports equal sides as a difference: {oracle_quirk:?}, for {shown:?}");
     }
 }
 
