@@ -412,9 +412,9 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         assert!(run.status.success(), "{name}: {script}: {}", text(&run));
         assert!(text(&run).contains(&format!("rows loaded:   {rows}\n")), "{name}: {stdout}\n{}", text(&run));
         let notes =
-            text(&run).lines().any(|line| line.starts_with("notes:         5 short line(s) after a blank line"));
+            text(&run).lines().any(|line| line.starts_with("notes:         5 short line(s) at the end"));
         assert_eq!(
-            notes && text(&run).contains("(from line 30): no rows"),
+            notes && text(&run).contains("(from line 30), read as notes: no rows"),
             name.starts_with("pvgis"),
             "{name}: {}",
             text(&run)

@@ -256,7 +256,7 @@ impl fmt::Display for LoadSummary {
             let (line, rows) = (footer.line, footer.rows);
             writeln!(
                 f,
-                "notes:         {rows} short line(s) after a blank line at the end{file} (from line {line}): no rows"
+                "notes:         {rows} short line(s) at the end{file} (from line {line}), read as notes: no rows"
             )?;
         }
         Ok(())

@@ -226,8 +226,11 @@ impl<R: Read> Source<R> {
         }
         let expected = self.expected_fields;
         let note = move |row: &ByteRecord| row.len() < expected && !starts_like_a_number(row);
-        if !note(record) || !self.blank_before {
+        if !note(record) {
             return Ok(true);
+        }
+        if !self.blank_before {
+            return self.unless_end_marker(record);
         }
         let mut ahead = Vec::new();
         let mut next = ByteRecord::new();
@@ -247,6 +250,24 @@ impl<R: Read> Source<R> {
         self.pending.extend(ahead);
         self.pending.extend((!next.is_empty()).then_some(next));
         Ok(true)
+    }
+
+    /// Hands out a short row met right after the rows, unless it is one field of words
+    /// without digits that ends the input (BADC-CSV's `end data` after a MIDAS file's
+    /// rows): that is a note, counted in [`Source::footer`]. A row cut short at the end
+    /// keeps its time or station, which have digits, or a delimiter.
+    fn unless_end_marker(&mut self, record: &mut ByteRecord) -> Result<bool> {
+        let words = |field: &[u8]| field.iter().any(u8::is_ascii_alphabetic) && !field.iter().any(u8::is_ascii_digit);
+        if record.len() != 1 || !words(&record[0]) {
+            return Ok(true);
+        }
+        let mut next = ByteRecord::new();
+        if self.read(&mut next)? {
+            self.pending.push_back(next);
+            return Ok(true);
+        }
+        self.footer = Some((self.line(record), 1));
+        Ok(false)
     }
 
     /// Reads a row from the input. The `csv` crate skips blank lines and dates a row

@@ -26,6 +26,9 @@ pub struct TimeFormat {
     /// True when the format ends in ` %H%M`: a last field of fewer than four digits is
     /// an `HHMM` written without leading zeros (`1` for 00:01, NREL MIDC's files).
     clock_last: bool,
+    /// True when the format ends in `%p`: a last `a` or `p` after a digit is `am` or
+    /// `pm` (Davis WeatherLink's `12:05a`).
+    meridiem_last: bool,
 }
 
 /// A parsed time: seconds since the epoch and whether the text named its zone.
@@ -44,13 +47,14 @@ impl TimeFormat {
             .parse_to_owned()
             .map_err(|error| Error::Argument(format!("bad --time-format {format:?}: {error}")))?;
         let hour_only = format.contains("%H") && !["%M", "%R", "%T"].iter().any(|minutes| format.contains(minutes));
-        Ok(TimeFormat { items, hour_only, clock_last: format.ends_with(" %H%M") })
+        let (clock_last, meridiem_last) = (format.ends_with(" %H%M"), format.ends_with("%p"));
+        Ok(TimeFormat { items, hour_only, clock_last, meridiem_last })
     }
 
     /// Parses `text` (spaces around it are ignored).
     pub fn parse(&self, text: &str) -> Result<ParsedTime, Reason> {
         let text = text.trim();
-        if let Some(padded) = self.padded_clock(text) {
+        if let Some(padded) = self.padded_clock(text).or_else(|| self.short_meridiem(text)) {
             return self.parse(&padded);
         }
         match self.parse_exact(text) {
@@ -85,6 +89,14 @@ impl TimeFormat {
         let (head, last) = text.rsplit_once(' ').filter(|_| self.clock_last)?;
         let short = (1..4).contains(&last.len()) && last.bytes().all(|b| b.is_ascii_digit());
         short.then(|| format!("{head} {last:0>4}"))
+    }
+
+    /// `text` with `m` after its last letter, when the format ends in `%p` and the text
+    /// in a lone `a` or `p` (either case) after a digit.
+    fn short_meridiem(&self, text: &str) -> Option<String> {
+        let [.., digit, letter] = text.as_bytes() else { return None };
+        let short = digit.is_ascii_digit() && matches!(letter.to_ascii_lowercase(), b'a' | b'p');
+        (self.meridiem_last && short).then(|| format!("{text}m"))
     }
 
     fn parse_exact(&self, text: &str) -> Result<ParsedTime, Reason> {
@@ -190,6 +202,20 @@ mod tests {
         assert!(seconds("%m/%d/%Y", "13/01/2013").is_err());
         assert!(seconds("%m/%d/%Y %H:%M", "03/01/2013 25:00").is_err());
         assert!(TimeFormat::new("%Q").is_err());
+    }
+
+    /// Twelve-hour clocks, WeatherLink's one-letter `a`/`p` among them, and two-digit years.
+    #[test]
+    fn twelve_hour_clocks_and_two_digit_years() {
+        let at = |text| seconds("%m/%d/%y %I:%M%p", text);
+        assert_eq!(at("03/01/13 1:00a"), Ok(1_362_099_600));
+        assert_eq!(at("03/01/13 1:00AM"), at("03/01/13 1:00a"));
+        assert_eq!(at("02/28/13 12:00a"), Ok(1_362_009_600), "12 a.m. is midnight");
+        assert_eq!(at("03/01/13 1:00p"), Ok(1_362_099_600 + 12 * 3_600));
+        assert!(at("03/01/13 1:00x").is_err());
+        assert!(at("03/01/13 13:00p").is_err());
+        assert!(seconds("%m/%d/%y %H:%M", "03/01/13 1:00a").is_err(), "no %p: the letter is an error");
+        assert_eq!(seconds("%d.%m.%y", "31.12.99"), Ok(946_598_400), "69–99 are the 1900s");
     }
 
     /// A format without the day dates a monthly value its month's first day, a yearly

@@ -189,7 +189,7 @@ fn notes_after_the_rows_are_no_rows_and_blank_lines_count() {
     let summary = load_bytes(input.as_bytes(), &Schema::default(), false).expect("notes are no rows");
     assert_eq!(summary.rows, 2);
     assert_eq!(summary.footers.iter().map(|footer| (footer.line, footer.rows)).collect::<Vec<_>>(), [(5, 3)]);
-    assert!(summary.to_string().contains("notes:         3 short line(s) after a blank line at the end (from line 5)"));
+    assert!(summary.to_string().contains("notes:         3 short line(s) at the end (from line 5), read as notes"));
     let rows_after = format!("{GOOD}\n\nB,2013-03-01T01:00,1.5\nC,2013-03-01T02:00,1,2,3,4,5\n");
     let (line, _, reason, text) = csv_error(&rows_after);
     assert_eq!((line, reason.as_str()), (5, "short row: 3 fields, expected 7"), "line 5, after two blank lines");
@@ -199,4 +199,21 @@ fn notes_after_the_rows_are_no_rows_and_blank_lines_count() {
     let rows =
         "B,2013-03-01T01:00,1.5,1020,-3,0,2.1\nC,2013-03-01T01:00,1.5,10x20,-3,0,2.1\nD,2013-03-01T01:00,1,2,3,4,5\n";
     assert_eq!(csv_error(&format!("{GOOD}\n\n\n{rows}")).0, 7, "three blank lines above");
+}
+
+/// A line of words right after the rows that ends the file (BADC-CSV's `end data`, as
+/// MIDAS Open writes it) is a note. The same line with rows after it, a last line with
+/// digits (a row cut short) or with a delimiter is a short row.
+#[test]
+fn an_end_marker_right_after_the_rows_is_a_note() {
+    let summary = load_bytes(format!("{GOOD}end data\n").as_bytes(), &Schema::default(), false).expect("a note");
+    assert_eq!(summary.rows, 1);
+    assert_eq!(summary.footers.iter().map(|footer| (footer.line, footer.rows)).collect::<Vec<_>>(), [(3, 1)]);
+    let no_newline = load_bytes(format!("{GOOD}end data").as_bytes(), &Schema::default(), false);
+    assert_eq!(no_newline.expect("a note without a line break").rows, 1);
+    let row = "B,2013-03-01T01:00,1.5,1020,-3,0,2.1\n";
+    assert_eq!(csv_error(&format!("{GOOD}end data\n{row}")).0, 3, "rows after it: a short row");
+    for last in ["USW00094728", "B,2013-03-01T01", "end,data"] {
+        assert_eq!(csv_error(&format!("{GOOD}{last}\n")).0, 3, "{last:?} is a row cut short");
+    }
 }

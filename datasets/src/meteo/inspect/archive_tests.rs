@@ -203,3 +203,41 @@ fn day_of_year_with_an_unpadded_clock() {
     let other = flags("Year,DOY,Batt,t\n2018,291,0,1.5\n2018,291,1,1.4\n");
     assert_eq!(value(&other, "--time"), Some("Year,DOY"));
 }
+
+/// MIDAS Open's BADC-CSV: the metadata lines down to `data` are preamble, the `end
+/// data` line after the rows types no column (the time is `ob_end_time`, a timestamp,
+/// not the later receipt stamp), and the version, record status and hour count are no
+/// measures.
+#[test]
+fn midas_open_badc_csv() {
+    let mut midas = String::from("Conventions,G,BADC-CSV,1\ntitle,G,uk-daily-temperature-obs\n");
+    midas.push_str("long_name,max_air_temp,Maximum air temperature,degC\nlocation,G,50.861,-3.239\ndata\n");
+    midas.push_str("ob_end_time,id_type,id,ob_hour_count,version_num,src_id,rec_st_ind,max_air_temp,");
+    midas.push_str("min_air_temp,max_air_temp_q,meto_stmp_time\n");
+    for day in 1..=6 {
+        midas.push_str(&format!(
+            "2020-01-0{day} 09:00:00,DCNN,1226,24,1,1381,1001,{day}.9,3.2,0,2020-01-0{day} 09:56:00\n"
+        ));
+    }
+    midas.push_str("end data\n");
+    let found = flags(&midas);
+    assert_eq!(value(&found, "--skip-lines"), Some("5"));
+    assert_eq!(value(&found, "--time"), Some("ob_end_time"));
+    assert_eq!(value(&found, "--measures"), Some("max_air_temp,min_air_temp"));
+}
+
+/// A Davis WeatherLink export: dates with two-digit years (`%y`, not the year 20) and
+/// twelve-hour times written `12:05a`.
+#[test]
+fn weatherlink_two_digit_years_and_twelve_hour_times() {
+    let mut export = String::from("Date\tTime\tTemp Out\tOut Hum\tWind Dir\tBar\n");
+    for (time, dir) in [("12:05a", "NW"), ("12:10a", "NNW"), ("1:15p", "---"), ("11:20p", "N")] {
+        export.push_str(&format!("01/13/20\t{time}\t41.2\t88\t{dir}\t30.112\n"));
+    }
+    let found = flags(&export);
+    assert_eq!(value(&found, "--time"), Some("Date,Time"));
+    let format = value(&found, "--time-format").expect("a format");
+    assert!(format.starts_with("%m/%d/%y %I:%M") && format.ends_with("%p"), "{format}");
+    assert_eq!(value(&found, "--measures"), Some("Temp Out,Out Hum,Bar"));
+    assert!(!matches_format("%m/%d/%Y", "01/13/20") && matches_format("%m/%d/%y", "01/13/20"));
+}

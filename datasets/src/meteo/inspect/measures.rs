@@ -6,6 +6,10 @@ use super::{ColumnKind, Guess, MissingValues, add_new};
 /// Identifier columns that are neither a station nor a measure (ECA&D's source id).
 const ID_NAMES: [&str; 2] = ["souid", "staid"];
 
+/// A record's bookkeeping beside its values (MIDAS Open's version, record status and
+/// the hours an observation spans): no measures.
+const BOOKKEEPING_NAMES: [&str; 4] = ["version", "version_num", "rec_st_ind", "ob_hour_count"];
+
 /// A station's place, written on each row of some archives (Environment Canada's
 /// `Longitude (x)`): no measure.
 pub(super) const PLACE_NAMES: [&str; 8] =
@@ -48,7 +52,8 @@ impl Guess<'_> {
         let not_a_measure = |name: &str| {
             let lower = name.to_ascii_lowercase();
             let bare = crate::meteo::source::without_unit(name).to_ascii_lowercase();
-            let counter = ["no", "eor", "record", "source"].contains(&lower.as_str());
+            let counter = ["no", "eor", "record", "source"].contains(&lower.as_str())
+                || BOOKKEEPING_NAMES.contains(&bare.as_str());
             let clock = lower.contains("sunrise") || lower.contains("sunset");
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
             // A row number written by pandas: a blank name, or `Unnamed: 0`.

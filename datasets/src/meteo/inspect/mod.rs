@@ -34,8 +34,10 @@ mod archive_tests;
 mod tests;
 
 /// Formats tried on date columns, then on time-of-day columns.
-/// A format that names the hour holds the time of day too.
-const DATE_FORMATS: [&str; 12] = [
+/// A format that names the hour holds the time of day too. `%Y` matches four digits
+/// only (see [`matches_format`]); a two-digit year (a Davis WeatherLink export's
+/// `01/01/20`) is `%y`, 1969–2068.
+const DATE_FORMATS: [&str; 18] = [
     "%d.%m.%Y",
     "%m/%d/%Y",
     "%d/%m/%Y",
@@ -48,8 +50,15 @@ const DATE_FORMATS: [&str; 12] = [
     "%d/%m/%Y %H:%M:%S",
     "%Y/%m/%d %H:%M:%S",
     "%Y%m%d:%H%M",
+    "%d.%m.%y",
+    "%m/%d/%y",
+    "%d/%m/%y",
+    "%d.%m.%y %H:%M",
+    "%m/%d/%y %H:%M",
+    "%d/%m/%y %H:%M",
 ];
-const TIME_FORMATS: [&str; 3] = ["%H:%M", "%H:%M:%S", "%H%M"];
+/// Times of day: 24-hour clocks, then 12-hour ones (`1:05 PM`; WeatherLink's `12:05a`).
+const TIME_FORMATS: [&str; 6] = ["%H:%M", "%H:%M:%S", "%H%M", "%I:%M %p", "%I:%M:%S %p", "%I:%M%p"];
 
 /// What a column's sampled values look like.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +123,9 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
         .iter()
         .enumerate()
         .map(|(index, name)| {
-            let values: Vec<&str> = body.iter().filter_map(|row| row.get(index).map(String::as_str)).collect();
+            // A short row is a note or an error (BADC-CSV's `end data`): it types nothing.
+            let full = body.iter().filter(|row| row.len() >= sniffed.body_fields);
+            let values: Vec<&str> = full.filter_map(|row| row.get(index).map(String::as_str)).collect();
             // A blank or repeated name names no column: its number does.
             let named = sniffed.header && !name.is_empty() && names.iter().filter(|other| *other == name).count() == 1;
             let reference = if named { name.clone() } else { index.to_string() };
@@ -205,8 +216,12 @@ fn flagged(present: &[&str], number: &dyn Fn(&str) -> bool) -> Option<ColumnKind
     (numbers > 0 && numbers * 2 >= present.len()).then_some(ColumnKind::Flagged { suffixes, words })
 }
 
+/// Whether `value` reads in `format`; a `%Y` must be written with four digits (chrono
+/// would read `01/01/20` as the year 20).
 fn matches_format(format: &str, value: &str) -> bool {
-    TimeFormat::new(format).is_ok_and(|compiled| compiled.parse(value).is_ok())
+    let four_digits = || value.split(|c: char| !c.is_ascii_digit()).any(|run| run.len() >= 4);
+    (!format.contains("%Y") || four_digits())
+        && TimeFormat::new(format).is_ok_and(|compiled| compiled.parse(value).is_ok())
 }
 
 /// The guessing state: columns taken so far and the flags chosen.
