@@ -388,7 +388,9 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // rows), SURFRAD (no header; year, day of year, month, day, hour, minute; in January
     // too), USCRN (no header, WBAN, a date and an HHMM column, crossing midnight), CAMS
     // (`#` comments, the header in the last one, `;`, ISO periods), SolarAnywhere (a
-    // padded title line, local and UTC time columns).
+    // padded title line, local and UTC time columns), MIDAS Open (BADC-CSV: metadata
+    // down to `data`, `end data` after the rows), a Davis WeatherLink export (names on
+    // two lines, `12/31/20`, `10:30p`, crossing a year).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -401,6 +403,14 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("uscrn_subhourly_53131.txt", 24, "53131", "2019-01-02T00:30", "4.8"),
         ("cams_radiation_hourly.csv", 12, "cams_radiation_hourly", "2020-06-01T05:00", "2020-06-01T05:00:00.0/"),
         ("solaranywhere_sa.csv", 12, "0", "2021-01-01T10:00", "01/01/2021 05:00,0,-3.5,AN"),
+        (
+            "midas_open_dunkeswell_2020.csv",
+            8,
+            "1226",
+            "2020-01-08T09:00",
+            "09:00:00,DCNN,1226,24,1,DLY3208,1381,1001,9.9,5.0",
+        ),
+        ("weatherlink_export.txt", 12, "weatherlink_export", "2021-01-01T03:30", "1/01/21\t3:30a\t40.1\t40.2"),
     ];
     for (name, rows, station, time, found) in samples {
         let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);
@@ -411,8 +421,7 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         let run = Command::new("sh").arg("-c").arg(&script).current_dir(dir.path()).output().expect("sh runs");
         assert!(run.status.success(), "{name}: {script}: {}", text(&run));
         assert!(text(&run).contains(&format!("rows loaded:   {rows}\n")), "{name}: {stdout}\n{}", text(&run));
-        let notes =
-            text(&run).lines().any(|line| line.starts_with("notes:         5 short line(s) at the end"));
+        let notes = text(&run).lines().any(|line| line.starts_with("notes:         5 short line(s) at the end"));
         assert_eq!(
             notes && text(&run).contains("(from line 30), read as notes: no rows"),
             name.starts_with("pvgis"),

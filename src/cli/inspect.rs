@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use quiredb_datasets::meteo::inspect::{ColumnKind, Inspection, inspect};
-use quiredb_datasets::meteo::sniff::{utf16_bom, utf16_text};
+use quiredb_datasets::meteo::sniff::{Joined, utf16_bom, utf16_text};
 use quiredb_datasets::meteo::{Delimiter, Schema};
 
 use super::load_schema::MappingArgs;
@@ -84,10 +84,12 @@ fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
     for (number, fields) in sniffed.preamble.iter().enumerate() {
         outln!("  {}: {}", number + 1, fields.join(" | "))?;
     }
-    let header = match (sniffed.header, sniffed.header_in_preamble) {
-        (true, true) => "yes (the preamble's last comment line, after its #)",
-        (true, false) => "yes (line {})",
-        (false, _) => "no (line {} is data)",
+    let header = match (sniffed.header, sniffed.header_in_preamble, sniffed.names_joined) {
+        (true, true, _) => "yes (the preamble's last comment line, after its #)",
+        (true, false, Joined::WithLineAbove) => "yes (line {}, its names begun on the line above)",
+        (true, false, Joined::WithLineBelow) => "yes (line {}, its names ended on the line below)",
+        (true, false, Joined::No) => "yes (line {})",
+        (false, ..) => "no (line {} is data)",
     };
     outln!("header:        {}", header.replace("{}", &(sniffed.preamble_lines + 1).to_string()))?;
     if sniffed.units_rows > 0 {

@@ -59,6 +59,10 @@ pub struct Sniffed {
     /// KNMI writes it): [`Sniffed::rows`]' first row, and the first row after the
     /// preamble is data.
     pub header_in_preamble: bool,
+    /// Whether the header's names are written on two lines (a Davis WeatherLink
+    /// export: `Temp`, `Hi` over `Out`, `Temp`), and which: [`Sniffed::rows`]' first row
+    /// joins the two lines' names (`Temp Out`, `Hi Temp`). See [`two_line_names`].
+    pub names_joined: Joined,
     /// Rows right after the header that are not data (units, a logger's processing
     /// row): no field looks like a number, some field is text that marks no missing
     /// value, and a data row follows. Skipped by the load.
@@ -72,6 +76,18 @@ pub struct Sniffed {
     pub utf8: bool,
     /// True when lines end with a lone `\r` (no `\n` in the sample).
     pub cr_lines: bool,
+}
+
+/// Where the second line of a header written on two lines is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Joined {
+    /// The header is one line.
+    #[default]
+    No,
+    /// The names start on the preamble's last line, right above the header's line.
+    WithLineAbove,
+    /// The names end on the line under the header's, skipped as the first units row.
+    WithLineBelow,
 }
 
 /// Detects the layout of `start` (the input's first bytes, BOM removed); `complete` is
@@ -112,6 +128,17 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
     };
     let units_rows =
         if header && !header_in_preamble { units_rows(&rows[1.min(rows.len())..], &schema.missing) } else { 0 };
+    let above = preamble_lines.checked_sub(1).map(|last| &split[last]);
+    let mut names_joined = Joined::No;
+    if header && !header_in_preamble {
+        let with_above = above.and_then(|above| two_line_names(above, &rows[0], false));
+        let with_below = || (units_rows > 0).then(|| two_line_names(&rows[0], &rows[1], true)).flatten();
+        if let Some(names) = with_above {
+            (rows[0], names_joined) = (names, Joined::WithLineAbove);
+        } else if let Some(names) = with_below() {
+            (rows[0], names_joined) = (names, Joined::WithLineBelow);
+        }
+    }
     rows.drain(1..1 + units_rows);
     let utf8 = match std::str::from_utf8(start) {
         Ok(_) => true,
@@ -124,6 +151,7 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         preamble: split[..preamble_lines].to_vec(),
         header,
         header_in_preamble,
+        names_joined,
         units_rows,
         body_fields,
         rows,
@@ -407,6 +435,38 @@ fn is_header(first: &[String], next: Option<&Vec<String>>, missing: &MissingValu
     next.is_some_and(|next| first.iter().zip(next).any(|(head, value)| is_text(head) && is_number(value)))
 }
 
+/// The names of a header written on two lines, `upper` over `lower`, joined (`Temp`
+/// over `Out` is `Temp Out`; `below` when the header is the upper line and the lower
+/// one the first units row): when the lines are as wide, neither has a number, the
+/// upper one has two names or more, the header's line alone leaves a name empty or
+/// repeats one (WeatherLink's `Temp` under both `Hi` and `Low`, `Wind` over `Speed`
+/// and `Dir`), and the joined names do neither. `None` otherwise: a units row (`degC` under `tmax`) or
+/// a line of groups over names that are enough alone stays what it is.
+fn two_line_names(upper: &[String], lower: &[String], below: bool) -> Option<Vec<String>> {
+    let filled = |names: &[String]| names.iter().filter(|name| !name.is_empty()).count();
+    let clear = |names: &[String]| {
+        let repeated = names.iter().enumerate().any(|(i, name)| !name.is_empty() && names[..i].contains(name));
+        !repeated && filled(names) + trailing_empty(names) == names.len()
+    };
+    let numbers = upper.iter().chain(lower).any(|field| looks_numeric(field));
+    let header = if below { upper } else { lower };
+    if upper.len() != lower.len() || numbers || filled(upper) < 2 || clear(header) {
+        return None;
+    }
+    let joined: Vec<String> = upper.iter().zip(lower).map(|(upper, lower)| join_names(upper, lower)).collect();
+    clear(&joined).then_some(joined)
+}
+
+/// Empty names at the end of a line (a delimiter after its last name).
+fn trailing_empty(names: &[String]) -> usize {
+    names.iter().rev().take_while(|name| name.is_empty()).count()
+}
+
+/// A column's name written on two lines: the upper words, a space, the lower ones.
+fn join_names(upper: &str, lower: &str) -> String {
+    [upper.trim(), lower.trim()].iter().filter(|part| !part.is_empty()).copied().collect::<Vec<_>>().join(" ")
+}
+
 /// True when `field` is a number (a decimal comma allowed).
 fn is_number(field: &str) -> bool {
     field.trim().replacen(',', ".", 1).parse::<f64>().is_ok()
@@ -556,5 +616,24 @@ mod tests {
         assert_eq!(found.preamble[1][0], "52.52");
         let found = sniffed("a,b\n1,2\n\n3,4\n");
         assert_eq!(found.preamble_lines, 0, "a blank line between data rows ends no preamble");
+    }
+
+    /// A header written on two lines (a Davis WeatherLink export): the names join the
+    /// upper line's words, when that line is as wide, has no number, and the lower
+    /// names alone repeat or leave one empty. Names that are enough alone stay as they
+    /// are, and a line of groups over them stays preamble.
+    #[test]
+    fn names_written_on_two_lines() {
+        let text = "\t\tTemp\tHi\tLow\tBar\n Date\tTime\tOut\tTemp\tTemp\t\n1/01/20\t12:05a\t41.2\t41.3\t41.2\t30.1\n\
+                    1/01/20\t12:10a\t41.0\t41.2\t41.0\t30.1\n";
+        let found = sniffed(text);
+        assert_eq!((found.preamble_lines, found.header, found.names_joined), (1, true, Joined::WithLineAbove));
+        assert_eq!(found.rows[0], ["Date", "Time", "Temp Out", "Hi Temp", "Low Temp", "Bar"]);
+        let clear = text.replace("Temp\tTemp\t\n", "High\tLow\tBar\n");
+        let found = sniffed(&clear);
+        assert_eq!(found.names_joined, Joined::No);
+        assert_eq!(found.rows[0], ["Date", "Time", "Out", "High", "Low", "Bar"]);
+        let numbered = text.replace("\t\tTemp\tHi", "\t\t2020\tHi");
+        assert_eq!(sniffed(&numbered).names_joined, Joined::No, "a line with a number names no columns");
     }
 }

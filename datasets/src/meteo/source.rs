@@ -14,7 +14,7 @@ use csv::ByteRecord;
 use super::fields::{self, Reason};
 use super::period::Period;
 use super::schema::{ColumnRef, Delimiter, Layout, MissingValues, Schema, StationSpec, TextEncoding, TimeSpec};
-use super::sniff::{Sniffed, sniff, split_line, utf16_bom, utf16_text};
+use super::sniff::{Joined, Sniffed, sniff, split_line, utf16_bom, utf16_text};
 use super::timefmt::Clock;
 use super::transform::TextInput;
 use crate::error::{ColumnLabel, Error, Result};
@@ -180,7 +180,7 @@ impl<R: Read> Source<R> {
         if !csv.read_byte_record(&mut first).map_err(|error| csv_error(error, sniffed.preamble_lines as u64))? {
             return Err(Error::Empty("no rows, not even a header".into()));
         }
-        let header = match sniffed.header_in_preamble {
+        let header = match sniffed.header_in_preamble || sniffed.names_joined != Joined::No {
             true => sniffed.rows.first().cloned(),
             false => sniffed
                 .header

@@ -49,16 +49,22 @@ pub(super) fn sentinel_like(value: f64) -> bool {
 
 impl Guess<'_> {
     pub(super) fn measures(&mut self) {
-        let not_a_measure = |name: &str| {
+        let not_a_measure = |index: usize| {
+            let name = &self.columns[index].name;
             let lower = name.to_ascii_lowercase();
             let bare = crate::meteo::source::without_unit(name).to_ascii_lowercase();
             let counter = ["no", "eor", "record", "source"].contains(&lower.as_str())
                 || BOOKKEEPING_NAMES.contains(&bare.as_str());
             let clock = lower.contains("sunrise") || lower.contains("sunset");
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
-            // A row number written by pandas: a blank name, or `Unnamed: 0`.
-            let index = bare.is_empty() || bare.starts_with("unnamed:");
-            is_quality_name(&lower) || counter || clock || identifier || index || PLACE_NAMES.contains(&bare.as_str())
+            // A row number written by pandas: a first column with a blank name, or `Unnamed: 0`.
+            let row_number = (bare.is_empty() && index == 0) || bare.starts_with("unnamed:");
+            is_quality_name(&lower)
+                || counter
+                || clock
+                || identifier
+                || row_number
+                || PLACE_NAMES.contains(&bare.as_str())
         };
         // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) and a
         // column of codes are no measures.
@@ -68,7 +74,7 @@ impl Guess<'_> {
         let measures: Vec<usize> = (0..self.columns.len())
             .filter(|&i| !self.used.contains(&i) && !numbers_no_measure.contains(&i))
             .filter(|&i| is_measure_kind(&self.columns[i].kind))
-            .filter(|&i| !not_a_measure(&self.columns[i].name))
+            .filter(|&i| !not_a_measure(i))
             .collect();
         self.measured.extend(&measures);
         self.value_words(&measures);

@@ -3,6 +3,7 @@
 
 use super::measures::PLACE_NAMES;
 use super::{ColumnKind, Guess, PeriodPattern};
+use crate::meteo::sniff::Joined;
 
 pub(super) const STATION_NAMES: [&str; 14] = [
     "station",
@@ -71,7 +72,9 @@ impl Guess<'_> {
     /// the field after a label (`Station: X`, `Station;X`, a logger's `TOA5`) or its
     /// first field. `None` for a label line without a station label.
     fn preamble_station(&self) -> Option<String> {
-        let preamble = &self.sniffed.preamble;
+        // The upper line of a header written on two lines names columns, no station.
+        let upper = self.sniffed.names_joined == Joined::WithLineAbove;
+        let preamble = &self.sniffed.preamble[..self.sniffed.preamble.len() - usize::from(upper)];
         let first = preamble.iter().position(|fields| fields.iter().any(|f| !f.is_empty()))?;
         let fields = &preamble[first];
         let is_label =
@@ -94,7 +97,7 @@ impl Guess<'_> {
         let column = if labelled { 2 } else { 1 };
         // A sentence (an archive's title, a licence) names no station: the file does.
         let field = fields.get(column - 1).map_or("", |field| field.trim());
-        if field.split_whitespace().count() > 4 || field.len() > 40 {
+        if field.is_empty() || field.split_whitespace().count() > 4 || field.len() > 40 {
             return None;
         }
         Some(format!("{},{}", first + 1, column))
