@@ -390,7 +390,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // (`#` comments, the header in the last one, `;`, ISO periods), SolarAnywhere (a
     // padded title line, local and UTC time columns), MIDAS Open (BADC-CSV: metadata
     // down to `data`, `end data` after the rows), a Davis WeatherLink export (names on
-    // two lines, `12/31/20`, `10:30p`, crossing a year).
+    // two lines, `12/31/20`, `10:30p`, crossing a year), NOAA Global Hourly (packed
+    // `TMP`, `WND`, … fields).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -409,6 +410,13 @@ fn inspect_reads_archives_as_their_makers_write_them() {
             "1226",
             "2020-01-08T09:00",
             "09:00:00,DCNN,1226,24,1,DLY3208,1381,1001,9.9,5.0",
+        ),
+        (
+            "noaa_global_hourly_72505394728.csv",
+            10,
+            "72505394728",
+            "2020-01-01T09:51",
+            "290,3.9,22000,16093,1.1,-1.9,1011.1",
         ),
         ("weatherlink_export.txt", 12, "weatherlink_export", "2021-01-01T03:30", "1/01/21\t3:30a\t40.1\t40.2"),
     ];

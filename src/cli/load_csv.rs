@@ -39,7 +39,9 @@ pub struct LoadArgs {
     /// OpenDocument spreadsheets (.xlsx/.xlsm/.xlsb/.xls/.ods: the first worksheet) and,
     /// with the `parquet` feature, `.parquet` files are read as the CSV of their rows;
     /// GHCN's fixed-width files (GHCN-Daily `.dly`, GHCN-Monthly v4, known by their
-    /// first line) as the CSV of GHCN-Daily's by-year files.
+    /// first line) as the CSV of GHCN-Daily's by-year files; NOAA's Global Hourly CSV
+    /// (known by its header) with its packed WND, CIG, VIS, TMP, DEW and SLP fields as
+    /// the numbers WND_DIR, WND_SPEED, CIG, VIS, TMP, DEW, SLP (°, m/s, m, °C, hPa).
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Database file to load into.

@@ -62,8 +62,9 @@ fn is_sheet_file(path: &Path) -> bool {
 /// worksheet `sheet` (see `sheet_input.rs`) or, with the feature `parquet`, a Parquet
 /// file, read as the CSV of their rows (from `path`: `input` is not read); a GHCN-Daily
 /// `.dly` file, or a file whose first line has GHCN's fixed-width form, [`decompressed`]
-/// and read as the CSV of a by-year file (`dly_input.rs`); any other file's bytes
-/// [`decompressed`].
+/// and read as the CSV of a by-year file (`dly_input.rs`); NOAA's Global Hourly CSV
+/// (a header `STATION,DATE,…` with packed `TMP`, `WND`, …) with its packed fields as
+/// plain numbers (`isd_input.rs`); any other file's bytes [`decompressed`].
 pub fn open_input<'a>(path: &Path, input: impl Read + 'a, sheet: Option<&str>) -> Result<Box<dyn Read + 'a>> {
     if super::sheet_input::is_spreadsheet(path) {
         return super::sheet_input::csv_stream(path, sheet);
@@ -77,10 +78,11 @@ pub fn open_input<'a>(path: &Path, input: impl Read + 'a, sheet: Option<&str>) -
         return Ok(super::dly_input::csv_stream(super::dly_input::Form::Daily, input));
     }
     let first = first_line(&mut input)?;
-    let form = super::dly_input::sniff(&first);
+    let (form, hourly) = (super::dly_input::sniff(&first), super::isd_input::sniff(&first));
     let input = std::io::Cursor::new(first).chain(input);
     Ok(match form {
         Some(form) => super::dly_input::csv_stream(form, input),
+        None if hourly => super::isd_input::csv_stream(input),
         None => Box::new(input),
     })
 }

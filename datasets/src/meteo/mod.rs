@@ -51,6 +51,7 @@ pub mod files;
 pub mod fit;
 pub mod generator;
 pub mod inspect;
+pub mod isd_input;
 mod load_times;
 mod melt;
 pub mod parallel;

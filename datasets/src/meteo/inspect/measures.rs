@@ -3,8 +3,9 @@
 
 use super::{ColumnKind, Guess, MissingValues, add_new};
 
-/// Identifier columns that are neither a station nor a measure (ECA&D's source id).
-const ID_NAMES: [&str; 2] = ["souid", "staid"];
+/// Identifier columns that are neither a station nor a measure (ECA&D's source id,
+/// NOAA Global Hourly's call letters, `99999` when there are none).
+const ID_NAMES: [&str; 3] = ["souid", "staid", "call_sign"];
 
 /// A record's bookkeeping beside its values (MIDAS Open's version, record status and
 /// the hours an observation spans): no measures.
