@@ -391,7 +391,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // padded title line, local and UTC time columns), MIDAS Open (BADC-CSV: metadata
     // down to `data`, `end data` after the rows), a Davis WeatherLink export (names on
     // two lines, `12/31/20`, `10:30p`, crossing a year), NOAA Global Hourly (packed
-    // `TMP`, `WND`, … fields).
+    // `TMP`, `WND`, … fields), the Japan Meteorological Agency (Shift_JIS, names on two
+    // lines, quality columns).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -418,6 +419,7 @@ fn inspect_reads_archives_as_their_makers_write_them() {
             "2020-01-01T09:51",
             "290,3.9,22000,16093,1.1,-1.9,1011.1",
         ),
+        ("jma_tokyo_hourly.csv", 8, "jma_tokyo_hourly", "2024-01-02T03:00", "2024/1/2 3:00:00,4.3,8,1,0.0,8,1"),
         ("weatherlink_export.txt", 12, "weatherlink_export", "2021-01-01T03:30", "1/01/21\t3:30a\t40.1\t40.2"),
     ];
     for (name, rows, station, time, found) in samples {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use quiredb_datasets::meteo::inspect::{ColumnKind, Inspection, inspect};
 use quiredb_datasets::meteo::sniff::{Joined, utf16_bom, utf16_text};
-use quiredb_datasets::meteo::{Delimiter, Schema};
+use quiredb_datasets::meteo::{Delimiter, Schema, TextEncoding};
 
 use super::load_schema::MappingArgs;
 
@@ -30,7 +30,11 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
         None => {
             let bom = start.starts_with(b"\xEF\xBB\xBF");
             let found = inspect(&start[if bom { 3 } else { 0 }..], complete, schema);
-            let name = if found.sniffed.utf8 { "UTF-8" } else { "not UTF-8: read as Windows-1252 (Latin-1)" };
+            let name = match found.sniffed.encoding.name() {
+                "UTF-8" => "UTF-8".to_owned(),
+                other if schema.encoding == TextEncoding::Auto => format!("not UTF-8: read as {other} (a guess)"),
+                other => other.to_owned(),
+            };
             (found, format!("{name}{}", if bom { ", with a BOM" } else { "" }))
         }
     };

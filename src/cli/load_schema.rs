@@ -87,9 +87,9 @@ pub struct MappingArgs {
     /// trace of precipitation).
     #[arg(long, value_name = "WORD=NUMBER,…", allow_hyphen_values = true)]
     pub word_value: Option<String>,
-    /// Text encoding (latin1, windows-1250, utf-8, utf-16le, …); default: UTF-16 when
-    /// the file starts with a UTF-16 byte order mark, else UTF-8, or Windows-1252
-    /// (Latin-1) when the start of the file is not UTF-8.
+    /// Text encoding (latin1, windows-1250, shift_jis, gbk, utf-8, utf-16le, …);
+    /// default: UTF-16 when the file starts with a UTF-16 byte order mark, else UTF-8,
+    /// else the encoding guessed from the file's start (Windows-1252 for Western text).
     #[arg(long)]
     pub encoding: Option<String>,
     /// Worksheet of spreadsheet inputs (.xlsx, .ods, …): its name, or its number from

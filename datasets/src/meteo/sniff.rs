@@ -21,7 +21,7 @@
 //! is sniffed as its UTF-8 text ([`utf16_text`]).
 
 use super::period::PeriodPattern;
-use super::schema::{Delimiter, HeaderMode, Layout, MissingValues, Preamble, Schema};
+use super::schema::{Delimiter, Encoding, HeaderMode, Layout, MissingValues, Preamble, Schema, TextEncoding};
 
 /// Lines sampled from the start of the input.
 pub const SAMPLE_LINES: usize = 200;
@@ -72,8 +72,9 @@ pub struct Sniffed {
     /// The first rows after the preamble (header included, units rows left out), split
     /// into fields.
     pub rows: Vec<Vec<String>>,
-    /// True when the sample is valid UTF-8.
-    pub utf8: bool,
+    /// The text's encoding (the schema's, or [`sample_encoding`]'s guess): UTF-8 or
+    /// one the load transcodes from.
+    pub encoding: &'static Encoding,
     /// True when lines end with a lone `\r` (no `\n` in the sample).
     pub cr_lines: bool,
 }
@@ -92,9 +93,14 @@ pub enum Joined {
 
 /// Detects the layout of `start` (the input's first bytes, BOM removed); `complete` is
 /// true when `start` holds the whole input (else its last, partial line is ignored).
+/// The sample is decoded first ([`sample_encoding`]); [`Sniffed::preamble_bytes`]
+/// counts `start`'s own bytes (line ends are the same bytes in every encoding read here).
 pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
-    let end = line_end(start);
-    let mut lines = sample_lines(start, complete, end);
+    let encoding = sample_encoding(start, complete, schema);
+    let decoded = (encoding != encoding_rs::UTF_8).then(|| encoding.decode_without_bom_handling(start).0.into_owned());
+    let text = decoded.as_ref().map_or(start, |text| text.as_bytes());
+    let end = line_end(text);
+    let mut lines = sample_lines(text, complete, end);
     if complete {
         lines.truncate(without_notes(&lines));
     }
@@ -140,10 +146,6 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         }
     }
     rows.drain(1..1 + units_rows);
-    let utf8 = match std::str::from_utf8(start) {
-        Ok(_) => true,
-        Err(error) => error.error_len().is_none() && !complete,
-    };
     Sniffed {
         delimiter,
         preamble_lines,
@@ -155,8 +157,31 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         units_rows,
         body_fields,
         rows,
-        utf8,
+        encoding,
         cr_lines: end == b'\r',
+    }
+}
+
+/// The encoding of a sample: the schema's; else UTF-8 when `start` is UTF-8 (a
+/// character cut by the end of an incomplete sample allowed); else `chardetng`'s guess
+/// (Windows-1252 for Western text, Shift_JIS for a Japanese agency's file, GBK, EUC-KR,
+/// …). UTF-16 reads as UTF-8: its callers decode it before they sniff.
+pub fn sample_encoding(start: &[u8], complete: bool, schema: &Schema) -> &'static Encoding {
+    match schema.encoding {
+        TextEncoding::Named(encoding) if encoding.output_encoding() == encoding => encoding,
+        TextEncoding::Named(_) => encoding_rs::UTF_8,
+        TextEncoding::Auto => {
+            let utf8 = match std::str::from_utf8(start) {
+                Ok(_) => true,
+                Err(error) => error.error_len().is_none() && !complete,
+            };
+            if utf8 {
+                return encoding_rs::UTF_8;
+            }
+            let mut detector = chardetng::EncodingDetector::new();
+            detector.feed(start, complete);
+            detector.guess(None, false)
+        }
     }
 }
 

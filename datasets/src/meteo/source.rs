@@ -14,7 +14,7 @@ use csv::ByteRecord;
 use super::fields::{self, Reason};
 use super::period::Period;
 use super::schema::{ColumnRef, Delimiter, Layout, MissingValues, Schema, StationSpec, TextEncoding, TimeSpec};
-use super::sniff::{Joined, Sniffed, sniff, split_line, utf16_bom, utf16_text};
+use super::sniff::{Joined, Sniffed, sniff, utf16_bom, utf16_text};
 use super::timefmt::Clock;
 use super::transform::TextInput;
 use crate::error::{ColumnLabel, Error, Result};
@@ -582,22 +582,13 @@ fn utf16(start: &[u8], schema: &Schema) -> Option<&'static encoding_rs::Encoding
 }
 
 /// Sniffs the peeked `start`: what was found, the encoding to transcode from (`None`:
-/// UTF-8), and the bytes before the first row (BOM and preamble). The preamble's
-/// fields are decoded with that encoding.
+/// UTF-8), and the bytes before the first row (BOM and preamble). The sample is
+/// sniffed decoded (`sniff.rs`).
 fn sniff_start(start: &[u8], schema: &Schema) -> (Sniffed, Option<&'static encoding_rs::Encoding>, usize) {
     let bom = if start.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
-    let mut sniffed = sniff(&start[bom..], start.len() < PEEK_BYTES, schema);
-    let encoding = match schema.encoding {
-        TextEncoding::Auto => (!sniffed.utf8).then_some(encoding_rs::WINDOWS_1252),
-        TextEncoding::Named(encoding) => Some(encoding),
-    };
+    let sniffed = sniff(&start[bom..], start.len() < PEEK_BYTES, schema);
+    let encoding = Some(sniffed.encoding).filter(|encoding| *encoding != encoding_rs::UTF_8);
     let skip = bom + sniffed.preamble_bytes;
-    if let Some(encoding) = encoding.filter(|encoding| *encoding != encoding_rs::UTF_8) {
-        let (text, _) = encoding.decode_without_bom_handling(&start[bom..skip]);
-        let end = if sniffed.cr_lines { '\r' } else { '\n' };
-        let lines = text.split_terminator(end).map(|line| line.strip_suffix('\r').unwrap_or(line));
-        sniffed.preamble = lines.map(|line| split_line(line.as_bytes(), sniffed.delimiter)).collect();
-    }
     (sniffed, encoding, skip)
 }
 

@@ -113,7 +113,8 @@ fn headerless_files_and_missing_columns() {
 }
 
 /// Empty input is a clear error; so are non-UTF-8 stations when the input is declared
-/// UTF-8. Left to detection, a start that is not UTF-8 is read as Windows-1252.
+/// UTF-8. Left to detection, a start that is not UTF-8 is read in the encoding
+/// `chardetng` guesses: Windows-1252 here, Shift_JIS for a Japanese file.
 #[test]
 fn empty_and_non_utf8_input() {
     assert!(matches!(load_bytes(b"", &Schema::default(), false), Err(Error::Empty(_))));
@@ -128,6 +129,12 @@ fn empty_and_non_utf8_input() {
     }
     let detected = load_bytes(&input, &Schema::default(), false).expect("read as Windows-1252");
     assert_eq!((detected.rows, detected.stations), (2, 2));
+    let japanese = "観測所,time,temp,pres,dewp,rain,wspm\n東京,2013-03-01T00:00,1.5,1020,-3,0,2.1\n\
+                    大阪,2013-03-01T00:00,2.5,1021,-2,0,1.1\n札幌,2013-03-01T00:00,-4.5,1011,-9,0,3.1\n";
+    let (shift_jis, _, _) = encoding_rs::SHIFT_JIS.encode(japanese);
+    let stations = Schema { station: StationSpec::Column(ColumnRef::Name("観測所".into())), ..Schema::default() };
+    let detected = load_bytes(&shift_jis, &stations, false).expect("read as Shift_JIS");
+    assert_eq!((detected.rows, detected.stations), (3, 3), "the header's name is found once decoded");
 }
 
 fn encoding_rs_utf8() -> &'static quiredb_datasets::meteo::schema::Encoding {

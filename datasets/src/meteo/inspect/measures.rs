@@ -20,18 +20,19 @@ pub(super) const PLACE_NAMES: [&str; 8] =
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 
 /// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
-/// `Max Temp Flag`, `QN_9`) or another companion's of a value (`GHI source`).
+/// `Max Temp Flag`, `QN_9`, JMA's `品質情報`) or another companion's of a value (`GHI source`).
 pub(super) fn is_quality_name(lower: &str) -> bool {
     let last_word = crate::meteo::source::without_unit(lower).rsplit([' ', '_']).next().unwrap_or("");
-    ["flag", "qual", "qc", "qn"].iter().any(|word| lower.contains(word))
+    ["flag", "qual", "qc", "qn", "品質"].iter().any(|word| lower.contains(word))
         || lower.starts_with("q_")
         || lower.ends_with("_q")
         || COMPANION_WORDS.contains(&last_word)
 }
 
 /// Last words of the columns that describe another column's value (TMY3's `GHI
-/// source`, `GHI uncert (%)`, GSOD's `TEMP_ATTRIBUTES`): no measures, no element codes.
-const COMPANION_WORDS: [&str; 5] = ["source", "uncert", "uncertainty", "unc", "attributes"];
+/// source`, `GHI uncert (%)`, GSOD's `TEMP_ATTRIBUTES`, the Japan Meteorological
+/// Agency's homogeneity number `均質番号`): no measures, no element codes.
+const COMPANION_WORDS: [&str; 6] = ["source", "uncert", "uncertainty", "unc", "attributes", "均質番号"];
 
 /// Whether a column of this kind holds measures.
 pub(super) fn is_measure_kind(kind: &ColumnKind) -> bool {
@@ -175,8 +176,11 @@ impl Guess<'_> {
         let names = [format!("q_{name}"), format!("{name}_q"), format!("qc_{name}"), format!("{name}_qc")];
         let names = names.into_iter().chain([format!("{name}_flag"), format!("flag_{name}"), format!("{name} flag")]);
         let names: Vec<String> = names.collect();
+        // JMA's `気温(℃) 品質情報` beside `気温(℃)`: the whole name, then the word.
+        let after_whole = format!("{} 品質情報", self.columns[measure].name);
         let lower = |i: usize| crate::meteo::source::without_unit(&self.columns[i].name).to_ascii_lowercase();
-        (0..self.columns.len()).find(|&i| i != measure && !self.used.contains(&i) && names.contains(&lower(i)))
+        let pairs = |i: usize| names.contains(&lower(i)) || self.columns[i].name == after_whole;
+        (0..self.columns.len()).find(|&i| i != measure && !self.used.contains(&i) && pairs(i))
     }
 
     /// `--flag-column` for each (measure, quality column) of `pairs`. Flags set to

@@ -277,8 +277,8 @@ impl Guess<'_> {
         self.flag("--delimiter", Some(delimiter));
         self.flag("--skip-lines", Some(self.sniffed.preamble_lines.to_string()));
         self.flag(if self.sniffed.header { "--header" } else { "--no-header" }, None);
-        if !self.sniffed.utf8 {
-            self.flag("--encoding", Some("windows-1252".into()));
+        if self.sniffed.encoding != encoding_rs::UTF_8 {
+            self.flag("--encoding", Some(self.sniffed.encoding.name().to_ascii_lowercase()));
         }
     }
 
