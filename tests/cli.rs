@@ -392,7 +392,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // down to `data`, `end data` after the rows), a Davis WeatherLink export (names on
     // two lines, `12/31/20`, `10:30p`, crossing a year), NOAA Global Hourly (packed
     // `TMP`, `WND`, … fields), the Japan Meteorological Agency (Shift_JIS, names on two
-    // lines, quality columns).
+    // lines, quality columns), Weather Underground's old history files (`<br />` ending
+    // each line).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -420,6 +421,13 @@ fn inspect_reads_archives_as_their_makers_write_them() {
             "290,3.9,22000,16093,1.1,-1.9,1011.1",
         ),
         ("jma_tokyo_hourly.csv", 8, "jma_tokyo_hourly", "2024-01-02T03:00", "2024/1/2 3:00:00,4.3,8,1,0.0,8,1"),
+        (
+            "wunderground_KNYC_20150101.csv",
+            12,
+            "wunderground_KNYC_20150101",
+            "2015-01-02T03:51",
+            "10:51 PM,35.5,30.0,76,30.23,10.0,W,9.0",
+        ),
         ("weatherlink_export.txt", 12, "weatherlink_export", "2021-01-01T03:30", "1/01/21\t3:30a\t40.1\t40.2"),
     ];
     for (name, rows, station, time, found) in samples {

@@ -77,6 +77,9 @@ pub struct Sniffed {
     pub encoding: &'static Encoding,
     /// True when lines end with a lone `\r` (no `\n` in the sample).
     pub cr_lines: bool,
+    /// True when every line of the sample ends with an HTML line break (`<br />`),
+    /// which the load drops ([`HTML_BREAKS`]).
+    pub html_breaks: bool,
 }
 
 /// Where the second line of a header written on two lines is.
@@ -101,6 +104,10 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
     let text = decoded.as_ref().map_or(start, |text| text.as_bytes());
     let end = line_end(text);
     let mut lines = sample_lines(text, complete, end);
+    let html_breaks = ends_in_html_breaks(&lines);
+    if html_breaks {
+        lines.iter_mut().for_each(|line| *line = without_html_break(line));
+    }
     if complete {
         lines.truncate(without_notes(&lines));
     }
@@ -159,7 +166,23 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         rows,
         encoding,
         cr_lines: end == b'\r',
+        html_breaks,
     }
+}
+
+/// The HTML line breaks that may end a line of text saved from a web page.
+pub const HTML_BREAKS: [&[u8]; 3] = [b"<br />", b"<br/>", b"<br>"];
+
+/// `line` without the HTML line break that ends it, if any.
+pub fn without_html_break(line: &[u8]) -> &[u8] {
+    HTML_BREAKS.iter().find_map(|br| line.strip_suffix(*br)).unwrap_or(line)
+}
+
+/// Whether every line of the sample that is not blank ends with an HTML line break
+/// (Weather Underground's old history files: `…,2015-01-01 05:51:00<br />`).
+fn ends_in_html_breaks(lines: &[&[u8]]) -> bool {
+    let filled: Vec<&&[u8]> = lines.iter().filter(|line| !line.trim_ascii().is_empty()).collect();
+    !filled.is_empty() && filled.iter().all(|line| without_html_break(line).len() < line.len())
 }
 
 /// The encoding of a sample: the schema's; else UTF-8 when `start` is UTF-8 (a
@@ -660,5 +683,19 @@ mod tests {
         assert_eq!(found.rows[0], ["Date", "Time", "Out", "High", "Low", "Bar"]);
         let numbered = text.replace("\t\tTemp\tHi", "\t\t2020\tHi");
         assert_eq!(sniffed(&numbered).names_joined, Joined::No, "a line with a number names no columns");
+    }
+
+    /// Lines that all end with an HTML line break (Weather Underground's history files)
+    /// are sniffed without it; one line without it leaves every line as it is.
+    #[test]
+    fn html_line_breaks_at_the_ends_of_lines() {
+        let text = "\r\nTime,Temp,DateUTC<br />\r\n12:51 AM,41.0,2015-01-01 05:51:00<br />\r\n\
+                    1:51 AM,39.9,2015-01-01 06:51:00<br/>\r\n";
+        let found = sniffed(text);
+        assert!(found.html_breaks);
+        assert_eq!(found.rows[0], ["Time", "Temp", "DateUTC"]);
+        assert_eq!(found.rows[2][2], "2015-01-01 06:51:00");
+        let one_without = text.replace("06:51:00<br/>", "06:51:00");
+        assert!(!sniffed(&one_without).html_breaks);
     }
 }

@@ -128,7 +128,9 @@ impl<R: Read> Source<R> {
         let whitespace = sniffed.delimiter == Delimiter::Whitespace;
         let mut start = Cursor::new(start);
         start.set_position(skip as u64);
-        let input = TextInput::new(start.chain(rest), encoding, whitespace).with_cr_lines(sniffed.cr_lines);
+        let input = TextInput::new(start.chain(rest), encoding, whitespace)
+            .with_cr_lines(sniffed.cr_lines)
+            .with_html_breaks(sniffed.html_breaks);
         Self::finish_open(name, input, schema, sniffed, skip)
     }
 
@@ -147,9 +149,11 @@ impl<R: Read> Source<R> {
         let skip = sniffed.preamble_bytes;
         // The preamble as the text layer gives it out (aligned columns collapsed).
         let mut preamble = Vec::new();
-        TextInput::new(&text.as_bytes()[..skip], None, whitespace).read_to_end(&mut preamble)?;
+        let mut layer =
+            TextInput::new(&text.as_bytes()[..skip], None, whitespace).with_html_breaks(sniffed.html_breaks);
+        layer.read_to_end(&mut preamble)?;
         let input = TextInput::new(Cursor::new(start).chain(rest), Some(utf16), whitespace);
-        let mut input = input.with_cr_lines(sniffed.cr_lines);
+        let mut input = input.with_cr_lines(sniffed.cr_lines).with_html_breaks(sniffed.html_breaks);
         std::io::copy(&mut (&mut input).take(preamble.len() as u64), &mut std::io::sink())?;
         Self::finish_open(name, input, schema, sniffed, skip)
     }

@@ -3,7 +3,8 @@
 //! whitespace-aligned files, turns each run of spaces and tabs inside a line into one
 //! tab (leading and trailing runs are dropped), so the `csv` crate splits them; and in
 //! a file whose lines end with a lone `\r`, makes each a `\n` (the `csv` crate ends
-//! rows there too, but counts lines by `\n`).
+//! rows there too, but counts lines by `\n`); and in a file whose lines end with an
+//! HTML line break (`<br />`, text saved from a web page), drops it.
 //!
 //! Without either job it passes reads straight through. Invariant: the output is the
 //! input's text, line for line (line numbers of errors stay right).
@@ -27,6 +28,10 @@ pub struct TextInput<R> {
     line_start: bool,
     pending_space: bool,
     cr_lines: bool,
+    html_breaks: bool,
+    /// With `html_breaks`: the text after the last line end seen, held until its line
+    /// ends (a break may be cut by a chunk's end).
+    carry: Vec<u8>,
 }
 
 impl<R: Read> TextInput<R> {
@@ -46,7 +51,16 @@ impl<R: Read> TextInput<R> {
             line_start: true,
             pending_space: false,
             cr_lines: false,
+            html_breaks: false,
+            carry: Vec::new(),
         }
+    }
+
+    /// Drops an HTML line break (`<br />`, `<br/>`, `<br>`) at the end of each line when
+    /// `html_breaks`.
+    pub fn with_html_breaks(mut self, html_breaks: bool) -> Self {
+        self.html_breaks = html_breaks;
+        self
     }
 
     /// Makes each `\r` a `\n` when `cr_lines` (a file whose lines end with a lone `\r`).
@@ -56,7 +70,7 @@ impl<R: Read> TextInput<R> {
     }
 
     fn passes_through(&self) -> bool {
-        self.decoder.is_none() && !self.whitespace && !self.cr_lines
+        self.decoder.is_none() && !self.whitespace && !self.cr_lines && !self.html_breaks
     }
 
     /// Refills `out`; false at the end of the input.
@@ -72,6 +86,9 @@ impl<R: Read> TextInput<R> {
             self.collapse();
             if self.cr_lines {
                 self.out.iter_mut().filter(|byte| **byte == b'\r').for_each(|byte| *byte = b'\n');
+            }
+            if self.html_breaks {
+                self.drop_breaks();
             }
         }
         Ok(!self.out.is_empty())
@@ -115,6 +132,27 @@ impl<R: Read> TextInput<R> {
     }
 }
 
+impl<R> TextInput<R> {
+    /// Drops the HTML line break ending each whole line of `carry` + `out`; what
+    /// follows the last line end is carried to the next chunk, unless the input ended.
+    fn drop_breaks(&mut self) {
+        let mut text = std::mem::take(&mut self.carry);
+        text.extend_from_slice(&self.out);
+        let whole = match self.finished {
+            true => text.len(),
+            false => text.iter().rposition(|&byte| byte == b'\n').map_or(0, |at| at + 1),
+        };
+        self.carry = text.split_off(whole);
+        self.out.clear();
+        for line in text.split_inclusive(|&byte| byte == b'\n') {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            self.out.extend_from_slice(super::sniff::without_html_break(body));
+            self.out.extend_from_slice(&line[body.len()..]);
+        }
+    }
+}
+
 impl<R: Read> Read for TextInput<R> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         if self.passes_through() {
@@ -150,5 +188,16 @@ mod tests {
         let mut out = String::new();
         TextInput::new(&b"a,b\rc,d\r"[..], None, false).with_cr_lines(true).read_to_string(&mut out).expect("UTF-8");
         assert_eq!(out, "a,b\nc,d\n");
+    }
+
+    /// HTML line breaks end lines wherever the chunks cut them; others stay.
+    #[test]
+    fn html_line_breaks_are_dropped() {
+        let line = "12:51 AM,41.0,<br>x,2015-01-01 05:51:00<br />\r\n";
+        let text = format!("\r\nTimeEST,DateUTC<br />\r\n{}last<br/>", line.repeat(CHUNK_BYTES / line.len() + 3));
+        let mut out = String::new();
+        TextInput::new(text.as_bytes(), None, false).with_html_breaks(true).read_to_string(&mut out).expect("UTF-8");
+        let expected = "12:51 AM,41.0,<br>x,2015-01-01 05:51:00\r\n";
+        assert_eq!(out, format!("\r\nTimeEST,DateUTC\r\n{}last", expected.repeat(CHUNK_BYTES / line.len() + 3)));
     }
 }
