@@ -61,7 +61,7 @@ pub struct Sniffed {
     pub header_in_preamble: bool,
     /// Whether the header's names are written on two lines (a Davis WeatherLink
     /// export: `Temp`, `Hi` over `Out`, `Temp`), and which: [`Sniffed::rows`]' first row
-    /// joins the two lines' names (`Temp Out`, `Hi Temp`). See [`two_line_names`].
+    /// joins the two lines' names (`Temp Out`, `Hi Temp`).
     pub names_joined: Joined,
     /// Rows right after the header that are not data (units, a logger's processing
     /// row): no field looks like a number, some field is text that marks no missing

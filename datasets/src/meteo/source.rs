@@ -520,10 +520,12 @@ impl<R: Read> Source<R> {
         Ok(StationSpec::file_stem(name))
     }
 
+    /// Field `field` of preamble line `line` (both from 1), its station label dropped
+    /// ([`after_station_label`]).
     fn preamble_station(&self, line: usize, field: usize) -> Result<String> {
         let preamble = &self.sniffed.preamble;
         let found = line.checked_sub(1).and_then(|l| preamble.get(l)).and_then(|f| f.get(field.checked_sub(1)?));
-        found.filter(|text| !text.is_empty()).cloned().ok_or_else(|| {
+        found.filter(|text| !text.is_empty()).map(|text| after_station_label(text).to_owned()).ok_or_else(|| {
             let lines: Vec<String> = preamble.iter().map(|fields| fields.join(" | ")).collect();
             Error::Schema(format!(
                 "the preamble has no field {field} on line {line} (lines and fields count from 1); \
@@ -573,6 +575,16 @@ pub fn without_unit(name: &str) -> &str {
         Some(at) if at > 0 && trimmed.ends_with([')', ']']) => trimmed[..at].trim_end(),
         _ => trimmed,
     }
+}
+
+/// The station in a preamble field written `LABEL: NAME` with a station's label (Met
+/// Éireann's `Station Name: DUBLIN AIRPORT`): the name; else the whole field.
+fn after_station_label(field: &str) -> &str {
+    let labelled = field.split_once(':').filter(|(label, name)| {
+        let label = label.trim().to_ascii_lowercase();
+        !name.trim().is_empty() && super::inspect::station::STATION_NAMES.contains(&label.as_str())
+    });
+    labelled.map_or(field, |(_, name)| name.trim())
 }
 
 /// UTF-16 of either byte order if the schema names it, or if it reads the encoding from

@@ -241,3 +241,38 @@ fn weatherlink_two_digit_years_and_twelve_hour_times() {
     assert_eq!(value(&found, "--measures"), Some("Temp Out,Out Hum,Bar"));
     assert!(!matches_format("%m/%d/%Y", "01/13/20") && matches_format("%m/%d/%y", "01/13/20"));
 }
+
+/// The Finnish Meteorological Institute's downloads: year, month and day columns with a
+/// time-of-day column make the time (the hours of a day are not one time), and the
+/// older files name the month and day `m` and `d`.
+#[test]
+fn fmi_year_month_day_and_a_time_of_day() {
+    let mut fmi = String::from("Observation station,Year,Month,Day,Time [Local time],Air temperature mean [°C]\n");
+    for hour in 0..4 {
+        fmi.push_str(&format!("Helsinki Kaisaniemi,2023,1,1,{hour:02}:00,1.{hour}\n"));
+    }
+    let found = flags(&fmi);
+    assert_eq!(value(&found, "--time"), Some("Year,Month,Day,Time [Local time]"));
+    assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H:%M"));
+    let old = "Year,m,d,Time,Time zone,Air temperature (degC)\n2020,1,1,00:00,UTC,1.2\n2020,1,2,00:00,UTC,0.4\n";
+    let found = flags(old);
+    assert_eq!(value(&found, "--time"), Some("Year,m,d,Time"));
+    assert_eq!(value(&found, "--measures"), Some("Air temperature (degC)"));
+}
+
+/// Met Éireann's files: a preamble of `Station Name: …` and a legend, dates with
+/// month names (`01-jan-1942 00:00`), and an indicator column `ind` before each
+/// measure, which is no measure.
+#[test]
+fn met_eireann_month_names_and_indicators() {
+    let mut eireann = String::from("Station Name: DUBLIN AIRPORT\nStation Height: 71 M \n\n");
+    eireann.push_str("date:  -  Date and Time (utc)\nind:  -  Indicator\nrain:  -  Precipitation Amount (mm)\n\n");
+    eireann.push_str("date,ind,rain,ind,temp\n");
+    for hour in 0..4 {
+        eireann.push_str(&format!("01-jan-1942 {hour:02}:00,{},0.{hour},0,6.{hour}\n", if hour == 0 { 0 } else { 2 }));
+    }
+    let found = flags(&eireann);
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("date"), Some("%d-%b-%Y %H:%M")));
+    assert_eq!(value(&found, "--measures"), Some("rain,temp"));
+    assert_eq!(value(&found, "--station-from-preamble"), Some("1,1"));
+}

@@ -20,11 +20,12 @@ pub(super) const PLACE_NAMES: [&str; 8] =
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 
 /// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
-/// `Max Temp Flag`, `QN_9`, JMA's `品質情報`) or another companion's of a value (`GHI source`).
+/// `Max Temp Flag`, `QN_9`, JMA's `品質情報`, Met Éireann's `ind`) or another companion's of a value (`GHI source`).
 pub(super) fn is_quality_name(lower: &str) -> bool {
     let last_word = crate::meteo::source::without_unit(lower).rsplit([' ', '_']).next().unwrap_or("");
     ["flag", "qual", "qc", "qn", "品質"].iter().any(|word| lower.contains(word))
         || lower.starts_with("q_")
+        || lower == "ind"
         || lower.ends_with("_q")
         || COMPANION_WORDS.contains(&last_word)
 }

@@ -25,7 +25,7 @@ use super::timefmt::TimeFormat;
 
 mod layout;
 mod measures;
-mod station;
+pub(crate) mod station;
 mod time;
 
 #[cfg(test)]
@@ -36,8 +36,9 @@ mod tests;
 /// Formats tried on date columns, then on time-of-day columns.
 /// A format that names the hour holds the time of day too. `%Y` matches four digits
 /// only (see [`matches_format`]); a two-digit year (a Davis WeatherLink export's
-/// `01/01/20`) is `%y`, 1969–2068.
-const DATE_FORMATS: [&str; 18] = [
+/// `01/01/20`) is `%y`, 1969–2068. Month names in any case (Met Éireann's
+/// `01-jan-1942 00:00`) are `%b`.
+const DATE_FORMATS: [&str; 23] = [
     "%d.%m.%Y",
     "%m/%d/%Y",
     "%d/%m/%Y",
@@ -56,6 +57,11 @@ const DATE_FORMATS: [&str; 18] = [
     "%d.%m.%y %H:%M",
     "%m/%d/%y %H:%M",
     "%d/%m/%y %H:%M",
+    "%d-%b-%Y %H:%M",
+    "%d-%b-%Y",
+    "%d %b %Y %H:%M",
+    "%d %b %Y",
+    "%b %d %Y",
 ];
 /// Times of day: 24-hour clocks, then 12-hour ones (`1:05 PM`; WeatherLink's `12:05a`).
 const TIME_FORMATS: [&str; 6] = ["%H:%M", "%H:%M:%S", "%H%M", "%I:%M %p", "%I:%M:%S %p", "%I:%M%p"];

@@ -5,7 +5,7 @@ use super::measures::PLACE_NAMES;
 use super::{ColumnKind, Guess, PeriodPattern};
 use crate::meteo::sniff::Joined;
 
-pub(super) const STATION_NAMES: [&str; 14] = [
+pub(crate) const STATION_NAMES: [&str; 14] = [
     "station",
     "stn",
     "id",

@@ -7,8 +7,8 @@ use super::{ColumnKind, Guess};
 /// Names of a year's, a month's, a day's and an hour's column.
 const CIVIL_PARTS: [&[&str]; 4] = [
     &["year", "yr", "jahr", "yyyy"],
-    &["month", "mo", "monat", "mm"],
-    &["day", "dy", "tag", "dd"],
+    &["month", "mo", "monat", "mm", "m"],
+    &["day", "dy", "tag", "dd", "d"],
     &["hour", "hr", "stunde"],
 ];
 
@@ -47,15 +47,24 @@ impl Guess<'_> {
         }
     }
 
-    /// Year, month and day columns, perhaps an hour column and then a minute column.
+    /// Year, month and day columns, perhaps an hour column and then a minute column, or
+    /// else a time-of-day column (the Finnish Meteorological Institute's `Time [Local
+    /// time]` beside `Year,Month,Day`).
     fn civil_time(&mut self, found: [Option<usize>; 4]) -> bool {
         let [Some(_), Some(_), Some(_), hour] = found else { return false };
         let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
         let minute = hour.and_then(|_| self.find(&["minute", "min", "mi"], int)).filter(|&i| self.within(i, 0, 59));
-        let references: Vec<String> = found.iter().chain([&minute]).flatten().map(|&i| self.take(i)).collect();
+        let clock = match hour {
+            None => self.free_column(&|kind| matches!(kind, ColumnKind::TimeOfDay(_))),
+            Some(_) => None,
+        };
+        let references: Vec<String> = found.iter().chain([&minute, &clock]).flatten().map(|&i| self.take(i)).collect();
         self.flag("--time", Some(references.join(",")));
         if minute.is_some() {
             self.flag("--time-format", Some("%Y %m %d %H %M".into()));
+        }
+        if let Some(ColumnKind::TimeOfDay(format)) = clock.map(|i| &self.columns[i].kind) {
+            self.flag("--time-format", Some(format!("%Y %m %d {format}")));
         }
         true
     }
