@@ -276,3 +276,22 @@ fn met_eireann_month_names_and_indicators() {
     assert_eq!(value(&found, "--measures"), Some("rain,temp"));
     assert_eq!(value(&found, "--station-from-preamble"), Some("1,1"));
 }
+
+/// IMGW's files (Poland) have no header and start with the station's code and name:
+/// year, month and day columns further in are the time, and the next column is the
+/// hour only when it rises within a day (a daily file's next column is a measure).
+#[test]
+fn imgw_year_month_day_after_the_station() {
+    let mut daily = String::new();
+    for day in 1..=4 {
+        daily.push_str(&format!("\"249180010\",\"KOLO\",\"2020\",\"01\",\"{day:02}\",\"{day}\",\"\",\"0.{day}\"\n"));
+    }
+    let found = flags(&daily);
+    assert_eq!((value(&found, "--station"), value(&found, "--time")), (Some("0"), Some("2,3,4")));
+    assert_eq!(value(&found, "--measures"), Some("5,7"));
+    let mut hourly = String::new();
+    for (day, hour) in [(1, 0), (1, 6), (1, 12), (2, 0), (2, 6)] {
+        hourly.push_str(&format!("\"349190600\",\"WARSZAWA\",\"2020\",\"01\",\"{day:02}\",\"{hour:02}\",\"-1.5\"\n"));
+    }
+    assert_eq!(value(&flags(&hourly), "--time"), Some("2,3,4,5"));
+}

@@ -41,7 +41,8 @@ impl Guess<'_> {
             || self.monthly_time(found)
             || self.ordinal_time(found)
             || self.unix_time()
-            || self.leading_time();
+            || self.leading_time()
+            || self.inner_civil_time();
         if !flagged {
             self.column_time();
         }
@@ -220,18 +221,43 @@ impl Guess<'_> {
         Some((vec![0, month, month + 1, month + 2], None))
     }
 
+    /// Without a header, year, month and day columns after other columns (the Polish
+    /// IMGW's `"249180010","KOŁO","2020","01","01",…`: station code and name first),
+    /// with the next column as the hour when it rises within each day
+    /// ([`Guess::rises_within`]).
+    fn inner_civil_time(&mut self) -> bool {
+        let int = |i: usize| self.columns.get(i).is_some_and(|column| column.kind == ColumnKind::Integer);
+        let fits = |i: usize, low: i64, high: i64| int(i) && self.within(i, low, high);
+        let civil = |year: usize| fits(year, 1800, 2200) && fits(year + 1, 1, 12) && fits(year + 2, 1, 31);
+        if self.sniffed.header {
+            return false;
+        }
+        let Some(year) = (0..self.columns.len()).find(|&year| !self.used.contains(&year) && civil(year)) else {
+            return false;
+        };
+        let hour = (fits(year + 3, 0, 24) && self.rises_within(year + 3)).then_some(year + 3);
+        let columns = [Some(year), Some(year + 1), Some(year + 2), hour];
+        let references: Vec<String> = columns.into_iter().flatten().map(|i| self.take(i)).collect();
+        self.flag("--time", Some(references.join(",")));
+        true
+    }
+
+    /// Whether the integers of column `index` rise within each run of rows that agree
+    /// on every column before it, and some run has several rows.
+    fn rises_within(&self, index: usize) -> bool {
+        let value = |row: &Vec<String>| row.get(index).and_then(|v| v.parse::<i64>().ok());
+        let same_run = |pair: &[Vec<String>]| pair[0].get(..index) == pair[1].get(..index);
+        let pairs: Vec<&[Vec<String>]> = self.body.windows(2).filter(|pair| same_run(pair)).collect();
+        !pairs.is_empty() && pairs.iter().all(|pair| value(&pair[0]) < value(&pair[1]))
+    }
+
     /// Whether the integers of column `minute` (0–59), right after the columns that
     /// date a row to its hour, are its minutes: all 0, or rising within each hour that
     /// has several rows, and some hour has several (SURFRAD's rows a minute). An hourly
     /// file's next column (ISD-Lite's temperature in tenths) is a measure.
     fn minutes_after(&self, minute: usize) -> bool {
         let value = |row: &Vec<String>| row.get(minute).and_then(|v| v.parse::<i64>().ok());
-        if self.body.iter().all(|row| value(row) == Some(0)) {
-            return true;
-        }
-        let same_hour = |pair: &[Vec<String>]| pair[0].get(..minute) == pair[1].get(..minute);
-        let pairs: Vec<&[Vec<String>]> = self.body.windows(2).filter(|pair| same_hour(pair)).collect();
-        !pairs.is_empty() && pairs.iter().all(|pair| value(&pair[0]) < value(&pair[1]))
+        self.body.iter().all(|row| value(row) == Some(0)) || self.rises_within(minute)
     }
 
     /// A column of times of day as four digits (`0910`, USCRN's `UTC_TIME`) right
