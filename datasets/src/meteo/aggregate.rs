@@ -133,7 +133,7 @@ pub fn stored_layout(txn: &impl PageRead) -> Result<Option<RecordLayout>> {
 pub fn stored_measure_names(txn: &impl PageRead) -> Result<Vec<String>> {
     let Ok(meta) = BTree::open(txn, META_NAME) else { return Ok(Vec::new()) };
     let names = meta.get_vec(b"measures")?.unwrap_or_default();
-    Ok(String::from_utf8_lossy(&names).split(',').filter(|name| !name.is_empty()).map(str::to_owned).collect())
+    Ok(super::store::decode_measure_names(&names))
 }
 
 /// The period of a bucket.

@@ -174,14 +174,13 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
             Ok(meta) => meta.get_vec(b"measures")?.unwrap_or_default(),
             Err(_) => Vec::new(),
         };
-        let names = String::from_utf8_lossy(&measure_names);
         Ok(StoreStats {
             records: self.queue.len()?,
             keys,
             points,
             dimensions: self.dims,
             rtree_height,
-            measure_names: names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect(),
+            measure_names: super::store::decode_measure_names(&measure_names),
             pages,
         })
     }

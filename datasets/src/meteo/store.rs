@@ -298,6 +298,30 @@ pub(crate) fn write_records(
     Ok(())
 }
 
+/// Separates the measure names in `meteo.meta`'s `measures` entry, and starts it: names
+/// may hold commas (an Onset HOBO logger's `Temp, °F (LGR S/N: …)`). An entry that does
+/// not start with it was written before, names joined with commas.
+const NAME_SEPARATOR: u8 = 0x1F;
+
+/// The `measures` entry of `meteo.meta` for `names` ([`NAME_SEPARATOR`]).
+pub fn encode_measure_names(names: &[String]) -> Vec<u8> {
+    let mut entry = Vec::new();
+    for name in names {
+        entry.push(NAME_SEPARATOR);
+        entry.extend_from_slice(name.as_bytes());
+    }
+    entry
+}
+
+/// The measure names of a `measures` entry, in either form ([`NAME_SEPARATOR`]).
+pub fn decode_measure_names(entry: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(entry);
+    match text.strip_prefix(char::from(NAME_SEPARATOR)) {
+        Some(names) => names.split(char::from(NAME_SEPARATOR)).map(str::to_owned).collect(),
+        None => text.split(',').filter(|name| !name.is_empty()).map(str::to_owned).collect(),
+    }
+}
+
 /// Records `measure_names`, the record encoding and the record layout in `meteo.meta`.
 pub(crate) fn write_meta(
     txn: &WriteTxn<'_>,
@@ -306,7 +330,7 @@ pub(crate) fn write_meta(
     layout: Option<&RecordLayout>,
 ) -> Result<()> {
     let mut meta = BTree::open_or_create(txn, META_NAME)?;
-    meta.insert(b"measures", measure_names.join(",").as_bytes())?;
+    meta.insert(b"measures", &encode_measure_names(measure_names))?;
     if let Some(layout) = layout {
         meta.insert(LAYOUT_KEY, &layout.encode())?;
     }

@@ -310,3 +310,24 @@ fn ranges_on_two_threads_equal_one_thread() {
     let first = range(&db.begin_read().expect("read"), None, every, 7).expect("range with a limit");
     assert_eq!(rows_of(&first), rows_of(&all)[..7]);
 }
+
+/// Measure names with commas (an Onset HOBO logger's `Temp, °F (LGR S/N: …)`) are
+/// stored and read back whole, in order; a `measures` entry written before, names
+/// joined with commas, still reads.
+#[test]
+fn measure_names_with_commas_are_kept_whole() {
+    use quiredb_datasets::meteo::aggregate::stored_measure_names;
+    use quiredb_datasets::meteo::store::{decode_measure_names, encode_measure_names};
+    let (_dir, db) = temp_db();
+    let named: Vec<String> =
+        ["Temp, °F (LGR S/N: 1, SEN S/N: 1)", "RH, %", "dewp", "rain", "wspm"].map(String::from).to_vec();
+    let (csv, _) = fixture(50, 7);
+    let mut reader = ObservationReader::new(&csv[..], &Schema::default()).expect("reader");
+    let mut sink = IndexSink::new(&db, Durability::None, named.clone()).expect("sink");
+    load(&mut reader, &mut sink, LoadOptions::default(), &mut |_, _| {}).expect("load");
+    let txn = db.begin_read().expect("read");
+    assert_eq!(stored_measure_names(&txn).expect("names"), named);
+    assert_eq!(MeteoView::open(&txn).expect("view").stats().expect("stats").measure_names, named);
+    assert_eq!(decode_measure_names(&encode_measure_names(&named)), named);
+    assert_eq!(decode_measure_names(b"temp,pres,dewp"), ["temp", "pres", "dewp"]);
+}

@@ -295,3 +295,21 @@ fn imgw_year_month_day_after_the_station() {
     }
     assert_eq!(value(&flags(&hourly), "--time"), Some("2,3,4,5"));
 }
+
+/// An Onset HOBO logger's export: the row number `#` is no measure, the time is a date
+/// with a twelve-hour clock, the `GMT-05:00` in its name is the UTC offset, and names
+/// with commas are referenced by number (`--measures` splits at commas).
+#[test]
+fn hobo_twelve_hour_clock_offset_and_names_with_commas() {
+    let mut hobo =
+        String::from("\"Plot Title: 10432183\"\n\"#\",\"Date Time, GMT-05:00\",\"Temp, °F (LGR S/N: 1)\",\"RH, %\"\n");
+    for (i, minute) in [(1, "00"), (2, "15"), (3, "30")] {
+        hobo.push_str(&format!("{i},07/14/17 01:{minute}:00 PM,82.{i},59.{i}\n"));
+    }
+    let found = flags(&hobo);
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("1"), Some("%m/%d/%y %I:%M:%S %p")));
+    assert_eq!(value(&found, "--utc-offset"), Some("-05:00"));
+    assert_eq!(value(&found, "--measures"), Some("2,3"));
+    assert_eq!(time::offset_in_name("Time (UTC+1)"), Some("+01:00".into()));
+    assert_eq!(time::offset_in_name("Time (UTC)"), None);
+}

@@ -56,7 +56,7 @@ impl Guess<'_> {
             let name = &self.columns[index].name;
             let lower = name.to_ascii_lowercase();
             let bare = crate::meteo::source::without_unit(name).to_ascii_lowercase();
-            let counter = ["no", "eor", "record", "source"].contains(&lower.as_str())
+            let counter = ["no", "eor", "record", "source", "#"].contains(&lower.as_str())
                 || BOOKKEEPING_NAMES.contains(&bare.as_str());
             let clock = lower.contains("sunrise") || lower.contains("sunset");
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");

@@ -37,8 +37,9 @@ mod tests;
 /// A format that names the hour holds the time of day too. `%Y` matches four digits
 /// only (see [`matches_format`]); a two-digit year (a Davis WeatherLink export's
 /// `01/01/20`) is `%y`, 1969–2068. Month names in any case (Met Éireann's
-/// `01-jan-1942 00:00`) are `%b`.
-const DATE_FORMATS: [&str; 23] = [
+/// `01-jan-1942 00:00`) are `%b`; a twelve-hour clock after a date (an Onset HOBO
+/// logger's `07/14/17 01:00:00 PM`) is `%I … %p`.
+const DATE_FORMATS: [&str; 27] = [
     "%d.%m.%Y",
     "%m/%d/%Y",
     "%d/%m/%Y",
@@ -62,6 +63,10 @@ const DATE_FORMATS: [&str; 23] = [
     "%d %b %Y %H:%M",
     "%d %b %Y",
     "%b %d %Y",
+    "%m/%d/%y %I:%M:%S %p",
+    "%m/%d/%y %I:%M %p",
+    "%m/%d/%Y %I:%M:%S %p",
+    "%m/%d/%Y %I:%M %p",
 ];
 /// Times of day: 24-hour clocks, then 12-hour ones (`1:05 PM`; WeatherLink's `12:05a`).
 const TIME_FORMATS: [&str; 6] = ["%H:%M", "%H:%M:%S", "%H%M", "%I:%M %p", "%I:%M:%S %p", "%I:%M%p"];
@@ -132,8 +137,10 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
             // A short row is a note or an error (BADC-CSV's `end data`): it types nothing.
             let full = body.iter().filter(|row| row.len() >= sniffed.body_fields);
             let values: Vec<&str> = full.filter_map(|row| row.get(index).map(String::as_str)).collect();
-            // A blank or repeated name names no column: its number does.
-            let named = sniffed.header && !name.is_empty() && names.iter().filter(|other| *other == name).count() == 1;
+            // A blank or repeated name names no column: its number does; nor does one
+            // with a comma, which would split `--measures` (HOBO's `Temp, °F`).
+            let unique = names.iter().filter(|other| *other == name).count() == 1;
+            let named = sniffed.header && !name.is_empty() && !name.contains(',') && unique;
             let reference = if named { name.clone() } else { index.to_string() };
             Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
         })

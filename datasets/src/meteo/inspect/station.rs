@@ -5,7 +5,7 @@ use super::measures::PLACE_NAMES;
 use super::{ColumnKind, Guess, PeriodPattern};
 use crate::meteo::sniff::Joined;
 
-pub(crate) const STATION_NAMES: [&str; 14] = [
+pub(crate) const STATION_NAMES: [&str; 15] = [
     "station",
     "stn",
     "id",
@@ -20,6 +20,7 @@ pub(crate) const STATION_NAMES: [&str; 14] = [
     "station_name",
     "location",
     "location id",
+    "plot title",
 ];
 
 /// Whether a column name says it names the station in words (the Bureau of

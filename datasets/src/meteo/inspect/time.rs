@@ -32,6 +32,20 @@ fn day_of_year_agrees(row: &[String]) -> bool {
         && crate::meteo::fields::days_from_civil(year, month, day) - first + 1 == ordinal
 }
 
+/// The UTC offset a time column's name gives (HOBO's `Date Time, GMT-05:00`,
+/// `Time (UTC+1)`), as `±HH:MM`: `GMT` or `UTC` followed by a signed hour and perhaps
+/// minutes.
+pub(super) fn offset_in_name(name: &str) -> Option<String> {
+    let upper = name.to_ascii_uppercase();
+    let at = upper.find("GMT").or_else(|| upper.find("UTC"))? + 3;
+    let rest = upper[at..].trim_start();
+    let sign = rest.chars().next().filter(|c| *c == '+' || *c == '-')?;
+    let digits: String = rest[1..].chars().take_while(|c| c.is_ascii_digit() || *c == ':').collect();
+    let (hours, minutes) = digits.split_once(':').unwrap_or((&digits, "00"));
+    let (hours, minutes) = (hours.parse::<u32>().ok()?, minutes.parse::<u32>().ok()?);
+    (hours <= 14 && minutes < 60).then(|| format!("{sign}{hours:02}:{minutes:02}"))
+}
+
 impl Guess<'_> {
     /// Flags the columns that date a row: the first of these rules that finds them.
     pub(super) fn time(&mut self) {
@@ -143,7 +157,11 @@ impl Guess<'_> {
         let Some(date) = self.free_column(&|kind| matches!(kind, ColumnKind::Date(_))) else { return };
         let ColumnKind::Date(date_format) = self.columns[date].kind else { return };
         let date_reference = self.take(date);
-        let time_of_day = if date_format.contains("%H") { None } else { self.time_of_day(date) };
+        if let Some(offset) = offset_in_name(&self.columns[date].name) {
+            self.flag("--utc-offset", Some(offset));
+        }
+        let clock = date_format.contains("%H") || date_format.contains("%I");
+        let time_of_day = if clock { None } else { self.time_of_day(date) };
         match time_of_day {
             Some((reference, format)) => {
                 self.flag("--time", Some(format!("{date_reference},{reference}")));
