@@ -301,7 +301,7 @@ pub(crate) fn write_records(
 /// Separates the measure names in `meteo.meta`'s `measures` entry, and starts it: names
 /// may hold commas (an Onset HOBO logger's `Temp, °F (LGR S/N: …)`). An entry that does
 /// not start with it was written before, names joined with commas.
-const NAME_SEPARATOR: u8 = 0x1F;
+pub const NAME_SEPARATOR: u8 = 0x1F;
 
 /// The `measures` entry of `meteo.meta` for `names` ([`NAME_SEPARATOR`]).
 pub fn encode_measure_names(names: &[String]) -> Vec<u8> {
