@@ -377,8 +377,9 @@ fn is_keyword_line(fields: &[String], body_fields: usize) -> bool {
 /// padded to the body's width; a line of column groups above the names). The data
 /// rows are those with a number, or nothing, in each column where every row of the
 /// sample's second half has one; the header is the fullest of the (at most
-/// [`MOST_UNITS_ROWS`] + 1) lines of text right above the first of them, and the lines
-/// under it are units rows. 0 when the first data row is the first line, or no line of
+/// [`MOST_UNITS_ROWS`] + 1) lines of text right above the first of them whose names
+/// differ (all of them if none does), or the first of these that names its first
+/// column a time or a date; the lines under it are units rows. 0 when the first data row is the first line, or no line of
 /// text lies above it.
 fn header_above_data(split: &[Vec<String>], body_fields: usize) -> usize {
     let body: Vec<&Vec<String>> =
@@ -401,8 +402,25 @@ fn header_above_data(split: &[Vec<String>], body_fields: usize) -> usize {
     let text = |fields: &&Vec<String>| filled(fields) > 1 && !fields.iter().any(|field| looks_numeric(field));
     let above = split[..first_data].iter().rev().take(MOST_UNITS_ROWS + 1).take_while(text).count();
     let block = first_data - above..first_data;
-    let fullest = block.clone().map(|index| filled(&split[index])).max().unwrap_or(0);
-    block.into_iter().find(|&index| filled(&split[index]) == fullest).unwrap_or(0)
+    // Names differ; a metadata line of a key and one value a column (meteoblue's
+    // `resolution,hourly,hourly,…` above its `timestamp,…` names) repeats them.
+    let distinct = |index: &usize| {
+        let names: Vec<&String> = split[*index].iter().filter(|field| !field.is_empty()).collect();
+        names.iter().enumerate().all(|(i, name)| !names[..i].contains(name))
+    };
+    let named: Vec<usize> = block.clone().filter(distinct).collect();
+    let candidates = if named.is_empty() { block.collect() } else { named };
+    // A line that names its first column a time or a date is the names' line (above
+    // meteoblue's data, its `unit,°C,mm` line has distinct fields too).
+    let dating = |index: &&usize| {
+        let first = split[**index].first().map(|field| field.to_ascii_lowercase()).unwrap_or_default();
+        first.contains("time") || first.contains("date")
+    };
+    if let Some(&index) = candidates.iter().find(dating) {
+        return index;
+    }
+    let fullest = candidates.iter().map(|&index| filled(&split[index])).max().unwrap_or(0);
+    candidates.into_iter().find(|&index| filled(&split[index]) == fullest).unwrap_or(0)
 }
 
 /// The lines above a header that sits under notes of other widths (the Met Office's
@@ -675,8 +693,16 @@ mod tests {
         let text = "\t\tTemp\tHi\tLow\tBar\n Date\tTime\tOut\tTemp\tTemp\t\n1/01/20\t12:05a\t41.2\t41.3\t41.2\t30.1\n\
                     1/01/20\t12:10a\t41.0\t41.2\t41.0\t30.1\n";
         let found = sniffed(text);
-        assert_eq!((found.preamble_lines, found.header, found.names_joined), (1, true, Joined::WithLineAbove));
+        // The upper line's names differ, so it is the header and the lower a units row.
+        assert_eq!((found.preamble_lines, found.header, found.names_joined), (0, true, Joined::WithLineBelow));
         assert_eq!(found.rows[0], ["Date", "Time", "Temp Out", "Hi Temp", "Low Temp", "Bar"]);
+        // The upper line repeats a name, the lower leaves one empty: the lower is the
+        // header, its names begun above.
+        let both = "\t\tWind\tWind\tBar\tRain\nDate\tTime\tSpeed\tDir\t\tRate\n1/01/20\t12:05a\t2\t3\t30.1\t0\n\
+                    1/01/20\t12:10a\t1\t4\t30.2\t0\n";
+        let above = sniffed(both);
+        assert_eq!((above.preamble_lines, above.names_joined), (1, Joined::WithLineAbove));
+        assert_eq!(above.rows[0], ["Date", "Time", "Wind Speed", "Wind Dir", "Bar", "Rain Rate"]);
         let clear = text.replace("Temp\tTemp\t\n", "High\tLow\tBar\n");
         let found = sniffed(&clear);
         assert_eq!(found.names_joined, Joined::No);

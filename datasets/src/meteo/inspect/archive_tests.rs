@@ -313,3 +313,39 @@ fn hobo_twelve_hour_clock_offset_and_names_with_commas() {
     assert_eq!(time::offset_in_name("Time (UTC+1)"), Some("+01:00".into()));
     assert_eq!(time::offset_in_name("Time (UTC)"), None);
 }
+
+/// meteoblue's history exports: a block of metadata lines as wide as the rows (a key,
+/// then one value a column) above the names; the header is the names' line, whose
+/// names differ, the station the `location` line's value, and the time ISO 8601's basic
+/// form (`20200101T0000`).
+#[test]
+fn meteoblue_metadata_block_and_basic_iso_times() {
+    let mut export = String::from("location,Basel,Basel\nlat,47.55832,47.55832\nunit,°C,mm\n");
+    export.push_str(
+        "resolution,hourly,hourly\naggregation,None,None\ntimestamp,Basel Temperature [2 m],Basel Precipitation\n",
+    );
+    for hour in 0..24 {
+        export.push_str(&format!("20200101T{hour:02}00,0.{hour},0.0\n"));
+    }
+    let found = flags(&export);
+    assert_eq!(value(&found, "--skip-lines"), Some("5"));
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("timestamp"), Some("%Y%m%dT%H%M")));
+    assert_eq!(value(&found, "--station-from-preamble"), Some("1,2"));
+    assert_eq!(value(&found, "--measures"), Some("Basel Temperature [2 m],Basel Precipitation"));
+}
+
+/// OpenWeatherMap's history exports: `dt` is Unix seconds, `city_name` the station, and
+/// the zone's offset and the weather icon's code are no measures.
+#[test]
+fn openweathermap_history_export() {
+    let mut export = String::from("dt,dt_iso,timezone,city_name,lat,lon,temp,humidity,weather_id,weather_icon\n");
+    for hour in 0..3 {
+        let dt = 1_577_836_800 + hour * 3_600;
+        export.push_str(&format!(
+            "{dt},2020-01-01 0{hour}:00:00 +0000 UTC,3600,Berlin,52.52,13.40,1.9{hour},84,800,01n\n"
+        ));
+    }
+    let found = flags(&export);
+    assert_eq!((value(&found, "--station"), value(&found, "--time")), (Some("city_name"), Some("dt")));
+    assert_eq!(value(&found, "--measures"), Some("temp,humidity"));
+}

@@ -58,7 +58,10 @@ impl Guess<'_> {
             let bare = crate::meteo::source::without_unit(name).to_ascii_lowercase();
             let counter = ["no", "eor", "record", "source", "#"].contains(&lower.as_str())
                 || BOOKKEEPING_NAMES.contains(&bare.as_str());
-            let clock = lower.contains("sunrise") || lower.contains("sunset");
+            // A zone's offset in seconds and a weather icon's code (OpenWeatherMap's
+            // `timezone`, `weather_icon`) are no measures either.
+            let clock = lower.contains("sunrise") || lower.contains("sunset") || lower == "timezone";
+            let clock = clock || lower.ends_with("icon");
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
             // A row number written by pandas: a first column with a blank name, or `Unnamed: 0`.
             let row_number = (bare.is_empty() && index == 0) || bare.starts_with("unnamed:");

@@ -173,6 +173,15 @@ fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> Col
             return ColumnKind::Date(format);
         }
     }
+    // ISO 8601's basic form with a `T` (meteoblue's `20200101T0000`).
+    for (length, format) in [(13, "%Y%m%dT%H%M"), (15, "%Y%m%dT%H%M%S")] {
+        let basic = |v: &str| {
+            v.len() == length && v.as_bytes()[8] == b'T' && v.bytes().filter(u8::is_ascii_digit).count() == length - 1
+        };
+        if all(&basic) && all(&|v| matches_format(format, v)) {
+            return ColumnKind::Date(format);
+        }
+    }
     if all(&|v| v.len() == 10 && matches_format("%Y-%m-%d", v)) {
         return ColumnKind::Date("%Y-%m-%d");
     }

@@ -5,7 +5,7 @@ use super::measures::PLACE_NAMES;
 use super::{ColumnKind, Guess, PeriodPattern};
 use crate::meteo::sniff::Joined;
 
-pub(crate) const STATION_NAMES: [&str; 15] = [
+pub(crate) const STATION_NAMES: [&str; 17] = [
     "station",
     "stn",
     "id",
@@ -21,6 +21,8 @@ pub(crate) const STATION_NAMES: [&str; 15] = [
     "location",
     "location id",
     "plot title",
+    "city_name",
+    "city",
 ];
 
 /// Whether a column name says it names the station in words (the Bureau of
@@ -80,8 +82,11 @@ impl Guess<'_> {
         let fields = &preamble[first];
         let is_label =
             |field: &String| STATION_NAMES.contains(&field.trim_end_matches(':').to_ascii_lowercase().as_str());
-        if let Some(values) = preamble.get(first + 1).filter(|values| values.len() == fields.len() && fields.len() > 2)
-        {
+        // Labels differ; a key with one value a column (meteoblue's `location,Basel,Basel`)
+        // is read as `Station: X` below.
+        let labels = fields.iter().enumerate().all(|(i, field)| !fields[..i].contains(field));
+        let values = preamble.get(first + 1).filter(|values| values.len() == fields.len() && fields.len() > 2);
+        if let Some(values) = values.filter(|_| labels) {
             let column = fields.iter().position(is_label).filter(|&c| !values[c].is_empty())?;
             return Some(format!("{},{}", first + 2, column + 1));
         }

@@ -17,7 +17,8 @@ const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday",
 /// Names of a column of `HHMM` times of day: a clock, or the time zone it is read in.
 const CLOCK_NAMES: [&str; 11] = ["hhmm", "hhmi", "clock", "utc", "gmt", "lst", "mst", "pst", "cst", "est", "hm"];
 
-const UNIX_SECONDS_NAMES: [&str; 7] = ["epoch", "unix", "unixtime", "unix_time", "timestamp", "time", "ts"];
+/// Names of a column of Unix seconds (OpenWeatherMap's history exports call it `dt`).
+const UNIX_SECONDS_NAMES: [&str; 8] = ["epoch", "unix", "unixtime", "unix_time", "timestamp", "time", "ts", "dt"];
 
 /// Whether a row's second field is the day of the year of the date in its first, third
 /// and fourth (year, month, day).
