@@ -112,7 +112,8 @@ pub enum Preamble {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextEncoding {
     /// UTF-16 after a UTF-16 byte order mark; else UTF-8 when the start of the input is
-    /// valid UTF-8, else Windows-1252 (Latin-1).
+    /// valid UTF-8, else the encoding `chardetng` guesses from it (Windows-1252 for
+    /// Western text; `sniff::sample_encoding`).
     Auto,
     /// This encoding (UTF-8 input is passed through unchanged).
     Named(&'static encoding_rs::Encoding),
