@@ -395,7 +395,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // lines, quality columns), Weather Underground's old history files (`<br />` ending
     // each line), Met Éireann (`Station Name: …`, month names, `ind` columns), the
     // Finnish Meteorological Institute (year, month, day and a time of day), an Onset
-    // HOBO logger (`GMT-05:00` in the time's name, `01:45:00 PM`, commas in names).
+    // HOBO logger (`GMT-05:00` in the time's name, `01:45:00 PM`, commas in names), NOAA
+    // GSOD (a `STATION,DATE` header like Global Hourly's, with a plain `SLP`).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -433,6 +434,7 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("met_eireann_hly532.csv", 10, "DUBLIN AIRPORT", "1999-12-31T23:00", "31-dec-1999 23:00,2,0.9,0,4.2,0,3.2"),
         ("fmi_helsinki_kaisaniemi.csv", 8, "Helsinki Kaisaniemi", "2023-01-01T07:00", "2023,1,1,07:00,0.1,-1"),
         ("hobo_10432183.csv", 12, "10432183", "2017-07-14T18:45", "12,07/14/17 01:45:00 PM,83.000,54.000"),
+        ("gsod_01001099999_2020.csv", 2, "01001099999", "2020-01-02T00:00", "1003.5"),
         ("weatherlink_export.txt", 12, "weatherlink_export", "2021-01-01T03:30", "1/01/21\t3:30a\t40.1\t40.2"),
     ];
     for (name, rows, station, time, found) in samples {

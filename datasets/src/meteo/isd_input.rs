@@ -49,13 +49,14 @@ const PACKED: [Packed; 6] = [
 ];
 
 /// Whether a file whose first line (or its first 512 bytes) is `first` is a Global
-/// Hourly CSV: its header starts with `STATION` and `DATE` and names a packed column.
+/// Hourly CSV: its header starts with `STATION` and `DATE` and names at least three of
+/// the packed columns (GSOD's daily files, `STATION,DATE,…,TEMP,…,SLP,…`, name one, and
+/// their `SLP` is a plain number).
 pub fn sniff(first: &[u8]) -> bool {
     let text = String::from_utf8_lossy(first);
     let names: Vec<&str> = text.trim_end().split(',').map(|name| name.trim().trim_matches('"')).collect();
-    names.len() > 2
-        && names[..2] == ["STATION", "DATE"]
-        && names.iter().any(|name| PACKED.iter().any(|packed| packed.column == *name))
+    let packed = names.iter().filter(|name| PACKED.iter().any(|packed| packed.column == **name)).count();
+    names.len() > 2 && names[..2] == ["STATION", "DATE"] && packed >= 3
 }
 
 /// The text `input` (decompressed) of a Global Hourly CSV, its packed columns rendered
@@ -174,7 +175,8 @@ mod tests {
                 "72505394728,2020-01-01T02:51:00,7,\"NY CITY CENTRAL PARK, NY US\",210,3.6,22000,16093,4.4,-2.2,1010.9,\"01,0000,9,1\""
             )
         );
-        assert!(sniff(HEADER.as_bytes()) && !sniff(b"STATION,DATE,TEMP\n") && !sniff(b"DATE,STATION,TMP\n"));
+        assert!(sniff(HEADER.as_bytes()) && !sniff(b"STATION,DATE,TEMP\n") && !sniff(b"DATE,STATION,TMP,DEW,SLP\n"));
+        assert!(!sniff(b"\"STATION\",\"DATE\",\"TEMP\",\"DEWP\",\"SLP\",\"VISIB\",\"WDSP\"\n"), "GSOD");
     }
 
     /// All 9s and suspect or erroneous quality codes are missing; a calm wind has no
