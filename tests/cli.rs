@@ -867,7 +867,8 @@ fn a_reader_that_goes_away_ends_each_command_quietly() {
 fn zip_archives_load_their_data_members() {
     // Proves: a zip archive loads its data files (stored or deflated, folders and other
     // files left out) as one load, or the members `--member` names (DWD's `produkt_*`
-    // beside its metadata files), through the command --inspect prints; a damaged member
+    // beside its metadata files, which --inspect proposes by itself), through the command
+    // --inspect prints; a damaged member
     // stops the load with an error naming it and leaves no database; a pattern that
     // names nothing is an error.
     let dir = tempfile::tempdir().unwrap();
@@ -888,6 +889,11 @@ fn zip_archives_load_their_data_members() {
     let range =
         quire(&["range", path_str(&db), "--station", "3", "--from", "1950-04-01T05:00", "--to", "1950-04-01T05:00"]);
     assert!(text(&range).contains("1950040105;    5;   5.2;  83.0;eor"), "{}", text(&range));
+    // Without --member, --inspect looks at the largest member and names its kind.
+    let output = quire(&["load-csv", &dwd, "--inspect"]);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(stdout.contains("archive:       1 member(s) to load"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("--member 'produkt*'"), "{stdout}");
     let none = quire(&["load-csv", &dwd, "--member", "*.csv", "--dry-run"]);
     assert!(text(&none).contains("holds no member named like *.csv"), "{}", text(&none));
     // A byte changed in the stored member's data (a digit: its CRC-32 tells) and in

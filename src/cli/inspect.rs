@@ -42,7 +42,10 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
         let members = quiredb_datasets::meteo::zip_input::members(path, mapping.member.as_deref())?;
         let names: Vec<&str> = members.iter().map(|member| member.name.as_str()).collect();
         outln!("archive:       {} member(s) to load, the first inspected: {}", names.len(), names.join(", "))?;
-        outln!("               (--member PATTERN chooses which, e.g. 'produkt_*')")?;
+        match &mapping.member {
+            Some(pattern) => outln!("               (--member {pattern}; another PATTERN chooses others)")?,
+            None => outln!("               (--member PATTERN chooses which, e.g. 'produkt_*')")?,
+        }
     }
     print_layout(&found, &encoding)?;
     let command = command_line(path, &found, mapping);
@@ -57,6 +60,18 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
         outln!("\nload it with (the words in capitals are yours to fill in):\n  {command}")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `mapping`, with `--member` set to the data members' pattern when `path` is an
+/// archive whose members' names start differently and no `--member` was given (DWD's
+/// `produkt_*` beside its `Metadaten_*` files): the largest member is the data.
+pub fn with_data_member(path: &Path, mapping: &MappingArgs) -> Result<MappingArgs> {
+    use quiredb_datasets::meteo::zip_input;
+    let mut mapping = mapping.clone();
+    if mapping.member.is_none() && zip_input::is_zip(path) {
+        mapping.member = zip_input::data_member_pattern(&zip_input::members(path, None)?);
+    }
+    Ok(mapping)
 }
 
 /// What the guess could not find, said as the flag the user must give: no time

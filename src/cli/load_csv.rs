@@ -121,7 +121,10 @@ pub fn load_csv(args: LoadArgs) -> Result<ExitCode> {
     }
     let schema = args.mapping.schema()?;
     if args.inspect {
-        return super::inspect::run(&args.files[0], open_first(&args)?, &schema, &args.mapping);
+        let mapping = super::inspect::with_data_member(&args.files[0], &args.mapping)?;
+        let first =
+            open_inputs(&args.files, mapping.sheet.as_deref(), mapping.member.as_deref())?.files.swap_remove(0).1;
+        return super::inspect::run(&args.files[0], first, &schema, &mapping);
     }
     let baseline = match args.baseline {
         true => Some(super::load_speed::baseline(open_first(&args)?, baseline_delimiter(&args)?, typed(&args))?.2),

@@ -10,7 +10,7 @@ use quiredb_datasets::meteo::{
 };
 
 /// How the columns of the input map to observations.
-#[derive(clap::Args, Default)]
+#[derive(clap::Args, Default, Clone)]
 pub struct MappingArgs {
     /// Column mapping of a known file: one of beijing, nycflights13, vega-seattle,
     /// vega-seattle-hourly, vega-sf-hourly. Without it: the generator's layout

@@ -34,6 +34,21 @@ pub struct Member {
     deflated: bool,
 }
 
+/// A `--member` pattern for the data members of an archive whose members' names start
+/// differently (DWD's `produkt_*` beside `Metadaten_*`): the start of the largest
+/// member's name, up to its first `_`, `-`, `.` or digit, then `*`. `None` when every
+/// member's name starts alike, or the start would be empty.
+pub fn data_member_pattern(members: &[Member]) -> Option<String> {
+    let start = |name: &str| {
+        let base = Path::new(name).file_name().map_or(name.to_owned(), |base| base.to_string_lossy().into_owned());
+        base.split(|c: char| c == '_' || c == '-' || c == '.' || c.is_ascii_digit()).next().unwrap_or("").to_owned()
+    };
+    let largest = members.iter().max_by_key(|member| member.size)?;
+    let prefix = start(&largest.name);
+    let mixed = members.iter().any(|member| start(&member.name) != prefix);
+    (mixed && !prefix.is_empty()).then(|| format!("{prefix}*"))
+}
+
 /// The members of the archive at `path` to load, in name order: those whose name
 /// matches `pattern` (a glob on the name without its folder), else its data files.
 /// An error for a damaged archive, a member compressed other than by deflate, or
