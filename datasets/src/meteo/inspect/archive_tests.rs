@@ -349,3 +349,24 @@ fn openweathermap_history_export() {
     assert_eq!((value(&found, "--station"), value(&found, "--time")), (Some("city_name"), Some("dt")));
     assert_eq!(value(&found, "--measures"), Some("temp,humidity"));
 }
+
+/// CoCoRaHS's exports name the station in camel case (`StationNumber`) and write the
+/// observation's time of day with AM/PM; Environment Canada's hourly files give year,
+/// month, day and a `Time (LST)` column, all four the time (not the day alone).
+#[test]
+fn cocorahs_station_and_eccc_hourly_time() {
+    let mut cocorahs = String::from("ObservationDate,ObservationTime,StationNumber,StationName,TotalPrecipAmt\n");
+    for day in 1..=3 {
+        cocorahs.push_str(&format!("2020-01-0{day},07:00 AM,CO-LR-1,Fort Collins 2.3 SW,0.{day}\n"));
+    }
+    let found = flags(&cocorahs);
+    assert_eq!(value(&found, "--station"), Some("StationNumber"));
+    assert_eq!(value(&found, "--time-format"), Some("%Y-%m-%d %I:%M %p"));
+    let mut eccc = String::from("\"Station Name\",\"Year\",\"Month\",\"Day\",\"Time (LST)\",\"Temp (°C)\"\n");
+    for hour in 0..3 {
+        eccc.push_str(&format!("\"TORONTO CITY\",\"2020\",\"01\",\"01\",\"0{hour}:00\",\"0.{hour}\"\n"));
+    }
+    let found = flags(&eccc);
+    assert_eq!(value(&found, "--time"), Some("Year,Month,Day,Time (LST)"));
+    assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H:%M"));
+}

@@ -27,13 +27,16 @@ pub(crate) const STATION_NAMES: [&str; 17] = [
 
 /// Whether a column name says it names the station in words (the Bureau of
 /// Meteorology's `Bureau of Meteorology station number`): the word `station` followed
-/// by `number`, `no`, `id`, `name` or `code`; or `sta` or `stn` among other words
-/// (Météo-France's `numer_sta`).
+/// by `number`, `no`, `id`, `name` or `code` (also written as one word, CoCoRaHS's
+/// `StationNumber`); or `sta` or `stn` among other words (Météo-France's `numer_sta`).
 pub(super) fn names_a_station(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let numbered = words.len() > 1 && words.iter().any(|word| ["sta", "stn"].contains(word));
+    // Written in camel case (CoCoRaHS's `StationNumber`, `StationName`).
+    let joined = ["stationnumber", "stationno", "stationid", "stationname", "stationcode"].contains(&lower.as_str());
     numbered
+        || joined
         || words
             .windows(2)
             .any(|pair| pair[0] == "station" && ["number", "no", "id", "name", "code"].contains(&pair[1]))
