@@ -16,8 +16,8 @@ use quiredb_structures::table::Key;
 
 use super::record::RecordEncoding;
 use super::store::{
-    BTREE_NAME, META_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, no_tree_error,
-    stored_encoding, tree_dimensions, unpack_record_id, with_dimensions,
+    BTREE_NAME, MeasureTree, QUEUE_NAME, RTREE_NAME, decode_record_id, encode_key, no_tree_error, stored_encoding,
+    tree_dimensions, unpack_record_id, with_dimensions,
 };
 use crate::error::{Error, Result};
 
@@ -170,17 +170,13 @@ impl<'t, T: PageRead> MeteoView<'t, T> {
             })?,
         };
         let pages = [self.queue.stats()?.data_pages, btree_stats.leaves + btree_stats.branches, rtree_pages];
-        let measure_names = match BTree::open(self.txn, META_NAME) {
-            Ok(meta) => meta.get_vec(b"measures")?.unwrap_or_default(),
-            Err(_) => Vec::new(),
-        };
         Ok(StoreStats {
             records: self.queue.len()?,
             keys,
             points,
             dimensions: self.dims,
             rtree_height,
-            measure_names: super::store::decode_measure_names(&measure_names),
+            measure_names: super::aggregate::stored_measure_names(self.txn)?,
             pages,
         })
     }

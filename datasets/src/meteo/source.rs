@@ -577,12 +577,34 @@ pub fn without_unit(name: &str) -> &str {
     }
 }
 
+/// Names of a station's column, and labels of a station in a preamble field
+/// (`Station Name: X`, HOBO's `Plot Title: X`).
+pub(crate) const STATION_NAMES: [&str; 17] = [
+    "station",
+    "stn",
+    "id",
+    "name",
+    "origin",
+    "site",
+    "stations_id",
+    "usaf",
+    "wmo",
+    "staid",
+    "station name",
+    "station_name",
+    "location",
+    "location id",
+    "plot title",
+    "city_name",
+    "city",
+];
+
 /// The station in a preamble field written `LABEL: NAME` with a station's label (Met
 /// Éireann's `Station Name: DUBLIN AIRPORT`): the name; else the whole field.
 fn after_station_label(field: &str) -> &str {
     let labelled = field.split_once(':').filter(|(label, name)| {
         let label = label.trim().to_ascii_lowercase();
-        !name.trim().is_empty() && super::inspect::station::STATION_NAMES.contains(&label.as_str())
+        !name.trim().is_empty() && STATION_NAMES.contains(&label.as_str())
     });
     labelled.map_or(field, |(_, name)| name.trim())
 }

@@ -20,7 +20,8 @@ pub(super) const PLACE_NAMES: [&str; 8] =
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 
 /// Whether a (lower-case) column name is a quality code's (`TMAX_FLAG`, `Q_TG`,
-/// `Max Temp Flag`, `QN_9`, JMA's `品質情報`, Met Éireann's `ind`) or another companion's of a value (`GHI source`).
+/// `Max Temp Flag`, `QN_9`, JMA's `品質情報`, Met Éireann's `ind`) or another
+/// companion's of a value (`GHI source`).
 pub(super) fn is_quality_name(lower: &str) -> bool {
     let last_word = crate::meteo::source::without_unit(lower).rsplit([' ', '_']).next().unwrap_or("");
     ["flag", "qual", "qc", "qn", "品質"].iter().any(|word| lower.contains(word))
@@ -58,16 +59,17 @@ impl Guess<'_> {
             let bare = crate::meteo::source::without_unit(name).to_ascii_lowercase();
             let counter = ["no", "eor", "record", "source", "#"].contains(&lower.as_str())
                 || BOOKKEEPING_NAMES.contains(&bare.as_str());
+            let clock = lower.contains("sunrise") || lower.contains("sunset");
             // A zone's offset in seconds and a weather icon's code (OpenWeatherMap's
             // `timezone`, `weather_icon`) are no measures either.
-            let clock = lower.contains("sunrise") || lower.contains("sunset") || lower == "timezone";
-            let clock = clock || lower.ends_with("icon");
+            let zone_or_icon = lower == "timezone" || lower.ends_with("icon");
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
             // A row number written by pandas: a first column with a blank name, or `Unnamed: 0`.
             let row_number = (bare.is_empty() && index == 0) || bare.starts_with("unnamed:");
             is_quality_name(&lower)
                 || counter
                 || clock
+                || zone_or_icon
                 || identifier
                 || row_number
                 || PLACE_NAMES.contains(&bare.as_str())

@@ -25,7 +25,7 @@ use super::timefmt::TimeFormat;
 
 mod layout;
 mod measures;
-pub(crate) mod station;
+mod station;
 mod time;
 
 #[cfg(test)]

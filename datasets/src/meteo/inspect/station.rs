@@ -4,26 +4,7 @@
 use super::measures::PLACE_NAMES;
 use super::{ColumnKind, Guess, PeriodPattern};
 use crate::meteo::sniff::Joined;
-
-pub(crate) const STATION_NAMES: [&str; 17] = [
-    "station",
-    "stn",
-    "id",
-    "name",
-    "origin",
-    "site",
-    "stations_id",
-    "usaf",
-    "wmo",
-    "staid",
-    "station name",
-    "station_name",
-    "location",
-    "location id",
-    "plot title",
-    "city_name",
-    "city",
-];
+use crate::meteo::source::STATION_NAMES;
 
 /// Whether a column name says it names the station in words (the Bureau of
 /// Meteorology's `Bureau of Meteorology station number`): the word `station` followed

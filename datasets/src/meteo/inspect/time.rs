@@ -134,10 +134,7 @@ impl Guess<'_> {
         self.used.extend(&columns);
         // An EnergyPlus weather file's minute field after its hour: 60, the hour's end.
         let after = columns.last().map_or(0, |last| last + 1);
-        if format.is_none()
-            && self.columns.get(after).is_some_and(|c| c.kind == ColumnKind::Integer)
-            && self.within(after, 60, 60)
-        {
+        if format.is_none() && self.integers_within(after, 60, 60) {
             self.used.push(after);
         }
         let references: Vec<String> = columns.iter().map(usize::to_string).collect();
@@ -210,6 +207,12 @@ impl Guess<'_> {
         self.body.iter().all(plausible).then_some(index)
     }
 
+    /// Whether column `index` exists, is of integers, and each in `low..=high`.
+    fn integers_within(&self, index: usize, low: i64, high: i64) -> bool {
+        self.columns.get(index).is_some_and(|column| column.kind == ColumnKind::Integer)
+            && self.within(index, low, high)
+    }
+
     /// Whether every sampled value of column `index` is an integer in `low..=high`.
     fn within(&self, index: usize, low: i64, high: i64) -> bool {
         let inside = |row: &Vec<String>| {
@@ -223,8 +226,7 @@ impl Guess<'_> {
     /// day, an hour (0–24: an EnergyPlus weather file's hours run 1–24) and perhaps
     /// minutes; with the `--time-format` they need (none for year, month, day, hour).
     fn leading_time_columns(&self) -> Option<(Vec<usize>, Option<&'static str>)> {
-        let int = |i: usize| self.columns.get(i).is_some_and(|column| column.kind == ColumnKind::Integer);
-        let fits = |i: usize, low: i64, high: i64| int(i) && self.within(i, low, high);
+        let fits = |i: usize, low: i64, high: i64| self.integers_within(i, low, high);
         if self.sniffed.header || self.columns.len() < 5 || !fits(0, 1800, 2200) {
             return None;
         }
@@ -245,8 +247,7 @@ impl Guess<'_> {
     /// with the next column as the hour when it rises within each day
     /// ([`Guess::rises_within`]).
     fn inner_civil_time(&mut self) -> bool {
-        let int = |i: usize| self.columns.get(i).is_some_and(|column| column.kind == ColumnKind::Integer);
-        let fits = |i: usize, low: i64, high: i64| int(i) && self.within(i, low, high);
+        let fits = |i: usize, low: i64, high: i64| self.integers_within(i, low, high);
         let civil = |year: usize| fits(year, 1800, 2200) && fits(year + 1, 1, 12) && fits(year + 2, 1, 31);
         if self.sniffed.header {
             return false;
