@@ -333,7 +333,8 @@ enum Mode {
 
 fn open_file(path: &Path, mode: Mode) -> Result<FileStorage> {
     if mode != Mode::Create && !path.exists() {
-        return Err(Error::io(format!("opening {}", path.display()), std::io::ErrorKind::NotFound.into()));
+        let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        return Err(Error::io(format!("opening {}", path.display()), missing));
     }
     let start = std::time::Instant::now();
     loop {

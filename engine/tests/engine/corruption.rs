@@ -128,3 +128,16 @@ fn a_second_handle_on_the_same_file_is_locked_out() {
     assert!(matches!(error, Error::Locked { .. }), "{error}");
     assert!(error.to_string().contains("locked"));
 }
+
+#[test]
+fn opening_a_missing_file_says_so_and_creates_nothing() {
+    // Proves: `open` of a path that does not exist is an I/O error that names the path
+    // and says the file is missing (not the bare "entity not found"), and leaves no file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing.quire");
+    let error = Database::open(&path, Options::default()).map(|_| ()).unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(&error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound), "{text}");
+    assert!(text.contains("missing.quire") && text.contains("no such file"), "{text}");
+    assert!(!path.exists());
+}
