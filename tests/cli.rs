@@ -396,7 +396,16 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // each line), Met Éireann (`Station Name: …`, month names, `ind` columns), the
     // Finnish Meteorological Institute (year, month, day and a time of day), an Onset
     // HOBO logger (`GMT-05:00` in the time's name, `01:45:00 PM`, commas in names), NOAA
-    // GSOD (a `STATION,DATE` header like Global Hourly's, with a plain `SLP`).
+    // GSOD (a `STATION,DATE` header like Global Hourly's, with a plain `SLP`). Meteostat's
+    // bulk files (gzipped, no header, the station in the file's name), KNMI's daily file,
+    // a MeteoSwiss IDAweb order (a legend after the rows), Météo-France's SYNOP export
+    // (`ID OMM station`, times with offsets, codes of places) and climatological files
+    // (`NUM_POSTE`, `Q…` quality columns), Open-Meteo (the zone in the metadata, local
+    // times; a daily file's sunrise is no time), the Iowa Environmental Mesonet's ASOS
+    // files (`M` missing, `T` trace, `valid(America/Chicago)`), NOAA GHCNh (`|`, codes
+    // beside each measure), AEMET (`;`, decimal commas, `Ip`, Latin-1, `horatmin`), the
+    // Hong Kong Observatory (names in two languages, a legend of full-width lines), NASA
+    // POWER's daily `YEAR,DOY`.
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -436,6 +445,31 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("hobo_10432183.csv", 12, "10432183", "2017-07-14T18:45", "12,07/14/17 01:45:00 PM,83.000,54.000"),
         ("gsod_01001099999_2020.csv", 2, "01001099999", "2020-01-02T00:00", "1003.5"),
         ("weatherlink_export.txt", 12, "weatherlink_export", "2021-01-01T03:30", "1/01/21\t3:30a\t40.1\t40.2"),
+        ("10637.csv.gz", 36, "10637", "2022-01-01T23:00", "2022-01-01,23,3.0,1.3,86,0.3,,250,14.1,,1012.5,,8"),
+        ("etmgeg_260.txt", 31, "260", "2023-01-31T00:00", "  260,20230131,  250,   66,"),
+        ("order_97564_SMA_data.txt", 36, "SMA", "2020-01-01T05:50", "SMA;202001010550;1.4;0.0;0.6"),
+        (
+            "donnees-synop-essentielles-omm.csv",
+            24,
+            "07149",
+            "2020-01-03T21:00",
+            "07149;2020-01-03T22:00:00+01:00;102730;",
+        ),
+        ("H_75_previous-2020-2022.csv.gz", 36, "75114001", "2022-01-01T23:00", ";2022010123;0;1;0;9;4.7;"),
+        ("open_meteo_berlin_hourly.csv", 30, "open_meteo_berlin_hourly", "2024-01-02T04:00", "2024-01-02T05:00,-1.7"),
+        ("open_meteo_zurich_daily.csv", 31, "open_meteo_zurich_daily", "2023-07-31T00:00", "2023-07-31,23.8,14.5"),
+        ("asos_DSM.csv", 30, "DSM", "2022-01-01T23:53", "DSM,2022-01-01 23:53,20.49,16.62"),
+        ("asos_DSM_debug.csv", 30, "DSM", "2022-01-01T23:53", "DSM,2022-01-01 17:53,18.70,15.70"),
+        (
+            "GHCNh_USW00094728_2023.psv",
+            30,
+            "USW00094728",
+            "2023-01-02T05:51",
+            "USW00094728|NY CITY CNTRL PK|2023|01|02|05|51|",
+        ),
+        ("aemet_1387_diarios.csv", 31, "1387", "2023-01-31T00:00", "2023-01-31;1387;A CORU\u{d1}A;"),
+        ("CLMMAXT_HKO_.csv", 31, "CLMMAXT_HKO_", "2023-01-31T00:00", "2023,1,31,19.9,C"),
+        ("nasa_power_daily_doy.csv", 31, "nasa_power_daily_doy", "2022-01-31T00:00", "2022,31,-2.55,2.40,0.55,-999.0"),
     ];
     for (name, rows, station, time, found) in samples {
         let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);

@@ -230,10 +230,11 @@ impl<R: Read> Source<R> {
         }
         let expected = self.expected_fields;
         let note = move |row: &ByteRecord| row.len() < expected && !starts_like_a_number(row);
-        if !note(record) {
+        let words = super::sniff::is_word_line(record.iter());
+        if !note(record) && !words {
             return Ok(true);
         }
-        if !self.blank_before {
+        if !self.blank_before || !note(record) {
             return self.unless_end_marker(record);
         }
         let mut ahead = Vec::new();
@@ -256,22 +257,33 @@ impl<R: Read> Source<R> {
         Ok(true)
     }
 
-    /// Hands out a short row met right after the rows, unless it is one field of words
-    /// without digits that ends the input (BADC-CSV's `end data` after a MIDAS file's
-    /// rows): that is a note, counted in [`Source::footer`]. A row cut short at the end
-    /// keeps its time or station, which have digits, or a delimiter.
+    /// Hands out a row met right after the rows, unless it and the rows after it to the
+    /// end of the input (at most [`FOOTER_ROWS`]) are each one field of words without
+    /// digits, any other fields blank (BADC-CSV's `end data` after a MIDAS file's rows;
+    /// the Hong Kong Observatory's legend `*** 沒有數據/unavailable,,,,`): those are
+    /// notes, counted in [`Source::footer`]. A row cut short at the end keeps its time
+    /// or station, which have digits.
     fn unless_end_marker(&mut self, record: &mut ByteRecord) -> Result<bool> {
-        let words = |field: &[u8]| field.iter().any(u8::is_ascii_alphabetic) && !field.iter().any(u8::is_ascii_digit);
-        if record.len() != 1 || !words(&record[0]) {
+        let words = |row: &ByteRecord| super::sniff::is_word_line(row.iter());
+        if !words(record) {
             return Ok(true);
         }
+        let mut ahead = Vec::new();
         let mut next = ByteRecord::new();
-        if self.read(&mut next)? {
-            self.pending.push_back(next);
-            return Ok(true);
+        while ahead.len() < FOOTER_ROWS && self.read(&mut next)? {
+            let more = words(&next);
+            ahead.push(std::mem::take(&mut next));
+            if !more {
+                break;
+            }
         }
-        self.footer = Some((self.line(record), 1));
-        Ok(false)
+        if ahead.iter().all(words) && !self.read(&mut next)? {
+            self.footer = Some((self.line(record), ahead.len() + 1));
+            return Ok(false);
+        }
+        self.pending.extend(ahead);
+        self.pending.extend((!next.is_empty()).then_some(next));
+        Ok(true)
     }
 
     /// Reads a row from the input. The `csv` crate skips blank lines and dates a row
@@ -578,11 +590,14 @@ pub fn without_unit(name: &str) -> &str {
 }
 
 /// Names of a station's column, and labels of a station in a preamble field
-/// (`Station Name: X`, HOBO's `Plot Title: X`).
-pub(crate) const STATION_NAMES: [&str; 17] = [
+/// (`Station Name: X`, HOBO's `Plot Title: X`). NOAA GHCNh's `Station_ID` comes before
+/// its `Station_name`; AEMET names its stations' codes `indicativo`.
+pub(crate) const STATION_NAMES: [&str; 19] = [
     "station",
     "stn",
     "id",
+    "station_id",
+    "indicativo",
     "name",
     "origin",
     "site",

@@ -224,3 +224,19 @@ fn an_end_marker_right_after_the_rows_is_a_note() {
         assert_eq!(csv_error(&format!("{GOOD}{last}\n")).0, 3, "{last:?} is a row cut short");
     }
 }
+
+/// Lines of words right after the rows to the end of the file, each one field of words
+/// with the other fields blank (the Hong Kong Observatory's legend, as wide as its rows:
+/// `*** 沒有數據/unavailable,,,,`), are notes; with a row after them the first is a row
+/// and stops the load at its line (it has no time).
+#[test]
+fn a_legend_as_wide_as_the_rows_is_notes() {
+    let legend = "*** 沒有數據/unavailable,,,,,,\n# 數據不完整/data incomplete,,,,,,\nC 數據完整/data Complete,,,,,,\n";
+    let summary = load_bytes(format!("{GOOD}{legend}").as_bytes(), &Schema::default(), false).expect("notes");
+    assert_eq!(summary.rows, 1);
+    assert_eq!(summary.footers.iter().map(|footer| (footer.line, footer.rows)).collect::<Vec<_>>(), [(3, 3)]);
+    let row = "B,2013-03-01T01:00,1.5,1020,-3,0,2.1\n";
+    assert!(load_bytes(format!("{GOOD}{legend}{row}").as_bytes(), &Schema::default(), false).is_err());
+    let missing_all = format!("{GOOD}B,,,,,,\n");
+    assert!(load_bytes(missing_all.as_bytes(), &Schema::default(), false).is_err(), "a station and no time");
+}

@@ -13,8 +13,34 @@ const BOOKKEEPING_NAMES: [&str; 4] = ["version", "version_num", "rec_st_ind", "o
 
 /// A station's place, written on each row of some archives (Environment Canada's
 /// `Longitude (x)`): no measure.
-pub(super) const PLACE_NAMES: [&str; 8] =
-    ["lon", "long", "longitude", "lat", "latitude", "elevation", "altitude", "alt"];
+/// AEMET's `altitud` too.
+pub(super) const PLACE_NAMES: [&str; 9] =
+    ["lon", "long", "longitude", "lat", "latitude", "elevation", "altitude", "alt", "altitud"];
+
+/// Names of a station's place or of a measure: a place when one value fills the
+/// sample (Météo-France's `ALTI`, the height; the Iowa Environmental Mesonet's `alti`
+/// is the altimeter setting, which changes).
+const PLACE_IF_CONSTANT: [&str; 1] = ["alti"];
+
+/// First words of a calendar column that dates nothing the time does not (the
+/// month of the year Météo-France's SYNOP exports add, `mois_de_l_annee`): no measure
+/// when the time is found elsewhere.
+const CALENDAR_WORDS: [&str; 11] =
+    ["month", "mois", "monat", "mes", "year", "annee", "jahr", "week", "semaine", "weekday", "doy"];
+
+/// Words of trace precipitation in a precipitation column: NOAA's `T`, AEMET's `Ip`
+/// (inapreciable), `Tr`; read as 0 (`--word-value`).
+const TRACE_WORDS: [&str; 4] = ["T", "Ip", "Tr", "TR"];
+
+/// Whether a lower-case name is a precipitation's (or snow's): `prcp`, `Rain`, or
+/// the Iowa Environmental Mesonet's `p01i` (inches in 1 hour), `p24m`.
+fn names_precipitation(lower: &str) -> bool {
+    let iem = lower.len() == 4
+        && lower.starts_with('p')
+        && lower[1..3].bytes().all(|b| b.is_ascii_digit())
+        && lower.ends_with(['i', 'm']);
+    iem || ["prec", "prcp", "rain", "snow"].iter().any(|word| lower.contains(word))
+}
 
 /// Numbers that mean "missing" in weather files without being made of 9s (ISD's -9900).
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
@@ -23,18 +49,27 @@ const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 /// `Max Temp Flag`, `QN_9`, JMA's `品質情報`, Met Éireann's `ind`) or another
 /// companion's of a value (`GHI source`).
 pub(super) fn is_quality_name(lower: &str) -> bool {
-    let last_word = crate::meteo::source::without_unit(lower).rsplit([' ', '_']).next().unwrap_or("");
+    let mut words = crate::meteo::source::without_unit(lower).rsplit([' ', '_']);
+    let last_word = words.next().unwrap_or("");
+    // A code of a companion (NOAA GHCNh's `temperature_Source_Code`,
+    // `temperature_Measurement_Code`).
+    let coded = last_word == "code" && words.next().is_some_and(|word| CODED_WORDS.contains(&word));
     ["flag", "qual", "qc", "qn", "品質"].iter().any(|word| lower.contains(word))
         || lower.starts_with("q_")
         || lower == "ind"
         || lower.ends_with("_q")
         || COMPANION_WORDS.contains(&last_word)
+        || coded
 }
+
+/// Words before `code` in the name of a code describing another column's value.
+const CODED_WORDS: [&str; 4] = ["source", "measurement", "report", "method"];
 
 /// Last words of the columns that describe another column's value (TMY3's `GHI
 /// source`, `GHI uncert (%)`, GSOD's `TEMP_ATTRIBUTES`, the Japan Meteorological
 /// Agency's homogeneity number `均質番号`): no measures, no element codes.
-const COMPANION_WORDS: [&str; 6] = ["source", "uncert", "uncertainty", "unc", "attributes", "均質番号"];
+/// The Hong Kong Observatory's `數據完整性/data Completeness` (`C` complete, `#` not).
+const COMPANION_WORDS: [&str; 7] = ["source", "uncert", "uncertainty", "unc", "attributes", "completeness", "均質番号"];
 
 /// Whether a column of this kind holds measures.
 pub(super) fn is_measure_kind(kind: &ColumnKind) -> bool {
@@ -66,13 +101,23 @@ impl Guess<'_> {
             let identifier = ID_NAMES.contains(&lower.as_str()) || bare.ends_with(" id") || bare.ends_with("_id");
             // A row number written by pandas: a first column with a blank name, or `Unnamed: 0`.
             let row_number = (bare.is_empty() && index == 0) || bare.starts_with("unnamed:");
+            // An identifier's code written as the column's unit (Météo-France's
+            // `communes (code)`, `department (code)`).
+            let unit = lower.strip_prefix(bare.as_str()).unwrap_or("").trim();
+            let coded = ["(code)", "[code]", "(id)", "[id]"].contains(&unit);
+            let calendar =
+                bare.split(|c: char| !c.is_alphanumeric()).next().is_some_and(|word| CALENDAR_WORDS.contains(&word));
             is_quality_name(&lower)
+                || coded
+                || calendar
+                || self.paired_code(index).is_some()
                 || counter
                 || clock
                 || zone_or_icon
                 || identifier
                 || row_number
                 || PLACE_NAMES.contains(&bare.as_str())
+                || (PLACE_IF_CONSTANT.contains(&bare.as_str()) && self.constant(index))
         };
         // A second date's time of day (USCRN's local `LST_TIME` after `LST_DATE`) and a
         // column of codes are no measures.
@@ -92,6 +137,29 @@ impl Guess<'_> {
         let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
         self.flag("--measures", Some(references.join(",")));
         self.quality_flags(&flags);
+    }
+
+    /// Whether one value fills column `index` in the sample.
+    fn constant(&self, index: usize) -> bool {
+        let mut values = self.body.iter().map(|row| row.get(index));
+        let first = values.next().flatten();
+        values.all(|value| value == first)
+    }
+
+    /// The column whose quality code column `index` holds when it is named `Q` and that
+    /// column's name (Météo-France's `QRR1` beside `RR1`, `QT` beside `T`): codes of one
+    /// digit, and at least two columns of the file named so (a lone `QFF` beside `FF` is
+    /// the sea-level pressure, not a code).
+    fn paired_code(&self, index: usize) -> Option<usize> {
+        let described = |i: usize| {
+            let name = &self.columns[i].name;
+            let code = self.columns[i].kind == ColumnKind::Integer
+                && self.body.iter().all(|row| row.get(i).is_none_or(|v| v.trim().len() <= 1));
+            let rest = name.strip_prefix(['Q', 'q']).filter(|rest| !rest.is_empty() && code)?;
+            (0..self.columns.len()).find(|&j| j != i && self.columns[j].name.eq_ignore_ascii_case(rest))
+        };
+        let measure = described(index)?;
+        ((0..self.columns.len()).filter(|&i| described(i).is_some()).count() >= 2).then_some(measure)
     }
 
     /// Whether integer column `index` holds codes written with leading zeros, all of
@@ -139,7 +207,18 @@ impl Guess<'_> {
         }
         chosen.sort_unstable();
         if !chosen.is_empty() {
-            let names: Vec<String> = chosen.iter().map(|&i| self.columns[i].reference.clone()).collect();
+            // A column referred to by its number in the file (no header, a blank,
+            // repeated or comma-holding name) is named here by its place among the
+            // measures, which is what `--index-measures` reads a number as.
+            let reference = |i: usize| {
+                let column = &self.columns[i];
+                if column.reference == column.name {
+                    column.reference.clone()
+                } else {
+                    measures.iter().position(|&m| m == i).unwrap_or(i).to_string()
+                }
+            };
+            let names: Vec<String> = chosen.iter().map(|&i| reference(i)).collect();
             self.flag("--index-measures", Some(names.join(",")));
         }
     }
@@ -150,15 +229,15 @@ impl Guess<'_> {
     /// written by [`Guess::sentinels`]).
     fn value_words(&mut self, measures: &[usize]) {
         let mut flags = String::new();
-        let mut trace = false;
+        let mut traces: Vec<String> = Vec::new();
         for &index in measures {
             let ColumnKind::Flagged { suffixes, words } = &self.columns[index].kind else { continue };
             add_new(&mut flags, suffixes);
             let name = self.columns[index].name.to_ascii_lowercase();
-            let fallen = ["prec", "prcp", "rain", "snow"].iter().any(|word| name.contains(word));
+            let fallen = names_precipitation(&name);
             for word in words {
-                if word == "T" && fallen {
-                    trace = true;
+                if TRACE_WORDS.contains(&word.as_str()) && fallen {
+                    traces.push(word.clone());
                 } else if !self.missing_words.contains(word) {
                     self.missing_words.push(word.clone());
                 }
@@ -170,8 +249,11 @@ impl Guess<'_> {
         if flags.contains(SUSPECT_FLAG) {
             self.flag("--drop-flags", Some(SUSPECT_FLAG.to_string()));
         }
-        if trace {
-            self.flag("--word-value", Some("T=0".into()));
+        traces.sort_by_key(|word| TRACE_WORDS.iter().position(|trace| trace == word));
+        traces.dedup();
+        if !traces.is_empty() {
+            let values: Vec<String> = traces.iter().map(|word| format!("{word}=0")).collect();
+            self.flag("--word-value", Some(values.join(",")));
         }
     }
 
@@ -181,11 +263,15 @@ impl Guess<'_> {
         let name = crate::meteo::source::without_unit(&self.columns[measure].name).to_ascii_lowercase();
         let names = [format!("q_{name}"), format!("{name}_q"), format!("qc_{name}"), format!("{name}_qc")];
         let names = names.into_iter().chain([format!("{name}_flag"), format!("flag_{name}"), format!("{name} flag")]);
+        // NOAA GHCNh's `temperature_Quality_Code`.
+        let names = names.chain([format!("{name}_quality_code"), format!("{name}_quality")]);
         let names: Vec<String> = names.collect();
         // JMA's `気温(℃) 品質情報` beside `気温(℃)`: the whole name, then the word.
         let after_whole = format!("{} 品質情報", self.columns[measure].name);
         let lower = |i: usize| crate::meteo::source::without_unit(&self.columns[i].name).to_ascii_lowercase();
-        let pairs = |i: usize| names.contains(&lower(i)) || self.columns[i].name == after_whole;
+        let pairs = |i: usize| {
+            names.contains(&lower(i)) || self.columns[i].name == after_whole || self.paired_code(i) == Some(measure)
+        };
         (0..self.columns.len()).find(|&i| i != measure && !self.used.contains(&i) && pairs(i))
     }
 
@@ -210,7 +296,9 @@ impl Guess<'_> {
                 // Environment Canada's legend (`Max Temp Flag`): M missing; E estimated,
                 // T trace and the others describe a value that stands.
                 dropped.push("M".to_string());
-            } else if counts.len() < 2 && !common.is_empty() {
+            } else if !common.is_empty() && counts.keys().all(|code| code.is_empty() || *code == common) {
+                // One code and blanks (Météo-France's `QT` all `1`, blank where `T` is
+                // missing): nothing to tell, and the pair alone would drop every value.
                 continue;
             } else if !common.is_empty() {
                 dropped

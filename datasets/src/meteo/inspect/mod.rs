@@ -31,6 +31,8 @@ mod time;
 #[cfg(test)]
 mod archive_tests;
 #[cfg(test)]
+mod portal_tests;
+#[cfg(test)]
 mod tests;
 
 /// Formats tried on date columns, then on time-of-day columns.
@@ -130,19 +132,26 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
         false => ((0..sniffed.body_fields).map(|i| format!("column {}", i + 1)).collect(), &sniffed.rows[..]),
     };
     let decimal_comma = sniffed.delimiter != Delimiter::Byte(b',');
+    // A short row is a note or an error (BADC-CSV's `end data`): it types nothing.
+    let values: Vec<Vec<&str>> = (0..names.len())
+        .map(|index| {
+            let full = body.iter().filter(|row| row.len() >= sniffed.body_fields);
+            full.filter_map(|row| row.get(index).map(String::as_str)).collect()
+        })
+        .collect();
+    let file_word = missing_word(&values, decimal_comma, &schema.missing);
+    let mut missing = schema.missing.clone();
+    missing.tokens.extend(file_word.clone());
     let columns: Vec<Column> = names
         .iter()
         .enumerate()
         .map(|(index, name)| {
-            // A short row is a note or an error (BADC-CSV's `end data`): it types nothing.
-            let full = body.iter().filter(|row| row.len() >= sniffed.body_fields);
-            let values: Vec<&str> = full.filter_map(|row| row.get(index).map(String::as_str)).collect();
             // A blank or repeated name names no column: its number does; nor does one
             // with a comma, which would split `--measures` (HOBO's `Temp, °F`).
             let unique = names.iter().filter(|other| *other == name).count() == 1;
             let named = sniffed.header && !name.is_empty() && !name.contains(',') && unique;
             let reference = if named { name.clone() } else { index.to_string() };
-            Column { name: name.clone(), reference, kind: kind_of(&values, decimal_comma, &schema.missing) }
+            Column { name: name.clone(), reference, kind: kind_of(&values[index], decimal_comma, &missing) }
         })
         .collect();
     let mut guess = Guess {
@@ -151,12 +160,41 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
         body,
         used: Vec::new(),
         measured: Vec::new(),
-        missing_words: Vec::new(),
+        missing_words: file_word.into_iter().collect(),
         flags: Vec::new(),
     };
     let layout = guess.all(decimal_comma, &schema.missing);
     let flags = guess.flags;
     Inspection { sniffed, columns, layout, flags }
+}
+
+/// A word that stands for a missing value throughout a file (the Iowa Environmental
+/// Mesonet's `M`): one column holds nothing else, and another holds it among numbers,
+/// however few (a gust reported once in four hours). Read as missing everywhere, it
+/// makes the second column numbers and the first empty.
+fn missing_word<'a>(values: &[Vec<&'a str>], decimal_comma: bool, missing: &MissingValues) -> Option<String> {
+    let usual = |v: &str| missing.tokens.iter().any(|token| token.eq_ignore_ascii_case(v));
+    let word = |v: &str| {
+        (1..=LONGEST_WORD).contains(&v.len()) && v.chars().all(|c| c.is_ascii_graphic() && !c.is_ascii_digit())
+    };
+    let filled_with = |column: &[&'a str]| -> Option<&'a str> {
+        let first = column.iter().copied().find(|v| !usual(v))?;
+        let only = column.iter().filter(|v| !usual(v)).count() >= 2 && column.iter().all(|v| usual(v) || *v == first);
+        (only && word(first)).then_some(first)
+    };
+    let number =
+        |v: &str| super::fields::parse_measure(v.as_bytes(), decimal_comma, missing).is_ok_and(|n| n.is_some());
+    let candidates: Vec<(usize, &str)> =
+        values.iter().enumerate().filter_map(|(index, column)| filled_with(column).map(|w| (index, w))).collect();
+    let among_numbers = |index: usize, w: &str| {
+        values.iter().enumerate().any(|(other, column)| {
+            other != index
+                && column.contains(&w)
+                && column.iter().any(|v| number(v))
+                && column.iter().all(|v| usual(v) || *v == w || number(v))
+        })
+    };
+    candidates.into_iter().find(|&(index, w)| among_numbers(index, w)).map(|(_, w)| w.to_owned())
 }
 
 fn kind_of(values: &[&str], decimal_comma: bool, missing: &MissingValues) -> ColumnKind {
@@ -304,10 +342,14 @@ impl Guess<'_> {
         }
     }
 
+    /// The first free column of a kind named one of `names` (any case, without its
+    /// unit), or named so in one of the languages of a name written in two with a `/`
+    /// between them (the Hong Kong Observatory's `年/Year`).
     fn find(&self, names: &[&str], kind: impl Fn(&ColumnKind) -> bool) -> Option<usize> {
         let named = |column: &Column| {
-            let name = super::source::without_unit(&column.name).to_ascii_lowercase();
-            names.iter().any(|candidate| name == *candidate)
+            let name = super::source::without_unit(&column.name).to_lowercase();
+            let mut parts = std::iter::once(name.as_str()).chain(name.split('/').map(str::trim));
+            parts.any(|part| names.contains(&part))
         };
         (0..self.columns.len())
             .find(|&i| !self.used.contains(&i) && named(&self.columns[i]) && kind(&self.columns[i].kind))

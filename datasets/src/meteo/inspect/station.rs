@@ -9,15 +9,23 @@ use crate::meteo::source::STATION_NAMES;
 /// Whether a column name says it names the station in words (the Bureau of
 /// Meteorology's `Bureau of Meteorology station number`): the word `station` followed
 /// by `number`, `no`, `id`, `name` or `code` (also written as one word, CoCoRaHS's
-/// `StationNumber`); or `sta` or `stn` among other words (Météo-France's `numer_sta`).
+/// `StationNumber`); or `sta`, `stn` or `poste` among other words (Météo-France's
+/// `numer_sta`, `NUM_POSTE`); or `station` with `id`, `wmo` or `omm` anywhere
+/// (Météo-France's SYNOP export `ID OMM station`), unless a companion's (GHCNh's
+/// `temperature_Source_Station_ID`).
 pub(super) fn names_a_station(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let numbered = words.len() > 1 && words.iter().any(|word| ["sta", "stn"].contains(word));
+    let numbered = words.len() > 1 && words.iter().any(|word| ["sta", "stn", "poste"].contains(word));
+    if words.contains(&"source") {
+        return false;
+    }
+    let identified = words.contains(&"station") && words.iter().any(|word| ["id", "wmo", "omm"].contains(word));
     // Written in camel case (CoCoRaHS's `StationNumber`, `StationName`).
     let joined = ["stationnumber", "stationno", "stationid", "stationname", "stationcode"].contains(&lower.as_str());
     numbered
         || joined
+        || identified
         || words
             .windows(2)
             .any(|pair| pair[0] == "station" && ["number", "no", "id", "name", "code"].contains(&pair[1]))

@@ -47,6 +47,23 @@ pub(super) fn offset_in_name(name: &str) -> Option<String> {
     (hours <= 14 && minutes < 60).then(|| format!("{sign}{hours:02}:{minutes:02}"))
 }
 
+/// The IANA time zone a time column's name gives (the Iowa Environmental Mesonet's
+/// `valid(America/Chicago)`): a word of it, between brackets or spaces, that names a
+/// zone with a `/` in it.
+pub(super) fn zone_in_name(name: &str) -> Option<String> {
+    let words = name.split(|c: char| c.is_whitespace() || "()[]{},;".contains(c));
+    let zone = words.filter(|word| word.contains('/')).find_map(|word| crate::meteo::schema::time_zone(word).ok())?;
+    Some(zone.name().to_owned())
+}
+
+/// Whether a time's values carry their own offset or `Z` (`2020-01-01T01:00:00+01:00`).
+fn offset_written(value: &str) -> bool {
+    let value = value.trim();
+    let tail = value.get(value.len().saturating_sub(6)..).unwrap_or("");
+    let signed = tail.starts_with(['+', '-']) || tail.get(1..).is_some_and(|rest| rest.contains('+'));
+    value.ends_with(['Z', 'z']) || (value.len() > 16 && signed)
+}
+
 impl Guess<'_> {
     /// Flags the columns that date a row: the first of these rules that finds them.
     pub(super) fn time(&mut self) {
@@ -150,13 +167,16 @@ impl Guess<'_> {
     fn column_time(&mut self) {
         if let Some(index) = self.free_column(&|kind| *kind == ColumnKind::Timestamp) {
             let reference = self.take(index);
-            return self.flag("--time", Some(reference));
+            self.flag("--time", Some(reference));
+            return self.local_time(index);
         }
         let Some(date) = self.free_column(&|kind| matches!(kind, ColumnKind::Date(_))) else { return };
         let ColumnKind::Date(date_format) = self.columns[date].kind else { return };
         let date_reference = self.take(date);
         if let Some(offset) = offset_in_name(&self.columns[date].name) {
             self.flag("--utc-offset", Some(offset));
+        } else {
+            self.local_time(date);
         }
         let clock = date_format.contains("%H") || date_format.contains("%I");
         let time_of_day = if clock { None } else { self.time_of_day(date) };
@@ -186,11 +206,60 @@ impl Guess<'_> {
         Some((self.take(hour), "%H".to_owned()))
     }
 
+    /// `--time-zone` or `--utc-offset` for time column `index` when its values carry
+    /// no offset: a zone in its name (`valid(America/Chicago)`), else a zone or an offset
+    /// under a `timezone` or `utc_offset_seconds` label of the preamble (Open-Meteo's
+    /// `latitude,…,utc_offset_seconds,timezone,…` over `52.52,…,3600,Europe/Berlin,…`).
+    /// UTC and GMT need neither.
+    fn local_time(&mut self, index: usize) {
+        let values = || self.body.iter().filter_map(|row| row.get(index));
+        if values().any(|value| offset_written(value)) {
+            return;
+        }
+        if let Some(zone) = zone_in_name(&self.columns[index].name) {
+            return self.flag("--time-zone", Some(zone));
+        }
+        let preamble = &self.sniffed.preamble;
+        let under = |label: &str| {
+            preamble.windows(2).find_map(|pair| {
+                let at = pair[0].iter().position(|field| field.eq_ignore_ascii_case(label))?;
+                (pair[0].len() == pair[1].len()).then(|| pair[1][at].clone())
+            })
+        };
+        let zone = ["timezone", "time_zone"].iter().find_map(|label| under(label));
+        if let Some(zone) = zone.and_then(|zone| crate::meteo::schema::time_zone(&zone).ok()) {
+            if !["UTC", "GMT", "Etc/UTC", "Etc/GMT", "Zulu"].contains(&zone.name()) {
+                self.flag("--time-zone", Some(zone.name().to_owned()));
+            }
+            return;
+        }
+        let seconds = under("utc_offset_seconds").and_then(|seconds| seconds.parse::<i32>().ok());
+        if let Some(seconds) = seconds.filter(|&s| s != 0 && s.abs() < 15 * 3600 && s % 60 == 0) {
+            let sign = if seconds < 0 { '-' } else { '+' };
+            let minutes = seconds.abs() / 60;
+            self.flag("--utc-offset", Some(format!("{sign}{:02}:{:02}", minutes / 60, minutes % 60)));
+        }
+    }
+
+    /// Whether column `index` gives the time of an event of the day rather than the
+    /// row's: sunrise or sunset (Open-Meteo's daily `sunrise (iso8601)`), or a time of
+    /// day named after another column (AEMET's `horatmin`, the hour of `tmin`).
+    fn event_time(&self, index: usize) -> bool {
+        let lower = self.columns[index].name.to_ascii_lowercase();
+        let after_other = matches!(self.columns[index].kind, ColumnKind::TimeOfDay(_))
+            && (0..self.columns.len()).any(|other| {
+                let name = crate::meteo::source::without_unit(&self.columns[other].name).to_ascii_lowercase();
+                other != index && name.chars().count() >= 2 && lower.contains(&name)
+            });
+        lower.contains("sunrise") || lower.contains("sunset") || after_other
+    }
+
     /// The first free column of a kind, one named for UTC first (SolarAnywhere's
-    /// `ObservationTime(GMT)` beside its `ObservationTime(LST)`).
+    /// `ObservationTime(GMT)` beside its `ObservationTime(LST)`); no event's time.
     fn free_column(&self, test: &dyn Fn(&ColumnKind) -> bool) -> Option<usize> {
-        let candidates: Vec<usize> =
-            (0..self.columns.len()).filter(|&i| !self.used.contains(&i) && test(&self.columns[i].kind)).collect();
+        let candidates: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| !self.used.contains(&i) && test(&self.columns[i].kind) && !self.event_time(i))
+            .collect();
         let utc =
             |&i: &usize| ["utc", "gmt"].iter().any(|zone| self.columns[i].name.to_ascii_lowercase().contains(zone));
         candidates.iter().copied().find(utc).or(candidates.first().copied())

@@ -115,6 +115,9 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         Delimiter::Auto => detect_delimiter(&lines),
         given => given,
     };
+    if complete {
+        lines.truncate(without_word_lines(&lines, delimiter));
+    }
     let split: Vec<Vec<String>> = lines.iter().map(|line| split_line(line, delimiter)).collect();
     let body_fields = body_width(&uncommented(&lines, &split));
     let preamble_lines = match schema.preamble {
@@ -246,6 +249,42 @@ fn without_notes(lines: &[&[u8]]) -> usize {
         width > 2 && rows_alike && narrower
     };
     (0..lines.len()).find(|&at| blank(&lines[at]) && notes_after(at)).unwrap_or(lines.len())
+}
+
+/// How many of `lines` (a whole input) come before the lines of words that end it, each
+/// one field of words and nothing else (the Hong Kong Observatory's legend under its
+/// rows, `*** 沒有數據/unavailable,,,,`; BADC-CSV's `end data`): notes, as the load
+/// reads them. All of them when the line above is no row of several fields.
+fn without_word_lines(lines: &[&[u8]], delimiter: Delimiter) -> usize {
+    let blank = |line: &[u8]| line.trim_ascii().is_empty();
+    let words = |line: &[u8]| {
+        let fields = split_line(line, delimiter);
+        is_word_line(fields.iter().map(|field| field.as_bytes()))
+    };
+    let mut end = lines.len();
+    while end > 0 && (blank(lines[end - 1]) || words(lines[end - 1])) && lines.len() - end < FOOTER_LINES {
+        end -= 1;
+    }
+    let row_above = end > 0 && split_line(lines[end - 1], delimiter).len() > 1;
+    let any_words = lines[end..].iter().any(|line| !blank(line));
+    if row_above && any_words { end } else { lines.len() }
+}
+
+/// Most lines of words at the end read as notes.
+const FOOTER_LINES: usize = 100;
+
+/// Whether a row's fields are one field of words without digits, the others blank (a
+/// note under the rows, not a row: a row has its time). Beside blank fields, the words
+/// are two or more: a lone word there may be a station whose row lost its values.
+pub(crate) fn is_word_line<'a>(mut fields: impl Iterator<Item = &'a [u8]>) -> bool {
+    let Some(first) = fields.next() else { return false };
+    let text = String::from_utf8_lossy(first);
+    let mut others = fields.peekable();
+    let alone = others.peek().is_none();
+    text.chars().any(char::is_alphabetic)
+        && !text.chars().any(|c| c.is_ascii_digit())
+        && (alone || text.split_whitespace().count() >= 2)
+        && others.all(|field| field.trim_ascii().is_empty())
 }
 
 /// Lines of one width right above a blank line, for what follows it to be notes.

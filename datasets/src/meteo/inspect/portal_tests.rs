@@ -1,0 +1,188 @@
+//! `--inspect` on the exports of national weather services and data portals (Meteostat,
+//! Météo-France, Open-Meteo, the Iowa Environmental Mesonet, NOAA GHCNh, AEMET, the
+//! Hong Kong Observatory): the rules each needs, and what each rule must leave alone.
+//! The CLI test `inspect_reads_archives_as_their_makers_write_them` loads a sample of
+//! each.
+
+use super::station::names_a_station;
+use super::tests::{flags, value};
+use super::*;
+
+/// Without a header, `--index-measures` names the R*-tree's measures by their place
+/// among the measures, which is how the load reads a number (Meteostat's bulk files:
+/// gusts and snow seldom reported). Before, it gave the columns' numbers in the file,
+/// and the load refused the last one (`no measure "10"`).
+#[test]
+fn index_measures_without_a_header_are_numbered_among_the_measures() {
+    let mut bulk = String::new();
+    for hour in 0..12 {
+        let gust = if hour % 2 == 0 { "36.4" } else { "" };
+        let rain = if hour % 3 == 0 { "" } else { "0.2" };
+        bulk.push_str(&format!("2022-01-01,{hour},4.{hour},2.1,89,{rain},,240,15.0,{gust},1019.1,,3\n"));
+    }
+    let found = flags(&bulk);
+    assert_eq!(value(&found, "--time"), Some("0,1"));
+    assert_eq!(value(&found, "--measures"), Some("2,3,4,5,7,8,9,10,12"));
+    let index = Some("0,1,2,3,4,5,7,8");
+    assert_eq!(value(&found, "--index-measures"), index, "columns 2,3,4,5,7,8,10,12 by their places");
+    let mut named = String::from("time,temp,dwpt,rhum,prcp,wdir,wspd,wpgt,pres,coco\n");
+    for hour in 0..6 {
+        let gust = if hour == 0 { "36.4" } else { "" };
+        named.push_str(&format!("2022-01-01 0{hour}:00:00,1.0,0.5,80,0.0,240,5.0,{gust},1019.1,3\n"));
+    }
+    let index = Some("temp,dwpt,rhum,prcp,wdir,wspd,pres,coco");
+    assert_eq!(value(&flags(&named), "--index-measures"), index, "named by their names");
+}
+
+/// Météo-France's climatological files: `NUM_POSTE` is the station, `ALTI` (one value)
+/// a place, and each `Q…` column named `Q` and a measure's name is that measure's
+/// quality code, no measure; a quality column of one code and blanks is no
+/// `--flag-column` (alone it would drop every value). A lone `QFF` beside `FF` is a
+/// measure (the sea-level pressure). The SYNOP export: `ID OMM station` is the
+/// station, `communes (code)` and the month of the year no measures, and times with
+/// their offset need no zone.
+#[test]
+fn meteo_france_stations_places_and_quality_columns() {
+    let mut hourly = String::from("NUM_POSTE;NOM_USUEL;LAT;LON;ALTI;AAAAMMJJHH;RR1;QRR1;T;QT;U;QU\n");
+    for hour in 0..6 {
+        let (rain, code) = if hour == 2 { ("", "") } else { ("0.2", "1") };
+        hourly.push_str(&format!(
+            "75114001;PARIS-MONTSOURIS;48.821667;2.337833;75;20220101{hour:02};{rain};{code};6.{hour};1;8{hour};9\n"
+        ));
+    }
+    let found = flags(&hourly);
+    assert_eq!(value(&found, "--station"), Some("NUM_POSTE"));
+    assert_eq!(value(&found, "--measures"), Some("RR1,T,U"));
+    assert_eq!(value(&found, "--flag-column"), None, "one code each: nothing to tell");
+    let pressure = "station;time;FF;QFF\nA;2022010100;3.1;1013.2\nA;2022010101;2.0;1012.9\n";
+    assert_eq!(value(&flags(pressure), "--measures"), Some("FF,QFF"));
+    let mut synop =
+        String::from("ID OMM station;Date;Température;Altitude;communes (name);communes (code);mois_de_l_annee\n");
+    for hour in [1, 4, 7] {
+        synop.push_str(&format!("07149;2020-01-01T0{hour}:00:00+01:00;276.9;89;Paray-Vieille-Poste;91479;1\n"));
+    }
+    let found = flags(&synop);
+    assert_eq!(value(&found, "--station"), Some("ID OMM station"));
+    assert_eq!(value(&found, "--measures"), Some("Température"));
+    assert_eq!((value(&found, "--time-zone"), value(&found, "--utc-offset")), (None, None));
+    assert!(names_a_station("NUM_POSTE") && !names_a_station("temperature_Source_Station_ID"));
+}
+
+/// Open-Meteo's CSV: the zone under `timezone` in the metadata above the blank line
+/// gives `--time-zone` (local times, no offset written); UTC or GMT gives nothing, and
+/// an offset alone `--utc-offset`. A daily file's `sunrise (iso8601)` is no time: the
+/// `time` column of dates is. The WMO weather code stays a measure.
+#[test]
+fn open_meteo_zone_in_the_metadata_and_sunrise() {
+    let hourly = |zone: &str, offset: &str| {
+        let mut text = format!(
+            "latitude,longitude,elevation,utc_offset_seconds,timezone,timezone_abbreviation\n\
+             52.52,13.419998,38.0,{offset},{zone},GMT+1\n\ntime,temperature_2m (°C),weather_code (wmo code)\n"
+        );
+        for hour in 0..4 {
+            text.push_str(&format!("2024-01-01T0{hour}:00,2.{hour},3\n"));
+        }
+        flags(&text)
+    };
+    let berlin = hourly("Europe/Berlin", "3600");
+    assert_eq!(value(&berlin, "--time"), Some("time"));
+    assert_eq!(value(&berlin, "--time-zone"), Some("Europe/Berlin"));
+    assert_eq!(value(&berlin, "--measures"), Some("temperature_2m (°C),weather_code (wmo code)"));
+    assert_eq!(value(&hourly("GMT", "0"), "--time-zone"), None);
+    assert_eq!(value(&hourly("GMT", "0"), "--utc-offset"), None);
+    assert_eq!(value(&hourly("Nowhere", "-18000"), "--utc-offset"), Some("-05:00"));
+    let mut daily = String::from("time,temperature_2m_max (°C),sunrise (iso8601),sunset (iso8601)\n");
+    for day in 1..=3 {
+        daily.push_str(&format!("2023-07-0{day},23.{day},2023-07-0{day}T05:3{day},2023-07-0{day}T21:2{day}\n"));
+    }
+    let found = flags(&daily);
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("time"), Some("%Y-%m-%d")));
+    assert_eq!(value(&found, "--measures"), Some("temperature_2m_max (°C)"));
+}
+
+/// The Iowa Environmental Mesonet's ASOS files: `M` fills some columns and stands
+/// among the numbers of others, however few (a gust once in four hours): missing
+/// throughout (`--na M`), so the gust column is a measure. `T` in `p01i` is a trace
+/// (`--word-value T=0`). A zone in the time column's name gives `--time-zone`. The
+/// altimeter setting `alti` changes: a measure, not a place.
+#[test]
+fn iem_asos_missing_word_trace_and_a_zone_in_the_name() {
+    let mut asos = String::from("station,valid(America/Chicago),tmpf,p01i,alti,gust,ice_accretion_1hr\n");
+    for hour in 0..8 {
+        let rain = ["0.00", "T", "0.01", "M"][hour % 4];
+        let gust = if hour % 4 == 0 { "28.00" } else { "M" };
+        asos.push_str(&format!("DSM,2021-12-31 1{hour}:53,2{hour}.00,{rain},30.{hour}1,{gust},M\n"));
+    }
+    let found = flags(&asos);
+    assert_eq!(value(&found, "--time-zone"), Some("America/Chicago"));
+    assert_eq!(value(&found, "--measures"), Some("tmpf,p01i,alti,gust"));
+    assert_eq!(value(&found, "--word-value"), Some("T=0"));
+    assert_eq!(value(&found, "--na"), Some("M"));
+    let one_in_a_column = "station,valid,tmpf,skyc1\nDSM,2021-12-31 10:53,20.0,OVC\nDSM,2021-12-31 11:53,21.0,OVC\n";
+    assert_eq!(value(&flags(one_in_a_column), "--na"), None, "a word filling a column, among no numbers");
+}
+
+/// NOAA GHCNh's PSV files: `Station_ID` is the station (not `Station_name`), the codes
+/// beside each measure (`temperature_Source_Code`, `…_Measurement_Code`,
+/// `…_Source_Station_ID`) are no measures, and `temperature_Quality_Code` is
+/// `temperature`'s flag column.
+#[test]
+fn ghcnh_station_id_and_the_codes_beside_each_measure() {
+    let mut psv = String::from(
+        "Station_ID|Station_name|Year|Month|Day|Hour|Minute|Latitude|temperature|temperature_Measurement_Code|\
+         temperature_Quality_Code|temperature_Report_Type|temperature_Source_Code|temperature_Source_Station_ID\n",
+    );
+    for hour in 0..4 {
+        let quality = if hour == 2 { "L" } else { "" };
+        psv.push_str(&format!(
+            "USW00094728|NY CITY CNTRL PK|2023|01|01|0{hour}|51|40.77898|5.{hour}||{quality}|FM-15|343|72505394728\n"
+        ));
+    }
+    let found = flags(&psv);
+    assert_eq!(value(&found, "--delimiter"), Some("|"));
+    assert_eq!(value(&found, "--station"), Some("Station_ID"));
+    assert_eq!(value(&found, "--time"), Some("Year,Month,Day,Hour,Minute"));
+    assert_eq!(value(&found, "--measures"), Some("temperature"));
+    assert_eq!(value(&found, "--flag-column"), Some("temperature=temperature_Quality_Code"));
+}
+
+/// AEMET's daily values as CSV: `;` with decimal commas, `indicativo` the station,
+/// `altitud` a place, `Ip` (inapreciable) a trace of precipitation, and the hour of the
+/// minimum (`horatmin`, a time of day named after `tmin`) no part of the row's time.
+#[test]
+fn aemet_decimal_commas_trace_and_times_of_the_extremes() {
+    let mut aemet = String::from("fecha;indicativo;nombre;altitud;tmed;prec;tmin;horatmin;tmax;horatmax\n");
+    for day in 1..=4 {
+        let rain = if day == 2 { "Ip" } else { "0,0" };
+        aemet.push_str(&format!("2023-01-0{day};1387;A CORUÑA;58;10,{day};{rain};6,4;07:2{day};14,8;15:0{day}\n"));
+    }
+    let found = flags(&aemet);
+    assert_eq!(value(&found, "--station"), Some("indicativo"));
+    assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("fecha"), Some("%Y-%m-%d")));
+    assert_eq!(value(&found, "--measures"), Some("tmed,prec,tmin,tmax"));
+    assert_eq!(value(&found, "--word-value"), Some("Ip=0"));
+    let fmi = "Year,m,d,Time,Air temperature\n2023,1,1,00:00,0.1\n2023,1,1,01:00,0.2\n";
+    assert_eq!(value(&flags(fmi), "--time"), Some("Year,m,d,Time"), "a time of day named for no column");
+}
+
+/// The Hong Kong Observatory's CSV: names in two languages (`年/Year`) name the time's
+/// parts, a completeness column is no measure, and the legend under the rows, lines
+/// as wide as the rows holding one field of words, is no row.
+#[test]
+fn hong_kong_names_in_two_languages_and_a_legend() {
+    let mut hko = String::from(
+        "香港天文台 - 每日最高氣溫 (攝氏度) Hong Kong Observatory - Daily Maximum Temperature (°C),,,,\n\
+         年/Year,月/Month,日/Day,數值/Value,數據完整性/data Completeness\n",
+    );
+    for day in 1..=5 {
+        let (max, complete) = if day == 3 { ("***", "") } else { ("19.5", "C") };
+        hko.push_str(&format!("2023,1,{day},{max},{complete}\n"));
+    }
+    hko.push_str("*** 沒有數據/unavailable,,,,\n# 數據不完整/data incomplete,,,,\nC 數據完整/data Complete,,,,\n");
+    let found = inspect(hko.as_bytes(), true, &Schema::default());
+    assert_eq!(found.columns[0].kind, ColumnKind::Integer, "the legend types no column");
+    assert_eq!(value(&found.flags, "--time"), Some("年/Year,月/Month,日/Day"));
+    assert_eq!(value(&found.flags, "--measures"), Some("數值/Value"));
+    assert_eq!(value(&found.flags, "--na"), Some("***"));
+    assert!(found.flags.iter().any(|(flag, _)| flag == "--station-from-file"), "{:?}", found.flags);
+}
