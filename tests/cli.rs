@@ -405,7 +405,9 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // files (`M` missing, `T` trace, `valid(America/Chicago)`), NOAA GHCNh (`|`, codes
     // beside each measure), AEMET (`;`, decimal commas, `Ip`, Latin-1, `horatmin`), the
     // Hong Kong Observatory (names in two languages, a legend of full-width lines), NASA
-    // POWER's daily `YEAR,DOY`.
+    // POWER's daily `YEAR,DOY`, the Bureau of Meteorology's half-hourly files (three
+    // times named by their format's tokens, one in UTC), SILO, a German spreadsheet's `;`
+    // with decimal commas and points grouping thousands (`1.013,2`).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -470,6 +472,9 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("aemet_1387_diarios.csv", 31, "1387", "2023-01-31T00:00", "2023-01-31;1387;A CORU\u{d1}A;"),
         ("CLMMAXT_HKO_.csv", 31, "CLMMAXT_HKO_", "2023-01-31T00:00", "2023,1,31,19.9,C"),
         ("nasa_power_daily_doy.csv", 31, "nasa_power_daily_doy", "2022-01-31T00:00", "2022,31,-2.55,2.40,0.55,-999.0"),
+        ("HM01X_Data_066062_999999999.txt", 30, "066062", "2020-01-01T03:30", "hm, 066062,2020,01,01,14,30,"),
+        ("silo_66062.csv", 31, "66062", "2023-01-31T00:00", "66062,2023-01-31,"),
+        ("decimal_comma_thousands_de.csv", 30, "decimal_comma_thousands_de", "2023-03-26T17:00", "26.03.2023 17:00;"),
     ];
     for (name, rows, station, time, found) in samples {
         let output = quire(&["load-csv", &meteo_sample(name), "--inspect"]);
@@ -945,4 +950,28 @@ fn zip_archives_load_their_data_members() {
         let stats = text(&quire(&["stats", path_str(&bad_db)]));
         assert!(!bad_db.exists() || stats.contains("no meteorological data"), "nothing loaded: {stats}");
     }
+}
+
+#[test]
+fn range_refuses_an_inverted_interval_and_notes_a_station_it_does_not_hold() {
+    // Proves: `range` with --from after --to is an error naming both (it used to answer
+    // "0 records" as if the station had nothing then); a station with no record at any
+    // time gets a note saying so on stderr, a known station with nothing in the
+    // interval does not.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("eca.quire");
+    let flags = ["--skip-lines", "19", "--station-from-file", "--time", "DATE", "--time-format", "%Y%m%d"];
+    load_csv(&db, &[&meteo_sample("TG_STAID000005.txt")], &[&flags[..], &["--measures", "TG"]].concat(), 200);
+    let range = |station: &str, from: &str, to: &str| {
+        quire(&["range", path_str(&db), "--station", station, "--from", from, "--to", to])
+    };
+    let inverted = range("TG_STAID000005", "2000-02-01", "2000-01-01");
+    assert!(!inverted.status.success());
+    assert!(text(&inverted).contains("--from 2000-02-01 is after --to 2000-01-01"), "{}", text(&inverted));
+    let unknown = range("TG_STAID000006", "1900-01-01", "2100-01-01");
+    assert!(unknown.status.success() && unknown.stdout.is_empty());
+    assert!(text(&unknown).contains("no record of station \"TG_STAID000006\" at any time"), "{}", text(&unknown));
+    let empty = range("TG_STAID000005", "1800-01-01", "1800-12-31");
+    assert!(empty.status.success() && empty.stdout.is_empty());
+    assert!(!text(&empty).contains("note:"), "{}", text(&empty));
 }

@@ -113,12 +113,24 @@ fn print(txn: &impl PageRead, found: &[Found], output: OutputArgs, started: Inst
 /// Runs `quire range`.
 pub fn range(args: RangeArgs) -> Result<ExitCode> {
     let (from, to) = (time(&args.from)?, time(&args.to)?);
+    if from > to {
+        bail!("--from {} is after --to {}: no time lies between them", args.from, args.to);
+    }
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let started = Instant::now();
     let limit = args.output.limit.unwrap_or(usize::MAX);
-    let found = MeteoView::open(&txn)?.range_first(&args.station, from, to, limit)?;
-    print(&txn, &found, args.output, started)
+    let view = MeteoView::open(&txn)?;
+    let found = view.range_first(&args.station, from, to, limit)?;
+    let code = print(&txn, &found, args.output, started)?;
+    if found.is_empty() && view.range_first(&args.station, i64::MIN, i64::MAX, 1)?.is_empty() {
+        eprintln!(
+            "note: the database holds no record of station {:?} at any time (names match exactly; \
+             `quire agg DB --every year --measure M` lists the stations)",
+            args.station
+        );
+    }
+    Ok(code)
 }
 
 /// Runs `quire window`.
