@@ -953,11 +953,12 @@ fn zip_archives_load_their_data_members() {
 }
 
 #[test]
-fn range_refuses_an_inverted_interval_and_notes_a_station_it_does_not_hold() {
-    // Proves: `range` with --from after --to is an error naming both (it used to answer
-    // "0 records" as if the station had nothing then); a station with no record at any
-    // time gets a note saying so on stderr, a known station with nothing in the
-    // interval does not.
+fn queries_refuse_empty_intervals_and_windows_and_note_a_station_they_do_not_hold() {
+    // Proves: `range` and `agg` with --from after --to, and `window` with a lower corner
+    // above the upper one, are errors naming the bounds (and the window's measure) —
+    // they used to answer "0 records" as if there were no data there; `range` of a
+    // station with no record at any time adds a note saying so on stderr, a known
+    // station with nothing in the interval does not.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("eca.quire");
     let flags = ["--skip-lines", "19", "--station-from-file", "--time", "DATE", "--time-format", "%Y%m%d"];
@@ -968,6 +969,11 @@ fn range_refuses_an_inverted_interval_and_notes_a_station_it_does_not_hold() {
     let inverted = range("TG_STAID000005", "2000-02-01", "2000-01-01");
     assert!(!inverted.status.success());
     assert!(text(&inverted).contains("--from 2000-02-01 is after --to 2000-01-01"), "{}", text(&inverted));
+    let agg = quire(&["agg", path_str(&db), "--every", "day", "--measure", "TG", "--from", "2001", "--to", "2000"]);
+    assert!(!agg.status.success() && text(&agg).contains("--from 2001 is after --to 2000"), "{}", text(&agg));
+    let window = quire(&["window", path_str(&db), "--min", "5", "--max", "1"]);
+    assert!(!window.status.success(), "{}", text(&window));
+    assert!(text(&window).contains("--min 5 is not at or below --max 1 in dimension 1 (TG)"), "{}", text(&window));
     let unknown = range("TG_STAID000006", "1900-01-01", "2100-01-01");
     assert!(unknown.status.success() && unknown.stdout.is_empty());
     assert!(text(&unknown).contains("no record of station \"TG_STAID000006\" at any time"), "{}", text(&unknown));

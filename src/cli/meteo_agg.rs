@@ -13,7 +13,7 @@ use quiredb_datasets::meteo::aggregate::{AggregateQuery, Bucket, Every, aggregat
 use quiredb_datasets::meteo::fields::format_timestamp;
 
 use super::meteo_output::{Format, OutputArgs, csv_line};
-use super::meteo_query::{open, time};
+use super::meteo_query::{interval, open};
 
 /// Arguments of `quire agg`.
 #[derive(clap::Args)]
@@ -122,10 +122,11 @@ fn stored_measure(given: &str, names: &[String]) -> String {
 /// Runs `quire agg`.
 pub fn run(args: AggArgs) -> Result<ExitCode> {
     let functions = Function::parse(&args.functions)?;
+    let (from, to) = interval(args.from.as_deref(), args.to.as_deref())?;
     let query = AggregateQuery {
         station: args.station.clone(),
-        from: args.from.as_deref().map(time).transpose()?.unwrap_or(i64::MIN),
-        to: args.to.as_deref().map(time).transpose()?.unwrap_or(i64::MAX),
+        from,
+        to,
         every: match args.every {
             EveryArg::Hour => Every::Hour,
             EveryArg::Day => Every::Day,

@@ -98,6 +98,27 @@ pub(super) fn time(text: &str) -> Result<i64> {
     parse_timestamp(text.as_bytes()).map_err(|reason| anyhow::anyhow!("{text:?}: {reason}"))
 }
 
+/// The times of `--from` and `--to` (each absent one open), refused when the first
+/// lies after the last: such an interval holds nothing, and a silent empty answer
+/// would read as "no data then".
+pub(super) fn interval(from: Option<&str>, to: Option<&str>) -> Result<(i64, i64)> {
+    let first = from.map(time).transpose()?.unwrap_or(i64::MIN);
+    let last = to.map(time).transpose()?.unwrap_or(i64::MAX);
+    if let (Some(from), Some(to), true) = (from, to, first > last) {
+        bail!("--from {from} is after --to {to}: no time lies between them");
+    }
+    Ok((first, last))
+}
+
+/// The measure each dimension of the R*-tree stands for (the load's
+/// `--index-measures`, else the first `dimensions` measures).
+fn dimension_names(txn: &impl PageRead, dimensions: usize) -> Result<Vec<String>> {
+    let names = stored_measure_names(txn)?;
+    let chosen =
+        stored_layout(txn)?.and_then(|layout| layout.index_measures).unwrap_or_else(|| (0..dimensions).collect());
+    Ok(chosen.iter().filter_map(|&i| names.get(i).cloned()).collect())
+}
+
 fn print(txn: &impl PageRead, found: &[Found], output: OutputArgs, started: Instant) -> Result<ExitCode> {
     let layout = stored_layout(txn)?;
     let delimiter = layout.as_ref().map_or(b',', |layout| layout.delimiter);
@@ -112,10 +133,7 @@ fn print(txn: &impl PageRead, found: &[Found], output: OutputArgs, started: Inst
 
 /// Runs `quire range`.
 pub fn range(args: RangeArgs) -> Result<ExitCode> {
-    let (from, to) = (time(&args.from)?, time(&args.to)?);
-    if from > to {
-        bail!("--from {} is after --to {}: no time lies between them", args.from, args.to);
-    }
+    let (from, to) = interval(Some(&args.from), Some(&args.to))?;
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let started = Instant::now();
@@ -139,7 +157,18 @@ pub fn window(args: WindowArgs) -> Result<ExitCode> {
     let db = open(&args.db)?;
     let txn = db.begin_read()?;
     let started = Instant::now();
-    let found = MeteoView::open(&txn)?.window(&min, &max)?;
+    let view = MeteoView::open(&txn)?;
+    if let Some(d) = (0..min.len().min(max.len())).find(|&d| !(min[d] <= max[d])) {
+        let names = dimension_names(&txn, view.dimensions())?;
+        let name = names.get(d).map_or(String::new(), |name| format!(" ({name})"));
+        bail!(
+            "--min {} is not at or below --max {} in dimension {}{name}: the window holds nothing",
+            min[d],
+            max[d],
+            d + 1
+        );
+    }
+    let found = view.window(&min, &max)?;
     print(&txn, &found, args.output, started)
 }
 
@@ -167,8 +196,7 @@ pub fn stats(args: StatsArgs) -> Result<ExitCode> {
         outln!("points ({dims}-D R*-tree):     {} (height {})", stats.points, stats.rtree_height)?;
     }
     outln!("measures:                 {}", stats.measure_names.join(", "))?;
-    let chosen = stored_layout(&txn)?.and_then(|layout| layout.index_measures).unwrap_or_else(|| (0..dims).collect());
-    let names: Vec<&str> = chosen.iter().filter_map(|&i| stats.measure_names.get(i).map(String::as_str)).collect();
+    let names = dimension_names(&txn, dims)?;
     outln!("R*-tree dimensions:       {}", if dims == 0 { "none".to_owned() } else { names.join(", ") })?;
     let [queue, btree, rtree] = stats.pages;
     outln!("pages:                    queue {queue}, B+tree {btree}, R*-tree {rtree}")?;
