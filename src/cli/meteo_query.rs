@@ -158,7 +158,7 @@ pub fn window(args: WindowArgs) -> Result<ExitCode> {
     let txn = db.begin_read()?;
     let started = Instant::now();
     let view = MeteoView::open(&txn)?;
-    if let Some(d) = (0..min.len().min(max.len())).find(|&d| !(min[d] <= max[d])) {
+    if let Some(d) = (0..min.len().min(max.len())).find(|&d| min[d].is_nan() || max[d].is_nan() || min[d] > max[d]) {
         let names = dimension_names(&txn, view.dimensions())?;
         let name = names.get(d).map_or(String::new(), |name| format!(" ({name})"));
         bail!(
