@@ -157,9 +157,32 @@ fn parse_number_slow(text: &[u8], decimal_comma: bool) -> Option<f64> {
         copy.copy_from_slice(text);
         let comma = copy.iter().position(|&byte| byte == b',')?;
         copy[comma] = b'.';
+        let whole = &text[..comma];
+        if whole.contains(&b'.') {
+            // Thousands grouped with points before a decimal comma (a German
+            // spreadsheet's `1.013,2`): the points go.
+            let ungrouped = ungrouped(whole)?;
+            let number = [&ungrouped[..], &copy[comma..]].concat();
+            return std::str::from_utf8(&number).ok()?.parse().ok();
+        }
         return std::str::from_utf8(copy).ok()?.parse().ok();
     }
     std::str::from_utf8(text).ok()?.parse().ok()
+}
+
+/// The digits (and sign) of a whole part grouped by points in threes (`-1.013`,
+/// `12.345.678`); `None` when it is not grouped so (`1.5`, `10.12`).
+fn ungrouped(whole: &[u8]) -> Option<Vec<u8>> {
+    let (sign, digits) = match whole.split_first()? {
+        (b'-' | b'+', rest) => (&whole[..1], rest),
+        _ => (&whole[..0], whole),
+    };
+    let mut groups = digits.split(|&byte| byte == b'.');
+    let first = groups.next()?;
+    let first_fits = (1..=3).contains(&first.len()) && first.iter().all(u8::is_ascii_digit);
+    let rest: Vec<&[u8]> = groups.collect();
+    let rest_fit = rest.iter().all(|group| group.len() == 3 && group.iter().all(u8::is_ascii_digit));
+    (first_fits && rest_fit).then(|| [sign, first].concat().into_iter().chain(rest.concat()).collect())
 }
 
 /// True when the quality flag `flag` drops its value: it is set and `drops` names it
@@ -449,6 +472,22 @@ impl Cursor<'_> {
 mod tests {
     use super::*;
     use rand::Rng;
+
+    /// With decimal commas, points grouping the whole part in threes are thousands
+    /// separators (a German spreadsheet's `1.013,2` hPa); points that group otherwise,
+    /// or without a decimal comma after them, are no separators.
+    #[test]
+    fn thousands_grouped_by_points_before_a_decimal_comma() {
+        let missing = MissingValues::default();
+        let read = |text: &str| parse_measure(text.as_bytes(), true, &missing);
+        assert_eq!(read("1.013,2"), Ok(Some(1013.2)));
+        assert_eq!(read("-12.345.678,5"), Ok(Some(-12_345_678.5)));
+        assert_eq!(read("1.013"), Ok(Some(1.013)), "no comma: a decimal point");
+        for bad in ["1.5,3", "10.12,4", "1.0134,2", ".013,2", "1..013,2"] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+        assert!(parse_measure(b"1.013,2", false, &missing).is_err(), "a comma file has no decimal commas");
+    }
 
     /// The fast decimal path gives bit-identical results to `str::parse` on random
     /// decimals of 1..15 digits (seed printed for replay).

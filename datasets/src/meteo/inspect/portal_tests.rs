@@ -1,6 +1,7 @@
 //! `--inspect` on the exports of national weather services and data portals (Meteostat,
 //! Météo-France, Open-Meteo, the Iowa Environmental Mesonet, NOAA GHCNh, AEMET, the
-//! Hong Kong Observatory): the rules each needs, and what each rule must leave alone.
+//! Hong Kong Observatory, the Bureau of Meteorology's half-hourly files): the rules
+//! each needs, and what each rule must leave alone.
 //! The CLI test `inspect_reads_archives_as_their_makers_write_them` loads a sample of
 //! each.
 
@@ -185,4 +186,31 @@ fn hong_kong_names_in_two_languages_and_a_legend() {
     assert_eq!(value(&found.flags, "--measures"), Some("數值/Value"));
     assert_eq!(value(&found.flags, "--na"), Some("***"));
     assert!(found.flags.iter().any(|(flag, _)| flag == "--station-from-file"), "{:?}", found.flags);
+}
+
+/// The Bureau of Meteorology's half-hourly files name each of three times' year, month,
+/// day, hour and minute columns by the tokens of their format, the name split where
+/// the format's commas are (`Year Month Day Hours Minutes in YYYY`, `MM`, `DD`, `HH24`,
+/// `MI format in Local time`): the run in UTC is the time, and the local ones are no
+/// measures.
+#[test]
+fn bom_half_hourly_times_named_by_their_format() {
+    let run = |zone: &str| format!("Year Month Day Hours Minutes in YYYY,MM,DD,HH24,MI format in {zone}");
+    let mut hm = format!(
+        "hm,Station Number,{},{},Air Temperature in degrees C,Quality of air temperature,#\n",
+        run("Local time"),
+        run("Universal coordinated time")
+    );
+    for half in 0..4 {
+        let (hour, minute) = (half / 2, half % 2 * 30);
+        hm.push_str(&format!(
+            "hm, 066062,2020,01,01,{hour:02},{minute:02},2019,12,31,{:02},{minute:02},  23.{half},N,#\n",
+            hour + 13
+        ));
+    }
+    let found = flags(&hm);
+    assert_eq!(value(&found, "--station"), Some("Station Number"));
+    assert_eq!(value(&found, "--time"), Some("7,8,9,10,MI format in Universal coordinated time"));
+    assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H %M"));
+    assert_eq!(value(&found, "--measures"), Some("Air Temperature in degrees C"));
 }

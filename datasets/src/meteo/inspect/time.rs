@@ -69,7 +69,8 @@ impl Guess<'_> {
     pub(super) fn time(&mut self) {
         let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
         let found = CIVIL_PARTS.map(|names| self.find(names, int));
-        let flagged = self.civil_time(found)
+        let flagged = self.pattern_named_time()
+            || self.civil_time(found)
             || self.monthly_time(found)
             || self.ordinal_time(found)
             || self.unix_time()
@@ -78,6 +79,39 @@ impl Guess<'_> {
         if !flagged {
             self.column_time();
         }
+    }
+
+    /// Runs of year, month, day, hour and minute columns named by the tokens of their
+    /// format, a header name split where the format's commas are (the Bureau of
+    /// Meteorology's half-hourly files: `Year Month Day Hours Minutes in YYYY`, `MM`,
+    /// `DD`, `HH24`, `MI format in Local time`, and the same in local standard time and
+    /// in UTC): the run whose names say UTC is the time, else the first; the other
+    /// runs are taken too (no measures).
+    fn pattern_named_time(&mut self) -> bool {
+        const TOKENS: [&[&str]; 5] = [&["yyyy"], &["mm"], &["dd"], &["hh24", "hh"], &["mi", "mn"]];
+        const RANGES: [(i64, i64); 5] = [(1800, 2200), (1, 12), (1, 31), (0, 24), (0, 59)];
+        let named = |index: usize, part: usize| {
+            let lower = self.columns[index].name.to_ascii_lowercase();
+            let words: Vec<&str> = lower.split_whitespace().collect();
+            let ends = [words.first(), words.last()];
+            let (low, high) = RANGES[part];
+            ends.into_iter().flatten().any(|word| TOKENS[part].contains(word)) && self.integers_within(index, low, high)
+        };
+        let runs: Vec<usize> = (0..self.columns.len().saturating_sub(4))
+            .filter(|&start| (0..5).all(|part| !self.used.contains(&(start + part)) && named(start + part, part)))
+            .collect();
+        let utc = |start: &usize| {
+            let lower = self.columns[start + 4].name.to_ascii_lowercase();
+            ["utc", "gmt", "universal"].iter().any(|word| lower.contains(word))
+        };
+        let Some(&chosen) = runs.iter().find(|start| utc(start)).or(runs.first()) else { return false };
+        let references: Vec<String> = (chosen..chosen + 5).map(|i| self.take(i)).collect();
+        for &other in runs.iter().filter(|&&start| start != chosen) {
+            (other..other + 5).for_each(|i| self.used.push(i));
+        }
+        self.flag("--time", Some(references.join(",")));
+        self.flag("--time-format", Some("%Y %m %d %H %M".into()));
+        true
     }
 
     /// Year, month and day columns, perhaps an hour column and then a minute column, or
