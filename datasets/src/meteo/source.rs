@@ -592,7 +592,7 @@ pub fn without_unit(name: &str) -> &str {
 /// Names of a station's column, and labels of a station in a preamble field
 /// (`Station Name: X`, HOBO's `Plot Title: X`). NOAA GHCNh's `Station_ID` comes before
 /// its `Station_name`; AEMET names its stations' codes `indicativo`.
-pub(crate) const STATION_NAMES: [&str; 19] = [
+pub(crate) const STATION_NAMES: [&str; 20] = [
     "station",
     "stn",
     "id",
@@ -609,6 +609,7 @@ pub(crate) const STATION_NAMES: [&str; 19] = [
     "station_name",
     "location",
     "location id",
+    "location_id",
     "plot title",
     "city_name",
     "city",

@@ -214,3 +214,31 @@ fn bom_half_hourly_times_named_by_their_format() {
     assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H %M"));
     assert_eq!(value(&found, "--measures"), Some("Air Temperature in degrees C"));
 }
+
+/// Open-Meteo's file of several locations: a block of a names line and a line of values
+/// per location above a blank line, then `location_id,time,…`, narrower, and rows that
+/// start with numbers: a table, not notes. `location_id` is the station; a zone is
+/// given only when every location's line agrees.
+#[test]
+fn open_meteo_several_locations() {
+    let file = |zones: [&str; 2]| {
+        let mut text = format!(
+            "location_id,latitude,longitude,elevation,utc_offset_seconds,timezone,timezone_abbreviation\n\
+             0,52.52,13.41,38.0,3600,{},CET\n1,48.14,11.58,519.0,3600,{},CET\n\nlocation_id,time,temperature_2m (°C)\n",
+            zones[0], zones[1]
+        );
+        for location in 0..2 {
+            for hour in 0..6 {
+                text.push_str(&format!("{location},2024-01-01T0{hour}:00,1.{hour}\n"));
+            }
+        }
+        inspect(text.as_bytes(), true, &Schema::default())
+    };
+    let found = file(["Europe/Berlin", "Europe/Berlin"]);
+    assert_eq!((found.sniffed.preamble_lines, found.sniffed.body_fields), (4, 3));
+    assert_eq!(value(&found.flags, "--station"), Some("location_id"));
+    assert_eq!(value(&found.flags, "--time"), Some("time"));
+    assert_eq!(value(&found.flags, "--time-zone"), Some("Europe/Berlin"));
+    let found = file(["Europe/Berlin", "America/New_York"]);
+    assert_eq!(value(&found.flags, "--time-zone"), None, "zones that differ give none");
+}

@@ -243,8 +243,8 @@ impl Guess<'_> {
     /// `--time-zone` or `--utc-offset` for time column `index` when its values carry
     /// no offset: a zone in its name (`valid(America/Chicago)`), else a zone or an offset
     /// under a `timezone` or `utc_offset_seconds` label of the preamble (Open-Meteo's
-    /// `latitude,…,utc_offset_seconds,timezone,…` over `52.52,…,3600,Europe/Berlin,…`).
-    /// UTC and GMT need neither.
+    /// `latitude,…,utc_offset_seconds,timezone,…` over `52.52,…,3600,Europe/Berlin,…`),
+    /// the same on every line of values. UTC and GMT need neither.
     fn local_time(&mut self, index: usize) {
         let values = || self.body.iter().filter_map(|row| row.get(index));
         if values().any(|value| offset_written(value)) {
@@ -254,11 +254,19 @@ impl Guess<'_> {
             return self.flag("--time-zone", Some(zone));
         }
         let preamble = &self.sniffed.preamble;
+        // The value under `label` in the lines of values below its line, when they all
+        // agree (Open-Meteo writes a line for each location).
         let under = |label: &str| {
-            preamble.windows(2).find_map(|pair| {
-                let at = pair[0].iter().position(|field| field.eq_ignore_ascii_case(label))?;
-                (pair[0].len() == pair[1].len()).then(|| pair[1][at].clone())
-            })
+            let line = preamble.iter().position(|fields| fields.iter().any(|f| f.eq_ignore_ascii_case(label)))?;
+            let at = preamble[line].iter().position(|field| field.eq_ignore_ascii_case(label))?;
+            let width = preamble[line].len();
+            let values: Vec<&String> = preamble[line + 1..]
+                .iter()
+                .take_while(|fields| fields.len() == width)
+                .map(|fields| &fields[at])
+                .collect();
+            let first = values.first()?;
+            values.iter().all(|value| value == first).then(|| (*first).clone())
         };
         let zone = ["timezone", "time_zone"].iter().find_map(|label| under(label));
         if let Some(zone) = zone.and_then(|zone| crate::meteo::schema::time_zone(&zone).ok()) {

@@ -246,7 +246,11 @@ fn without_notes(lines: &[&[u8]]) -> usize {
         let width = fields(rows[0], delimiter);
         let rows_alike = rows.iter().all(|row| fields(row, delimiter) == width);
         let narrower = lines[at + 1..].iter().all(|line| blank(line) || fields(line, delimiter) < width);
-        width > 2 && rows_alike && narrower
+        // Rows that start with numbers under a header are a table, not notes (Open-Meteo's
+        // narrower `location_id,time,…` under its wider block of locations).
+        let first_field = |line: &[u8]| split_line(line, Delimiter::Byte(delimiter)).into_iter().next();
+        let rows_below = lines[at + 1..].iter().any(|line| first_field(line).is_some_and(|f| looks_numeric(&f)));
+        width > 2 && rows_alike && narrower && !rows_below
     };
     (0..lines.len()).find(|&at| blank(&lines[at]) && notes_after(at)).unwrap_or(lines.len())
 }
