@@ -43,6 +43,7 @@ pub use attlist::{
 };
 pub use dtd::{expand_latin1, external_dtd};
 pub use encoding::{Encoding, decode, detect};
+pub use syntax::normalize_line_ends;
 
 use crate::error::{Error, Result};
 use syntax::Fault;

@@ -71,10 +71,16 @@ pub fn of_document(document: &roxmltree::Document) -> Vec<Line> {
                 Line::Element { depth, name: node.tag_name().name().into(), attributes }
             }
             roxmltree::NodeType::Text => Line::Text { depth, text: node.text().unwrap_or("").into() },
-            roxmltree::NodeType::Comment => Line::Comment { depth, text: node.text().unwrap_or("").into() },
+            roxmltree::NodeType::Comment => {
+                Line::Comment { depth, text: super::normalize_line_ends(node.text().unwrap_or("")).into() }
+            }
             roxmltree::NodeType::PI => {
                 let pi = node.pi().expect("a PI node has PI data");
-                Line::Pi { depth, target: pi.target.into(), value: pi.value.map(Into::into) }
+                Line::Pi {
+                    depth,
+                    target: pi.target.into(),
+                    value: pi.value.map(|v| super::normalize_line_ends(v).into()),
+                }
             }
             roxmltree::NodeType::Root => unreachable!("the root is skipped"),
         });

@@ -9,6 +9,19 @@
 //!
 //! Read next: `markup.rs`, which reads start and end tags with this cursor.
 
+use std::borrow::Cow;
+
+/// `text` with its line ends as XML 1.0 §2.11 has every parsed entity read: CR LF and
+/// a lone CR become LF. roxmltree does this in text and attribute values but keeps
+/// CRs in comments and PIs, so both the streaming parser and the reference's readers
+/// of those nodes pass their text through here.
+pub fn normalize_line_ends(text: &str) -> Cow<'_, str> {
+    if !text.contains('\r') {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+}
+
 /// A grammar violation at byte `at` of the text being read.
 #[derive(Debug)]
 pub(crate) struct Fault {

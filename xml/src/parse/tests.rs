@@ -80,6 +80,19 @@ fn line_ends_become_line_feeds_as_roxmltree_has_them() {
     }
 }
 
+/// XML 1.0 §2.11 reads every line end of the input as LF, in comments and PIs too (Bosak's
+/// Shakespeare plays have CR LF inside comments; lxml gives LFs). roxmltree keeps the
+/// CRs there, so the outline of its tree passes them through `normalize_line_ends`.
+#[test]
+fn line_ends_in_comments_and_pis_become_line_feeds() {
+    let lines = same("<!--a\r\nb\rc--><a><!--d\r\n--><?p e\r\nf\rg\r\n?><?q\r\nh?></a><?r\ri?>");
+    assert_eq!(lines[0], Line::Comment { depth: 0, text: "a\nb\nc".into() });
+    assert_eq!(lines[2], Line::Comment { depth: 1, text: "d\n".into() });
+    assert_eq!(lines[3], Line::Pi { depth: 1, target: "p".into(), value: Some("e\nf\ng\n".into()) });
+    assert_eq!(lines[4], Line::Pi { depth: 1, target: "q".into(), value: Some("h".into()) });
+    assert_eq!(lines[5], Line::Pi { depth: 0, target: "r".into(), value: Some("i".into()) });
+}
+
 #[test]
 fn attribute_values_are_normalised() {
     let lines = same("<a x='1\t2\r\n3\n4\r5' y=\"&#9;&#10;&#13;&lt;&quot;\" z='&apos;'/>");

@@ -26,7 +26,7 @@ use quick_xml::events::Event as XmlEvent;
 use super::attlist::AttributeDecl;
 use super::dtd::{self, Entity, check_comment, split_pi};
 use super::input::{Input, Position};
-use super::syntax::{Cursor, Fault, is_space};
+use super::syntax::{Cursor, Fault, is_space, normalize_line_ends};
 use super::text::LoopDetector;
 use super::{Event, Sink};
 use crate::error::{Error, Result};
@@ -298,13 +298,15 @@ impl<'s, S: Sink> Builder<'s, S> {
         self.flush_text()?;
         let body = self.latin1(body);
         check_comment(&body).map_err(|f| self.fail(at, f.reason))?;
-        self.sink.event(Event::Comment(&body))
+        self.sink.event(Event::Comment(&normalize_line_ends(&body)))
     }
 
     fn pi(&mut self, body: &str, at: Position) -> Result<()> {
         self.flush_text()?;
         let body = self.latin1(body);
         let (target, value) = split_pi(&body).map_err(|f| self.fault(at, &body, f))?;
+        let value = value.map(normalize_line_ends);
+        let value = value.as_deref();
         self.sink.event(Event::Pi { target, value })
     }
 

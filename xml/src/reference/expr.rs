@@ -229,7 +229,7 @@ fn attribute_axis<'a, 'i>(
         Axis::Parent => push(&mut std::iter::once(owner)),
         Axis::Ancestor | Axis::AncestorOrSelf => {
             push(&mut ancestors(owner).into_iter().rev());
-            if axis == Axis::AncestorOrSelf && attribute_passes(test, owner, index) {
+            if axis == Axis::AncestorOrSelf && *test == Test::Node {
                 out.push(this);
             }
         }
@@ -238,7 +238,8 @@ fn attribute_axis<'a, 'i>(
             push(&mut owner.document().descendants().filter(|n| n.id().get_usize() > owner.id().get_usize()))
         }
         Axis::Preceding => push(&mut preceding(owner)),
-        Axis::SelfAxis | Axis::DescendantOrSelf if attribute_passes(test, owner, index) => out.push(this),
+        // Their principal node type is element (§2.3): an attribute passes `node()` only.
+        Axis::SelfAxis | Axis::DescendantOrSelf if *test == Test::Node => out.push(this),
         _ => {}
     }
 }

@@ -24,6 +24,8 @@ pub use expr::{evaluate_expr, resolve_namespaces, value_string};
 
 use roxmltree::{Document, Node, NodeType};
 
+use crate::parse::normalize_line_ends;
+
 use crate::xpath::names::NameTest;
 use crate::xpath::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Step};
 
@@ -73,8 +75,12 @@ impl<'a, 'input> Item<'a, 'input> {
 
 fn node_string_value(node: Node<'_, '_>) -> String {
     match node.node_type() {
-        NodeType::Text | NodeType::Comment => node.text().unwrap_or("").to_string(),
-        NodeType::PI => node.pi().map(|pi| pi.value.unwrap_or("").to_string()).unwrap_or_default(),
+        NodeType::Text => node.text().unwrap_or("").to_string(),
+        // roxmltree keeps CRs in comments and PIs; XML 1.0 §2.11 reads them as LFs.
+        NodeType::Comment => normalize_line_ends(node.text().unwrap_or("")).into_owned(),
+        NodeType::PI => {
+            node.pi().map(|pi| normalize_line_ends(pi.value.unwrap_or("")).into_owned()).unwrap_or_default()
+        }
         NodeType::Root | NodeType::Element => {
             node.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect()
         }

@@ -196,6 +196,16 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
         }
     }
 
+    /// Whether a node passes `test` on the self, descendant-or-self or ancestor-or-self
+    /// axis, whose principal node type is element (XPath 1.0 §2.3): an attribute passes
+    /// `node()` only, never a name or `*` (`@id/self::id` is empty, as in lxml).
+    fn self_passes(&self, test: &Test, label: &Label) -> bool {
+        if self.kind(label) == Kind::Attribute {
+            return *test == Test::Node;
+        }
+        self.passes(test, label, false)
+    }
+
     /// The partitions holding every node that passes `test`, or `None` when the test
     /// has no name and the document index must be read.
     fn partitions(&mut self, test: &Test, attribute: bool) -> Option<Vec<(Kind, u32)>> {
@@ -208,7 +218,15 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
                 Some(self.store.dictionary().ids.get(target.as_str()).map(|&id| (Kind::Pi, id)).into_iter().collect())
             }
             Test::Any | Test::Node => None,
-            Test::Pi(None) if !attribute => None,
+            // Every target's partition: a document without PIs reads none (the
+            // document index, read instead, made `//following::processing-instruction()`
+            // quadratic in the document's size).
+            Test::Pi(None) if !attribute => {
+                let mut parts: Vec<_> =
+                    self.store.dictionary().counts.keys().filter(|(kind, _)| *kind == Kind::Pi).copied().collect();
+                parts.sort_unstable();
+                Some(parts)
+            }
             Test::Text | Test::Comment | Test::Pi(_) => Some(Vec::new()),
         }
     }
@@ -349,7 +367,7 @@ impl<'s, 't, T: PageRead> StoreTree<'s, 't, T> {
 
     fn ancestors(&mut self, test: &Test, node: &Label, with_self: bool, out: &mut Vec<Label>) -> Result<()> {
         let start = out.len();
-        if with_self && self.passes(test, node, self.kind(node) == Kind::Attribute) {
+        if with_self && self.self_passes(test, node) {
             out.push(*node);
         }
         let mut at = *node;
@@ -424,12 +442,12 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         let (first, last) = (node.pre + 1, node.pre + node.size);
         match axis {
             Axis::SelfAxis => {
-                if self.passes(test, &node, is_attribute) {
+                if self.self_passes(test, &node) {
                     out.push(node);
                 }
             }
             Axis::Child | Axis::Descendant | Axis::DescendantOrSelf if is_attribute => {
-                if axis == Axis::DescendantOrSelf && self.passes(test, &node, true) {
+                if axis == Axis::DescendantOrSelf && self.self_passes(test, &node) {
                     out.push(node);
                 }
             }
@@ -537,8 +555,7 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         Ok(match axis {
             Axis::Parent => Some(node.level > 0 && self.passes(test, &on_path(parent(node.path)), false)),
             Axis::Ancestor | Axis::AncestorOrSelf => {
-                let is_attribute = self.kind(&node) == Kind::Attribute;
-                let mut found = axis == Axis::AncestorOrSelf && self.passes(test, &node, is_attribute);
+                let mut found = axis == Axis::AncestorOrSelf && self.self_passes(test, &node);
                 let mut path = node.path;
                 while !found && path != 0 {
                     path = parent(path);
