@@ -79,6 +79,13 @@ pub(super) fn is_measure_kind(kind: &ColumnKind) -> bool {
 /// NOAA's flag of a suspect value after the number (LCD's `27s`): suggested as dropped.
 const SUSPECT_FLAG: char = 's';
 
+/// Whether a field is two 9s with decimals of zeros (`99.0`, `-99.00`).
+fn two_nines(field: &str) -> bool {
+    let field = field.trim();
+    let unsigned = field.strip_prefix('-').unwrap_or(field);
+    unsigned.strip_prefix("99.").is_some_and(|zeros| !zeros.is_empty() && zeros.bytes().all(|b| b == b'0'))
+}
+
 /// A usual "missing" number: three or more 9s with any sign and decimal point (`999`,
 /// `-9999`, `999999`, `999.9`, `-99.9`), or one of [`OTHER_SENTINELS`].
 pub(super) fn sentinel_like(value: f64) -> bool {
@@ -330,18 +337,27 @@ impl Guess<'_> {
         let tokens = MissingValues { sentinels: Vec::new(), ..missing.clone() };
         let mut standing_out: Vec<(f64, Vec<usize>)> = Vec::new();
         let mut data: Vec<f64> = Vec::new();
+        let mut per_column: Vec<(usize, f64)> = Vec::new();
         for &index in &self.measured {
             let parse =
                 |f: &String| crate::meteo::fields::parse_measure(f.as_bytes(), decimal_comma, &tokens).ok().flatten();
             let values: Vec<f64> = self.body.iter().filter_map(|row| row.get(index).and_then(parse)).collect();
-            let mut candidates: Vec<f64> = values.iter().copied().filter(|&v| sentinel_like(v)).collect();
+            // Two 9s written with decimals (NOAA NDBC's `99.00` wave height, `99.0`
+            // visibility) are a sentinel too; a plain `99` (a humidity) is not.
+            let short = self.body.iter().any(|row| row.get(index).is_some_and(|field| two_nines(field)));
+            let like = |v: f64| sentinel_like(v) || (short && v.abs() == 99.0);
+            let mut candidates: Vec<f64> = values.iter().copied().filter(|&v| like(v)).collect();
             candidates.sort_by(f64::total_cmp);
             candidates.dedup();
             for candidate in candidates {
-                let usual = values.iter().filter(|&&v| !sentinel_like(v));
+                let usual = values.iter().filter(|&&v| !like(v));
                 let others = usual.fold(0.0f64, |most, v| most.max(v.abs()));
                 if others >= candidate.abs() / 2.0 {
                     data.push(candidate);
+                } else if !sentinel_like(candidate) {
+                    // Given per column: `99` is data in many a column the sample did
+                    // not show it in (a humidity, a wind's direction).
+                    per_column.push((index, candidate));
                 } else if let Some((_, columns)) = standing_out.iter_mut().find(|(value, _)| *value == candidate) {
                     columns.push(index);
                 } else {
@@ -350,6 +366,7 @@ impl Guess<'_> {
             }
         }
         let mut list: Vec<String> = self.missing_words.clone();
+        list.extend(per_column.iter().map(|&(i, candidate)| format!("{}={candidate}", self.columns[i].reference)));
         for (candidate, columns) in standing_out {
             match data.contains(&candidate) {
                 true => list.extend(columns.iter().map(|&i| format!("{}={candidate}", self.columns[i].reference))),

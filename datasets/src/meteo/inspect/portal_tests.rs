@@ -1,7 +1,7 @@
 //! `--inspect` on the exports of national weather services and data portals (Meteostat,
 //! Météo-France, Open-Meteo, the Iowa Environmental Mesonet, NOAA GHCNh, AEMET, the
-//! Hong Kong Observatory, the Bureau of Meteorology's half-hourly files): the rules
-//! each needs, and what each rule must leave alone.
+//! Hong Kong Observatory, the Bureau of Meteorology's half-hourly files, NOAA NDBC's
+//! buoys): the rules each needs, and what each rule must leave alone.
 //! The CLI test `inspect_reads_archives_as_their_makers_write_them` loads a sample of
 //! each.
 
@@ -241,4 +241,31 @@ fn open_meteo_several_locations() {
     assert_eq!(value(&found.flags, "--time-zone"), Some("Europe/Berlin"));
     let found = file(["Europe/Berlin", "America/New_York"]);
     assert_eq!(value(&found.flags, "--time-zone"), None, "zones that differ give none");
+}
+
+/// NOAA NDBC's standard meteorological files: two `#` lines, the names then their
+/// units; the header is the names (the units repeat, the names do not). `YY` holding
+/// four digits is the year and `mm` beside `MM` the minute. `99.00` in a column of
+/// small values is missing, given per column (`99` is data in many a column); a plain
+/// `99` stays data. Before, the units line was the header and the minute a measure.
+#[test]
+fn ndbc_names_above_units_and_two_nines() {
+    let mut buoy = String::from(
+        "#YY  MM DD hh mm WDIR WSPD WVHT  PRES  ATMP  DEWP\n#yr  mo dy hr mn degT m/s     m   hPa  degC  degC\n",
+    );
+    for minute in 0..6 {
+        let wave = if minute == 4 { " 1.04" } else { "99.00" };
+        buoy.push_str(&format!("2023 01 01 00 {:02} 267  6.3 {wave} 1016.7   8.0 999.0\n", minute * 10));
+    }
+    let found = inspect(buoy.as_bytes(), true, &Schema::default());
+    assert_eq!(found.sniffed.rows[0][..3], ["YY", "MM", "DD"]);
+    assert_eq!(value(&found.flags, "--time"), Some("YY,MM,DD,hh,mm"));
+    assert_eq!(value(&found.flags, "--time-format"), Some("%Y %m %d %H %M"));
+    assert_eq!(value(&found.flags, "--measures"), Some("WDIR,WSPD,WVHT,PRES,ATMP,DEWP"));
+    assert_eq!(value(&found.flags, "--na"), Some("WVHT=99,999"));
+    let humid = "time,rh\n2023-01-01T00:00,99\n2023-01-01T01:00,40\n2023-01-01T02:00,99\n";
+    assert_eq!(value(&flags(humid), "--na"), None, "a plain 99 among values above its half is data");
+    let two_digit_years = "YY MM DD hh WD\n93 01 01 00 270\n93 01 01 01 280\n93 01 01 02 290\n";
+    let time = value(&flags(two_digit_years), "--time").map(str::to_owned);
+    assert_ne!(time.as_deref(), Some("YY,MM,DD,hh"), "`YY` of two digits is no year (1999's files)");
 }

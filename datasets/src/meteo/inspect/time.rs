@@ -5,12 +5,17 @@
 use super::{ColumnKind, Guess};
 
 /// Names of a year's, a month's, a day's and an hour's column.
+/// NOAA NDBC's buoy files write `YY MM DD hh mm` (`YY` holding four digits, `mm` the
+/// minute beside `MM` the month).
 const CIVIL_PARTS: [&[&str]; 4] = [
     &["year", "yr", "jahr", "yyyy"],
     &["month", "mo", "monat", "mm", "m"],
     &["day", "dy", "tag", "dd", "d"],
-    &["hour", "hr", "stunde"],
+    &["hour", "hr", "stunde", "hh"],
 ];
+
+/// A year column's name that may hold two digits: a year only when its values have four.
+const SHORT_YEAR_NAMES: [&str; 1] = ["yy"];
 
 const DAY_OF_YEAR_NAMES: [&str; 6] = ["doy", "day_of_year", "dayofyear", "yday", "jday", "julian_day"];
 
@@ -68,7 +73,10 @@ impl Guess<'_> {
     /// Flags the columns that date a row: the first of these rules that finds them.
     pub(super) fn time(&mut self) {
         let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
-        let found = CIVIL_PARTS.map(|names| self.find(names, int));
+        let mut found = CIVIL_PARTS.map(|names| self.find(names, int));
+        if found[0].is_none() {
+            found[0] = self.find(&SHORT_YEAR_NAMES, int).filter(|&year| self.within(year, 1800, 2200));
+        }
         let flagged = self.pattern_named_time()
             || self.civil_time(found)
             || self.monthly_time(found)
@@ -120,7 +128,15 @@ impl Guess<'_> {
     fn civil_time(&mut self, found: [Option<usize>; 4]) -> bool {
         let [Some(_), Some(_), Some(_), hour] = found else { return false };
         let int = |kind: &ColumnKind| *kind == ColumnKind::Integer;
-        let minute = hour.and_then(|_| self.find(&["minute", "min", "mi"], int)).filter(|&i| self.within(i, 0, 59));
+        let minute_names = ["minute", "min", "mi", "mn", "mm"];
+        let named = |i: &usize| {
+            let name = crate::meteo::source::without_unit(&self.columns[*i].name).to_ascii_lowercase();
+            minute_names.contains(&name.as_str()) && int(&self.columns[*i].kind) && !self.used.contains(i)
+        };
+        // Not a column of the date's (NDBC's month `MM` beside its minute `mm`).
+        let free = |i: &usize| !found.contains(&Some(*i));
+        let minute =
+            hour.and_then(|_| (0..self.columns.len()).filter(free).find(named)).filter(|&i| self.within(i, 0, 59));
         let clock = match hour {
             None => self.free_column(&|kind| matches!(kind, ColumnKind::TimeOfDay(_))),
             Some(_) => None,

@@ -504,10 +504,22 @@ fn is_title_row(fields: &[String], body_fields: usize) -> bool {
 /// split after the `#`, when it is as wide as the body and no name looks like a number.
 fn commented_header<'a>(preamble: &[&'a [u8]], delimiter: Delimiter, body_fields: usize) -> Option<Vec<String>> {
     let comment = |line: &'a [u8]| line.trim_ascii_start().strip_prefix(b"#").map(<[u8]>::trim_ascii);
-    let last = preamble.iter().rev().map_while(|&line| comment(line)).find(|text| !text.is_empty())?;
-    let names = split_line(last, delimiter);
-    let plausible = names.len() == body_fields && body_fields > 1 && !names.iter().any(|name| looks_numeric(name));
-    (plausible && names.iter().all(|name| !name.is_empty())).then_some(names)
+    let mut lines = preamble.iter().rev().map_while(|&line| comment(line)).filter(|text| !text.is_empty());
+    let plausible = |names: &Vec<String>| {
+        names.len() == body_fields
+            && body_fields > 1
+            && !names.iter().any(|name| looks_numeric(name))
+            && names.iter().all(|name| !name.is_empty())
+    };
+    let unique = |names: &Vec<String>| names.iter().enumerate().all(|(i, name)| !names[..i].contains(name));
+    let last = split_line(lines.next()?, delimiter);
+    // A line of units under the names (NOAA NDBC's `#yr mo dy hr mn degT m/s m/s …`
+    // under `#YY MM DD hh mm WDIR WSPD GST …`): its units repeat, the names do not.
+    let above = lines.next().map(|line| split_line(line, delimiter)).filter(|above| plausible(above) && unique(above));
+    match above {
+        Some(names) if !unique(&last) => Some(names),
+        _ => plausible(&last).then_some(last),
+    }
 }
 
 /// How far down a blank line may end a preamble.
