@@ -547,6 +547,31 @@ impl<T: PageRead> Tree for StoreTree<'_, '_, T> {
         Ok(())
     }
 
+    fn axis_union(&mut self, axis: Axis, test: &Test, contexts: &[Label], out: &mut Vec<Label>) -> Result<bool> {
+        if !matches!(axis, Axis::Following | Axis::Preceding) {
+            return Ok(false);
+        }
+        // Per document: the following axis of the context whose subtree ends first holds
+        // every other context's (each is the range after the context's subtree); the
+        // preceding axis of the last context holds every earlier one's.
+        let mut reach: std::collections::BTreeMap<u64, Label> = std::collections::BTreeMap::new();
+        for context in contexts {
+            let document = self.document_of(context)?;
+            let best = reach.entry(document.pre).or_insert(*context);
+            let better = match axis {
+                Axis::Following => context.pre + context.size < best.pre + best.size,
+                _ => context.pre > best.pre,
+            };
+            if better {
+                *best = *context;
+            }
+        }
+        for node in reach.into_values() {
+            self.axis(axis, test, node, out)?;
+        }
+        Ok(true)
+    }
+
     fn axis_nonempty(&mut self, axis: Axis, test: &Test, node: Label) -> Result<Option<bool>> {
         // Every node of a path has the ancestors of the path: the summary decides.
         let dict = self.store.dictionary();

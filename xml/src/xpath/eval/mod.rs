@@ -108,6 +108,18 @@ pub trait Tree {
         }
         Ok(())
     }
+    /// Appends the nodes on the following or preceding axis of any node of `contexts`
+    /// that pass `test`, in document order and once each, when the tree can list that
+    /// union at once; `false` (nothing appended) when it cannot.
+    fn axis_union(
+        &mut self,
+        _axis: Axis,
+        _test: &Test,
+        _contexts: &[Self::Node],
+        _out: &mut Vec<Self::Node>,
+    ) -> Result<bool> {
+        Ok(false)
+    }
     /// Whether `axis::test` from `node` selects anything, when the tree knows it
     /// without listing the nodes (`None`: list them).
     fn axis_nonempty(&mut self, _axis: Axis, _test: &Test, _node: Self::Node) -> Result<Option<bool>> {
@@ -333,6 +345,20 @@ impl<'a, T: Tree> Eval<'a, T> {
     /// One step from every context node, predicates numbered per context node.
     fn step(&mut self, contexts: &[T::Node], step: &AxisStep) -> Result<Vec<T::Node>> {
         let mut out = Vec::new();
+        // Predicates that ignore the position hold for a node whichever context reached
+        // it: the following (preceding) axes of many contexts are one range, listed
+        // once, not once per context (`//following::*[x]` was quadratic).
+        if !self.as_written
+            && contexts.len() > 1
+            && matches!(step.axis, Axis::Following | Axis::Preceding)
+            && !step.predicates.iter().any(Expr::is_positional_predicate)
+            && self.tree.axis_union(step.axis, &step.test, contexts, &mut out)?
+        {
+            for predicate in &step.predicates {
+                self.filter(&mut out, predicate)?;
+            }
+            return Ok(out);
+        }
         let mut found = Vec::new();
         let limit = self.take(step);
         for &context in contexts {
