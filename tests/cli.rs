@@ -474,6 +474,13 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("nasa_power_daily_doy.csv", 31, "nasa_power_daily_doy", "2022-01-31T00:00", "2022,31,-2.55,2.40,0.55,-999.0"),
         ("HM01X_Data_066062_999999999.txt", 30, "066062", "2020-01-01T03:30", "hm, 066062,2020,01,01,14,30,"),
         ("silo_66062.csv", 31, "66062", "2023-01-31T00:00", "66062,2023-01-31,"),
+        (
+            "data_OBS_DEU_PT1H_T2M_3379.csv",
+            24,
+            "3379",
+            "2023-01-01T23:00",
+            "OBS_DEU_PT1H_T2M,3379,2023-01-01T23:00:00,",
+        ),
         ("44025h2023.txt", 30, "44025h2023", "2023-01-01T04:50", "2023\t01\t01\t04\t50\t237"),
         ("open_meteo_two_locations.csv", 24, "1", "2024-01-01T11:00", "1,2024-01-01T11:00,"),
         ("decimal_comma_thousands_de.csv", 30, "decimal_comma_thousands_de", "2023-03-26T17:00", "26.03.2023 17:00;"),

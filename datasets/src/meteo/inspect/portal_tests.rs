@@ -269,3 +269,20 @@ fn ndbc_names_above_units_and_two_nines() {
     let time = value(&flags(two_digit_years), "--time").map(str::to_owned);
     assert_ne!(time.as_deref(), Some("YY,MM,DD,hh"), "`YY` of two digits is no year (1999's files)");
 }
+
+/// The DWD climate data portal's CSV (`Produkt_Code,SDO_ID,Zeitstempel,Wert,…`): the
+/// station is `SDO_ID`, an identifier holding one value, not the product's code in the
+/// first column. An identifier whose values change (OpenWeatherMap's `weather_id`)
+/// names no station.
+#[test]
+fn dwd_portal_station_identifier() {
+    let mut cdc = String::from("Produkt_Code,SDO_ID,Zeitstempel,Wert,Qualitaet_Niveau,Qualitaet_Byte\n");
+    for hour in 0..4 {
+        cdc.push_str(&format!("OBS_DEU_PT1H_T2M,3379,2023-01-01T0{hour}:00:00,5.{hour},3,1\n"));
+    }
+    let found = flags(&cdc);
+    assert_eq!(value(&found, "--station"), Some("SDO_ID"));
+    assert_eq!((value(&found, "--time"), value(&found, "--measures")), (Some("Zeitstempel"), Some("Wert")));
+    let weather = "dt,temp,weather_id\n1577836800,1.5,800\n1577840400,1.2,801\n";
+    assert!(flags(weather).iter().any(|(flag, _)| flag == "--station-from-file"));
+}

@@ -37,6 +37,7 @@ impl Guess<'_> {
         let station = self
             .find(&STATION_NAMES, |_| true)
             .or_else(|| (0..self.columns.len()).find(|&i| names_a_station(&self.columns[i].name)))
+            .or_else(|| (0..self.columns.len()).find(|&i| self.constant_identifier(i)))
             .or_else(|| self.columns.first().is_some_and(|first| text(&first.kind)).then_some(0));
         let station = station
             .filter(|&i| !wide || PeriodPattern::detect(&[self.columns[i].name.clone()]).is_none())
@@ -49,6 +50,18 @@ impl Guess<'_> {
         } else {
             self.flag("--station-from-file", None);
         }
+    }
+
+    /// A column named as an identifier (a last word `id`: the DWD climate portal's
+    /// `SDO_ID` beside its `Produkt_Code`) holding one value in every sampled row, not
+    /// a companion's (`…_Source_Station_ID`).
+    fn constant_identifier(&self, index: usize) -> bool {
+        let lower = self.columns[index].name.to_ascii_lowercase();
+        let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        let named = words.len() > 1 && words.last() == Some(&"id") && !words.contains(&"source");
+        let mut values = self.body.iter().map(|row| row.get(index).map(|value| value.trim()));
+        let first = values.next().flatten().filter(|value| !value.is_empty());
+        named && first.is_some() && self.body.len() >= 2 && values.all(|value| value == first)
     }
 
     /// Without a header, a first column of one integer in every sampled row, too large
