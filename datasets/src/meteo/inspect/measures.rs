@@ -35,10 +35,11 @@ const TRACE_WORDS: [&str; 4] = ["T", "Ip", "Tr", "TR"];
 /// Whether a lower-case name is a precipitation's (or snow's): `prcp`, `Rain`, or
 /// the Iowa Environmental Mesonet's `p01i` (inches in 1 hour), `p24m`.
 fn names_precipitation(lower: &str) -> bool {
-    let iem = lower.len() == 4
-        && lower.starts_with('p')
-        && lower[1..3].bytes().all(|b| b.is_ascii_digit())
-        && lower.ends_with(['i', 'm']);
+    let bytes = lower.as_bytes();
+    let iem = bytes.len() == 4
+        && bytes[0] == b'p'
+        && bytes[1..3].iter().all(u8::is_ascii_digit)
+        && matches!(bytes[3], b'i' | b'm');
     iem || ["prec", "prcp", "rain", "snow"].iter().any(|word| lower.contains(word))
 }
 

@@ -119,6 +119,8 @@ fn iem_asos_missing_word_trace_and_a_zone_in_the_name() {
     assert_eq!(value(&found, "--measures"), Some("tmpf,p01i,alti,gust"));
     assert_eq!(value(&found, "--word-value"), Some("T=0"));
     assert_eq!(value(&found, "--na"), Some("M"));
+    let euro = "time,p€,p01i\n2021-12-31 10:53,1,T\n2021-12-31 11:53,2,0.01\n";
+    assert_eq!(value(&flags(euro), "--word-value"), Some("T=0"), "a name of four bytes not all ASCII: no panic");
     let one_in_a_column = "station,valid,tmpf,skyc1\nDSM,2021-12-31 10:53,20.0,OVC\nDSM,2021-12-31 11:53,21.0,OVC\n";
     assert_eq!(value(&flags(one_in_a_column), "--na"), None, "a word filling a column, among no numbers");
 }
