@@ -990,3 +990,26 @@ fn queries_refuse_empty_intervals_and_windows_and_note_a_station_they_do_not_hol
     assert!(empty.status.success() && empty.stdout.is_empty());
     assert!(!text(&empty).contains("note:"), "{}", text(&empty));
 }
+
+#[test]
+fn inspect_refuses_binary_files_naming_what_they_are() {
+    // Proves: `--inspect` on a gridded NetCDF file, a bzip2-compressed CSV or other binary
+    // data fails with one line saying what the file is, instead of proposing a command
+    // whose station is a byte of noise; a text file still inspects.
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 3] = [
+        ("grid.nc", b"CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a", "is a NetCDF file, not a text table"),
+        ("obs.csv.bz2", b"BZh91AY&SY\x00\x01", "compressed with bzip2"),
+        ("obs.bin", b"time,t\n\x00\x01\x02\xff,3\n", "binary data (a NUL byte at byte 7)"),
+    ];
+    for (name, bytes, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let output = quire(&["load-csv", "--inspect", path_str(&path)]);
+        assert!(!output.status.success(), "{name}: {}", text(&output));
+        assert!(text(&output).contains(expected), "{name}: {}", text(&output));
+    }
+    let text_file = dir.path().join("obs.csv");
+    std::fs::write(&text_file, "time,station,t\n2020-01-01T00:00,a,1.5\n2020-01-01T01:00,a,2.5\n").unwrap();
+    assert!(quire(&["load-csv", "--inspect", path_str(&text_file)]).status.success());
+}

@@ -22,6 +22,16 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
     let mut start = Vec::new();
     input.take(INSPECT_BYTES + 1).read_to_end(&mut start)?;
     let complete = start.len() as u64 <= INSPECT_BYTES;
+    if utf16_bom(&start).is_none()
+        && schema.encoding == TextEncoding::Auto
+        && let Some(what) = binary_kind(&start)
+    {
+        anyhow::bail!(
+            "{} is {what}, not a text table: --inspect reads CSV and other delimited or aligned text, \
+             spreadsheets, zip archives of them and, with the parquet feature, Parquet files",
+            path.display()
+        );
+    }
     let (found, encoding) = match utf16_bom(&start) {
         Some(utf16) => {
             let text = utf16_text(&start, utf16);
@@ -60,6 +70,27 @@ pub fn run(path: &Path, input: Box<dyn Read>, schema: &Schema, mapping: &Mapping
         outln!("\nload it with (the words in capitals are yours to fill in):\n  {command}")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the start of a file that is no text is, if it says so: the magic numbers of the
+/// binary formats weather data also comes in (gridded NetCDF, HDF5, GRIB), of
+/// compressions the loader does not undo, or else a NUL byte, which no text table in a
+/// single-byte or UTF-8 encoding holds.
+fn binary_kind(start: &[u8]) -> Option<String> {
+    const MAGIC: [(&[u8], &str); 7] = [
+        (b"CDF\x01", "a NetCDF file"),
+        (b"CDF\x02", "a NetCDF file"),
+        (b"CDF\x05", "a NetCDF file"),
+        (b"\x89HDF\r\n\x1a\n", "an HDF5 (or NetCDF-4) file"),
+        (b"GRIB", "a GRIB file"),
+        (b"BZh", "compressed with bzip2 (decompress it first)"),
+        (b"\xFD7zXZ\x00", "compressed with xz (decompress it first)"),
+    ];
+    if let Some((_, what)) = MAGIC.iter().find(|(magic, _)| start.starts_with(magic)) {
+        return Some((*what).to_owned());
+    }
+    let at = start.iter().position(|&byte| byte == 0)?;
+    Some(format!("binary data (a NUL byte at byte {at})"))
 }
 
 /// `mapping`, with `--member` set to the data members' pattern when `path` is an
