@@ -1013,3 +1013,18 @@ fn inspect_refuses_binary_files_naming_what_they_are() {
     std::fs::write(&text_file, "time,station,t\n2020-01-01T00:00,a,1.5\n2020-01-01T01:00,a,2.5\n").unwrap();
     assert!(quire(&["load-csv", "--inspect", path_str(&text_file)]).status.success());
 }
+
+#[test]
+fn an_xpath_query_may_start_with_a_minus_sign() {
+    // Proves: `quire xpath` and `quire xpath-ref` read a query that starts with `-` as the
+    // query (clap used to take `-count(//a)` for an unknown option).
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("a.xml");
+    std::fs::write(&doc, "<r><a/><a/></r>").unwrap();
+    let db = dir.path().join("x.quire");
+    assert!(quire(&["load-xml", path_str(&db), "c", path_str(&doc)]).status.success());
+    let store = quire(&["xpath", path_str(&db), "c", "-count(//a)"]);
+    assert_eq!(String::from_utf8_lossy(&store.stdout).trim(), "-2", "{}", text(&store));
+    let reference = quire(&["xpath-ref", path_str(&doc), "-count(//a) - 1"]);
+    assert_eq!(String::from_utf8_lossy(&reference.stdout).trim(), "-3", "{}", text(&reference));
+}

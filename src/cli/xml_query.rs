@@ -32,7 +32,9 @@ pub struct Args {
     db: PathBuf,
     /// Collection name.
     name: String,
-    /// The XPath query.
+    /// The XPath query. A query that starts with `-` (`-count(//a)`) is read as the
+    /// query, not as an option.
+    #[arg(allow_hyphen_values = true)]
     query: String,
     /// Print only the number of results.
     #[arg(long, conflicts_with_all = ["values", "xml"])]

@@ -22,7 +22,9 @@ use quiredb_xml::{collection, reference, xpath};
 pub struct Args {
     /// An XML file, or a folder whose .xml files (in name order) form one collection.
     path: PathBuf,
-    /// The XPath 1.0 expression.
+    /// The XPath 1.0 expression. A query that starts with `-` (`-count(//a)`) is read as the query,
+    /// not as an option.
+    #[arg(allow_hyphen_values = true)]
     query: String,
     /// Print only the number of results.
     #[arg(long)]
