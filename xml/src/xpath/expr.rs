@@ -412,6 +412,8 @@ impl fmt::Display for Test {
             Test::Text => f.write_str("text()"),
             Test::Comment => f.write_str("comment()"),
             Test::Pi(None) => f.write_str("processing-instruction()"),
+            // A literal holds one kind of quote at most, so the other one delimits it.
+            Test::Pi(Some(target)) if target.contains('"') => write!(f, "processing-instruction('{target}')"),
             Test::Pi(Some(target)) => write!(f, "processing-instruction(\"{target}\")"),
             Test::Node => f.write_str("node()"),
         }

@@ -452,6 +452,7 @@ mod tests {
             "//a[. = 'x' or -@n >= 2 * 3 div 4 mod 5 - 1]",
             "ancestor-or-self::node()/preceding::comment()",
             "processing-instruction('t') | //processing-instruction()",
+            "//processing-instruction('a\"b') | processing-instruction(\"c'd\")",
             "concat(name(), local-name(..), substring('abc', 2, 1))",
             "sum(//b) + round(floor(1.5) + ceiling(-0.5))",
             "boolean(1) = true() and false() != not(0)",
