@@ -405,7 +405,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // files (`M` missing, `T` trace, `valid(America/Chicago)`), NOAA GHCNh (`|`, codes
     // beside each measure), AEMET (`;`, decimal commas, `Ip`, Latin-1, `horatmin`), the
     // Hong Kong Observatory (names in two languages, a legend of full-width lines), NASA
-    // POWER's daily `YEAR,DOY`, the Bureau of Meteorology's half-hourly files (three
+    // POWER's daily `YEAR,DOY` and hourly files in local solar time (`in LST`, New York's
+    // longitude: 23:00 LST is 04:00 UTC), the Bureau of Meteorology's half-hourly files (three
     // times named by their format's tokens, one in UTC), SILO, a German spreadsheet's `;`
     // with decimal commas and points grouping thousands (`1.013,2`).
     let dir = tempfile::tempdir().unwrap();
@@ -472,6 +473,7 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("aemet_1387_diarios.csv", 31, "1387", "2023-01-31T00:00", "2023-01-31;1387;A CORU\u{d1}A;"),
         ("CLMMAXT_HKO_.csv", 31, "CLMMAXT_HKO_", "2023-01-31T00:00", "2023,1,31,19.9,C"),
         ("nasa_power_daily_doy.csv", 31, "nasa_power_daily_doy", "2022-01-31T00:00", "2022,31,-2.55,2.40,0.55,-999.0"),
+        ("nasa_power_hourly_lst.csv", 24, "nasa_power_hourly_lst", "2020-01-02T04:00", "2020,1,1,23,0.00,82.50"),
         ("HM01X_Data_066062_999999999.txt", 30, "066062", "2020-01-01T03:30", "hm, 066062,2020,01,01,14,30,"),
         ("silo_66062.csv", 31, "66062", "2023-01-31T00:00", "66062,2023-01-31,"),
         (

@@ -1,7 +1,8 @@
 //! `--inspect` on the exports of national weather services and data portals (Meteostat,
 //! Météo-France, Open-Meteo, the Iowa Environmental Mesonet, NOAA GHCNh, AEMET, the
 //! Hong Kong Observatory, the Bureau of Meteorology's half-hourly files, NOAA NDBC's
-//! buoys): the rules each needs, and what each rule must leave alone.
+//! buoys, NASA POWER's hourly files): the rules each needs, and what each rule must
+//! leave alone.
 //! The CLI test `inspect_reads_archives_as_their_makers_write_them` loads a sample of
 //! each.
 
@@ -287,4 +288,36 @@ fn dwd_portal_station_identifier() {
     assert_eq!((value(&found, "--time"), value(&found, "--measures")), (Some("Zeitstempel"), Some("Wert")));
     let weather = "dt,temp,weather_id\n1577836800,1.5,800\n1577840400,1.2,801\n";
     assert!(flags(weather).iter().any(|(flag, _)| flag == "--station-from-file"));
+}
+
+/// NASA POWER's hourly files in local solar time (`… in LST` in the header block, the
+/// API's default): `--utc-offset` is the offset of the 15° band the block's longitude
+/// falls in (New York's -74.006: -05:00; POWER's LST rows stay on the hour), so the
+/// load stores UTC. Before, LST was read as UTC. A file in UTC, a daily file and a
+/// longitude in the band of Greenwich get no offset.
+#[test]
+fn nasa_power_hourly_local_solar_time() {
+    let power = |standard: &str, longitude: &str, names: &str| {
+        let mut text = format!(
+            "-BEGIN HEADER-\nNASA/POWER CERES/MERRA2 Native Resolution Hourly Data \n\
+             Dates (month/day/year): 01/01/2020 through 01/01/2020 in {standard}\n\
+             Location: Latitude  40.7128   Longitude {longitude} \n\
+             The value for missing source data that cannot be computed or is outside of the sources availability range: -999 \n\
+             Parameter(s): \nT2M     MERRA-2 Temperature at 2 Meters (C) \n-END HEADER-\n{names},T2M\n"
+        );
+        for hour in 0..6 {
+            let time = if names.ends_with("HR") { format!("2020,1,1,{hour}") } else { format!("2020,1,{}", hour + 1) };
+            text.push_str(&format!("{time},1.{hour}\n"));
+        }
+        flags(&text)
+    };
+    let lst = power("LST", "-74.006", "YEAR,MO,DY,HR");
+    assert_eq!(value(&lst, "--time"), Some("YEAR,MO,DY,HR"));
+    assert_eq!(value(&lst, "--utc-offset"), Some("-05:00"), "{lst:?}");
+    assert_eq!(value(&lst, "--measures"), Some("T2M"));
+    assert_eq!(value(&power("LST", "13.4050", "YEAR,MO,DY,HR"), "--utc-offset"), Some("+01:00"));
+    assert_eq!(value(&power("UTC", "-74.006", "YEAR,MO,DY,HR"), "--utc-offset"), None, "UTC stays");
+    assert_eq!(value(&power("LST", "-74.006", "YEAR,MO,DY"), "--utc-offset"), None, "days are no times");
+    assert_eq!(value(&power("LST", "7.0", "YEAR,MO,DY,HR"), "--utc-offset"), None, "Greenwich's band");
+    assert_eq!(value(&power("LST", "172.6", "YEAR,MO,DY,HR"), "--utc-offset"), Some("+12:00"));
 }

@@ -61,6 +61,38 @@ pub(super) fn zone_in_name(name: &str) -> Option<String> {
     Some(zone.name().to_owned())
 }
 
+/// Whether preamble `lines` say the times are in local solar time: the words, or
+/// `LST` as a word (NASA POWER's `… through 01/31/2020 in LST`) where no line says
+/// `local standard time` (Environment Canada's LST).
+fn says_local_solar_time(lines: &[String]) -> bool {
+    let lower: Vec<String> = lines.iter().map(|line| line.to_ascii_lowercase()).collect();
+    let lst = |line: &String| line.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| word == "lst");
+    lower.iter().any(|line| line.contains("local solar time"))
+        || (lower.iter().any(lst) && !lower.iter().any(|line| line.contains("local standard time")))
+}
+
+/// The number after the word `Longitude` in a line (`Location: Latitude  40.7128
+/// Longitude -74.006`), when it is one (−180 to 180).
+fn longitude_in(line: &str) -> Option<f64> {
+    let lower = line.to_ascii_lowercase();
+    let after = &line[lower.find("longitude")? + "longitude".len()..];
+    let number =
+        after.trim_start_matches(|c: char| c.is_whitespace() || c == ':' || c == '=').split_whitespace().next()?;
+    let degrees = number.trim_end_matches([',', ';']).parse::<f64>().ok()?;
+    (-180.0..=180.0).contains(&degrees).then_some(degrees)
+}
+
+/// NASA POWER's local solar time at `longitude` as `--utc-offset` (`±HH:00`): the
+/// 15° band centred on a multiple of 15° the longitude falls in, whole hours (POWER
+/// shifts its hourly UTC archive by it, so its LST rows stay on the hour; its
+/// documentation: "a 15-degree swath that represents solar noon at the middle
+/// longitude of the swath"). None at 0 (UTC already).
+fn solar_offset(longitude: f64) -> Option<String> {
+    let hours = (longitude / 15.0).round() as i64;
+    let sign = if hours < 0 { '-' } else { '+' };
+    (hours != 0).then(|| format!("{sign}{:02}:00", hours.abs()))
+}
+
 /// Whether a time's values carry their own offset or `Z` (`2020-01-01T01:00:00+01:00`).
 fn offset_written(value: &str) -> bool {
     let value = value.trim();
@@ -86,6 +118,34 @@ impl Guess<'_> {
             || self.inner_civil_time();
         if !flagged {
             self.column_time();
+        }
+        self.solar_time();
+    }
+
+    /// `--utc-offset` for hourly times the preamble says are in local solar time (NASA
+    /// POWER's hourly files: `Dates (month/day/year): … in LST` and `Location: Latitude
+    /// 40.71 Longitude -74.01` in the header block): the offset of the 15° band the
+    /// longitude falls in ([`solar_offset`]). A file in UTC, a daily one (its dates are
+    /// days, not times), or a time given a zone or offset already is left as it is.
+    fn solar_time(&mut self) {
+        let zoned = self.flags.iter().any(|(flag, _)| flag == "--utc-offset" || flag == "--time-zone");
+        let lines: Vec<String> = self.sniffed.preamble.iter().map(|fields| fields.join(" ")).collect();
+        if zoned || !self.time_has_hour() || !says_local_solar_time(&lines) {
+            return;
+        }
+        if let Some(offset) = lines.iter().find_map(|line| longitude_in(line)).and_then(solar_offset) {
+            self.flag("--utc-offset", Some(offset));
+        }
+    }
+
+    /// Whether the time flagged names the hour: a format with `%H` or `%I`, or four
+    /// columns or more read without a format (year, month, day, hour).
+    fn time_has_hour(&self) -> bool {
+        let value = |name: &str| self.flags.iter().find(|(flag, _)| flag == name).and_then(|(_, v)| v.as_deref());
+        match (value("--time"), value("--time-format")) {
+            (Some(_), Some(format)) => format.contains("%H") || format.contains("%I"),
+            (Some(columns), None) => columns.split(',').count() >= 4,
+            (None, _) => false,
         }
     }
 
