@@ -408,7 +408,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // POWER's daily `YEAR,DOY` and hourly files in local solar time (`in LST`, New York's
     // longitude: 23:00 LST is 04:00 UTC), the Bureau of Meteorology's half-hourly files (three
     // times named by their format's tokens, one in UTC), SILO, a German spreadsheet's `;`
-    // with decimal commas and points grouping thousands (`1.013,2`).
+    // with decimal commas and points grouping thousands (`1.013,2`), NOAA CO-OPS's water
+    // levels (0/1 flag columns after the measures, no measures).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -474,6 +475,13 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         ("CLMMAXT_HKO_.csv", 31, "CLMMAXT_HKO_", "2023-01-31T00:00", "2023,1,31,19.9,C"),
         ("nasa_power_daily_doy.csv", 31, "nasa_power_daily_doy", "2022-01-31T00:00", "2022,31,-2.55,2.40,0.55,-999.0"),
         ("nasa_power_hourly_lst.csv", 24, "nasa_power_hourly_lst", "2020-01-02T04:00", "2020,1,1,23,0.00,82.50"),
+        (
+            "coops_8518750_water_level.csv",
+            30,
+            "coops_8518750_water_level",
+            "2023-01-01T02:54",
+            "2023-01-01 02:54,0.715",
+        ),
         ("HM01X_Data_066062_999999999.txt", 30, "066062", "2020-01-01T03:30", "hm, 066062,2020,01,01,14,30,"),
         ("silo_66062.csv", 31, "66062", "2023-01-31T00:00", "66062,2023-01-31,"),
         (
@@ -510,6 +518,13 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         assert_eq!(answer.lines().filter(|line| !line.ends_with(" ms")).count(), 1, "{name} at {time}: {answer}");
         assert!(answer.contains(found), "{name} at {time}: {found:?} not in {answer}\n{stdout}");
     }
+    // CO-OPS's flag columns are no measures, and a note says how to use them.
+    let coops = text(&quire(&["load-csv", &meteo_sample("coops_8518750_water_level.csv"), "--inspect"]));
+    assert!(coops.contains("--measures 'Water Level,Sigma'"), "{coops}");
+    assert!(
+        coops.contains("note:          O or I (for verified), F, R, L hold 0/1 flags after Water Level"),
+        "{coops}"
+    );
     // A table with no time column: said so, and the printed command asks for one
     // rather than reading the second column as Unix seconds.
     let timeless = dir.path().join("timeless.txt");

@@ -150,6 +150,9 @@ fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
     for (index, column) in found.columns.iter().enumerate() {
         outln!("  {index:>3}  {:<28} {}", column.name, kind_name(&column.kind))?;
     }
+    for note in &found.notes {
+        outln!("note:          {note}")?;
+    }
     Ok(())
 }
 

@@ -43,6 +43,11 @@ fn names_precipitation(lower: &str) -> bool {
     iem || ["prec", "prcp", "rain", "snow"].iter().any(|word| lower.contains(word))
 }
 
+/// Names of NOAA CO-OPS's (tides and currents) flag columns beyond its one-letter ones:
+/// `O or I (for verified)` counts the samples outside three sigmas (`O`, `F` flat,
+/// `R` rate of change, `L` limits, `X`/`N` maximum/minimum exceeded are the others).
+const COOPS_FLAG_NAMES: [&str; 1] = ["o or i (for verified)"];
+
 /// Numbers that mean "missing" in weather files without being made of 9s (ISD's -9900).
 const OTHER_SENTINELS: [f64; 1] = [-9900.0];
 
@@ -96,6 +101,7 @@ pub(super) fn sentinel_like(value: f64) -> bool {
 
 impl Guess<'_> {
     pub(super) fn measures(&mut self) {
+        let flag_runs = self.flags_after_measures();
         let not_a_measure = |index: usize| {
             let name = &self.columns[index].name;
             let lower = name.to_ascii_lowercase();
@@ -132,6 +138,7 @@ impl Guess<'_> {
         let dates = (0..self.columns.len()).filter(|&i| matches!(self.columns[i].kind, ColumnKind::Date(_)));
         let mut numbers_no_measure: Vec<usize> = dates.filter_map(|date| self.clock_after(date)).collect();
         numbers_no_measure.extend((0..self.columns.len()).filter(|&i| self.is_code(i)));
+        numbers_no_measure.extend(flag_runs);
         let measures: Vec<usize> = (0..self.columns.len())
             .filter(|&i| !self.used.contains(&i) && !numbers_no_measure.contains(&i))
             .filter(|&i| is_measure_kind(&self.columns[i].kind))
@@ -145,6 +152,56 @@ impl Guess<'_> {
         let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
         self.flag("--measures", Some(references.join(",")));
         self.quality_flags(&flags);
+    }
+
+    /// The columns of runs of two or more 0/1 flags right after a measure (NOAA
+    /// CO-OPS's `Water Level, Sigma, O, F, R, L` and `Air Temperature, X, N, R`), each
+    /// named by one letter or as CO-OPS names them: no measures. A note names them and
+    /// the `--flag-column` that drops the values one marks.
+    fn flags_after_measures(&mut self) -> Vec<usize> {
+        let mut flags = Vec::new();
+        let mut index = 0;
+        while index < self.columns.len() {
+            let run = (index..self.columns.len()).take_while(|&i| self.flag_like(i)).count();
+            let before = index.checked_sub(1).filter(|&m| is_measure_kind(&self.columns[m].kind));
+            match before {
+                Some(measure) if run >= 2 && !self.used.contains(&measure) => {
+                    self.note_flags(measure, index..index + run);
+                    flags.extend(index..index + run);
+                }
+                _ => {}
+            }
+            index += run.max(1);
+        }
+        flags
+    }
+
+    /// Whether column `index` looks like a CO-OPS flag: under a header, named by one
+    /// letter or as CO-OPS names its count, integers 0 or 1 (a count any integer ≥ 0).
+    fn flag_like(&self, index: usize) -> bool {
+        let lower = self.columns[index].name.trim().to_ascii_lowercase();
+        let counted = COOPS_FLAG_NAMES.contains(&lower.as_str());
+        let letter = lower.len() == 1 && lower.bytes().all(|b| b.is_ascii_alphabetic());
+        let value = |row: &Vec<String>| row.get(index).map_or(Some(0), |v| v.trim().parse::<i64>().ok());
+        let fits = |row: &Vec<String>| value(row).is_some_and(|v| v == 0 || v == 1 || (counted && v > 1));
+        self.sniffed.header
+            && (letter || counted)
+            && self.columns[index].kind == ColumnKind::Integer
+            && self.body.iter().all(fits)
+    }
+
+    /// The note on the flags `run` right after measure `last`: they describe the first
+    /// measure of the run of measures it ends (`Water Level`, before its `Sigma`).
+    fn note_flags(&mut self, last: usize, run: std::ops::Range<usize>) {
+        let first = (0..=last).rev().take_while(|&i| is_measure_kind(&self.columns[i].kind)).last().unwrap_or(last);
+        let names: Vec<&str> = run.clone().map(|i| self.columns[i].name.as_str()).collect();
+        let (measure_name, flag) = (&self.columns[first].name, &self.columns[run.end - 1].reference);
+        let pair = super::shell_quoted(&format!("{}={flag}", self.columns[first].reference));
+        self.notes.push(format!(
+            "{} hold 0/1 flags after {measure_name} (as NOAA CO-OPS's tolerance flags): no measures; \
+             to drop the values one marks, add --flag-column {pair} --drop-flags 1",
+            names.join(", ")
+        ));
     }
 
     /// Whether one value fills column `index` in the sample.

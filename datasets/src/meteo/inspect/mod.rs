@@ -122,6 +122,9 @@ pub struct Inspection {
     pub layout: String,
     /// The suggested `load-csv` flags, each with its value.
     pub flags: Vec<(String, Option<String>)>,
+    /// What the guess left out that a user may want, each a sentence naming the flag
+    /// that adds it back.
+    pub notes: Vec<String>,
 }
 
 /// Inspects the start of an input (BOM removed; `complete` when it is all of it).
@@ -162,10 +165,11 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
         measured: Vec::new(),
         missing_words: file_word.into_iter().collect(),
         flags: Vec::new(),
+        notes: Vec::new(),
     };
     let layout = guess.all(decimal_comma, &schema.missing);
-    let flags = guess.flags;
-    Inspection { sniffed, columns, layout, flags }
+    let (flags, notes) = (guess.flags, guess.notes);
+    Inspection { sniffed, columns, layout, flags, notes }
 }
 
 /// A word that stands for a missing value throughout a file (the Iowa Environmental
@@ -295,6 +299,8 @@ struct Guess<'a> {
     /// Words in measure columns that mean missing (`VRB`, `---`).
     missing_words: Vec<String>,
     flags: Vec<(String, Option<String>)>,
+    /// [`Inspection::notes`].
+    notes: Vec<String>,
 }
 
 impl Guess<'_> {
@@ -359,6 +365,12 @@ impl Guess<'_> {
         self.used.push(index);
         self.columns[index].reference.clone()
     }
+}
+
+/// `text` as one shell word, as the printed command quotes it (`'Water Level=L'`).
+fn shell_quoted(text: &str) -> String {
+    let plain = !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.,/:+=@".contains(&b));
+    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', "'\\''")) }
 }
 
 /// Appends to `set` the characters of `more` it lacks.

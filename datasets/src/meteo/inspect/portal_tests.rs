@@ -321,3 +321,34 @@ fn nasa_power_hourly_local_solar_time() {
     assert_eq!(value(&power("LST", "7.0", "YEAR,MO,DY,HR"), "--utc-offset"), None, "Greenwich's band");
     assert_eq!(value(&power("LST", "172.6", "YEAR,MO,DY,HR"), "--utc-offset"), Some("+12:00"));
 }
+
+/// NOAA CO-OPS's (tides and currents) exports: the runs of one-letter 0/1 flags after a
+/// measure (`O, F, R, L` after the water level and its `Sigma`; `X, N, R` after the
+/// air temperature) and `O or I (for verified)`, a count, are no measures; a note names
+/// them with the `--flag-column` that would drop what they mark. `Sigma` stays a
+/// measure, `Quality` (`p`, `v`) is text. A lone one-letter column of 0/1 after a
+/// measure stays a measure.
+#[test]
+fn coops_flag_columns_are_no_measures() {
+    let mut water = String::from("Date Time, Water Level, Sigma, O or I (for verified), F, R, L, Quality \n");
+    for minute in 0..6 {
+        let rate = if minute == 3 { 1 } else { 0 };
+        water.push_str(&format!("2023-01-01 00:{:02},0.56{minute},0.005,{},0,{rate},0,p\n", minute * 6, minute % 3));
+    }
+    let found = inspect(water.as_bytes(), true, &Schema::default());
+    assert_eq!(value(&found.flags, "--time"), Some("Date Time"));
+    assert_eq!(value(&found.flags, "--measures"), Some("Water Level,Sigma"), "{:?}", found.flags);
+    assert!(
+        found.notes.iter().any(|note| note.contains("O or I (for verified), F, R, L hold 0/1 flags after Water Level")
+            && note.contains("--flag-column 'Water Level=L' --drop-flags 1")),
+        "{:?}",
+        found.notes
+    );
+    let mut air = String::from("Date Time, Air Temperature, X, N, R \n");
+    for minute in 0..4 {
+        air.push_str(&format!("2023-01-01 00:{:02},3.{minute},0,0,{}\n", minute * 6, minute % 2));
+    }
+    assert_eq!(value(&flags(&air), "--measures"), Some("Air Temperature"));
+    let lone = "time,t,r\n2023-01-01T00:00,3.1,0\n2023-01-01T01:00,3.4,1\n";
+    assert_eq!(value(&flags(lone), "--measures"), Some("t,r"), "one 0/1 column is no run of flags");
+}
