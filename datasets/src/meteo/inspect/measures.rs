@@ -144,6 +144,12 @@ impl Guess<'_> {
             .filter(|&i| is_measure_kind(&self.columns[i].kind))
             .filter(|&i| !not_a_measure(i))
             .collect();
+        let named = |i: usize| !self.sniffed.header || !self.columns[i].name.trim().is_empty();
+        let empty: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| self.columns[i].kind == ColumnKind::Empty && !self.used.contains(&i) && named(i))
+            .filter(|&i| !not_a_measure(i))
+            .collect();
+        let measures = self.with_empty_columns(measures, &empty);
         self.measured.extend(&measures);
         self.value_words(&measures);
         self.index_measures(&measures);
@@ -152,6 +158,51 @@ impl Guess<'_> {
         let references: Vec<String> = measures.into_iter().map(|i| self.take(i)).collect();
         self.flag("--measures", Some(references.join(",")));
         self.quality_flags(&flags);
+    }
+
+    /// `measures` with the columns of `empty` (empty in the whole sample, named like
+    /// no code, flag or place) that stand among them under a header: the nearest
+    /// filled columns on either side, quality columns passed over, are measures (a
+    /// `snow` column between `tavg` and `prcp` in a sample of summer days; later rows
+    /// may fill it). Without a header an empty column among measures is as likely a
+    /// status column (IMGW's, blank but for codes) and is left out. A note names the
+    /// columns taken and one those left out, with how to change it.
+    fn with_empty_columns(&mut self, mut measures: Vec<usize>, empty: &[usize]) -> Vec<usize> {
+        let filled = |i: &usize| {
+            let column = &self.columns[*i];
+            column.kind != ColumnKind::Empty && !is_quality_name(&column.name.to_ascii_lowercase())
+        };
+        let among = |index: usize| {
+            let before = (0..index).rev().find(filled);
+            let after = (index + 1..self.columns.len()).find(filled);
+            let both = before.zip(after);
+            self.sniffed.header
+                && both.is_some_and(|(before, after)| measures.contains(&before) && measures.contains(&after))
+        };
+        let (loaded, left): (Vec<usize>, Vec<usize>) = empty.iter().partition(|&&i| among(i));
+        let rows = self.body.len();
+        let numbered = if self.sniffed.header { "" } else { " (columns numbered from 0, as --measures reads them)" };
+        let names = |columns: &[usize]| {
+            let references: Vec<&str> = columns.iter().map(|&i| self.columns[i].reference.as_str()).collect();
+            format!("{}{numbered}", references.join(", "))
+        };
+        if !loaded.is_empty() {
+            self.notes.push(format!(
+                "{}: empty in the {rows} rows looked at, loaded as measures all the same (later rows may \
+                 fill them, as snow in winter); if they hold text, leave them out of --measures",
+                names(&loaded)
+            ));
+        }
+        if !left.is_empty() {
+            self.notes.push(format!(
+                "{}: empty in the {rows} rows looked at and not among the measures; if later rows hold \
+                 numbers, add them to --measures",
+                names(&left)
+            ));
+        }
+        measures.extend(loaded);
+        measures.sort_unstable();
+        measures
     }
 
     /// The columns of runs of two or more 0/1 flags right after a measure (NOAA

@@ -27,6 +27,9 @@ fn index_measures_without_a_header_are_numbered_among_the_measures() {
     assert_eq!(value(&found, "--measures"), Some("2,3,4,5,7,8,9,10,12"));
     let index = Some("0,1,2,3,4,5,7,8");
     assert_eq!(value(&found, "--index-measures"), index, "columns 2,3,4,5,7,8,10,12 by their places");
+    let notes = inspect(bulk.as_bytes(), true, &Schema::default()).notes;
+    let note = "6, 11 (columns numbered from 0, as --measures reads them): empty";
+    assert!(notes.first().is_some_and(|first| first.starts_with(note)), "{notes:?}");
     let mut named = String::from("time,temp,dwpt,rhum,prcp,wdir,wspd,wpgt,pres,coco\n");
     for hour in 0..6 {
         let gust = if hour == 0 { "36.4" } else { "" };
@@ -351,4 +354,23 @@ fn coops_flag_columns_are_no_measures() {
     assert_eq!(value(&flags(&air), "--measures"), Some("Air Temperature"));
     let lone = "time,t,r\n2023-01-01T00:00,3.1,0\n2023-01-01T01:00,3.4,1\n";
     assert_eq!(value(&flags(lone), "--measures"), Some("t,r"), "one 0/1 column is no run of flags");
+}
+
+/// A column empty in every sampled row (snow depth in a sample of summer days) that
+/// stands among the measures is one: later rows may fill it. An empty column outside
+/// them (after the last measure) is left out, and a note names both kinds with what to
+/// do; an empty quality column (`t_flag`) is no measure and no note. Before, every
+/// empty column was dropped without a word.
+#[test]
+fn empty_columns_among_measures_are_loaded() {
+    let mut summer = String::from("time,tavg,snow,t_flag,prcp,remarks\n");
+    for day in 1..=4 {
+        summer.push_str(&format!("2023-07-0{day},2{day}.5,,,0.{day},\n"));
+    }
+    let found = inspect(summer.as_bytes(), true, &Schema::default());
+    assert_eq!(value(&found.flags, "--measures"), Some("tavg,snow,prcp"), "{:?}", found.notes);
+    let [loaded, left] = &found.notes[..] else { panic!("two notes: {:?}", found.notes) };
+    assert!(loaded.starts_with("snow: empty in the 4 rows looked at, loaded as measures"), "{loaded}");
+    assert!(left.starts_with("remarks: empty in the 4 rows looked at and not among the measures"), "{left}");
+    assert!(left.ends_with("add them to --measures"), "{left}");
 }
