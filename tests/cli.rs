@@ -409,7 +409,8 @@ fn inspect_reads_archives_as_their_makers_write_them() {
     // longitude: 23:00 LST is 04:00 UTC), the Bureau of Meteorology's half-hourly files (three
     // times named by their format's tokens, one in UTC), SILO, a German spreadsheet's `;`
     // with decimal commas and points grouping thousands (`1.013,2`), NOAA CO-OPS's water
-    // levels (0/1 flag columns after the measures, no measures).
+    // levels (0/1 flag columns after the measures, no measures), a comma-delimited export
+    // with every field quoted and decimal commas (`"12,5"`).
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ("tmy3_sources_725650.csv", 48, "725650", "1991-01-02T00:00", "01/01/1991,24:00,0,2,0,4,"),
@@ -482,6 +483,7 @@ fn inspect_reads_archives_as_their_makers_write_them() {
             "2023-01-01T02:54",
             "2023-01-01 02:54,0.715",
         ),
+        ("quoted_decimal_commas_de.csv", 24, "Potsdam", "2023-01-15T23:00", "15.01.2023 23:00,Potsdam,\"1,7\","),
         ("HM01X_Data_066062_999999999.txt", 30, "066062", "2020-01-01T03:30", "hm, 066062,2020,01,01,14,30,"),
         ("silo_66062.csv", 31, "66062", "2023-01-31T00:00", "66062,2023-01-31,"),
         (
@@ -518,6 +520,11 @@ fn inspect_reads_archives_as_their_makers_write_them() {
         assert_eq!(answer.lines().filter(|line| !line.ends_with(" ms")).count(), 1, "{name} at {time}: {answer}");
         assert!(answer.contains(found), "{name} at {time}: {found:?} not in {answer}\n{stdout}");
     }
+    // Quoted decimal commas are read as such: 1,7 °C at 23:00.
+    let db = dir.path().join("quoted_decimal_commas_de.quire");
+    let at = ["--from", "2023-01-15T23:00", "--to", "2023-01-15T23:00", "--format", "jsonl"];
+    let jsonl = text(&quire(&[&["range", path_str(&db), "--station", "Potsdam"][..], &at].concat()));
+    assert!(jsonl.contains("1.7") && jsonl.contains("1015.3"), "{jsonl}");
     // CO-OPS's flag columns are no measures, and a note says how to use them.
     let coops = text(&quire(&["load-csv", &meteo_sample("coops_8518750_water_level.csv"), "--inspect"]));
     assert!(coops.contains("--measures 'Water Level,Sigma'"), "{coops}");

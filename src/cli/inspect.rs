@@ -127,7 +127,11 @@ fn print_layout(found: &Inspection, encoding: &str) -> std::io::Result<()> {
         Delimiter::Byte(byte) => format!("{:?}", char::from(byte)),
         _ => "runs of whitespace (aligned columns)".to_owned(),
     };
-    let decimal = if sniffed.delimiter == Delimiter::Byte(b',') { "point" } else { "point or comma" };
+    let decimal = match (sniffed.delimiter == Delimiter::Byte(b','), sniffed.decimal_comma) {
+        (true, true) => "comma (in quoted fields: \"12,5\")",
+        (true, false) => "point",
+        (false, _) => "point or comma",
+    };
     outln!("delimiter:     {delimiter}; decimal mark: {decimal}")?;
     outln!("encoding:      {encoding}")?;
     outln!("preamble:      {} line(s)", sniffed.preamble_lines)?;

@@ -52,6 +52,10 @@ pub struct RecordLayout {
     /// Flag values that drop a value; empty: any non-empty flag (`--drop-flags`).
     #[serde(default)]
     pub drop_flags: Vec<String>,
+    /// Whether numbers have a decimal comma, as the load read them; absent (a layout
+    /// written before): when the delimiter is no comma.
+    #[serde(default)]
+    pub decimal_comma: Option<bool>,
 }
 
 /// One measure's own sentinels (`--na COLUMN=NUMBER`) and quality flag field
@@ -76,6 +80,7 @@ impl RecordLayout {
             index_measures: None,
             rules: Vec::new(),
             drop_flags: Vec::new(),
+            decimal_comma: None,
         }
     }
 
@@ -116,7 +121,7 @@ impl RecordLayout {
         if flag.is_some_and(|flag| flag_drops(flag, &self.drop_flags)) {
             return None;
         }
-        let decimal_comma = self.delimiter != b',';
+        let decimal_comma = self.decimal_comma.unwrap_or(self.delimiter != b',');
         let value = parse_measure(field, decimal_comma, &self.missing).ok().flatten()?;
         let own = self.rules.get(measure).is_some_and(|rule| rule.sentinels.contains(&value));
         (!own).then_some(value)

@@ -216,6 +216,7 @@ impl<R: Read> ObservationReader<R> {
             ),
         };
         layout.index_measures = self.index_measures.map(|chosen| chosen.iter().collect());
+        layout.decimal_comma = Some(self.source.decimal_comma);
         layout
     }
 

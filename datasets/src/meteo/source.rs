@@ -201,7 +201,7 @@ impl<R: Read> Source<R> {
             csv,
             plan: Plan::empty(schema),
             delimiter,
-            decimal_comma: delimiter != b',',
+            decimal_comma: sniffed.decimal_comma,
             pending: (!sniffed.header || sniffed.header_in_preamble).then(|| first.clone()).into_iter().collect(),
             blank_before: false,
             footer: None,

@@ -150,6 +150,7 @@ impl Guess<'_> {
             .filter(|&i| !not_a_measure(i))
             .collect();
         let measures = self.with_empty_columns(measures, &empty);
+        self.note_comma_numbers();
         self.measured.extend(&measures);
         self.value_words(&measures);
         self.index_measures(&measures);
@@ -203,6 +204,30 @@ impl Guess<'_> {
         measures.extend(loaded);
         measures.sort_unstable();
         measures
+    }
+
+    /// A note on the text columns of numbers written with a comma (`"1,234"`) in a
+    /// file whose numbers have decimal points: a thousands separator, or a decimal
+    /// comma? They are no measures rather than a guess.
+    fn note_comma_numbers(&mut self) {
+        let comma_number = |value: &str| {
+            let unsigned = value.strip_prefix(['-', '+']).unwrap_or(value);
+            let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+            unsigned.split_once(',').is_some_and(|(whole, fraction)| digits(whole) && digits(fraction))
+        };
+        let values = |i: usize| self.body.iter().filter_map(move |row| row.get(i)).map(|v| v.trim());
+        let columns: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| !self.used.contains(&i) && self.columns[i].kind == ColumnKind::Text)
+            .filter(|&i| values(i).filter(|v| !v.is_empty()).all(comma_number))
+            .collect();
+        let Some(example) = columns.first().and_then(|&i| values(i).find(|v| !v.is_empty())) else { return };
+        let names: Vec<&str> = columns.iter().map(|&i| self.columns[i].name.as_str()).collect();
+        let note = format!(
+            "{}: numbers written with a comma (\"{example}\") in a file whose other numbers have decimal \
+             points: a thousands separator or a decimal comma? Not loaded; write them without the comma to load them",
+            names.join(", ")
+        );
+        self.notes.push(note);
     }
 
     /// The columns of runs of two or more 0/1 flags right after a measure (NOAA

@@ -134,7 +134,7 @@ pub fn inspect(start: &[u8], complete: bool, schema: &Schema) -> Inspection {
         true => (sniffed.rows.first().cloned().unwrap_or_default(), sniffed.rows.get(1..).unwrap_or_default()),
         false => ((0..sniffed.body_fields).map(|i| format!("column {}", i + 1)).collect(), &sniffed.rows[..]),
     };
-    let decimal_comma = sniffed.delimiter != Delimiter::Byte(b',');
+    let decimal_comma = sniffed.decimal_comma;
     // A short row is a note or an error (BADC-CSV's `end data`): it types nothing.
     let values: Vec<Vec<&str>> = (0..names.len())
         .map(|index| {

@@ -374,3 +374,23 @@ fn empty_columns_among_measures_are_loaded() {
     assert!(left.starts_with("remarks: empty in the 4 rows looked at and not among the measures"), "{left}");
     assert!(left.ends_with("add them to --measures"), "{left}");
 }
+
+/// A comma-delimited export with every field quoted and decimal commas (`"12,5"`):
+/// the measures are numbers (the load reads them so too). In a file whose numbers
+/// have decimal points, a column of `"1,234"` (a thousand, or 1.234?) is no measure,
+/// and a note says why rather than a guess.
+#[test]
+fn quoted_decimal_commas_in_a_comma_delimited_file() {
+    let mut export = String::from("\"Datum\",\"Temperatur (°C)\",\"Luftdruck (hPa)\"\n");
+    for hour in 0..4 {
+        export.push_str(&format!("\"01.01.2023 0{hour}:00\",\"{hour},5\",\"1013,{hour}\"\n"));
+    }
+    let found = inspect(export.as_bytes(), true, &Schema::default());
+    assert_eq!(found.columns[1].kind, ColumnKind::Number);
+    assert_eq!(value(&found.flags, "--measures"), Some("Temperatur (°C),Luftdruck (hPa)"));
+    assert!(found.notes.is_empty(), "{:?}", found.notes);
+    let points = "time,t,visibility\n2023-01-01T00:00,1.5,\"1,234\"\n2023-01-01T01:00,2.5,\"2,050\"\n";
+    let found = inspect(points.as_bytes(), true, &Schema::default());
+    assert_eq!(value(&found.flags, "--measures"), Some("t"));
+    assert!(found.notes.iter().any(|note| note.starts_with("visibility: numbers written with a comma (\"1,234\")")));
+}

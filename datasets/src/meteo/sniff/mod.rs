@@ -80,6 +80,8 @@ pub struct Sniffed {
     /// True when every line of the sample ends with an HTML line break (`<br />`),
     /// which the load drops ([`HTML_BREAKS`]).
     pub html_breaks: bool,
+    /// True when the numbers are written with a decimal comma ([`decimal_commas`]).
+    pub decimal_comma: bool,
 }
 
 /// Where the second line of a header written on two lines is.
@@ -170,7 +172,46 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
         encoding,
         cr_lines: end == b'\r',
         html_breaks,
+        decimal_comma: decimal_commas(delimiter, &split[preamble_lines..]),
     }
+}
+
+/// Whether the numbers of a file are written with a decimal comma: always when its
+/// delimiter is no comma; in a comma-delimited file (a European tool's export, every
+/// field quoted), when a field shows a decimal comma that cannot be a thousands
+/// separator ([`unambiguous_decimal_comma`]: `"12,5"`, `"1.013,25"`) and none is a
+/// number with a decimal point (`12.5`). A `"1,234"` alone says neither: the point
+/// stays, and it reads as no number, never silently as 1.234.
+pub fn decimal_commas(delimiter: Delimiter, rows: &[Vec<String>]) -> bool {
+    if delimiter != Delimiter::Byte(b',') {
+        return true;
+    }
+    let fields = || rows.iter().flatten().map(|field| field.trim());
+    fields().any(unambiguous_decimal_comma) && !fields().any(decimal_point)
+}
+
+/// A number whose one comma is a decimal comma whichever mark the file uses: digits
+/// after it not a group of three (`12,5`, `-0,25`), or points grouping the whole part
+/// in threes before it (`1.013,2`, `1.013,250`).
+fn unambiguous_decimal_comma(field: &str) -> bool {
+    let unsigned = field.strip_prefix(['-', '+']).unwrap_or(field);
+    let Some((whole, fraction)) = unsigned.split_once(',') else { return false };
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    let grouped = whole.contains('.') && {
+        let mut groups = whole.split('.');
+        let first = groups.next().unwrap_or("");
+        digits(first) && first.len() <= 3 && groups.all(|group| digits(group) && group.len() == 3)
+    };
+    digits(fraction) && ((digits(whole) && fraction.len() != 3) || grouped)
+}
+
+/// A number with one decimal point and no comma whose digits after the point are not
+/// a group of three (`12.5`; `1.013` may be a thousand grouped).
+fn decimal_point(field: &str) -> bool {
+    let unsigned = field.strip_prefix(['-', '+']).unwrap_or(field);
+    let Some((whole, fraction)) = unsigned.split_once('.') else { return false };
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    digits(whole) && !fraction.is_empty() && digits(fraction) && fraction.len() != 3
 }
 
 /// The HTML line breaks that may end a line of text saved from a web page.

@@ -175,3 +175,24 @@ fn html_line_breaks_at_the_ends_of_lines() {
     let one_without = text.replace("06:51:00<br/>", "06:51:00");
     assert!(!sniffed(&one_without).html_breaks);
 }
+
+/// A comma-delimited file whose quoted fields have decimal commas (`"12,5"`, as some
+/// European tools export) reads numbers with a decimal comma; one with a decimal point
+/// anywhere, or whose commas could all be thousands separators (`"1,234"`), does not.
+/// Any other delimiter allows decimal commas, as before.
+#[test]
+fn quoted_decimal_commas_in_a_comma_file() {
+    let file = |values: [&str; 2]| {
+        let text = format!(
+            "\"Datum\",\"T\",\"p\"\n\"01.01.2023 00:00\",\"{}\",\"1013,2\"\n\"01.01.2023 01:00\",\"{}\",\"1013,0\"\n",
+            values[0], values[1]
+        );
+        sniffed(&text).decimal_comma
+    };
+    assert!(file(["12,5", "-0,25"]));
+    assert!(file(["1.013,250", "7"]), "points grouping thousands before the comma");
+    assert!(!file(["12,5", "12.5"]), "a decimal point elsewhere");
+    assert!(!sniffed("t,p\n1.5,\"1,234\"\n2.5,\"1,235\"\n").decimal_comma, "1,234: a thousand, or 1.234?");
+    assert!(!sniffed("t,p\n\"1,234\",1\n\"2,345\",2\n").decimal_comma, "no unambiguous comma");
+    assert!(sniffed("t;p\n1,234;1\n2,345;2\n").decimal_comma);
+}
