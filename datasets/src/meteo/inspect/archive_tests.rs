@@ -4,7 +4,7 @@
 //! `inspect_reads_archives_as_their_makers_write_them` loads a sample of each.
 
 use super::station::names_a_station;
-use super::tests::{flags, value};
+use super::tests::{flags, sample, value};
 use super::*;
 
 /// A wide table with a column of codes beside each measure (TMY3's `Dry-bulb source`)
@@ -94,9 +94,8 @@ fn pvgis_preamble_times_and_legend() {
 #[test]
 fn leading_time_columns_without_header() {
     let surfrad = |doy: u32, month: u32, day: u32| {
-        let rows: Vec<String> =
-            (0..5).map(|m| format!(" 2019 {doy} {month} {day}  0 {m}  0.0 110.8 -1.9 0\n")).collect();
-        flags(&format!(" Bondville\n   40.05  88.37  213 m version 1\n{}", rows.concat()))
+        let rows = (0..5).map(|m| format!(" 2019 {doy} {month} {day}  0 {m}  0.0 110.8 -1.9 0"));
+        flags(&sample(" Bondville\n   40.05  88.37  213 m version 1\n", rows))
     };
     for (doy, month, day) in [(32, 2, 1), (5, 1, 5)] {
         let found = surfrad(doy, month, day);
@@ -179,10 +178,11 @@ fn gsod_attributes_and_nasa_power_banners() {
 /// line makes no measure.
 #[test]
 fn meteo_france_synop() {
-    let mut synop = String::from("numer_sta;date;pmer;t;u;cm;\n");
-    for (hour, humidity) in [(0, "94"), (3, "mq"), (6, "91")] {
-        synop.push_str(&format!("07005;20200101{hour:02}0000;102830;275.350000;{humidity};mq;\n"));
-    }
+    let synop = sample(
+        "numer_sta;date;pmer;t;u;cm;\n",
+        [(0, "94"), (3, "mq"), (6, "91")]
+            .map(|(hour, humidity)| format!("07005;20200101{hour:02}0000;102830;275.350000;{humidity};mq;")),
+    );
     let found = flags(&synop);
     assert_eq!(value(&found, "--station"), Some("numer_sta"));
     assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("date"), Some("%Y%m%d%H%M%S")));
@@ -230,10 +230,11 @@ fn midas_open_badc_csv() {
 /// twelve-hour times written `12:05a`.
 #[test]
 fn weatherlink_two_digit_years_and_twelve_hour_times() {
-    let mut export = String::from("Date\tTime\tTemp Out\tOut Hum\tWind Dir\tBar\n");
-    for (time, dir) in [("12:05a", "NW"), ("12:10a", "NNW"), ("1:15p", "---"), ("11:20p", "N")] {
-        export.push_str(&format!("01/13/20\t{time}\t41.2\t88\t{dir}\t30.112\n"));
-    }
+    let export = sample(
+        "Date\tTime\tTemp Out\tOut Hum\tWind Dir\tBar\n",
+        [("12:05a", "NW"), ("12:10a", "NNW"), ("1:15p", "---"), ("11:20p", "N")]
+            .map(|(time, dir)| format!("01/13/20\t{time}\t41.2\t88\t{dir}\t30.112")),
+    );
     let found = flags(&export);
     assert_eq!(value(&found, "--time"), Some("Date,Time"));
     let format = value(&found, "--time-format").expect("a format");
@@ -247,10 +248,10 @@ fn weatherlink_two_digit_years_and_twelve_hour_times() {
 /// older files name the month and day `m` and `d`.
 #[test]
 fn fmi_year_month_day_and_a_time_of_day() {
-    let mut fmi = String::from("Observation station,Year,Month,Day,Time [Local time],Air temperature mean [°C]\n");
-    for hour in 0..4 {
-        fmi.push_str(&format!("Helsinki Kaisaniemi,2023,1,1,{hour:02}:00,1.{hour}\n"));
-    }
+    let fmi = sample(
+        "Observation station,Year,Month,Day,Time [Local time],Air temperature mean [°C]\n",
+        (0..4).map(|hour| format!("Helsinki Kaisaniemi,2023,1,1,{hour:02}:00,1.{hour}")),
+    );
     let found = flags(&fmi);
     assert_eq!(value(&found, "--time"), Some("Year,Month,Day,Time [Local time]"));
     assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H:%M"));
@@ -338,13 +339,13 @@ fn meteoblue_metadata_block_and_basic_iso_times() {
 /// the zone's offset and the weather icon's code are no measures.
 #[test]
 fn openweathermap_history_export() {
-    let mut export = String::from("dt,dt_iso,timezone,city_name,lat,lon,temp,humidity,weather_id,weather_icon\n");
-    for hour in 0..3 {
-        let dt = 1_577_836_800 + hour * 3_600;
-        export.push_str(&format!(
-            "{dt},2020-01-01 0{hour}:00:00 +0000 UTC,3600,Berlin,52.52,13.40,1.9{hour},84,800,01n\n"
-        ));
-    }
+    let export = sample(
+        "dt,dt_iso,timezone,city_name,lat,lon,temp,humidity,weather_id,weather_icon\n",
+        (0..3).map(|hour| {
+            let dt = 1_577_836_800 + hour * 3_600;
+            format!("{dt},2020-01-01 0{hour}:00:00 +0000 UTC,3600,Berlin,52.52,13.40,1.9{hour},84,800,01n")
+        }),
+    );
     let found = flags(&export);
     assert_eq!((value(&found, "--station"), value(&found, "--time")), (Some("city_name"), Some("dt")));
     assert_eq!(value(&found, "--measures"), Some("temp,humidity"));
@@ -355,17 +356,17 @@ fn openweathermap_history_export() {
 /// month, day and a `Time (LST)` column, all four the time (not the day alone).
 #[test]
 fn cocorahs_station_and_eccc_hourly_time() {
-    let mut cocorahs = String::from("ObservationDate,ObservationTime,StationNumber,StationName,TotalPrecipAmt\n");
-    for day in 1..=3 {
-        cocorahs.push_str(&format!("2020-01-0{day},07:00 AM,CO-LR-1,Fort Collins 2.3 SW,0.{day}\n"));
-    }
+    let cocorahs = sample(
+        "ObservationDate,ObservationTime,StationNumber,StationName,TotalPrecipAmt\n",
+        (1..=3).map(|day| format!("2020-01-0{day},07:00 AM,CO-LR-1,Fort Collins 2.3 SW,0.{day}")),
+    );
     let found = flags(&cocorahs);
     assert_eq!(value(&found, "--station"), Some("StationNumber"));
     assert_eq!(value(&found, "--time-format"), Some("%Y-%m-%d %I:%M %p"));
-    let mut eccc = String::from("\"Station Name\",\"Year\",\"Month\",\"Day\",\"Time (LST)\",\"Temp (°C)\"\n");
-    for hour in 0..3 {
-        eccc.push_str(&format!("\"TORONTO CITY\",\"2020\",\"01\",\"01\",\"0{hour}:00\",\"0.{hour}\"\n"));
-    }
+    let eccc = sample(
+        "\"Station Name\",\"Year\",\"Month\",\"Day\",\"Time (LST)\",\"Temp (°C)\"\n",
+        (0..3).map(|hour| format!("\"TORONTO CITY\",\"2020\",\"01\",\"01\",\"0{hour}:00\",\"0.{hour}\"")),
+    );
     let found = flags(&eccc);
     assert_eq!(value(&found, "--time"), Some("Year,Month,Day,Time (LST)"));
     assert_eq!(value(&found, "--time-format"), Some("%Y %m %d %H:%M"));

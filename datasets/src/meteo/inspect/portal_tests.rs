@@ -7,7 +7,7 @@
 //! each.
 
 use super::station::names_a_station;
-use super::tests::{flags, value};
+use super::tests::{flags, sample, value};
 use super::*;
 
 /// Without a header, `--index-measures` names the R*-tree's measures by their place
@@ -30,11 +30,13 @@ fn index_measures_without_a_header_are_numbered_among_the_measures() {
     let notes = inspect(bulk.as_bytes(), true, &Schema::default()).notes;
     let note = "6, 11 (columns numbered from 0, as --measures reads them): empty";
     assert!(notes.first().is_some_and(|first| first.starts_with(note)), "{notes:?}");
-    let mut named = String::from("time,temp,dwpt,rhum,prcp,wdir,wspd,wpgt,pres,coco\n");
-    for hour in 0..6 {
-        let gust = if hour == 0 { "36.4" } else { "" };
-        named.push_str(&format!("2022-01-01 0{hour}:00:00,1.0,0.5,80,0.0,240,5.0,{gust},1019.1,3\n"));
-    }
+    let named = sample(
+        "time,temp,dwpt,rhum,prcp,wdir,wspd,wpgt,pres,coco\n",
+        (0..6).map(|hour| {
+            let gust = if hour == 0 { "36.4" } else { "" };
+            format!("2022-01-01 0{hour}:00:00,1.0,0.5,80,0.0,240,5.0,{gust},1019.1,3")
+        }),
+    );
     let index = Some("temp,dwpt,rhum,prcp,wdir,wspd,pres,coco");
     assert_eq!(value(&flags(&named), "--index-measures"), index, "named by their names");
 }
@@ -48,13 +50,15 @@ fn index_measures_without_a_header_are_numbered_among_the_measures() {
 /// their offset need no zone.
 #[test]
 fn meteo_france_stations_places_and_quality_columns() {
-    let mut hourly = String::from("NUM_POSTE;NOM_USUEL;LAT;LON;ALTI;AAAAMMJJHH;RR1;QRR1;T;QT;U;QU\n");
-    for hour in 0..6 {
-        let (rain, code) = if hour == 2 { ("", "") } else { ("0.2", "1") };
-        hourly.push_str(&format!(
-            "75114001;PARIS-MONTSOURIS;48.821667;2.337833;75;20220101{hour:02};{rain};{code};6.{hour};1;8{hour};9\n"
-        ));
-    }
+    let hourly = sample(
+        "NUM_POSTE;NOM_USUEL;LAT;LON;ALTI;AAAAMMJJHH;RR1;QRR1;T;QT;U;QU\n",
+        (0..6).map(|hour| {
+            let (rain, code) = if hour == 2 { ("", "") } else { ("0.2", "1") };
+            format!(
+                "75114001;PARIS-MONTSOURIS;48.821667;2.337833;75;20220101{hour:02};{rain};{code};6.{hour};1;8{hour};9"
+            )
+        }),
+    );
     let found = flags(&hourly);
     assert_eq!(value(&found, "--station"), Some("NUM_POSTE"));
     assert_eq!(value(&found, "--measures"), Some("RR1,T,U"));
@@ -80,14 +84,11 @@ fn meteo_france_stations_places_and_quality_columns() {
 #[test]
 fn open_meteo_zone_in_the_metadata_and_sunrise() {
     let hourly = |zone: &str, offset: &str| {
-        let mut text = format!(
+        let head = format!(
             "latitude,longitude,elevation,utc_offset_seconds,timezone,timezone_abbreviation\n\
              52.52,13.419998,38.0,{offset},{zone},GMT+1\n\ntime,temperature_2m (°C),weather_code (wmo code)\n"
         );
-        for hour in 0..4 {
-            text.push_str(&format!("2024-01-01T0{hour}:00,2.{hour},3\n"));
-        }
-        flags(&text)
+        flags(&sample(&head, (0..4).map(|hour| format!("2024-01-01T0{hour}:00,2.{hour},3"))))
     };
     let berlin = hourly("Europe/Berlin", "3600");
     assert_eq!(value(&berlin, "--time"), Some("time"));
@@ -96,10 +97,10 @@ fn open_meteo_zone_in_the_metadata_and_sunrise() {
     assert_eq!(value(&hourly("GMT", "0"), "--time-zone"), None);
     assert_eq!(value(&hourly("GMT", "0"), "--utc-offset"), None);
     assert_eq!(value(&hourly("Nowhere", "-18000"), "--utc-offset"), Some("-05:00"));
-    let mut daily = String::from("time,temperature_2m_max (°C),sunrise (iso8601),sunset (iso8601)\n");
-    for day in 1..=3 {
-        daily.push_str(&format!("2023-07-0{day},23.{day},2023-07-0{day}T05:3{day},2023-07-0{day}T21:2{day}\n"));
-    }
+    let daily = sample(
+        "time,temperature_2m_max (°C),sunrise (iso8601),sunset (iso8601)\n",
+        (1..=3).map(|day| format!("2023-07-0{day},23.{day},2023-07-0{day}T05:3{day},2023-07-0{day}T21:2{day}")),
+    );
     let found = flags(&daily);
     assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("time"), Some("%Y-%m-%d")));
     assert_eq!(value(&found, "--measures"), Some("temperature_2m_max (°C)"));
@@ -112,12 +113,14 @@ fn open_meteo_zone_in_the_metadata_and_sunrise() {
 /// altimeter setting `alti` changes: a measure, not a place.
 #[test]
 fn iem_asos_missing_word_trace_and_a_zone_in_the_name() {
-    let mut asos = String::from("station,valid(America/Chicago),tmpf,p01i,alti,gust,ice_accretion_1hr\n");
-    for hour in 0..8 {
-        let rain = ["0.00", "T", "0.01", "M"][hour % 4];
-        let gust = if hour % 4 == 0 { "28.00" } else { "M" };
-        asos.push_str(&format!("DSM,2021-12-31 1{hour}:53,2{hour}.00,{rain},30.{hour}1,{gust},M\n"));
-    }
+    let asos = sample(
+        "station,valid(America/Chicago),tmpf,p01i,alti,gust,ice_accretion_1hr\n",
+        (0..8).map(|hour| {
+            let rain = ["0.00", "T", "0.01", "M"][hour % 4];
+            let gust = if hour % 4 == 0 { "28.00" } else { "M" };
+            format!("DSM,2021-12-31 1{hour}:53,2{hour}.00,{rain},30.{hour}1,{gust},M")
+        }),
+    );
     let found = flags(&asos);
     assert_eq!(value(&found, "--time-zone"), Some("America/Chicago"));
     assert_eq!(value(&found, "--measures"), Some("tmpf,p01i,alti,gust"));
@@ -158,11 +161,13 @@ fn ghcnh_station_id_and_the_codes_beside_each_measure() {
 /// minimum (`horatmin`, a time of day named after `tmin`) no part of the row's time.
 #[test]
 fn aemet_decimal_commas_trace_and_times_of_the_extremes() {
-    let mut aemet = String::from("fecha;indicativo;nombre;altitud;tmed;prec;tmin;horatmin;tmax;horatmax\n");
-    for day in 1..=4 {
-        let rain = if day == 2 { "Ip" } else { "0,0" };
-        aemet.push_str(&format!("2023-01-0{day};1387;A CORUÑA;58;10,{day};{rain};6,4;07:2{day};14,8;15:0{day}\n"));
-    }
+    let aemet = sample(
+        "fecha;indicativo;nombre;altitud;tmed;prec;tmin;horatmin;tmax;horatmax\n",
+        (1..=4).map(|day| {
+            let rain = if day == 2 { "Ip" } else { "0,0" };
+            format!("2023-01-0{day};1387;A CORUÑA;58;10,{day};{rain};6,4;07:2{day};14,8;15:0{day}")
+        }),
+    );
     let found = flags(&aemet);
     assert_eq!(value(&found, "--station"), Some("indicativo"));
     assert_eq!((value(&found, "--time"), value(&found, "--time-format")), (Some("fecha"), Some("%Y-%m-%d")));
@@ -228,17 +233,13 @@ fn bom_half_hourly_times_named_by_their_format() {
 #[test]
 fn open_meteo_several_locations() {
     let file = |zones: [&str; 2]| {
-        let mut text = format!(
+        let head = format!(
             "location_id,latitude,longitude,elevation,utc_offset_seconds,timezone,timezone_abbreviation\n\
              0,52.52,13.41,38.0,3600,{},CET\n1,48.14,11.58,519.0,3600,{},CET\n\nlocation_id,time,temperature_2m (°C)\n",
             zones[0], zones[1]
         );
-        for location in 0..2 {
-            for hour in 0..6 {
-                text.push_str(&format!("{location},2024-01-01T0{hour}:00,1.{hour}\n"));
-            }
-        }
-        inspect(text.as_bytes(), true, &Schema::default())
+        let rows = (0..12).map(|row| format!("{},2024-01-01T0{}:00,1.{}", row / 6, row % 6, row % 6));
+        inspect(sample(&head, rows).as_bytes(), true, &Schema::default())
     };
     let found = file(["Europe/Berlin", "Europe/Berlin"]);
     assert_eq!((found.sniffed.preamble_lines, found.sniffed.body_fields), (4, 3));
@@ -282,10 +283,10 @@ fn ndbc_names_above_units_and_two_nines() {
 /// names no station.
 #[test]
 fn dwd_portal_station_identifier() {
-    let mut cdc = String::from("Produkt_Code,SDO_ID,Zeitstempel,Wert,Qualitaet_Niveau,Qualitaet_Byte\n");
-    for hour in 0..4 {
-        cdc.push_str(&format!("OBS_DEU_PT1H_T2M,3379,2023-01-01T0{hour}:00:00,5.{hour},3,1\n"));
-    }
+    let cdc = sample(
+        "Produkt_Code,SDO_ID,Zeitstempel,Wert,Qualitaet_Niveau,Qualitaet_Byte\n",
+        (0..4).map(|hour| format!("OBS_DEU_PT1H_T2M,3379,2023-01-01T0{hour}:00:00,5.{hour},3,1")),
+    );
     let found = flags(&cdc);
     assert_eq!(value(&found, "--station"), Some("SDO_ID"));
     assert_eq!((value(&found, "--time"), value(&found, "--measures")), (Some("Zeitstempel"), Some("Wert")));
@@ -301,18 +302,18 @@ fn dwd_portal_station_identifier() {
 #[test]
 fn nasa_power_hourly_local_solar_time() {
     let power = |standard: &str, longitude: &str, names: &str| {
-        let mut text = format!(
+        let head = format!(
             "-BEGIN HEADER-\nNASA/POWER CERES/MERRA2 Native Resolution Hourly Data \n\
              Dates (month/day/year): 01/01/2020 through 01/01/2020 in {standard}\n\
              Location: Latitude  40.7128   Longitude {longitude} \n\
              The value for missing source data that cannot be computed or is outside of the sources availability range: -999 \n\
              Parameter(s): \nT2M     MERRA-2 Temperature at 2 Meters (C) \n-END HEADER-\n{names},T2M\n"
         );
-        for hour in 0..6 {
-            let time = if names.ends_with("HR") { format!("2020,1,1,{hour}") } else { format!("2020,1,{}", hour + 1) };
-            text.push_str(&format!("{time},1.{hour}\n"));
-        }
-        flags(&text)
+        let rows = (0..6).map(|hour| match names.ends_with("HR") {
+            true => format!("2020,1,1,{hour},1.{hour}"),
+            false => format!("2020,1,{},1.{hour}", hour + 1),
+        });
+        flags(&sample(&head, rows))
     };
     let lst = power("LST", "-74.006", "YEAR,MO,DY,HR");
     assert_eq!(value(&lst, "--time"), Some("YEAR,MO,DY,HR"));
@@ -333,11 +334,13 @@ fn nasa_power_hourly_local_solar_time() {
 /// measure stays a measure.
 #[test]
 fn coops_flag_columns_are_no_measures() {
-    let mut water = String::from("Date Time, Water Level, Sigma, O or I (for verified), F, R, L, Quality \n");
-    for minute in 0..6 {
-        let rate = if minute == 3 { 1 } else { 0 };
-        water.push_str(&format!("2023-01-01 00:{:02},0.56{minute},0.005,{},0,{rate},0,p\n", minute * 6, minute % 3));
-    }
+    let water = sample(
+        "Date Time, Water Level, Sigma, O or I (for verified), F, R, L, Quality \n",
+        (0..6).map(|minute| {
+            let rate = if minute == 3 { 1 } else { 0 };
+            format!("2023-01-01 00:{:02},0.56{minute},0.005,{},0,{rate},0,p", minute * 6, minute % 3)
+        }),
+    );
     let found = inspect(water.as_bytes(), true, &Schema::default());
     assert_eq!(value(&found.flags, "--time"), Some("Date Time"));
     assert_eq!(value(&found.flags, "--measures"), Some("Water Level,Sigma"), "{:?}", found.flags);
@@ -347,10 +350,10 @@ fn coops_flag_columns_are_no_measures() {
         "{:?}",
         found.notes
     );
-    let mut air = String::from("Date Time, Air Temperature, X, N, R \n");
-    for minute in 0..4 {
-        air.push_str(&format!("2023-01-01 00:{:02},3.{minute},0,0,{}\n", minute * 6, minute % 2));
-    }
+    let air = sample(
+        "Date Time, Air Temperature, X, N, R \n",
+        (0..4).map(|minute| format!("2023-01-01 00:{:02},3.{minute},0,0,{}", minute * 6, minute % 2)),
+    );
     assert_eq!(value(&flags(&air), "--measures"), Some("Air Temperature"));
     let lone = "time,t,r\n2023-01-01T00:00,3.1,0\n2023-01-01T01:00,3.4,1\n";
     assert_eq!(value(&flags(lone), "--measures"), Some("t,r"), "one 0/1 column is no run of flags");
@@ -363,10 +366,10 @@ fn coops_flag_columns_are_no_measures() {
 /// empty column was dropped without a word.
 #[test]
 fn empty_columns_among_measures_are_loaded() {
-    let mut summer = String::from("time,tavg,snow,t_flag,prcp,remarks\n");
-    for day in 1..=4 {
-        summer.push_str(&format!("2023-07-0{day},2{day}.5,,,0.{day},\n"));
-    }
+    let summer = sample(
+        "time,tavg,snow,t_flag,prcp,remarks\n",
+        (1..=4).map(|day| format!("2023-07-0{day},2{day}.5,,,0.{day},")),
+    );
     let found = inspect(summer.as_bytes(), true, &Schema::default());
     assert_eq!(value(&found.flags, "--measures"), Some("tavg,snow,prcp"), "{:?}", found.notes);
     let [loaded, left] = &found.notes[..] else { panic!("two notes: {:?}", found.notes) };
@@ -381,10 +384,10 @@ fn empty_columns_among_measures_are_loaded() {
 /// and a note says why rather than a guess.
 #[test]
 fn quoted_decimal_commas_in_a_comma_delimited_file() {
-    let mut export = String::from("\"Datum\",\"Temperatur (°C)\",\"Luftdruck (hPa)\"\n");
-    for hour in 0..4 {
-        export.push_str(&format!("\"01.01.2023 0{hour}:00\",\"{hour},5\",\"1013,{hour}\"\n"));
-    }
+    let export = sample(
+        "\"Datum\",\"Temperatur (°C)\",\"Luftdruck (hPa)\"\n",
+        (0..4).map(|hour| format!("\"01.01.2023 0{hour}:00\",\"{hour},5\",\"1013,{hour}\"")),
+    );
     let found = inspect(export.as_bytes(), true, &Schema::default());
     assert_eq!(found.columns[1].kind, ColumnKind::Number);
     assert_eq!(value(&found.flags, "--measures"), Some("Temperatur (°C),Luftdruck (hPa)"));

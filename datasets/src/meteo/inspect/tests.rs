@@ -9,6 +9,17 @@ pub(super) fn flags(text: &str) -> Vec<(String, Option<String>)> {
     inspect(text.as_bytes(), true, &Schema::default()).flags
 }
 
+/// A sample file: `head` (lines ended by `\n`: a preamble, a header), then each of
+/// `rows` on a line of its own. The inspect tests' files are built with it.
+pub(super) fn sample(head: &str, rows: impl IntoIterator<Item = String>) -> String {
+    let mut text = head.to_owned();
+    for row in rows {
+        text.push_str(&row);
+        text.push('\n');
+    }
+    text
+}
+
 /// The value of flag `name` among `flags`.
 pub(super) fn value<'a>(flags: &'a [(String, Option<String>)], name: &str) -> Option<&'a str> {
     flags.iter().find(|(flag, _)| flag == name).and_then(|(_, value)| value.as_deref())
