@@ -1,5 +1,6 @@
 //! The measures (numeric columns that are no codes, places, counters or quality
-//! flags), their flags and words, the R*-tree's dimensions, and sentinels that stand out.
+//! flags, and empty columns among them), their flags and words, the R*-tree's
+//! dimensions, and sentinels that stand out; notes on what was left out.
 
 use super::{ColumnKind, Guess, MissingValues, add_new};
 

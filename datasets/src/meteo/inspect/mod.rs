@@ -11,8 +11,10 @@
 //! with flags after some (`27s`, `8.6*`) or a few words among them (`T`, `VRB`, `---`)
 //! is one: `--suffix-flags`, `--word-value`, `--na`); the R*-tree's dimensions when the
 //! first eight measures are seldom all present; sentinels that stand out among a
-//! measure's values (9s such as `-9999` or `999.9`, global or per column). It never
-//! reads past the sample and never writes.
+//! measure's values (9s such as `-9999` or `999.9`, global or per column). What it
+//! leaves out or takes on weak evidence (empty columns, 0/1 flag columns, numbers with a
+//! comma in a file of decimal points) it says in [`Inspection::notes`]. It never reads
+//! past the sample and never writes.
 //!
 //! Here: the column kinds and the guessing state; each guess in its own file
 //! (`layout.rs`, `station.rs`, `time.rs`, `measures.rs`), in the order above.

@@ -80,7 +80,10 @@ pub struct Sniffed {
     /// True when every line of the sample ends with an HTML line break (`<br />`),
     /// which the load drops ([`HTML_BREAKS`]).
     pub html_breaks: bool,
-    /// True when the numbers are written with a decimal comma ([`decimal_commas`]).
+    /// True when the numbers are written with a decimal comma: always when the
+    /// delimiter is no comma; in a comma-delimited file, when a quoted field shows a
+    /// decimal comma that cannot be a thousands separator (`"12,5"`, `"1.013,2"`) and
+    /// no field is a number with a decimal point.
     pub decimal_comma: bool,
 }
 
@@ -182,7 +185,7 @@ pub fn sniff(start: &[u8], complete: bool, schema: &Schema) -> Sniffed {
 /// separator ([`unambiguous_decimal_comma`]: `"12,5"`, `"1.013,25"`) and none is a
 /// number with a decimal point (`12.5`). A `"1,234"` alone says neither: the point
 /// stays, and it reads as no number, never silently as 1.234.
-pub fn decimal_commas(delimiter: Delimiter, rows: &[Vec<String>]) -> bool {
+fn decimal_commas(delimiter: Delimiter, rows: &[Vec<String>]) -> bool {
     if delimiter != Delimiter::Byte(b',') {
         return true;
     }
