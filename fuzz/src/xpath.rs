@@ -1,12 +1,12 @@
-//! Fuzz target `xpath`: the XPath parsers of `quiredb-xml` (the structural subset and
-//! full XPath 1.0) and the reference evaluators.
+//! Fuzz target `xpath`: the XPath parser of `quiredb-xml` (full XPath 1.0, and the
+//! structural subset lowered from it) and the reference evaluators.
 //!
 //! The input is query text (invalid UTF-8 is replaced, so any bytes are a query).
 //! Properties checked — a violation panics, which the driver records as a finding:
-//! neither parser panics; a query that parses prints (`Display`) to a text that parses
-//! again and prints the same; the reference evaluator gives both parses the same
-//! answer on a small fixed document ([`DOCUMENT`]); and a subset query gives the same
-//! nodes through the full XPath 1.0 evaluator.
+//! neither entry point panics; a query that parses prints (`Display`) to a text that
+//! parses again and prints the same; the reference evaluator gives both parses the
+//! same answer on a small fixed document ([`DOCUMENT`]); and a subset query gives the
+//! same nodes through the full XPath 1.0 evaluator.
 //!
 //! Structure-aware mutation works on tokens of the grammar ([`mutate`]) and
 //! [`generate`] draws well-formed queries of the subset from the grammar in

@@ -4,8 +4,8 @@
 //! character column in the query text, XML errors the file, line and column. Bad input
 //! is always reported through this type, never by a panic.
 //!
-//! Read next: `xpath/parser.rs` (who raises the XPath variants), `reference.rs` (who
-//! raises the XML and I/O variants).
+//! Read next: `xpath/grammar.rs` and `xpath/subset.rs` (who raise the XPath
+//! variants), `reference.rs` (who raises the XML and I/O variants).
 
 use std::path::PathBuf;
 

@@ -6,9 +6,9 @@
 //!   file; loading, node values, serialisation, the checker.
 //! - [`parse`]: the streaming XML parser the store loads with (roxmltree's data model,
 //!   memory bounded by the largest token).
-//! - [`xpath`]: XPath 1.0 — the parser of full expressions (`grammar.rs`, `expr.rs`),
-//!   the structural subset the join engine answers (`ast.rs`, `parser.rs`,
-//!   `subset.rs`), the function library and the one evaluator (`eval.rs`) every node
+//! - [`xpath`]: XPath 1.0 — the one parser, of full expressions (`grammar.rs`,
+//!   `expr.rs`), the structural subset the join engine answers, lowered from its trees
+//!   (`ast.rs`, `subset.rs`, `parser.rs`), the function library and the one evaluator (`eval.rs`) every node
 //!   model shares; [`reference`](mod@reference): that evaluator over a `roxmltree` DOM
 //!   (and the subset's own walk), the oracle of the store's tests and of the T5
 //!   benchmark, checked against lxml and BaseX; [`collection`]: loading documents for it.

@@ -8,7 +8,8 @@
 //! `Display` prints a query that parses back to the same tree (spans aside) — the
 //! round-trip test in `tests/xpath.rs` checks this for every generated query.
 //!
-//! Read next: `parser.rs` (builds it), `../reference.rs` (evaluates it).
+//! Read next: `subset.rs` (builds it from full trees), `parser.rs` (its grammar),
+//! `../reference.rs` (evaluates it).
 
 use std::fmt;
 

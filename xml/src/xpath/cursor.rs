@@ -1,7 +1,8 @@
-//! The token cursor both XPath parsers walk: look-ahead, advancing, positions for
+//! The token cursor the XPath parser walks: look-ahead, advancing, positions for
 //! spans and errors, and the nesting guard.
 //!
-//! Read next: `grammar.rs` (full XPath 1.0), `parser.rs` (the structural subset).
+//! Read next: `grammar.rs` (the parser), `subset.rs` (which reads the tokens again to
+//! see how the text spells a tree).
 
 use std::ops::{Deref, DerefMut};
 
@@ -104,17 +105,14 @@ impl<'s> Cursor<'s> {
 pub struct Parser<'s, G>(Cursor<'s>, pub G);
 
 impl<'s, G> Parser<'s, G> {
-    /// Tokenizes `src`.
-    pub fn new(src: &'s str) -> Result<Self>
-    where
-        G: Default,
-    {
-        Self::with(src, G::default())
-    }
-
     /// Tokenizes `src`, for the grammar `grammar`.
     pub fn with(src: &'s str, grammar: G) -> Result<Self> {
         Ok(Parser(Cursor::new(src)?, grammar))
+    }
+
+    /// The tokens of the query.
+    pub fn into_tokens(self) -> Vec<Token> {
+        self.0.tokens
     }
 
     /// `value` when the whole query was read, else a syntax error expecting `expected`.

@@ -34,7 +34,7 @@ use crate::xpath::bindings::{Atom, Bindings};
 use crate::xpath::cursor::Parser;
 use crate::xpath::expr::{ArithOp, Axis, AxisStep, Call, Expr, Path, Start, Test, Type};
 use crate::xpath::functions::{Function, number_to_string};
-use crate::xpath::lexer::{Tok, column};
+use crate::xpath::lexer::{Tok, Token, column};
 
 /// Parses a full XPath 1.0 expression (a variable reference is an error: nothing is
 /// bound; see [`parse_expr_with`]).
@@ -45,9 +45,16 @@ pub fn parse_expr(src: &str) -> Result<Expr> {
 /// Parses a full XPath 1.0 expression, each variable reference `$name` replaced by the
 /// value `bindings` gives it, as the literal of that value would be.
 pub fn parse_expr_with(src: &str, bindings: &Bindings) -> Result<Expr> {
+    parse_expr_tokens(src, bindings).map(|(expr, _)| expr)
+}
+
+/// [`parse_expr_with`], with the tokens read (for `subset::lower_text`, which checks
+/// how the text spells the tree).
+pub(crate) fn parse_expr_tokens(src: &str, bindings: &Bindings) -> Result<(Expr, Vec<Token>)> {
     let mut parser = Parser::with(src, Full { bindings })?;
     let expr = parser.or()?;
-    parser.finish(expr, "an operator or the end of the query")
+    let expr = parser.finish(expr, "an operator or the end of the query")?;
+    Ok((expr, parser.into_tokens()))
 }
 
 /// The grammar of this module (the marker of `cursor::Parser`), with the variables.
@@ -145,6 +152,10 @@ impl Parser<'_, Full<'_>> {
     fn unary(&mut self) -> Result<Expr> {
         if *self.peek() == Tok::Minus {
             self.advance();
+            // A sign before a number goes no deeper: only a chain `--…` needs the guard.
+            if let Tok::Num(..) = self.peek() {
+                return Ok(Expr::Negate(Box::new(self.unary()?)));
+            }
             return self.nested(|p| Ok(Expr::Negate(Box::new(p.unary()?))));
         }
         self.union()
@@ -433,6 +444,7 @@ fn is_node_type(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::xpath::cursor::MAX_NESTING;
 
     fn printed(q: &str) -> String {
         parse_expr(q).unwrap_or_else(|e| panic!("{q}: {e}")).to_string()
@@ -547,5 +559,9 @@ mod tests {
         for q in [format!("//a{}", "[b".repeat(10_000)), "-".repeat(10_000) + "1", "(".repeat(10_000)] {
             assert!(matches!(parse_expr(&q), Err(Error::XPathUnsupported { .. })));
         }
+        // A sign before a number takes no level of its own (`-1` nests as `1` does).
+        let deepest = |inner: &str| format!("//a{}[{inner}{}", "[b".repeat(MAX_NESTING - 1), "]".repeat(MAX_NESTING));
+        assert!(parse_expr(&deepest("c = -1")).is_ok());
+        assert!(matches!(parse_expr(&deepest("c = --1")), Err(Error::XPathUnsupported { .. })));
     }
 }

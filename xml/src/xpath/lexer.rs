@@ -6,7 +6,7 @@
 //! `and`, `or`, `not`, `text`, `node` are plain names here; the parser gives them
 //! meaning from context, as XPath 1.0 §3.7 prescribes.
 //!
-//! Read next: `parser.rs`.
+//! Read next: `grammar.rs`.
 
 use crate::error::{Error, Result};
 use crate::xpath::ast::Span;

@@ -1,4 +1,7 @@
-//! Recursive-descent parser for the XPath subset (grammar below).
+//! The XPath subset: its grammar, and [`parse`], which reads a query of it as the full
+//! XPath 1.0 grammar does (`grammar.rs`) and lowers the tree into the subset's
+//! [`Query`] (`subset.rs`). There is one XPath parser; this module only says which of
+//! its sentences the subset is.
 //!
 //! ```text
 //! query     := path ('|' path)*
@@ -11,301 +14,47 @@
 //! unary     := 'not' '(' or ')' | '(' or ')' | operand (cmp operand)?
 //! operand   := relative path | string literal | number literal
 //! ```
-//! Exactly one side of a comparison is a path. Everything else — other axes, function
-//! calls, positional predicates, `..`, variables, arithmetic, namespace prefixes — is an
-//! [`Error::XPathUnsupported`] naming the construct and its column; malformed text is an
-//! [`Error::XPathSyntax`]. The parser never panics on any input.
+//! Exactly one side of a comparison is a path. Text that is not XPath 1.0 is an
+//! [`Error::XPathSyntax`] (the full grammar's); XPath outside the subset — other axes
+//! or axes spelled out, function calls, positional predicates, `..`, variables,
+//! arithmetic, namespace prefixes, parentheses around paths or comparison operands —
+//! is an [`Error::XPathUnsupported`] naming the first such construct and its column.
+//! Never panics on any input.
 //!
-//! Read next: `ast.rs`, `../reference.rs`.
+//! Read next: `subset.rs` (the lowering), `ast.rs`, `../reference.rs`.
 
-use crate::error::{Error, Result};
-use crate::xpath::ast::{CompareOp, Literal, LocationPath, NodeTest, Predicate, Query, Separator, Span, Step};
-use crate::xpath::cursor::Parser;
-use crate::xpath::lexer::{Tok, column};
+use crate::error::Result;
+use crate::xpath::ast::Query;
+use crate::xpath::bindings::Bindings;
+use crate::xpath::grammar::parse_expr_tokens;
+use crate::xpath::subset::lower_text;
 
 /// Parses a query of the subset.
 pub fn parse(src: &str) -> Result<Query> {
-    let mut parser = Parser::<Subset>::new(src)?;
-    let query = parser.query()?;
-    parser.finish(query, "`|` or the end of the query")
-}
-
-/// The grammar of this module (the marker of `cursor::Parser`).
-#[derive(Default)]
-struct Subset;
-
-impl Parser<'_, Subset> {
-    fn unsupported(&self, construct: impl Into<String>) -> Error {
-        self.unsupported_at(self.here(), construct)
-    }
-
-    fn query(&mut self) -> Result<Query> {
-        let start = self.token(0).span.start;
-        let mut paths = vec![self.path(true)?];
-        while *self.peek() == Tok::Pipe {
-            self.advance();
-            paths.push(self.path(true)?);
-        }
-        Ok(Query { paths, span: Span { start, end: self.prev_end() } })
-    }
-
-    fn path(&mut self, top_level: bool) -> Result<LocationPath> {
-        let start = self.token(0).span.start;
-        let (absolute, first_separator) = match self.peek() {
-            Tok::Slash | Tok::DoubleSlash if !top_level => {
-                return Err(self.unsupported("absolute path inside a predicate"));
-            }
-            Tok::Slash => (true, Some(Separator::Child)),
-            Tok::DoubleSlash => (true, Some(Separator::Descendant)),
-            _ => (false, None),
-        };
-        if first_separator.is_some() {
-            self.advance();
-        }
-        let mut steps = Vec::new();
-        let bare_root = first_separator == Some(Separator::Child) && !self.starts_step();
-        if !bare_root {
-            steps.push(self.step(first_separator.unwrap_or(Separator::Child))?);
-            while let Some(separator) = self.separator() {
-                self.advance();
-                steps.push(self.step(separator)?);
-            }
-        }
-        Ok(LocationPath { absolute, steps, span: Span { start, end: self.prev_end() } })
-    }
-
-    fn separator(&self) -> Option<Separator> {
-        match self.peek() {
-            Tok::Slash => Some(Separator::Child),
-            Tok::DoubleSlash => Some(Separator::Descendant),
-            _ => None,
-        }
-    }
-
-    fn starts_step(&self) -> bool {
-        matches!(self.peek(), Tok::Name(_) | Tok::Star | Tok::At | Tok::Dot | Tok::DotDot)
-    }
-
-    fn step(&mut self, separator: Separator) -> Result<Step> {
-        let start = self.token(0).span.start;
-        let test = self.node_test()?;
-        let mut predicates = Vec::new();
-        while *self.peek() == Tok::LBracket {
-            if test == NodeTest::SelfNode {
-                return Err(self.unsupported("predicate after `.`"));
-            }
-            predicates.push(self.predicate()?);
-        }
-        Ok(Step { separator, test, predicates, span: Span { start, end: self.prev_end() } })
-    }
-
-    fn node_test(&mut self) -> Result<NodeTest> {
-        match self.peek().clone() {
-            Tok::Dot => {
-                self.advance();
-                Ok(NodeTest::SelfNode)
-            }
-            Tok::DotDot => Err(self.unsupported("parent step `..`")),
-            Tok::Star => {
-                self.advance();
-                Ok(NodeTest::AnyElement)
-            }
-            Tok::At => {
-                self.advance();
-                match self.peek().clone() {
-                    Tok::Star => {
-                        self.advance();
-                        Ok(NodeTest::AnyAttribute)
-                    }
-                    Tok::Name(name) => {
-                        self.check_plain_name(&name)?;
-                        self.advance();
-                        Ok(NodeTest::Attribute(name))
-                    }
-                    _ => Err(self.unexpected("an attribute name or `*` after `@`")),
-                }
-            }
-            Tok::Name(name) => self.named_test(name),
-            _ => Err(self.unexpected("a location step")),
-        }
-    }
-
-    fn named_test(&mut self, name: String) -> Result<NodeTest> {
-        match &self.token(1).tok {
-            Tok::DoubleColon => Err(self.unsupported(format!("axis `{name}::`"))),
-            Tok::LParen => {
-                let test = match name.as_str() {
-                    "text" => NodeTest::Text,
-                    "node" => NodeTest::Node,
-                    _ => return Err(self.unsupported(format!("function `{name}()`"))),
-                };
-                self.advance();
-                self.advance();
-                self.expect(Tok::RParen, "`)`")?;
-                Ok(test)
-            }
-            _ => {
-                self.check_plain_name(&name)?;
-                self.advance();
-                Ok(NodeTest::Element(name))
-            }
-        }
-    }
-
-    /// A local name, or an expanded `Q{uri}local` (read as `{uri}local`); a prefix
-    /// needs the bindings only the full grammar's callers resolve.
-    fn check_plain_name(&self, name: &str) -> Result<()> {
-        if name.contains(':') && !name.starts_with('{') {
-            return Err(self.unsupported(format!("namespace prefix in `{name}`")));
-        }
-        Ok(())
-    }
-
-    fn predicate(&mut self) -> Result<Predicate> {
-        self.expect(Tok::LBracket, "`[`")?;
-        self.enter()?;
-        let predicate = self.or()?;
-        self.leave();
-        self.expect(Tok::RBracket, "`]` or an operator")?;
-        Ok(predicate)
-    }
-
-    fn or(&mut self) -> Result<Predicate> {
-        let mut left = self.and()?;
-        while self.keyword("or") {
-            self.advance();
-            left = Predicate::Or(Box::new(left), Box::new(self.and()?));
-        }
-        Ok(left)
-    }
-
-    fn and(&mut self) -> Result<Predicate> {
-        let mut left = self.unary()?;
-        while self.keyword("and") {
-            self.advance();
-            left = Predicate::And(Box::new(left), Box::new(self.unary()?));
-        }
-        Ok(left)
-    }
-
-    fn unary(&mut self) -> Result<Predicate> {
-        if self.keyword("not") && self.token(1).tok == Tok::LParen {
-            self.advance();
-            return Ok(Predicate::Not(Box::new(self.parenthesised()?)));
-        }
-        if *self.peek() == Tok::LParen {
-            return self.parenthesised();
-        }
-        self.comparison()
-    }
-
-    fn parenthesised(&mut self) -> Result<Predicate> {
-        self.expect(Tok::LParen, "`(`")?;
-        self.enter()?;
-        let inner = self.or()?;
-        self.leave();
-        self.expect(Tok::RParen, "`)` or an operator")?;
-        Ok(inner)
-    }
-
-    fn comparison(&mut self) -> Result<Predicate> {
-        let start = self.token(0).span.start;
-        let left = self.operand()?;
-        self.reject_arithmetic()?;
-        let Some(op) = self.compare_op() else {
-            return match left {
-                Operand::Path(path) => Ok(Predicate::Exists(path)),
-                Operand::Literal(Literal::Number(..)) => Err(self.unsupported_at(start, "positional predicate")),
-                Operand::Literal(_) => Err(self.unsupported_at(start, "literal as a predicate")),
-            };
-        };
-        self.advance();
-        let right = self.operand()?;
-        self.reject_arithmetic()?;
-        let span = Span { start, end: self.prev_end() };
-        match (left, right) {
-            (Operand::Path(path), Operand::Literal(literal)) => Ok(Predicate::Compare { path, op, literal, span }),
-            (Operand::Literal(literal), Operand::Path(path)) => {
-                Ok(Predicate::Compare { path, op: op.flipped(), literal, span })
-            }
-            (Operand::Path(_), Operand::Path(_)) => Err(self.unsupported_at(start, "comparison between two paths")),
-            (Operand::Literal(_), Operand::Literal(_)) => {
-                Err(self.unsupported_at(start, "comparison between two literals"))
-            }
-        }
-    }
-
-    /// Arithmetic after an operand is outside the subset; name it.
-    fn reject_arithmetic(&self) -> Result<()> {
-        let op = match self.peek() {
-            Tok::Name(n) if n == "div" || n == "mod" => n.clone(),
-            Tok::Plus => "+".into(),
-            Tok::Minus => "-".into(),
-            Tok::Star => "*".into(),
-            Tok::Pipe => return Err(self.unsupported("union `|` inside a predicate")),
-            _ => return Ok(()),
-        };
-        Err(self.unsupported(format!("arithmetic operator `{op}`")))
-    }
-
-    fn compare_op(&self) -> Option<CompareOp> {
-        Some(match self.peek() {
-            Tok::Eq => CompareOp::Eq,
-            Tok::Ne => CompareOp::Ne,
-            Tok::Lt => CompareOp::Lt,
-            Tok::Le => CompareOp::Le,
-            Tok::Gt => CompareOp::Gt,
-            Tok::Ge => CompareOp::Ge,
-            _ => return None,
-        })
-    }
-
-    fn operand(&mut self) -> Result<Operand> {
-        match self.peek().clone() {
-            Tok::Str(s) => {
-                self.advance();
-                Ok(Operand::Literal(Literal::String(s)))
-            }
-            Tok::Num(value, text) => {
-                self.advance();
-                Ok(Operand::Literal(Literal::Number(value, text)))
-            }
-            Tok::Minus => self.negative_number(),
-            Tok::Dollar => Err(self.unsupported("variable reference")),
-            Tok::Plus => Err(self.unsupported("arithmetic operator `+`")),
-            Tok::Name(n) if matches!(n.as_str(), "div" | "mod") => {
-                Err(self.unsupported(format!("arithmetic operator `{n}`")))
-            }
-            _ => Ok(Operand::Path(self.path(false)?)),
-        }
-    }
-
-    fn negative_number(&mut self) -> Result<Operand> {
-        let minus = self.advance();
-        match self.peek().clone() {
-            Tok::Num(value, text) if minus.span.end == self.token(0).span.start => {
-                self.advance();
-                Ok(Operand::Literal(Literal::Number(-value, format!("-{text}"))))
-            }
-            _ => Err(Error::XPathUnsupported {
-                column: column(self.src, minus.span.start),
-                construct: "arithmetic operator `-`".into(),
-            }),
-        }
-    }
-}
-
-enum Operand {
-    Path(LocationPath),
-    Literal(Literal),
+    let (expr, tokens) = parse_expr_tokens(src, &Bindings::new())?;
+    lower_text(src, &expr, &tokens)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+    use crate::xpath::ast::Predicate;
 
     fn round_trip(q: &str) -> String {
         parse(q).unwrap_or_else(|e| panic!("{q}: {e}")).to_string()
+    }
+
+    /// Each query is refused, naming the construct at the column.
+    fn assert_unsupported(cases: &[(&str, usize, &str)]) {
+        for &(q, want_column, want) in cases {
+            match parse(q) {
+                Err(Error::XPathUnsupported { column, construct }) => {
+                    assert_eq!((column, construct.as_str()), (want_column, want), "{q}")
+                }
+                other => panic!("{q}: expected unsupported, got {other:?}"),
+            }
+        }
     }
 
     #[test]
@@ -338,20 +87,48 @@ mod tests {
             ("/a/ancestor::b", 4, "axis `ancestor::`"),
             ("//a[count(b) > 1]", 5, "function `count()`"),
             ("//a/..", 5, "parent step `..`"),
-            ("//a[$x]", 5, "variable reference"),
+            ("//a[$x]", 5, "variable `$x` (no value is bound to it; `--var x=VALUE`)"),
             ("//a[b = c]", 5, "comparison between two paths"),
             ("//a[/b]", 5, "absolute path inside a predicate"),
             ("//p:a", 3, "namespace prefix in `p:a`"),
             ("//a[b div 2]", 7, "arithmetic operator `div`"),
+            // The lowering reads the text behind the full grammar's tree, so that
+            // spelled-out axes, parentheses around paths or comparison operands, signs
+            // apart from their digits and `@node()` stay outside, as the grammar says.
+            ("child::a", 1, "axis `child::`"),
+            ("//a/self::node()", 5, "axis `self::`"),
+            ("a/descendant-or-self::node()/b", 3, "axis `descendant-or-self::`"),
+            ("(//a) | //b", 1, "parentheses around a location path"),
+            ("//a | (//b)", 7, "parentheses around a location path"),
+            ("//a[(b)/c]", 5, "parentheses around a location path"),
+            ("//a[(b) = 1]", 5, "parentheses around an operand of a comparison"),
+            ("//a[b = (1)]", 9, "parentheses around an operand of a comparison"),
+            ("//a[b = - 1]", 9, "arithmetic operator `-`"),
+            ("//a[b = -(1)]", 9, "arithmetic operator `-`"),
+            ("//a[- 1]", 5, "arithmetic operator `-`"),
+            ("//a/@node()", 5, "node test `node()` on the attribute axis"),
+            ("//@ p:a", 5, "namespace prefix in `p:a`"),
+            ("//a[b | c]", 7, "union `|` inside a predicate"),
         ];
-        for (q, want_column, want) in cases {
-            match parse(q) {
-                Err(Error::XPathUnsupported { column, construct }) => {
-                    assert_eq!((column, construct.as_str()), (want_column, want), "{q}")
-                }
-                other => panic!("{q}: expected unsupported, got {other:?}"),
-            }
+        assert_unsupported(&cases);
+        let spans = parse("//a[1.5 <= b]").expect("subset");
+        let Predicate::Compare { span, .. } = &spans.paths[0].steps[0].predicates[0] else { panic!("a comparison") };
+        assert_eq!((span.start, span.end), (4, 12), "a comparison spans both operands");
+    }
+
+    #[test]
+    fn valid_xpath_outside_the_subset_is_unsupported_and_malformed_text_a_syntax_error() {
+        // Proves: the verdict is the full grammar's first (text that is not XPath 1.0 is
+        // a syntax error even after a construct outside the subset), then the
+        // lowering's (XPath outside the subset is unsupported, wherever it stands).
+        for q in ["1", "a = 1", "count(//a) + 1", "(//a)[1]", "//a[b = 1 = 2]", "$x", "//a[not(b) = 1]"] {
+            assert!(matches!(parse(q), Err(Error::XPathUnsupported { .. })), "{q}: {:?}", parse(q));
         }
+        for q in ["//a[1", "//a/..[", "//a[.[b]]", "//a[b/not(c)]", "//a[$ x]", "//a[count('x')]"] {
+            assert!(matches!(parse(q), Err(Error::XPathSyntax { .. })), "{q}: {:?}", parse(q));
+        }
+        // `div` and `mod` where an operand is expected are names (XPath 1.0 §3.7).
+        assert_eq!(round_trip("//a[div and mod = 1]"), "//a[div and mod = 1]");
     }
 
     #[test]
