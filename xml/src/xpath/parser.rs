@@ -15,10 +15,12 @@
 //! operand   := relative path | string literal | number literal
 //! ```
 //! Exactly one side of a comparison is a path. Text that is not XPath 1.0 is an
-//! [`Error::XPathSyntax`] (the full grammar's); XPath outside the subset — other axes
-//! or axes spelled out, function calls, positional predicates, `..`, variables,
-//! arithmetic, namespace prefixes, parentheses around paths or comparison operands —
-//! is an [`Error::XPathUnsupported`] naming the first such construct and its column.
+//! [`Error::XPathSyntax`](crate::Error::XPathSyntax) (the full grammar's); XPath
+//! outside the subset — other axes or axes spelled out, function calls, positional
+//! predicates, `..`, variables, arithmetic, namespace prefixes, parentheses around paths
+//! or comparison operands — is an
+//! [`Error::XPathUnsupported`](crate::Error::XPathUnsupported) naming the first such
+//! construct and its column.
 //! Never panics on any input.
 //!
 //! Read next: `subset.rs` (the lowering), `ast.rs`, `../reference.rs`.
