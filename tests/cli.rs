@@ -311,6 +311,9 @@ fn load_csv_takes_the_layouts_of_the_field_with_flags_only() {
     let wide = dir.path().join("wide.quire");
     let flags = ["--station", "station", "--wide", "months", "--time", "year", "--wide-measure", "temp"];
     load_csv(&wide, &[&meteo_sample("wide_monthly_months.csv")], &flags, 24);
+    // Its records are joined by ',', the first file's by ';': a database of its own
+    // (`records_of_another_layout_are_refused_not_misread`).
+    let wide = dir.path().join("wide-stations.quire");
     let flags = ["--station", "station", "--wide", "YYYY_MM", "--na", "-99999"];
     load_csv(&wide, &[&meteo_sample("wide_stations_yyyy_mm.csv")], &flags, 6);
 
@@ -1051,4 +1054,69 @@ fn an_xpath_query_may_start_with_a_minus_sign() {
     assert_eq!(String::from_utf8_lossy(&store.stdout).trim(), "-2", "{}", text(&store));
     let reference = quire(&["xpath-ref", path_str(&doc), "-count(//a) - 1"]);
     assert_eq!(String::from_utf8_lossy(&reference.stdout).trim(), "-3", "{}", text(&reference));
+}
+
+#[test]
+fn records_of_another_layout_are_refused_not_misread() {
+    // Proves: `agg` reads every record of a database by one layout, so files whose
+    // records would read otherwise under it — columns in another order, another
+    // delimiter, decimal commas after points — are refused, in one load (naming the
+    // file) or in a later one, and the database keeps what it had; points after decimal
+    // commas, in either, read right. `agg` used to count the other file's values as
+    // missing, silently.
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let points = write("a.csv", "station,time,temp\nA,2020-01-01T00:00,1.5\nA,2020-01-01T01:00,2.5\n");
+    let commas = write("b.csv", "station,time,temp\nB,2020-01-01T00:00,\"12,5\"\nB,2020-01-01T01:00,\"13,5\"\n");
+    let reordered = write("d.csv", "time,temp,station\n2020-01-01T00:00,7.5,D\n2020-01-01T01:00,8.5,D\n");
+    let semicolons = write("c.csv", "station;time;temp\nC;2020-01-01T00:00;3,5\n");
+    let flags = ["--station", "station", "--time", "time", "--measures", "temp"];
+    let agg = |db: &Path| {
+        let output = quire(&[
+            "agg",
+            path_str(db),
+            "--every",
+            "day",
+            "--measure",
+            "temp",
+            "--from",
+            "2020-01-01",
+            "--to",
+            "2020-12-31",
+        ]);
+        assert!(output.status.success(), "{}", text(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let load =
+        |db: &Path, files: &[&str]| quire(&[&["load-csv", "--db", path_str(db), "--quiet"], files, &flags].concat());
+    let cases = [
+        (&reordered, "measures in columns 2 (from 1), not 3"),
+        (&semicolons, "fields joined by ';', not ','"),
+        (&commas, "numbers with decimal commas, not points"),
+    ];
+    for (at, (other, expected)) in cases.into_iter().enumerate() {
+        let one = dir.path().join(format!("one-{at}.quire"));
+        let refused = load(&one, &[&points, other]);
+        assert!(!refused.status.success(), "{}", text(&refused));
+        assert!(text(&refused).contains(expected) && text(&refused).contains("as those of"), "{}", text(&refused));
+        let two = dir.path().join(format!("two-{at}.quire"));
+        assert!(load(&two, &[&points]).status.success());
+        let later = load(&two, &[other]);
+        if other == &commas {
+            assert!(later.status.success(), "decimal commas after points, in another load: {}", text(&later));
+            assert!(agg(&two).contains("12.5") && agg(&two).contains("1.5"), "{}", agg(&two));
+            continue;
+        }
+        assert!(!later.status.success() && text(&later).contains("the database's records have"), "{}", text(&later));
+        let kept = agg(&two);
+        assert!(kept.contains("1.5") && kept.lines().count() == 2, "the first load's records only: {kept}");
+    }
+    let first_commas = dir.path().join("commas-first.quire");
+    assert!(load(&first_commas, &[&commas, &points]).status.success());
+    let both = agg(&first_commas);
+    assert!(both.contains("12.5") && both.contains("1.5"), "{both}");
 }

@@ -116,13 +116,61 @@ impl RecordLayout {
         self.field_value(record.get(column)?, flag, measure)
     }
 
+    /// Whether numbers read with a decimal comma (a layout written before the choice
+    /// was stored: when the delimiter is no comma).
+    pub fn reads_decimal_comma(&self) -> bool {
+        self.decimal_comma.unwrap_or(self.delimiter != b',')
+    }
+
+    /// Why records written under `records` would not read as their load read them under
+    /// this layout (`agg`, `range` and Python read every record of a database by one
+    /// layout): what `records` have that this layout does not, or `None`. Decimal
+    /// commas read numbers with points as they were (a load refuses a measure with a
+    /// comma under points, so such records hold none), not the other way round; the
+    /// R*-tree's dimensions do not matter here.
+    pub fn conflict_with(&self, records: &RecordLayout) -> Option<String> {
+        let joined = |byte: u8| match byte {
+            b'\t' => "tab".to_owned(),
+            b' ' => "space".to_owned(),
+            other => format!("'{}'", char::from(other)),
+        };
+        let columns = |columns: &[usize]| columns.iter().map(|at| (at + 1).to_string()).collect::<Vec<_>>().join(", ");
+        if self.delimiter != records.delimiter {
+            Some(format!("fields joined by {}, not {}", joined(records.delimiter), joined(self.delimiter)))
+        } else if self.columns != records.columns {
+            Some(format!("measures in columns {} (from 1), not {}", columns(&records.columns), columns(&self.columns)))
+        } else if records.reads_decimal_comma() && !self.reads_decimal_comma() {
+            Some("numbers with decimal commas, not points".to_owned())
+        } else if self.missing != records.missing {
+            Some("other missing markers (--na, --na-word, --suffix-flags)".to_owned())
+        } else if self.rules != records.rules || self.drop_flags != records.drop_flags {
+            Some("other per-measure missing values or quality flags".to_owned())
+        } else {
+            None
+        }
+    }
+
+    /// This layout, to be stored over `stored` (the layout of the records a database
+    /// holds already): with decimal commas if either has them, so both read right; an
+    /// error naming the difference if the stored records would not read right under it.
+    pub fn over(&self, stored: &RecordLayout) -> Result<RecordLayout> {
+        let mut merged = self.clone();
+        merged.decimal_comma = Some(self.reads_decimal_comma() || stored.reads_decimal_comma());
+        match merged.conflict_with(stored) {
+            None => Ok(merged),
+            Some(conflict) => Err(Error::Schema(format!(
+                "the database's records have {conflict} as this load's: agg, range and Python read \
+                 every record of a database by one layout, so load these files into another database"
+            ))),
+        }
+    }
+
     /// The value of measure `measure`'s field `field` beside its quality flag `flag`.
     pub fn field_value(&self, field: &[u8], flag: Option<&[u8]>, measure: usize) -> Option<f64> {
         if flag.is_some_and(|flag| flag_drops(flag, &self.drop_flags)) {
             return None;
         }
-        let decimal_comma = self.decimal_comma.unwrap_or(self.delimiter != b',');
-        let value = parse_measure(field, decimal_comma, &self.missing).ok().flatten()?;
+        let value = parse_measure(field, self.reads_decimal_comma(), &self.missing).ok().flatten()?;
         let own = self.rules.get(measure).is_some_and(|rule| rule.sentinels.contains(&value));
         (!own).then_some(value)
     }
@@ -455,5 +503,29 @@ mod tests {
         let old = br#"{"delimiter":44,"columns":[2],"tokens":[""],"sentinels":[-9999.0]}"#;
         let old = RecordLayout::decode(old).expect("a layout of an earlier version");
         assert!(old.rules.is_empty() && old.missing.words.is_empty() && old.missing.suffix_flags.is_empty());
+    }
+
+    #[test]
+    fn a_layout_names_what_keeps_records_of_another_from_reading_right() {
+        // Proves `conflict_with` and `over`: another delimiter, column order, missing
+        // markers or decimal commas after points conflict; points under decimal commas
+        // do not; `over` keeps decimal commas from either side and refuses the rest.
+        let missing = MissingValues::default();
+        let comma = RecordLayout::new(b',', vec![2, 3], &missing);
+        assert_eq!(comma.conflict_with(&comma.clone()), None);
+        let semicolon = RecordLayout::new(b';', vec![2, 3], &missing);
+        assert_eq!(comma.conflict_with(&semicolon).as_deref(), Some("fields joined by ';', not ','"));
+        let reordered = RecordLayout::new(b',', vec![3, 2], &missing);
+        assert_eq!(comma.conflict_with(&reordered).as_deref(), Some("measures in columns 4, 3 (from 1), not 3, 4"));
+        let decimal_commas = RecordLayout { decimal_comma: Some(true), ..comma.clone() };
+        assert!(comma.conflict_with(&decimal_commas).unwrap().contains("decimal commas"));
+        assert_eq!(decimal_commas.conflict_with(&comma), None, "points read alike under decimal commas");
+        let mut other_missing = missing.clone();
+        other_missing.sentinels.push(9999.0);
+        assert!(comma.conflict_with(&RecordLayout::new(b',', vec![2, 3], &other_missing)).is_some());
+        assert_eq!(comma.over(&decimal_commas).unwrap().decimal_comma, Some(true));
+        assert_eq!(decimal_commas.over(&comma).unwrap().decimal_comma, Some(true));
+        let refused = comma.over(&reordered).unwrap_err().to_string();
+        assert!(refused.contains("measures in columns 4, 3 (from 1), not 3, 4"), "{refused}");
     }
 }

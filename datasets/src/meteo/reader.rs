@@ -71,6 +71,9 @@ pub struct ObservationReader<R: Read> {
     packer: FieldPacker,
     bytes_before: u64,
     footers: Vec<Footer>,
+    /// The record layout of the first input, once a second is opened: every input's
+    /// records must read right under it ([`RecordLayout::conflict_with`]).
+    first_layout: Option<(Option<String>, RecordLayout)>,
 }
 
 /// Notes after an input's rows, read as no rows (see `Source::next`).
@@ -138,6 +141,7 @@ impl<R: Read> ObservationReader<R> {
             index_measures: None,
             bytes_before: 0,
             footers: Vec::new(),
+            first_layout: None,
         })
     }
 
@@ -303,7 +307,11 @@ impl<R: Read> ObservationReader<R> {
             }
             let Some((name, input)) = self.inputs.pop_front() else { return Ok(false) };
             self.bytes_before += self.source.end_bytes();
+            if self.first_layout.is_none() {
+                self.first_layout = Some((self.source.name.clone(), self.record_layout()));
+            }
             self.source = open_source(Some(name), input, &self.schema, true)?;
+            self.check_layout()?;
             self.wide.new_input();
             self.packer = FieldPacker::new(self.source.delimiter);
         }
@@ -354,6 +362,21 @@ impl<R: Read> ObservationReader<R> {
     }
 
     /// `error` naming the current file, when several are read.
+    /// An error if the records of the input just opened would not read right under the
+    /// first input's layout, which `agg`, `range` and Python read every record of the
+    /// load by (its columns in another order, another delimiter, decimal commas after
+    /// points).
+    fn check_layout(&self) -> Result<()> {
+        let Some((first, layout)) = &self.first_layout else { return Ok(()) };
+        let Some(conflict) = layout.conflict_with(&self.record_layout()) else { return Ok(()) };
+        let first = first.as_deref().unwrap_or("the first input");
+        Err(self.in_file(Error::Schema(format!(
+            "its records have {conflict} as those of {first}: agg, range and Python read every \
+             record of a database by one layout, so load it into another database (or, for \
+             decimal commas, name it first)"
+        ))))
+    }
+
     fn in_file(&self, error: Error) -> Error {
         match (&self.source.name, self.named_errors) {
             (Some(file), true) => Error::InFile { file: file.clone(), source: Box::new(error) },

@@ -332,6 +332,11 @@ pub(crate) fn write_meta(
     let mut meta = BTree::open_or_create(txn, META_NAME)?;
     meta.insert(b"measures", &encode_measure_names(measure_names))?;
     if let Some(layout) = layout {
+        let stored = meta.get_vec(LAYOUT_KEY)?.map(|bytes| RecordLayout::decode(&bytes)).transpose()?;
+        let layout = match stored {
+            Some(stored) if stored != *layout => layout.over(&stored)?,
+            _ => layout.clone(),
+        };
         meta.insert(LAYOUT_KEY, &layout.encode())?;
     }
     if encoding == RecordEncoding::Nibble {

@@ -396,10 +396,11 @@ fn wide_date_columns_give_raw_records_per_cell_and_bad_rows_give_none() {
     // observation per cell with the raw record `station,time,value as written`, the
     // station quoted when it holds the delimiter and values trimmed; a row with a bad
     // cell gives no observation at all (skipped whole, the rows after it go on); a
-    // second file with other period columns and another delimiter gets its own times
-    // and delimiter (the same station as the first file's last row).
+    // second file with other period columns gets its own times (the same station as
+    // the first file's last row); one with another delimiter is refused, naming it:
+    // `agg` reads every record of a database by one layout.
     let first = "station,20200101,20200102,20200103\n\"Oslo, Blindern\",1.5,-2,NA\nBergen,3.0,x,4\nTromso, 7 ,8,9\n";
-    let second = "station;20210301;20210302\nTromso;5;6\n";
+    let second = "station,20210301,20210302\nTromso,5,6\n";
     let inputs = vec![("a.csv".to_owned(), first.as_bytes()), ("b.csv".to_owned(), second.as_bytes())];
     let schema = Schema {
         station: StationSpec::Column(name("station")),
@@ -421,8 +422,8 @@ fn wide_date_columns_give_raw_records_per_cell_and_bad_rows_give_none() {
             "Tromso,2020-01-01T00:00,7",
             "Tromso,2020-01-02T00:00,8",
             "Tromso,2020-01-03T00:00,9",
-            "Tromso;2021-03-01T00:00;5",
-            "Tromso;2021-03-02T00:00;6",
+            "Tromso,2021-03-01T00:00,5",
+            "Tromso,2021-03-02T00:00,6",
         ]
     );
     let seen: Vec<_> = sink.rows.iter().map(|(o, _)| (o.station.as_str(), o.time, o.measures.clone())).collect();
@@ -432,6 +433,12 @@ fn wide_date_columns_give_raw_records_per_cell_and_bad_rows_give_none() {
     assert_eq!(seen[6], ("Tromso", seconds("2021-03-01"), vec![Some(5.0)]));
     assert_eq!((summary.rows, summary.skipped_rows), (8, 1));
     assert_eq!(summary.skipped[0].line, 3, "{}", summary.skipped[0].error);
+    let semicolons = "station;20210301;20210302\nTromso;5;6\n";
+    let inputs = vec![("a.csv".to_owned(), first.as_bytes()), ("c.csv".to_owned(), semicolons.as_bytes())];
+    let mut reader = ObservationReader::from_files(inputs, &schema).expect("opens");
+    let options = LoadOptions { skip_bad: true, ..LoadOptions::default() };
+    let refused = load(&mut reader, &mut Collect::default(), options, &mut |_, _| {}).expect_err("another delimiter");
+    assert!(refused.to_string().contains("c.csv") && refused.to_string().contains("joined by ';'"), "{refused}");
 }
 
 /// `text` saved as UTF-16 at `path`, little- or big-endian, after a byte order mark if `bom`.
