@@ -1119,4 +1119,23 @@ fn records_of_another_layout_are_refused_not_misread() {
     assert!(load(&first_commas, &[&commas, &points]).status.success());
     let both = agg(&first_commas);
     assert!(both.contains("12.5") && both.contains("1.5"), "{both}");
+    // A bare year bounds by its first and last second (as epoch seconds, 2020 would be
+    // 1970's first hour: an empty answer).
+    let years = |from: &str, to: &str| {
+        let output = quire(&[
+            "agg",
+            path_str(&first_commas),
+            "--every",
+            "year",
+            "--measure",
+            "temp",
+            "--from",
+            from,
+            "--to",
+            to,
+        ]);
+        assert!(output.status.success(), "{}", text(&output));
+        String::from_utf8_lossy(&output.stdout).lines().count() - 1
+    };
+    assert_eq!((years("2020", "2020"), years("2019", "2019"), years("2021", "2021")), (2, 0, 0));
 }

@@ -34,10 +34,10 @@ pub struct AggArgs {
     /// Functions, comma-separated: mean, min, max, count, sum.
     #[arg(long = "fn", default_value = "mean,min,max,count")]
     pub functions: String,
-    /// First time (inclusive; default: the beginning).
+    /// First time (inclusive; a year such as 2013 is its first second; default: the beginning).
     #[arg(long)]
     pub from: Option<String>,
-    /// Last time (inclusive; default: the end).
+    /// Last time (inclusive; a year is through its last second; default: the end).
     #[arg(long)]
     pub to: Option<String>,
     /// Output format and limit (of buckets).

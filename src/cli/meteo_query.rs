@@ -26,10 +26,10 @@ pub struct RangeArgs {
     /// Station name.
     #[arg(long)]
     pub station: String,
-    /// First time (e.g. 2013-03-01T00:00, or epoch seconds), inclusive.
+    /// First time (e.g. 2013-03-01T00:00, a year such as 2013, or epoch seconds), inclusive.
     #[arg(long)]
     pub from: String,
-    /// Last time, inclusive.
+    /// Last time, inclusive (a year: through its last second).
     #[arg(long)]
     pub to: String,
     /// Output format and limit.
@@ -98,12 +98,23 @@ pub(super) fn time(text: &str) -> Result<i64> {
     parse_timestamp(text.as_bytes()).map_err(|reason| anyhow::anyhow!("{text:?}: {reason}"))
 }
 
+/// A bound of `--from` (`end` false) or `--to`: a bare year (`2014`: four digits, which
+/// as epoch seconds would be 1970's first hour) is its first second, or for `--to` its
+/// last; anything else as [`time`] reads it.
+fn bound(text: &str, end: bool) -> Result<i64> {
+    if text.len() != 4 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return time(text);
+    }
+    let year: i64 = text.parse()?;
+    Ok(if end { time(&format!("{}-01-01T00:00", year + 1))? - 1 } else { time(&format!("{year}-01-01T00:00"))? })
+}
+
 /// The times of `--from` and `--to` (each absent one open), refused when the first
 /// lies after the last: such an interval holds nothing, and a silent empty answer
 /// would read as "no data then".
 pub(super) fn interval(from: Option<&str>, to: Option<&str>) -> Result<(i64, i64)> {
-    let first = from.map(time).transpose()?.unwrap_or(i64::MIN);
-    let last = to.map(time).transpose()?.unwrap_or(i64::MAX);
+    let first = from.map(|text| bound(text, false)).transpose()?.unwrap_or(i64::MIN);
+    let last = to.map(|text| bound(text, true)).transpose()?.unwrap_or(i64::MAX);
     if let (Some(from), Some(to), true) = (from, to, first > last) {
         bail!("--from {from} is after --to {to}: no time lies between them");
     }
