@@ -361,7 +361,6 @@ impl<R: Read> ObservationReader<R> {
         pivot.add(row, &mut self.made)
     }
 
-    /// `error` naming the current file, when several are read.
     /// An error if the records of the input just opened would not read right under the
     /// first input's layout, which `agg`, `range` and Python read every record of the
     /// load by (its columns in another order, another delimiter, decimal commas after
@@ -377,6 +376,7 @@ impl<R: Read> ObservationReader<R> {
         ))))
     }
 
+    /// `error` naming the current file, when several are read.
     fn in_file(&self, error: Error) -> Error {
         match (&self.source.name, self.named_errors) {
             (Some(file), true) => Error::InFile { file: file.clone(), source: Box::new(error) },
